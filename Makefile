@@ -1,0 +1,82 @@
+# accelopt - one non-recursive Makefile.  `make V=1` shows the commands.
+
+CC       ?= cc
+SANITIZER ?=
+WERROR   ?= -Werror
+PKGS     := rdkafka hiredis libcjson libseccomp libcurl libcrypto
+
+WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
+            -Wwrite-strings -Wmissing-prototypes -Wno-unused-parameter \
+            -Wno-format-truncation
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) $(WERROR) -Ilib \
+            $(shell pkg-config --cflags $(PKGS))
+LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lm
+ifneq ($(SANITIZER),)
+CFLAGS   += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=$(SANITIZER)
+endif
+
+Q := @
+ifeq ($(V),1)
+Q :=
+endif
+
+LIB_SRC  := $(wildcard lib/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
+TOOLS    := accelopt profiler
+BINS     := bin/accelopt bin/accelopt-profiler
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
+
+all: $(BINS) $(UNIT_BIN)
+
+build/%.o: %.c $(wildcard lib/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC  $<"
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+build/libaccelopt.a: $(LIB_OBJ)
+	@echo "  AR  $@"
+	$(Q)$(AR) rcs $@ $^
+
+bin/accelopt: build/tools/accelopt/accelopt.o build/libaccelopt.a
+	@mkdir -p bin
+	@echo "  LD  $@"
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+bin/accelopt-%: build/tools/%/%.o build/libaccelopt.a
+	@mkdir -p bin
+	@echo "  LD  $@"
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+build/tests/%: build/tests/unit/%.o build/libaccelopt.a
+	@echo "  LD  $@"
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Debian packages for the build, the tests and the main job.
+DEB_PKGS := build-essential pkg-config librdkafka-dev libhiredis-dev \
+            libcjson-dev libseccomp-dev libcurl4-openssl-dev libssl-dev \
+            redis-server python3 python3-jsonschema libopenblas-dev
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+	    | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  echo "installing:" $$missing; \
+	  $$sudo apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing; \
+	else echo "deps: all installed"; fi
+
+test: all
+	$(Q)tests/run.sh
+
+# The main job until the optimization loop exists: profile every baseline.
+run: all
+	$(Q)bin/accelopt bench --size $${SIZE:-tiny}
+
+clean:
+	rm -rf build bin
+
+.PHONY: all deps test run clean
+.SECONDARY:

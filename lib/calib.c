@@ -1,0 +1,208 @@
+/* calib.c - measured single-core peaks of the cpu target, stored on disk */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "calib.h"
+#include "util.h"
+
+void ao_calib_default_path(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/calibration-cpu.json", ao_state_dir());
+}
+
+void ao_cpu_model(char *buf, size_t len)
+{
+    char e[AO_ERRLEN], *t = ao_read_file("/proc/cpuinfo", NULL, e, sizeof e), *p;
+    snprintf(buf, len, "unknown");
+    if (t && (p = strstr(t, "model name")) && (p = strchr(p, ':'))) {
+        size_t n = strcspn(p + 2, "\n");
+        snprintf(buf, len, "%.*s", (int)n, p + 2);
+    }
+    free(t);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* best (the ceiling) and spread = (max - min) / median of a series */
+static int series(const cJSON *j, const char *name, double *best, double *spread)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, name), *v;
+    double x[64];
+    int n = 0;
+
+    cJSON_ArrayForEach(v, arr)
+        if (cJSON_IsNumber(v) && n < 64 && v->valuedouble > 0)
+            x[n++] = v->valuedouble;
+    if (n < 3)
+        return -1;
+    qsort(x, (size_t)n, sizeof x[0], cmp_double);
+    *best = x[n - 1];
+    *spread = (x[n - 1] - x[0]) / x[n / 2];
+    return 0;
+}
+
+static int store(const char *path, struct ao_calib *c, char *err, size_t errlen)
+{
+    cJSON *j = cJSON_CreateObject();
+    char *s = NULL, dir[600], *slash, hex[65];
+    int rc = -1;
+
+    cJSON_AddStringToObject(j, "target", "cpu");
+    cJSON_AddStringToObject(j, "cpu_model", c->cpu_model);
+    cJSON_AddStringToObject(j, "cflags", c->cflags);
+    cJSON_AddStringToObject(j, "created_at", c->created_at);
+    cJSON_AddNumberToObject(j, "bandwidth_gbs", c->bw_gbs);
+    cJSON_AddNumberToObject(j, "bandwidth_spread", c->bw_spread);
+    cJSON_AddStringToObject(j, "bandwidth_method", c->bw_method);
+    cJSON_AddNumberToObject(j, "fma_gflops", c->fma_gflops);
+    cJSON_AddNumberToObject(j, "fma_spread", c->fma_spread);
+    cJSON_AddNumberToObject(j, "vec_gflops", c->vec_gflops);
+    cJSON_AddNumberToObject(j, "vec_spread", c->vec_spread);
+    if (!(s = cJSON_Print(j))) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    ao_sha256_hex(s, strlen(s), hex);
+    snprintf(c->id, sizeof c->id, "%.16s", hex);
+    snprintf(dir, sizeof dir, "%s", path);
+    if ((slash = strrchr(dir, '/'))) {
+        *slash = '\0';
+        if (dir[0] && ao_mkdirs(dir, 0755) < 0) {
+            snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
+            goto out;
+        }
+    }
+    rc = ao_write_file(path, s, strlen(s), err, errlen);
+out:
+    cJSON_free(s);
+    cJSON_Delete(j);
+    return rc;
+}
+
+int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen)
+{
+    char dir[] = "/tmp/accelopt-calib-XXXXXX", cmd[2048], out[4096];
+    FILE *p = NULL;
+    cJSON *j = NULL;
+    size_t n;
+    int rc = -1, st;
+    struct { const char *name; double best, spread; } bw[] = {
+        {"bw_read", 0, 0}, {"bw_copy", 0, 0}, {"bw_stream", 0, 0}, {"bw_triad", 0, 0}};
+
+    memset(c, 0, sizeof *c);
+    if (!mkdtemp(dir)) {
+        snprintf(err, errlen, "cannot create a temporary directory: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(cmd, sizeof cmd, "%s %s %s/nkibench/harness/cpu/peak.c -o %s/peak 2>&1 && %s/peak %d 7",
+             AO_CPU_CC, AO_CPU_CFLAGS, ao_home(), dir, dir, bw_mib);
+    if (!(p = popen(cmd, "r"))) {
+        snprintf(err, errlen, "cannot run the peak benchmark: %s", strerror(errno));
+        goto out;
+    }
+    n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    st = pclose(p);
+    if (st != 0 || !(j = cJSON_Parse(out))) {
+        snprintf(err, errlen, "the peak benchmark failed: %.300s", out);
+        goto out;
+    }
+    for (size_t i = 0; i < sizeof bw / sizeof bw[0]; i++) {
+        if (series(j, bw[i].name, &bw[i].best, &bw[i].spread) < 0)
+            goto bad;
+        if (bw[i].best > c->bw_gbs) {
+            c->bw_gbs = bw[i].best;
+            c->bw_spread = bw[i].spread;
+            snprintf(c->bw_method, sizeof c->bw_method, "%s", bw[i].name + 3);
+        }
+    }
+    if (series(j, "fma", &c->fma_gflops, &c->fma_spread) < 0 ||
+        series(j, "vec", &c->vec_gflops, &c->vec_spread) < 0)
+        goto bad;
+    ao_cpu_model(c->cpu_model, sizeof c->cpu_model);
+    snprintf(c->cflags, sizeof c->cflags, "%s", AO_CPU_CFLAGS);
+    ao_utc_now(c->created_at, sizeof c->created_at);
+    rc = store(path, c, err, errlen);
+    goto out;
+bad:
+    snprintf(err, errlen, "the peak benchmark printed no usable series: %.300s", out);
+out:
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof cmd, "%s/peak", dir);
+    unlink(cmd);
+    rmdir(dir);
+    return rc;
+}
+
+static int get_str(const cJSON *j, const char *key, char *dst, size_t n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!cJSON_IsString(v))
+        return -1;
+    snprintf(dst, n, "%s", v->valuestring);
+    return 0;
+}
+
+static int get_num(const cJSON *j, const char *key, double *dst)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0))
+        return -1;
+    *dst = v->valuedouble;
+    return 0;
+}
+
+int ao_calib_load(const char *path, struct ao_calib *c, char *err, size_t errlen)
+{
+    char e[AO_ERRLEN], model[128], hex[65];
+    char *text;
+    cJSON *j;
+    int rc = -1;
+
+    memset(c, 0, sizeof *c);
+    if (access(path, F_OK) < 0)
+        return 1;
+    if (!(text = ao_read_file(path, NULL, e, sizeof e))) {
+        snprintf(err, errlen, "%s", e);
+        return -1;
+    }
+    if (!(j = cJSON_Parse(text))) {
+        snprintf(err, errlen, "calibration '%s' is not valid JSON", path);
+        goto out;
+    }
+    if (get_str(j, "cpu_model", c->cpu_model, sizeof c->cpu_model) < 0 ||
+        get_str(j, "cflags", c->cflags, sizeof c->cflags) < 0 ||
+        get_str(j, "created_at", c->created_at, sizeof c->created_at) < 0 ||
+        get_str(j, "bandwidth_method", c->bw_method, sizeof c->bw_method) < 0 ||
+        get_num(j, "bandwidth_gbs", &c->bw_gbs) < 0 ||
+        get_num(j, "bandwidth_spread", &c->bw_spread) < 0 ||
+        get_num(j, "fma_gflops", &c->fma_gflops) < 0 ||
+        get_num(j, "fma_spread", &c->fma_spread) < 0 ||
+        get_num(j, "vec_gflops", &c->vec_gflops) < 0 ||
+        get_num(j, "vec_spread", &c->vec_spread) < 0)
+        goto bad;
+    if (c->bw_gbs <= 0 || c->fma_gflops <= 0 || c->vec_gflops <= 0)
+        goto bad;
+    ao_sha256_hex(text, strlen(text), hex);
+    snprintf(c->id, sizeof c->id, "%.16s", hex);
+    ao_cpu_model(model, sizeof model);
+    rc = strcmp(model, c->cpu_model) || strcmp(AO_CPU_CFLAGS, c->cflags) ? 1 : 0;
+    goto out;
+bad:
+    snprintf(err, errlen, "calibration '%s' lacks a field or has a bad value", path);
+out:
+    cJSON_Delete(j);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* calib.h - measured single-core peaks of the cpu target, stored on disk */
+#ifndef AO_CALIB_H
+#define AO_CALIB_H
+
+#include <stddef.h>
+
+/* How cpu-target kernels are compiled: the peaks are measured with the same. */
+#define AO_CPU_CC "gcc"
+#define AO_CPU_CFLAGS "-O3 -march=native -std=gnu11 -ffp-contract=fast"
+
+struct ao_calib {
+    char id[17];             /* short hash of the stored file: part of cache keys */
+    char cpu_model[128];
+    char cflags[128];
+    char created_at[32];
+    double bw_gbs, bw_spread;   /* best bytes/s over read, copy, stream, triad */
+    char bw_method[16];
+    double fma_gflops, fma_spread;
+    double vec_gflops, vec_spread;
+};
+
+/* Default path: <state dir>/calibration-cpu.json. */
+void ao_calib_default_path(char *buf, size_t len);
+
+/* Measure this machine (compiling nkibench/harness/cpu/peak.c with the
+ * target flags), store it at path, and fill c.  bw_mib sets the array size
+ * for the bandwidth runs.  0 or -1 + err. */
+int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen);
+
+/* Load a stored calibration.  Returns 0, 1 if there is none (or it belongs
+ * to another CPU model or other flags: measure again), -1 + err if broken. */
+int ao_calib_load(const char *path, struct ao_calib *c, char *err, size_t errlen);
+
+/* This machine's CPU model name. */
+void ao_cpu_model(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,129 @@
+/* elfcheck.c - what an untrusted object file defines, checked before linking */
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfcheck.h"
+#include "util.h"
+
+static const char *const banned_sections[] = {".init_array", ".fini_array", ".preinit_array",
+                                              ".ctors", ".dtors", ".init", ".fini", NULL};
+
+static int banned_section(const char *name)
+{
+    for (int i = 0; banned_sections[i]; i++) {
+        size_t n = strlen(banned_sections[i]);
+        if (strncmp(name, banned_sections[i], n) == 0 && (name[n] == '\0' || name[n] == '.'))
+            return 1;
+    }
+    return 0;
+}
+
+int ao_elf_check(const char *path, const char *want, char *reason, size_t len)
+{
+    char e[AO_ERRLEN];
+    size_t size = 0;
+    unsigned char *buf = (unsigned char *)ao_read_file(path, &size, e, sizeof e);
+    const Elf64_Ehdr *eh;
+    const Elf64_Shdr *sh;
+    const char *shstr;
+    int rc = -1, found = 0;
+
+    if (!buf) {
+        snprintf(reason, len, "%s", e);
+        return -1;
+    }
+    eh = (const Elf64_Ehdr *)buf;
+    if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_REL ||
+        eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > size ||
+        (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum || eh->e_shstrndx >= eh->e_shnum) {
+        snprintf(reason, len, "not a 64-bit relocatable ELF object");
+        goto out;
+    }
+    sh = (const Elf64_Shdr *)(buf + eh->e_shoff);
+#define IN_FILE(off, n) ((off) <= size && (n) <= size - (off))
+    if (!IN_FILE(sh[eh->e_shstrndx].sh_offset, sh[eh->e_shstrndx].sh_size)) {
+        snprintf(reason, len, "corrupt section names");
+        goto out;
+    }
+    shstr = (const char *)buf + sh[eh->e_shstrndx].sh_offset;
+    for (int i = 0; i < eh->e_shnum; i++) {
+        const char *name;
+        if (sh[i].sh_name >= sh[eh->e_shstrndx].sh_size) {
+            snprintf(reason, len, "corrupt section name");
+            goto out;
+        }
+        name = shstr + sh[i].sh_name;
+        if (banned_section(name) || sh[i].sh_type == SHT_INIT_ARRAY ||
+            sh[i].sh_type == SHT_FINI_ARRAY || sh[i].sh_type == SHT_PREINIT_ARRAY) {
+            snprintf(reason, len, "defines section '%s': code that runs before or after "
+                     "the harness (constructors, destructors) is not allowed", name);
+            rc = 1;
+            goto out;
+        }
+    }
+    for (int i = 0; i < eh->e_shnum; i++) {
+        const Elf64_Sym *sym;
+        const char *str;
+        size_t nsym, strsize;
+        if (sh[i].sh_type != SHT_SYMTAB)
+            continue;
+        if (sh[i].sh_link >= eh->e_shnum || !IN_FILE(sh[i].sh_offset, sh[i].sh_size) ||
+            !IN_FILE(sh[sh[i].sh_link].sh_offset, sh[sh[i].sh_link].sh_size)) {
+            snprintf(reason, len, "corrupt symbol table");
+            goto out;
+        }
+        sym = (const Elf64_Sym *)(buf + sh[i].sh_offset);
+        nsym = sh[i].sh_size / sizeof(Elf64_Sym);
+        str = (const char *)buf + sh[sh[i].sh_link].sh_offset;
+        strsize = sh[sh[i].sh_link].sh_size;
+        for (size_t k = 1; k < nsym; k++) {
+            int bind = ELF64_ST_BIND(sym[k].st_info), type = ELF64_ST_TYPE(sym[k].st_info);
+            const char *name;
+            if (sym[k].st_name >= strsize) {
+                snprintf(reason, len, "corrupt symbol name");
+                goto out;
+            }
+            name = str + sym[k].st_name;
+            if (type == STT_GNU_IFUNC) {
+                snprintf(reason, len, "'%s' is an IFUNC: its resolver would run before the "
+                         "harness", name);
+                rc = 1;
+                goto out;
+            }
+            if (bind == STB_LOCAL)
+                continue;
+            if (sym[k].st_shndx == SHN_UNDEF) {
+                if (strncmp(name, "ao_", 3) == 0 || strcmp(name, "main") == 0) {
+                    snprintf(reason, len, "refers to '%s', which belongs to the harness", name);
+                    rc = 1;
+                    goto out;
+                }
+                continue;
+            }
+            if (strcmp(name, want) != 0) {
+                snprintf(reason, len, "defines the external symbol '%s': only '%s' may be "
+                         "external; make everything else static", name, want);
+                rc = 1;
+                goto out;
+            }
+            if (type != STT_FUNC || sym[k].st_shndx == SHN_COMMON) {
+                snprintf(reason, len, "'%s' must be a function", want);
+                rc = 1;
+                goto out;
+            }
+            found = 1;
+        }
+    }
+    if (!found) {
+        snprintf(reason, len, "does not define the function '%s'", want);
+        rc = 1;
+        goto out;
+    }
+    rc = 0;
+out:
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,206 @@
+/* io.c - the transport seam and its pipe-mode (stdio JSON Lines) backend */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io.h"
+#include "log.h"
+#include "msg.h"
+#include "signals.h"
+#include "util.h"
+
+struct stdio_priv {
+    FILE *in, *out;
+    char *line;
+    size_t cap;
+};
+
+static int stdio_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
+{
+    struct stdio_priv *p = io->priv;
+    ssize_t n;
+
+    (void)timeout_ms; /* a pipe blocks; signals interrupt the read */
+    for (;;) {
+        errno = 0;
+        n = getline(&p->line, &p->cap, p->in);
+        if (n < 0) {
+            if (errno == EINTR && !ao_stop_requested()) {
+                clearerr(p->in);
+                continue;
+            }
+            if (ferror(p->in) && errno != EINTR)
+                snprintf(io->err, sizeof io->err, "cannot read input: %s", strerror(errno));
+            return -1;
+        }
+        while (n > 0 && (p->line[n - 1] == '\n' || p->line[n - 1] == '\r'))
+            p->line[--n] = '\0';
+        if (n == 0)
+            continue; /* blank lines are not messages */
+        m->raw = p->line;
+        m->len = (size_t)n;
+        m->topic = "stdin";
+        m->handle = NULL;
+        return 1;
+    }
+}
+
+static int stdio_emit(struct ao_io *io, const char *topic, const char *key, const char *json)
+{
+    struct stdio_priv *p = io->priv;
+    (void)topic; (void)key;
+    if (fputs(json, p->out) < 0 || fputc('\n', p->out) < 0 || fflush(p->out) != 0) {
+        snprintf(io->err, sizeof io->err, "cannot write output: %s",
+                 errno == EPIPE ? "the reader left" : strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int stdio_commit(struct ao_io *io, struct ao_inmsg *m)
+{
+    (void)io; (void)m;
+    return 0; /* a pipe has no offsets to store */
+}
+
+static void stdio_close(struct ao_io *io)
+{
+    struct stdio_priv *p = io->priv;
+    free(p->line);
+    free(p);
+}
+
+static const struct ao_io_ops stdio_ops = {stdio_next, stdio_emit, stdio_commit, stdio_close};
+
+struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq)
+{
+    struct ao_io *io = calloc(1, sizeof *io);
+    struct stdio_priv *p = calloc(1, sizeof *p);
+
+    if (!io || !p) {
+        free(io);
+        free(p);
+        return NULL;
+    }
+    p->in = in;
+    p->out = out;
+    io->ops = &stdio_ops;
+    io->stage = stage;
+    io->dlq = dlq ? dlq : stderr;
+    io->priv = p;
+    return io;
+}
+
+int ao_io_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
+{
+    int rc = io->ops->next(io, m, timeout_ms);
+    if (rc > 0)
+        io->in++;
+    return rc;
+}
+
+int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const cJSON *msg)
+{
+    char *s = cJSON_PrintUnformatted(msg);
+    int rc;
+
+    if (!s) {
+        snprintf(io->err, sizeof io->err, "out of memory printing a message");
+        return -1;
+    }
+    rc = io->ops->emit(io, topic, key, s);
+    cJSON_free(s);
+    if (rc == 0)
+        io->out++;
+    return rc;
+}
+
+int ao_io_commit(struct ao_io *io, struct ao_inmsg *m)
+{
+    return io->ops->commit(io, m);
+}
+
+int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason)
+{
+    struct ao_dlq_msg d;
+    char id[80], now[32], hex[65];
+    char *payload = NULL;
+    cJSON *j = NULL;
+    int rc = -1;
+
+    ao_msg_init(&ao_msg_dlq, &d);
+    ao_sha256_hex(m->raw, m->len, hex);
+    snprintf(id, sizeof id, "dlq:%s:%.16s", io->stage, hex);
+    ao_utc_now(now, sizeof now);
+    /* keep a bounded copy: the dead letter must never be larger than the input */
+    payload = strndup(m->raw, m->len);
+    if (!payload || ao_env_set(&d.env, "dlq", id, "", "", "", 0) < 0)
+        goto out;
+    d.stage = strdup(io->stage);
+    d.reason = strdup(reason);
+    d.received_at = strdup(now);
+    d.source_topic = m->topic ? strdup(m->topic) : NULL;
+    d.payload = payload;
+    payload = NULL;
+    if (!d.stage || !d.reason || !d.received_at || !(j = ao_msg_encode(&ao_msg_dlq, &d)))
+        goto out;
+    {
+        char *s = cJSON_PrintUnformatted(j);
+        if (s) {
+            rc = fprintf(io->dlq, "%s\n", s) < 0 || fflush(io->dlq) ? -1 : 0;
+            cJSON_free(s);
+        }
+    }
+    io->dead++;
+    ao_warn("dead letter from '%s': %s", m->topic ? m->topic : "?", reason);
+out:
+    free(payload);
+    cJSON_Delete(j);
+    ao_msg_release(&ao_msg_dlq, &d);
+    return rc;
+}
+
+void ao_io_free(struct ao_io *io)
+{
+    if (!io)
+        return;
+    io->ops->close(io);
+    free(io);
+}
+
+int ao_io_run(struct ao_io *io, ao_process_fn process, void *ctx)
+{
+    while (!ao_stop_requested()) {
+        struct ao_inmsg m;
+        char reason[512] = "";
+        cJSON *j;
+        int rc = ao_io_next(io, &m, 100);
+
+        if (rc < 0)
+            return io->err[0] ? -1 : 0;
+        if (rc == 0)
+            continue;
+        if (m.len > AO_MAX_MESSAGE) {
+            snprintf(reason, sizeof reason, "message of %zu bytes is over the %u byte limit",
+                     m.len, AO_MAX_MESSAGE);
+            j = NULL;
+        } else if (!(j = cJSON_ParseWithLength(m.raw, m.len))) {
+            snprintf(reason, sizeof reason, "not valid JSON near byte %ld",
+                     (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - m.raw : 0));
+        } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
+            reason[0] = '\0';
+        } else if (io->err[0]) {
+            /* the output side failed: the message is not lost, stop here */
+            cJSON_Delete(j);
+            return -1;
+        }
+        cJSON_Delete(j);
+        if (reason[0] && ao_io_dead_letter(io, &m, reason) < 0) {
+            snprintf(io->err, sizeof io->err, "cannot write a dead letter");
+            return -1;
+        }
+        if (ao_io_commit(io, &m) < 0)
+            return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,63 @@
+/* io.h - the transport seam: messages in and out, stdio now, Kafka later */
+#ifndef AO_IO_H
+#define AO_IO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+/* One received message.  `raw` is owned by the transport until the next
+ * call to ao_io_next or ao_io_commit. */
+struct ao_inmsg {
+    const char *raw;
+    size_t len;
+    const char *topic; /* where it came from ("stdin" in pipe mode) */
+    void *handle;      /* transport private (a Kafka message) */
+};
+
+struct ao_io;
+
+struct ao_io_ops {
+    /* 1: a message; 0: nothing within timeout_ms; -1: end of input or error */
+    int (*next)(struct ao_io *io, struct ao_inmsg *m, int timeout_ms);
+    /* send a message; 0 or -1 */
+    int (*emit)(struct ao_io *io, const char *topic, const char *key, const char *json);
+    /* the message was handled and its outputs delivered: it may be forgotten */
+    int (*commit)(struct ao_io *io, struct ao_inmsg *m);
+    void (*close)(struct ao_io *io);
+};
+
+struct ao_io {
+    const struct ao_io_ops *ops;
+    const char *stage;   /* for dead letters: which stage refused it */
+    FILE *dlq;           /* pipe mode: where dead letters are written */
+    char err[512];       /* the last error */
+    long long in, out, dead;
+    void *priv;
+};
+
+/* Pipe mode: read JSON Lines from in, write them to out, dead letters as
+ * JSON Lines to dlq (stderr when NULL).  NULL on OOM. */
+struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq);
+
+int ao_io_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms);
+int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const cJSON *msg);
+int ao_io_commit(struct ao_io *io, struct ao_inmsg *m);
+/* Record a refused message with the reason as a `dlq` message. */
+int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason);
+void ao_io_free(struct ao_io *io);
+
+/* The per-message core of a stage: handle one parsed message, emitting its
+ * outputs through io.  Return 0 when handled, -1 with reason filled to send
+ * the message to the dead letters. */
+typedef int (*ao_process_fn)(void *ctx, struct ao_io *io, const cJSON *msg,
+                             char *reason, size_t reasonlen);
+
+/* The consume-process-produce loop: until end of input or a stop signal.
+ * Returns 0 at a clean end, -1 if the transport failed (io->err). */
+int ao_io_run(struct ao_io *io, ao_process_fn process, void *ctx);
+
+#define AO_MAX_MESSAGE (16u << 20)
+
+#endif

@@ -1,0 +1,362 @@
+/* msg.c - table-driven encoders/decoders for the wire messages */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+
+#define ENV_FIELDS(T)                                                   \
+    {"type", AO_F_STR, offsetof(T, env.type), 1, NULL},                 \
+    {"v", AO_F_INT, offsetof(T, env.v), 1, NULL},                       \
+    {"id", AO_F_STR, offsetof(T, env.id), 1, NULL},                     \
+    {"run", AO_F_STR, offsetof(T, env.run), 1, NULL},                   \
+    {"task", AO_F_STR, offsetof(T, env.task), 1, NULL},                 \
+    {"target", AO_F_STR, offsetof(T, env.target), 1, NULL},             \
+    {"iter", AO_F_INT, offsetof(T, env.iter), 1, NULL}
+
+#define F(T, name, kind, req) {#name, kind, offsetof(T, name), req, NULL}
+#define FE(T, name, req, en) {#name, AO_F_STR, offsetof(T, name), req, en}
+#define TYPE(var, tname, T, fields) \
+    const struct ao_msg_type var = {tname, sizeof(T), fields, (int)(sizeof fields / sizeof fields[0])}
+
+static const char *const statuses[] = {"ok", "compile_error", "incorrect", "timeout", "crash",
+                                       "rejected", "no_code", "internal_error", NULL};
+static const char *const bounds[] = {"memory", "matmul", "elementwise", NULL};
+static const char *const directions[] = {"+", "-", NULL};
+
+static const struct ao_field task_fields[] = {
+    ENV_FIELDS(struct ao_task_msg),
+    F(struct ao_task_msg, spec, AO_F_STR, 0),
+    F(struct ao_task_msg, spec_inline, AO_F_JSON, 0),
+    F(struct ao_task_msg, size, AO_F_STR, 1),
+    F(struct ao_task_msg, config, AO_F_JSON, 0),
+};
+TYPE(ao_msg_task, "task", struct ao_task_msg, task_fields);
+
+static const struct ao_field candidate_fields[] = {
+    ENV_FIELDS(struct ao_candidate_msg),
+    F(struct ao_candidate_msg, kernel_id, AO_F_STR, 1),
+    F(struct ao_candidate_msg, source, AO_F_STR, 1),
+    F(struct ao_candidate_msg, sha256, AO_F_STR, 1),
+    F(struct ao_candidate_msg, rank, AO_F_INT, 0),
+    F(struct ao_candidate_msg, latency_ns, AO_F_NUM, 1),
+    F(struct ao_candidate_msg, pct_of_peak, AO_F_NUM, 0),
+    F(struct ao_candidate_msg, profile, AO_F_JSON, 0),
+};
+TYPE(ao_msg_candidate, "candidate", struct ao_candidate_msg, candidate_fields);
+
+static const struct ao_field plan_fields[] = {
+    ENV_FIELDS(struct ao_plan_msg),
+    F(struct ao_plan_msg, candidate_id, AO_F_STR, 1),
+    F(struct ao_plan_msg, candidate_sha256, AO_F_STR, 1),
+    F(struct ao_plan_msg, index, AO_F_INT, 1),
+    F(struct ao_plan_msg, text, AO_F_STR, 0),
+    F(struct ao_plan_msg, error, AO_F_STR, 0),
+    F(struct ao_plan_msg, memory_seen, AO_F_JSON, 0),
+    F(struct ao_plan_msg, tokens, AO_F_JSON, 0),
+    F(struct ao_plan_msg, cost_usd, AO_F_NUM, 0),
+};
+TYPE(ao_msg_plan, "plan", struct ao_plan_msg, plan_fields);
+
+static const struct ao_field kernel_fields[] = {
+    ENV_FIELDS(struct ao_kernel_msg),
+    F(struct ao_kernel_msg, size, AO_F_STR, 1),
+    F(struct ao_kernel_msg, source, AO_F_STR, 0),
+    F(struct ao_kernel_msg, sha256, AO_F_STR, 0),
+    F(struct ao_kernel_msg, error, AO_F_STR, 0),
+    F(struct ao_kernel_msg, parent, AO_F_STR, 0),
+    F(struct ao_kernel_msg, plan, AO_F_STR, 0),
+    F(struct ao_kernel_msg, slot, AO_F_STR, 0),
+    F(struct ao_kernel_msg, task_path, AO_F_STR, 0),
+    F(struct ao_kernel_msg, parent_latency_ns, AO_F_NUM, 0),
+    F(struct ao_kernel_msg, baseline_latency_ns, AO_F_NUM, 0),
+    F(struct ao_kernel_msg, tokens, AO_F_JSON, 0),
+};
+TYPE(ao_msg_kernel, "kernel", struct ao_kernel_msg, kernel_fields);
+
+static const struct ao_field result_fields[] = {
+    ENV_FIELDS(struct ao_result_msg),
+    F(struct ao_result_msg, kernel_id, AO_F_STR, 1),
+    F(struct ao_result_msg, sha256, AO_F_STR, 0),
+    F(struct ao_result_msg, parent, AO_F_STR, 0),
+    F(struct ao_result_msg, slot, AO_F_STR, 0),
+    F(struct ao_result_msg, size, AO_F_STR, 1),
+    FE(struct ao_result_msg, status, 1, statuses),
+    F(struct ao_result_msg, reason, AO_F_STR, 0),
+    F(struct ao_result_msg, latency_ns, AO_F_NUM, 0),
+    F(struct ao_result_msg, latency_min_ns, AO_F_NUM, 0),
+    F(struct ao_result_msg, spread, AO_F_NUM, 0),
+    F(struct ao_result_msg, repeats, AO_F_INT, 0),
+    F(struct ao_result_msg, steady, AO_F_BOOL, 0),
+    F(struct ao_result_msg, rel_l2, AO_F_JSON, 0),
+    F(struct ao_result_msg, max_rel_l2, AO_F_NUM, 0),
+    F(struct ao_result_msg, tolerance, AO_F_NUM, 0),
+    F(struct ao_result_msg, t_min_ns, AO_F_NUM, 0),
+    F(struct ao_result_msg, pct_of_peak, AO_F_NUM, 0),
+    FE(struct ao_result_msg, bound, 0, bounds),
+    F(struct ao_result_msg, speedup, AO_F_NUM, 0),
+    F(struct ao_result_msg, speedup_vs_baseline, AO_F_NUM, 0),
+    F(struct ao_result_msg, diagnostics, AO_F_STR, 0),
+    F(struct ao_result_msg, sandbox, AO_F_JSON, 0),
+    F(struct ao_result_msg, calibration, AO_F_STR, 0),
+    F(struct ao_result_msg, cached, AO_F_BOOL, 0),
+    F(struct ao_result_msg, wall_ns, AO_F_INT, 0),
+    F(struct ao_result_msg, timing, AO_F_JSON, 0),
+};
+TYPE(ao_msg_result, "result", struct ao_result_msg, result_fields);
+
+static const struct ao_field pair_fields[] = {
+    ENV_FIELDS(struct ao_pair_msg),
+    F(struct ao_pair_msg, slow_source, AO_F_STR, 1),
+    F(struct ao_pair_msg, fast_source, AO_F_STR, 1),
+    F(struct ao_pair_msg, slow_sha256, AO_F_STR, 1),
+    F(struct ao_pair_msg, fast_sha256, AO_F_STR, 1),
+    F(struct ao_pair_msg, speedup, AO_F_NUM, 1),
+    FE(struct ao_pair_msg, direction, 1, directions),
+    F(struct ao_pair_msg, plan, AO_F_STR, 0),
+};
+TYPE(ao_msg_pair, "pair", struct ao_pair_msg, pair_fields);
+
+static const struct ao_field experience_fields[] = {
+    ENV_FIELDS(struct ao_experience_msg),
+    F(struct ao_experience_msg, pair_id, AO_F_STR, 1),
+    F(struct ao_experience_msg, stored, AO_F_BOOL, 1),
+    F(struct ao_experience_msg, title, AO_F_STR, 0),
+    F(struct ao_experience_msg, summary, AO_F_STR, 0),
+    F(struct ao_experience_msg, before, AO_F_STR, 0),
+    F(struct ao_experience_msg, after, AO_F_STR, 0),
+    F(struct ao_experience_msg, speedup, AO_F_NUM, 0),
+    FE(struct ao_experience_msg, direction, 0, directions),
+    F(struct ao_experience_msg, slow_sha256, AO_F_STR, 0),
+    F(struct ao_experience_msg, fast_sha256, AO_F_STR, 0),
+    F(struct ao_experience_msg, created_at, AO_F_STR, 0),
+};
+TYPE(ao_msg_experience, "experience", struct ao_experience_msg, experience_fields);
+
+static const struct ao_field done_fields[] = {
+    ENV_FIELDS(struct ao_done_msg),
+    F(struct ao_done_msg, stopped, AO_F_STR, 1),
+    F(struct ao_done_msg, iterations, AO_F_INT, 1),
+    F(struct ao_done_msg, kernels_evaluated, AO_F_INT, 1),
+    F(struct ao_done_msg, best, AO_F_JSON, 0),
+    F(struct ao_done_msg, speedup, AO_F_NUM, 0),
+    F(struct ao_done_msg, pct_of_peak, AO_F_NUM, 0),
+    F(struct ao_done_msg, history, AO_F_JSON, 0),
+    F(struct ao_done_msg, tokens, AO_F_JSON, 0),
+    F(struct ao_done_msg, cost_usd, AO_F_NUM, 0),
+    F(struct ao_done_msg, memory_deadline_missed, AO_F_BOOL, 0),
+};
+TYPE(ao_msg_done, "done", struct ao_done_msg, done_fields);
+
+static const struct ao_field dlq_fields[] = {
+    ENV_FIELDS(struct ao_dlq_msg),
+    F(struct ao_dlq_msg, stage, AO_F_STR, 1),
+    F(struct ao_dlq_msg, reason, AO_F_STR, 1),
+    F(struct ao_dlq_msg, payload, AO_F_STR, 1),
+    F(struct ao_dlq_msg, source_topic, AO_F_STR, 0),
+    F(struct ao_dlq_msg, received_at, AO_F_STR, 1),
+};
+TYPE(ao_msg_dlq, "dlq", struct ao_dlq_msg, dlq_fields);
+
+const struct ao_msg_type *const ao_msg_types[] = {
+    &ao_msg_task, &ao_msg_candidate, &ao_msg_plan, &ao_msg_kernel, &ao_msg_result,
+    &ao_msg_pair, &ao_msg_experience, &ao_msg_done, &ao_msg_dlq, NULL};
+
+const struct ao_msg_type *ao_msg_type_find(const char *name)
+{
+    for (int i = 0; ao_msg_types[i]; i++)
+        if (strcmp(ao_msg_types[i]->name, name) == 0)
+            return ao_msg_types[i];
+    return NULL;
+}
+
+#define AT(msg, f, T) ((T *)((char *)(msg) + (f)->offset))
+#define CAT(msg, f, T) ((const T *)((const char *)(msg) + (f)->offset))
+
+void ao_msg_init(const struct ao_msg_type *t, void *msg)
+{
+    memset(msg, 0, t->size);
+    for (int i = 0; i < t->nfields; i++) {
+        const struct ao_field *f = &t->fields[i];
+        switch (f->kind) {
+        case AO_F_INT: *AT(msg, f, long long) = AO_ABSENT_INT; break;
+        case AO_F_NUM: *AT(msg, f, double) = NAN; break;
+        case AO_F_BOOL: *AT(msg, f, int) = -1; break;
+        default: break;
+        }
+    }
+}
+
+void ao_msg_release(const struct ao_msg_type *t, void *msg)
+{
+    for (int i = 0; i < t->nfields; i++) {
+        const struct ao_field *f = &t->fields[i];
+        if (f->kind == AO_F_STR)
+            free(*AT(msg, f, char *));
+        else if (f->kind == AO_F_JSON)
+            cJSON_Delete(*AT(msg, f, cJSON *));
+    }
+    ao_msg_init(t, msg);
+}
+
+static int in_enum(const char *const *en, const char *s)
+{
+    for (; *en; en++)
+        if (strcmp(*en, s) == 0)
+            return 1;
+    return 0;
+}
+
+static int decode_field(const struct ao_field *f, const cJSON *v, void *msg,
+                        char *err, size_t errlen)
+{
+    switch (f->kind) {
+    case AO_F_STR:
+        if (!cJSON_IsString(v)) {
+            snprintf(err, errlen, "field '%s' must be a string", f->name);
+            return -1;
+        }
+        if (f->enums && !in_enum(f->enums, v->valuestring)) {
+            snprintf(err, errlen, "field '%s' has unknown value '%.40s'", f->name, v->valuestring);
+            return -1;
+        }
+        if (!(*AT(msg, f, char *) = strdup(v->valuestring)))
+            goto oom;
+        return 0;
+    case AO_F_INT:
+        if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+            fabs(v->valuedouble) > 9007199254740992.0) {
+            snprintf(err, errlen, "field '%s' must be an integer", f->name);
+            return -1;
+        }
+        *AT(msg, f, long long) = (long long)v->valuedouble;
+        return 0;
+    case AO_F_NUM:
+        if (!cJSON_IsNumber(v)) {
+            snprintf(err, errlen, "field '%s' must be a number", f->name);
+            return -1;
+        }
+        *AT(msg, f, double) = v->valuedouble;
+        return 0;
+    case AO_F_BOOL:
+        if (!cJSON_IsBool(v)) {
+            snprintf(err, errlen, "field '%s' must be true or false", f->name);
+            return -1;
+        }
+        *AT(msg, f, int) = cJSON_IsTrue(v);
+        return 0;
+    case AO_F_JSON:
+        if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) {
+            snprintf(err, errlen, "field '%s' must be an object or an array", f->name);
+            return -1;
+        }
+        if (!(*AT(msg, f, cJSON *) = cJSON_Duplicate(v, 1)))
+            goto oom;
+        return 0;
+    }
+oom:
+    snprintf(err, errlen, "out of memory decoding '%s'", f->name);
+    return -1;
+}
+
+int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
+                  char *err, size_t errlen)
+{
+    const cJSON *item;
+
+    ao_msg_init(t, msg);
+    if (!cJSON_IsObject(j)) {
+        snprintf(err, errlen, "message is not a JSON object");
+        return -1;
+    }
+    cJSON_ArrayForEach(item, j) {
+        int found = 0;
+        for (int i = 0; i < t->nfields && !found; i++)
+            found = strcmp(t->fields[i].name, item->string) == 0;
+        if (!found) {
+            snprintf(err, errlen, "%s message has unknown field '%.40s'", t->name, item->string);
+            goto fail;
+        }
+    }
+    for (int i = 0; i < t->nfields; i++) {
+        const struct ao_field *f = &t->fields[i];
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, f->name);
+        if (!v || cJSON_IsNull(v)) {
+            if (f->required) {
+                snprintf(err, errlen, "%s message lacks field '%s'", t->name, f->name);
+                goto fail;
+            }
+            continue;
+        }
+        if (decode_field(f, v, msg, err, errlen) < 0)
+            goto fail;
+    }
+    if (strcmp(((struct ao_env *)msg)->type, t->name) != 0) {
+        snprintf(err, errlen, "message type '%.40s' where '%s' was expected",
+                 ((struct ao_env *)msg)->type, t->name);
+        goto fail;
+    }
+    return 0;
+fail:
+    ao_msg_release(t, msg);
+    return -1;
+}
+
+cJSON *ao_msg_encode(const struct ao_msg_type *t, const void *msg)
+{
+    cJSON *j = cJSON_CreateObject();
+
+    if (!j)
+        return NULL;
+    for (int i = 0; i < t->nfields; i++) {
+        const struct ao_field *f = &t->fields[i];
+        cJSON *v = NULL;
+        switch (f->kind) {
+        case AO_F_STR:
+            if (*CAT(msg, f, char *))
+                v = cJSON_CreateString(*CAT(msg, f, char *));
+            break;
+        case AO_F_INT:
+            if (*CAT(msg, f, long long) != AO_ABSENT_INT)
+                v = cJSON_CreateNumber((double)*CAT(msg, f, long long));
+            break;
+        case AO_F_NUM:
+            /* JSON has no NaN or infinity: a non-finite number is absent */
+            if (isfinite(*CAT(msg, f, double)))
+                v = cJSON_CreateNumber(*CAT(msg, f, double));
+            break;
+        case AO_F_BOOL:
+            if (*CAT(msg, f, int) >= 0)
+                v = cJSON_CreateBool(*CAT(msg, f, int));
+            break;
+        case AO_F_JSON:
+            if (*CAT(msg, f, cJSON *))
+                v = cJSON_Duplicate(*CAT(msg, f, cJSON *), 1);
+            break;
+        }
+        if (v && !cJSON_AddItemToObject(j, f->name, v)) {
+            cJSON_Delete(v);
+            cJSON_Delete(j);
+            return NULL;
+        }
+    }
+    return j;
+}
+
+static int dup_or_null(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = s ? strdup(s) : NULL;
+    return s && !*dst ? -1 : 0;
+}
+
+int ao_env_set(struct ao_env *env, const char *type, const char *id, const char *run,
+               const char *task, const char *target, long long iter)
+{
+    env->v = AO_MSG_VERSION;
+    env->iter = iter;
+    return dup_or_null(&env->type, type) | dup_or_null(&env->id, id) |
+           dup_or_null(&env->run, run) | dup_or_null(&env->task, task) |
+           dup_or_null(&env->target, target);
+}

@@ -1,0 +1,129 @@
+/* msg.h - the wire messages of DESIGN.md section 4, mirrored from schemas/ */
+#ifndef AO_MSG_H
+#define AO_MSG_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#define AO_MSG_VERSION 1
+#define AO_ABSENT_INT LLONG_MIN /* an optional integer that is not there */
+/* optional numbers are NAN when absent, optional strings and JSON NULL,
+ * optional booleans -1 */
+
+/* The envelope every message starts with. */
+struct ao_env {
+    char *type, *id, *run, *task, *target;
+    long long v, iter;
+};
+
+enum ao_field_kind { AO_F_STR, AO_F_INT, AO_F_NUM, AO_F_BOOL, AO_F_JSON };
+
+struct ao_field {
+    const char *name;
+    enum ao_field_kind kind;
+    size_t offset;
+    int required;
+    const char *const *enums; /* NULL-terminated allowed strings, or NULL */
+};
+
+struct ao_msg_type {
+    const char *name; /* "result", ... */
+    size_t size;      /* sizeof the struct */
+    const struct ao_field *fields;
+    int nfields;
+};
+
+struct ao_task_msg {
+    struct ao_env env;
+    char *spec, *size;
+    cJSON *spec_inline, *config;
+};
+
+struct ao_candidate_msg {
+    struct ao_env env;
+    char *source, *sha256, *kernel_id;
+    long long rank;
+    double latency_ns, pct_of_peak;
+    cJSON *profile;
+};
+
+struct ao_plan_msg {
+    struct ao_env env;
+    char *candidate_id, *candidate_sha256, *text, *error;
+    long long index;
+    cJSON *memory_seen, *tokens;
+    double cost_usd;
+};
+
+struct ao_kernel_msg {
+    struct ao_env env;
+    char *source, *sha256, *parent, *plan, *slot, *size, *task_path, *error;
+    double parent_latency_ns, baseline_latency_ns;
+    cJSON *tokens;
+};
+
+struct ao_result_msg {
+    struct ao_env env;
+    char *kernel_id, *sha256, *parent, *slot, *size, *status, *reason, *bound,
+        *diagnostics, *calibration;
+    double latency_ns, latency_min_ns, spread, t_min_ns, pct_of_peak, speedup,
+        speedup_vs_baseline, max_rel_l2, tolerance;
+    long long repeats, wall_ns;
+    int steady, cached;
+    cJSON *rel_l2, *sandbox, *timing;
+};
+
+struct ao_pair_msg {
+    struct ao_env env;
+    char *slow_source, *fast_source, *slow_sha256, *fast_sha256, *direction, *plan;
+    double speedup;
+};
+
+struct ao_experience_msg {
+    struct ao_env env;
+    char *pair_id, *title, *summary, *before, *after, *direction, *slow_sha256,
+        *fast_sha256, *created_at;
+    double speedup;
+    int stored;
+};
+
+struct ao_done_msg {
+    struct ao_env env;
+    char *stopped;
+    cJSON *best, *history, *tokens;
+    long long iterations, kernels_evaluated;
+    double cost_usd, speedup, pct_of_peak;
+    int memory_deadline_missed;
+};
+
+struct ao_dlq_msg {
+    struct ao_env env;
+    char *stage, *reason, *payload, *received_at, *source_topic;
+};
+
+extern const struct ao_msg_type ao_msg_task, ao_msg_candidate, ao_msg_plan, ao_msg_kernel,
+    ao_msg_result, ao_msg_pair, ao_msg_experience, ao_msg_done, ao_msg_dlq;
+
+/* All message types, NULL-terminated, and lookup by name. */
+extern const struct ao_msg_type *const ao_msg_types[];
+const struct ao_msg_type *ao_msg_type_find(const char *name);
+
+/* Set every field of msg (of type t) to absent. */
+void ao_msg_init(const struct ao_msg_type *t, void *msg);
+/* Free what the fields own and reset to absent. */
+void ao_msg_release(const struct ao_msg_type *t, void *msg);
+
+/* Decode a JSON object into msg (initialised here).  Returns 0, or -1 with
+ * err saying which field is wrong (the message goes to the dead letters). */
+int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
+                  char *err, size_t errlen);
+/* Encode msg as a new JSON object (the caller deletes it); NULL on OOM. */
+cJSON *ao_msg_encode(const struct ao_msg_type *t, const void *msg);
+
+/* Fill an envelope; strings are copied. */
+int ao_env_set(struct ao_env *env, const char *type, const char *id, const char *run,
+               const char *task, const char *target, long long iter);
+
+#endif

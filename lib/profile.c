@@ -1,0 +1,1123 @@
+/* profile.c - compile, contain, check and time one cpu kernel
+ *
+ * The kernel is compiled in a sandbox, its object checked (exactly one
+ * external function, no constructors), then linked with the trusted runner
+ * and started in a fresh sandbox that shares only a memory region with us.
+ * We choose every input, poison every output, start every call and stop the
+ * clock; the runner just calls `kernel`.  References come from the trusted
+ * reference.c run the same way in its own process.  See INTEGRITY.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "elfcheck.h"
+#include "log.h"
+#include "profile.h"
+#include "rng.h"
+#include "runner_proto.h"
+#include "sandbox.h"
+#include "util.h"
+
+#define NOMINAL_CHECKS 3
+#define VERIFIED_TIMED 3
+#define BASE_SETS 2
+#define MAX_SOURCE (256 * 1024)
+#define DIAG_MAX 3000
+
+/* One set of tensors: inputs, and the reference outputs where known. */
+struct dataset {
+    long long dims[AO_MAX_DIMS];
+    float *t[AO_MAX_TENSORS];
+};
+
+/* Inputs and references for one task and size, kept for the profiler's life. */
+struct pool {
+    struct pool *next;
+    char key[700];
+    struct ao_task task;
+    long long dims[AO_MAX_DIMS];
+    struct dataset check[NOMINAL_CHECKS + 1]; /* the last one at another shape */
+    int nchecks;
+    struct dataset verify[VERIFIED_TIMED];    /* fresh inputs for timed calls */
+    struct dataset base[BASE_SETS];           /* rotated into unchecked timed calls */
+    char harness[600];                        /* dir with runner.o and stub.o */
+};
+
+struct ao_profiler {
+    struct ao_profiler_opts o;
+    char root[600];
+    struct pool *pools;
+    struct ao_rng rng;
+    void *bpf;
+    size_t bpf_len;
+    unsigned seq;
+};
+
+/* A kernel's running process and its shared region. */
+struct job {
+    char dir[700];
+    struct ao_sandbox sb;
+    int started;
+    char *shm;
+    size_t shm_size, slot_size;
+    struct ao_run_hdr *hdr;
+    uint64_t seq;
+    const struct ao_task *task;
+    long long deadline;
+    /* why it failed, once it did */
+    const char *status;
+    char reason[512];
+};
+
+/* --- data --- */
+
+static void fill(struct ao_rng *r, const struct ao_tensor *x, float *p, size_t n)
+{
+    for (size_t i = 0; i < n; i += 2) {
+        double a, b;
+        if (x->dist == AO_DIST_UNIFORM) {
+            a = x->a + (x->b - x->a) * ao_rng_unit(r);
+            b = x->a + (x->b - x->a) * ao_rng_unit(r);
+        } else {
+            ao_rng_normal2(r, &a, &b);
+            a = x->a + x->b * a;
+            b = x->a + x->b * b;
+            if (x->dist == AO_DIST_ABS_NORMAL) {
+                a = fabs(a);
+                b = fabs(b);
+            }
+        }
+        p[i] = (float)a;
+        if (i + 1 < n)
+            p[i + 1] = (float)b;
+    }
+}
+
+static int dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,
+                         int with_outputs)
+{
+    memcpy(d->dims, dims, sizeof d->dims);
+    for (int i = 0; i < t->ninputs + (with_outputs ? t->noutputs : 0); i++)
+        if (!(d->t[i] = malloc(sizeof(float) * ao_task_elems(t, i, dims))))
+            return -1;
+    return 0;
+}
+
+static void dataset_free(struct dataset *d)
+{
+    for (int i = 0; i < AO_MAX_TENSORS; i++) {
+        free(d->t[i]);
+        d->t[i] = NULL;
+    }
+}
+
+/* relative L2 error in double; +inf when the output is not finite */
+static double rel_l2(const float *k, const float *r, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)k[i] - (double)r[i];
+        if (!isfinite(k[i]))
+            return INFINITY;
+        num += d * d;
+        den += (double)r[i] * r[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* --- compiling --- */
+
+static int run_host(const char *cmd, char *err, size_t errlen)
+{
+    int st = system(cmd);
+    if (st != 0) {
+        snprintf(err, errlen, "command failed (status %d): %.300s", st, cmd);
+        return -1;
+    }
+    return 0;
+}
+
+static void gen_stub(const struct ao_task *t, struct ao_buf *b)
+{
+    ao_buf_printf(b, "/* generated: calls kernel() with the signature of task '%s' */\n"
+                     "#include \"proto.h\"\nvoid ao_call(float *const *p, const int *d);\n"
+                     "void ao_call(float *const *p, const int *d)\n{\n    kernel(", t->name);
+    for (int i = 0; i < t->ninputs + t->noutputs; i++)
+        ao_buf_printf(b, "%sp[%d]", i ? ", " : "", i);
+    for (int i = 0; i < t->ndims; i++)
+        ao_buf_printf(b, ", d[%d]", i);
+    ao_buf_printf(b, ");\n}\n");
+}
+
+/* runner.o and stub.o for a task: trusted code, compiled once on the host */
+static int build_harness(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen)
+{
+    struct ao_buf b = {0};
+    char path[800], cmd[3000];
+    int rc = -1;
+
+    snprintf(pl->harness, sizeof pl->harness, "%s/harness-%s-%u", p->root, pl->task.name, p->seq++);
+    if (ao_mkdirs(pl->harness, 0755) < 0) {
+        snprintf(err, errlen, "cannot create '%s': %s", pl->harness, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/proto.h", pl->harness);
+    ao_buf_printf(&b, "%s;\n", pl->task.signature);
+    if (ao_write_file(path, b.data, b.len, err, errlen) < 0)
+        goto out;
+    b.len = 0;
+    gen_stub(&pl->task, &b);
+    snprintf(path, sizeof path, "%s/stub.c", pl->harness);
+    if (ao_write_file(path, b.data, b.len, err, errlen) < 0)
+        goto out;
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && %s -O2 -std=gnu11 -I'%s/lib' -c '%s/nkibench/harness/cpu/runner.c' -o runner.o"
+             " && %s -O2 -std=gnu11 -c stub.c -o stub.o",
+             pl->harness, AO_CPU_CC, ao_home(), ao_home(), AO_CPU_CC);
+    rc = run_host(cmd, err, errlen);
+out:
+    ao_buf_release(&b);
+    return rc;
+}
+
+static int copy_file(const char *from, const char *to, char *err, size_t errlen)
+{
+    size_t n;
+    char *d = ao_read_file(from, &n, err, errlen);
+    int rc;
+    if (!d)
+        return -1;
+    rc = ao_write_file(to, d, n, err, errlen);
+    free(d);
+    return rc;
+}
+
+/* Keep what a model can act on: the compiler's words, without our paths,
+ * cut to a readable length. */
+static char *trim_diagnostics(const char *text)
+{
+    struct ao_buf b = {0};
+    int lines = 0;
+
+    for (const char *p = text; *p && b.len < DIAG_MAX && lines < 40;) {
+        size_t n = strcspn(p, "\n");
+        if (strncmp(p, "/work/", 6) == 0) {
+            p += 6;
+            n -= 6;
+        }
+        ao_buf_append(&b, p, n);
+        ao_buf_append(&b, "\n", 1);
+        lines++;
+        p += n;
+        if (*p == '\n')
+            p++;
+    }
+    if (!b.data)
+        ao_buf_append(&b, "", 0);
+    return b.data;
+}
+
+/* Static rules a kernel must meet before it is compiled: small, float32
+ * only, includes only by <system/header.h>.  Returns 1 + reason if broken. */
+static int static_check(const char *src, char *reason, size_t len)
+{
+    static const char *const low_precision[] = {"_Float16", "__fp16", "__bf16", "float16",
+                                                "bfloat16", "_Float16x", NULL};
+    size_t n = strlen(src);
+
+    if (n > MAX_SOURCE) {
+        snprintf(reason, len, "source is %zu bytes, over the %d byte limit", n, MAX_SOURCE);
+        return 1;
+    }
+    for (int i = 0; low_precision[i]; i++)
+        if (strstr(src, low_precision[i])) {
+            snprintf(reason, len, "mentions '%s': kernels must compute in float32 or wider",
+                     low_precision[i]);
+            return 1;
+        }
+    for (const char *p = src; (p = strstr(p, "include")); p += 7) {
+        const char *q = p - 1, *h;
+        while (q >= src && (*q == ' ' || *q == '\t'))
+            q--;
+        if (q < src || *q != '#')
+            continue;
+        h = p + 7;
+        while (*h == ' ' || *h == '\t')
+            h++;
+        if (*h != '<' || strstr(h, "..") == h + strcspn(h, ">\n") - 1 || h[1] == '/') {
+            snprintf(reason, len, "'#include %.40s': kernels may include system headers only, "
+                     "as #include <name.h>", h);
+            return 1;
+        }
+        for (const char *c = h + 1; *c != '>'; c++)
+            if (*c == '\n' || !*c || (c[0] == '.' && c[1] == '.')) {
+                snprintf(reason, len, "'#include %.40s': kernels may include system headers "
+                         "only, as #include <name.h>", h);
+                return 1;
+            }
+    }
+    return 0;
+}
+
+/* Compile and link `source` into dir/runner inside a sandbox.  On a verdict
+ * (compile error, rejected object) sets j->status; -1 only on our failure. */
+static int build_runner(struct ao_profiler *p, struct pool *pl, struct job *j, const char *source,
+                        char **diag, long long *compile_ns, char *err, size_t errlen)
+{
+    char path[900], log[800], reason[512];
+    char sh[] = "/bin/sh", dash_c[] = "-c", cmd[1024];
+    char *argv[] = {sh, dash_c, cmd, NULL};
+    struct ao_sandbox_spec spec = {0};
+    struct ao_sandbox sb;
+    int logfd = -1, st, to, rc = -1, e;
+    long long t0 = ao_now_ns();
+    char *out = NULL;
+
+    snprintf(j->dir, sizeof j->dir, "%s/job-XXXXXX", p->root);
+    if (!mkdtemp(j->dir)) {
+        snprintf(err, errlen, "cannot create a job directory: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/kernel.c", j->dir);
+    if (ao_write_file(path, source, strlen(source), err, errlen) < 0)
+        return -1;
+    static const char *const files[] = {"proto.h", "runner.o", "stub.o"};
+    for (int i = 0; i < 3; i++) {
+        char from[800];
+        snprintf(from, sizeof from, "%s/%s", pl->harness, files[i]);
+        snprintf(path, sizeof path, "%s/%s", j->dir, files[i]);
+        if (copy_file(from, path, err, errlen) < 0)
+            return -1;
+    }
+    if (getuid() == 0 && chown(j->dir, 65534, 65534) < 0) {
+        snprintf(err, errlen, "cannot hand '%s' to the sandbox user: %s", j->dir, strerror(errno));
+        return -1;
+    }
+    snprintf(cmd, sizeof cmd,
+             "%s %s -fdiagnostics-color=never -fmax-errors=8 -include proto.h -c kernel.c -o kernel.o"
+             " && %s kernel.o runner.o stub.o -o runner -lm",
+             AO_CPU_CC, AO_CPU_CFLAGS, AO_CPU_CC);
+    snprintf(log, sizeof log, "%s.log", j->dir);
+    if ((logfd = open(log, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600)) < 0) {
+        snprintf(err, errlen, "cannot create '%s': %s", log, strerror(errno));
+        return -1;
+    }
+    spec.workdir = j->dir;
+    spec.argv = argv;
+    spec.out_fd = logfd;
+    spec.cpu_seconds = (long)p->o.compile_timeout_s + 5;
+    spec.mem_bytes = 4LL << 30;
+    spec.file_bytes = 256LL << 20;
+    spec.max_procs = 64;
+    spec.seccomp = AO_SECCOMP_COMPILE;
+    spec.cpu = -1;
+    if (ao_sandbox_start(&spec, &sb, err, errlen) < 0)
+        goto out;
+    if (ao_sandbox_wait(&sb, ao_now_ns() + (long long)(p->o.compile_timeout_s * 1e9), &st, &to) < 0) {
+        snprintf(err, errlen, "lost the compiler process");
+        goto out;
+    }
+    *compile_ns = ao_now_ns() - t0;
+    out = ao_read_file(log, NULL, reason, sizeof reason);
+    if (to) {
+        j->status = "compile_error";
+        snprintf(j->reason, sizeof j->reason, "compilation took over %.0f s", p->o.compile_timeout_s);
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        j->status = "compile_error";
+        snprintf(j->reason, sizeof j->reason, "the compiler or linker failed");
+    }
+    if (out && *out)
+        *diag = trim_diagnostics(out);
+    if (j->status) {
+        rc = 0;
+        goto out;
+    }
+    snprintf(path, sizeof path, "%s/kernel.o", j->dir);
+    e = ao_elf_check(path, "kernel", reason, sizeof reason);
+    if (e != 0) {
+        j->status = "rejected";
+        snprintf(j->reason, sizeof j->reason, "%s", reason);
+    }
+    rc = 0;
+out:
+    free(out);
+    if (logfd >= 0)
+        close(logfd);
+    unlink(log);
+    return rc;
+}
+
+/* --- running --- */
+
+static size_t tensors_bytes(const struct ao_task *t, const long long *dims)
+{
+    size_t s = 0;
+    for (int i = 0; i < t->ninputs + t->noutputs; i++)
+        s += (ao_task_elems(t, i, dims) * sizeof(float) + 63) & ~(size_t)63;
+    return s;
+}
+
+static int job_start(struct ao_profiler *p, struct job *j, const struct ao_task *t,
+                     const long long *dims, double timeout_s, char *err, size_t errlen)
+{
+    char size_arg[32], nptr_arg[16], runner[] = "/work/runner";
+    char *argv[] = {runner, size_arg, nptr_arg, NULL};
+    struct ao_sandbox_spec spec = {0};
+    int fd = -1, rc = -1;
+
+    j->task = t;
+    j->slot_size = tensors_bytes(t, dims) + 4096;
+    j->shm_size = AO_RUN_DATA_OFFSET + 2 * j->slot_size;
+    fd = memfd_create("accelopt-tensors", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)j->shm_size) < 0) {
+        snprintf(err, errlen, "cannot create the shared region: %s", strerror(errno));
+        goto out;
+    }
+    j->shm = mmap(NULL, j->shm_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (j->shm == MAP_FAILED) {
+        j->shm = NULL;
+        snprintf(err, errlen, "cannot map %zu bytes: %s", j->shm_size, strerror(errno));
+        goto out;
+    }
+    j->hdr = (struct ao_run_hdr *)j->shm;
+    j->hdr->magic = AO_RUN_MAGIC;
+    j->hdr->total_size = j->shm_size;
+    j->hdr->bpf_len = (uint32_t)p->bpf_len;
+    memcpy(j->shm + AO_RUN_HDR_SIZE, p->bpf, p->bpf_len);
+    snprintf(size_arg, sizeof size_arg, "%zu", j->shm_size);
+    snprintf(nptr_arg, sizeof nptr_arg, "%d", t->ninputs + t->noutputs);
+    spec.workdir = j->dir;
+    spec.argv = argv;
+    spec.keep_fds = &fd;
+    spec.nkeep = 1;
+    spec.out_fd = -1;
+    spec.cpu_seconds = (long)timeout_s + 5;
+    spec.mem_bytes = (long long)j->shm_size + p->o.mem_bytes;
+    spec.file_bytes = 1 << 20;
+    spec.max_procs = 16;
+    spec.seccomp = AO_SECCOMP_NONE; /* the runner installs the strict one itself */
+    spec.cpu = p->o.cpu;
+    if (ao_sandbox_start(&spec, &j->sb, err, errlen) < 0)
+        goto out;
+    j->started = 1;
+    j->deadline = ao_now_ns() + (long long)(timeout_s * 1e9);
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+/* The runner is gone: say why, from its wait status. */
+static void classify_exit(struct job *j, int st, int timed_out, const char *phase)
+{
+    if (timed_out) {
+        j->status = "timeout";
+        snprintf(j->reason, sizeof j->reason, "still running %s after the time limit", phase);
+    } else if ((WIFEXITED(st) && WEXITSTATUS(st) == AO_RUN_EXIT_SYSCALL) ||
+               (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)) {
+        const char *name = ao_syscall_name(j->hdr->bad_syscall);
+        j->status = "rejected";
+        snprintf(j->reason, sizeof j->reason,
+                 "made the system call '%s' %s; kernels may only compute and allocate memory",
+                 name ? name : "?", phase);
+    } else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU) {
+        j->status = "timeout";
+        snprintf(j->reason, sizeof j->reason, "used up its CPU time %s", phase);
+    } else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && ao_sandbox_oom(&j->sb)) {
+        j->status = "crash";
+        snprintf(j->reason, sizeof j->reason, "ran out of memory %s", phase);
+    } else if (WIFSIGNALED(st)) {
+        j->status = "crash";
+        snprintf(j->reason, sizeof j->reason, "killed by %s %s", sigabbrev_np(WTERMSIG(st)) ?
+                 sigabbrev_np(WTERMSIG(st)) : "a signal", phase);
+    } else if (WIFEXITED(st) && WEXITSTATUS(st) >= 120 && WEXITSTATUS(st) <= 125 &&
+               j->seq <= 1) {
+        j->status = "internal_error";
+        snprintf(j->reason, sizeof j->reason, "the runner could not start (status %d)",
+                 WEXITSTATUS(st));
+    } else {
+        j->status = "crash";
+        snprintf(j->reason, sizeof j->reason, "the process exited (status %d) %s; kernels must "
+                 "return", WIFEXITED(st) ? WEXITSTATUS(st) : -1, phase);
+    }
+}
+
+static void job_stop(struct job *j, const char *phase)
+{
+    int st = 0, to = 0;
+
+    if (!j->started)
+        return;
+    if (!j->status) {
+        /* a clean exit */
+        j->hdr->cmd = AO_RUN_CMD_EXIT;
+        __atomic_store_n(&j->hdr->go, j->seq + 1, __ATOMIC_SEQ_CST);
+        syscall(SYS_futex, (uint32_t *)&j->hdr->go, FUTEX_WAKE, 1, NULL, NULL, 0);
+        ao_sandbox_wait(&j->sb, ao_now_ns() + 5000000000LL, &st, &to);
+        if (to || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            classify_exit(j, st, to, phase);
+    } else {
+        ao_sandbox_kill(&j->sb);
+        ao_sandbox_wait(&j->sb, 0, &st, &to);
+    }
+    j->started = 0;
+}
+
+static void job_free(struct job *j)
+{
+    job_stop(j, "at exit");
+    if (j->shm)
+        munmap(j->shm, j->shm_size);
+    j->shm = NULL;
+    if (j->dir[0])
+        ao_rmtree(j->dir);
+    j->dir[0] = '\0';
+}
+
+/* Has the runner ended?  Peek without reaping, so ao_sandbox_wait can. */
+static int runner_ended(struct job *j)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return waitid(P_PID, (id_t)j->sb.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0;
+}
+
+/* Where tensor i lives in the slot chosen for this call. */
+static void place(struct ao_profiler *p, struct job *j, const long long *dims)
+{
+    size_t slot = (size_t)(ao_rng_next(&p->rng) & 1);
+    size_t off = AO_RUN_DATA_OFFSET + slot * j->slot_size + (size_t)(ao_rng_next(&p->rng) % 64) * 64;
+    const struct ao_task *t = j->task;
+
+    for (int i = 0; i < t->ninputs + t->noutputs; i++) {
+        j->hdr->off[i] = off;
+        off += (ao_task_elems(t, i, dims) * sizeof(float) + 63) & ~(size_t)63;
+    }
+    for (int i = 0; i < t->ndims; i++)
+        j->hdr->dims[i] = (int32_t)dims[i];
+}
+
+static float *tensor(struct job *j, int i)
+{
+    return (float *)(j->shm + j->hdr->off[i]);
+}
+
+/* One call: inputs copied in (each rotated by rot[i] elements), outputs
+ * poisoned, the clock started, the runner released, the clock stopped the
+ * moment it says done, and the outputs copied out at once into out[] (if
+ * given).  Returns elapsed ns, or -1 with j->status set. */
+static long long job_call(struct job *j, const long long *dims, float *const *in,
+                          const size_t *rot, uint32_t poison, float **out, const char *phase)
+{
+    const struct ao_task *t = j->task;
+    struct ao_run_hdr *h = j->hdr;
+    long long t0, t1;
+    unsigned spins = 0;
+
+    for (int i = 0; i < t->ninputs; i++) {
+        size_t n = ao_task_elems(t, i, dims), r = rot ? rot[i] % n : 0;
+        float *dst = tensor(j, i);
+        memcpy(dst, in[i] + r, (n - r) * sizeof(float));
+        memcpy(dst + (n - r), in[i], r * sizeof(float));
+    }
+    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
+        uint32_t *o = (uint32_t *)tensor(j, i);
+        size_t n = ao_task_elems(t, i, dims);
+        for (size_t k = 0; k < n; k++)
+            o[k] = poison;
+    }
+    h->cmd = AO_RUN_CMD_CALL;
+    j->seq++;
+    t0 = ao_now_ns();
+    __atomic_store_n(&h->go, j->seq, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&h->runner_sleeping, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, (uint32_t *)&h->go, FUTEX_WAKE, 1, NULL, NULL, 0);
+    for (;;) {
+        if (__atomic_load_n(&h->done, __ATOMIC_ACQUIRE) == j->seq)
+            break;
+        if (++spins & 1023) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        t1 = ao_now_ns();
+        if (t1 > j->deadline || runner_ended(j)) {
+            int st = 0, to = 0;
+            if (t1 > j->deadline)
+                ao_sandbox_kill(&j->sb);
+            ao_sandbox_wait(&j->sb, ao_now_ns() + 5000000000LL, &st, &to);
+            j->started = 0;
+            classify_exit(j, st, t1 > j->deadline || to, phase);
+            return -1;
+        }
+        if (t1 - t0 > 20000000) { /* long call: sleep instead of spinning */
+            struct timespec ts = {0, 5000000};
+            __atomic_store_n(&h->parent_sleeping, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&h->done, __ATOMIC_SEQ_CST) != j->seq)
+                syscall(SYS_futex, (uint32_t *)&h->done, FUTEX_WAIT, (uint32_t)(j->seq - 1),
+                        &ts, NULL, 0);
+            __atomic_store_n(&h->parent_sleeping, 0, __ATOMIC_SEQ_CST);
+        }
+    }
+    t1 = ao_now_ns();
+    for (int i = 0; out && i < t->noutputs; i++)
+        memcpy(out[i], tensor(j, t->ninputs + i),
+               ao_task_elems(t, t->ninputs + i, dims) * sizeof(float));
+    return t1 - t0;
+}
+
+/* Did the call leave its inputs as they were given?  Names the first one not. */
+static const char *inputs_changed(struct job *j, const long long *dims, float *const *in)
+{
+    for (int i = 0; i < j->task->ninputs; i++)
+        if (memcmp(tensor(j, i), in[i], ao_task_elems(j->task, i, dims) * sizeof(float)) != 0)
+            return j->task->t[i].name;
+    return NULL;
+}
+
+/* --- pools --- */
+
+static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, const char *size,
+                             char *err, size_t errlen);
+
+static int compute_references(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen)
+{
+    char diag_err[AO_ERRLEN], path[900];
+    char *src = NULL, *diag = NULL;
+    struct job j;
+    long long cns = 0;
+    int rc = -1;
+
+    memset(&j, 0, sizeof j);
+    snprintf(path, sizeof path, "%s/reference.c", pl->task.dir);
+    if (!(src = ao_read_file(path, NULL, err, errlen)))
+        return -1;
+    if (build_runner(p, pl, &j, src, &diag, &cns, err, errlen) < 0)
+        goto out;
+    if (j.status) {
+        snprintf(err, errlen, "the reference of '%s' does not build: %s: %.500s", pl->task.name,
+                 j.reason, diag ? diag : "");
+        goto out;
+    }
+    /* references may be slow (plain loops in double): allow ten times more */
+    if (job_start(p, &j, &pl->task, pl->dims, p->o.timeout_s * 10, err, errlen) < 0)
+        goto out;
+    for (int s = 0; s < pl->nchecks + VERIFIED_TIMED; s++) {
+        struct dataset *d = s < pl->nchecks ? &pl->check[s] : &pl->verify[s - pl->nchecks];
+        place(p, &j, d->dims);
+        if (job_call(&j, d->dims, d->t, NULL, 0x7fc00000u, d->t + pl->task.ninputs,
+                     "computing the reference") < 0) {
+            snprintf(err, errlen, "the reference of '%s' failed: %s", pl->task.name, j.reason);
+            goto out;
+        }
+        for (int o = 0; o < pl->task.noutputs; o++) {
+            float *r = d->t[pl->task.ninputs + o];
+            for (size_t k = 0; k < ao_task_elems(&pl->task, pl->task.ninputs + o, d->dims); k++)
+                if (!isfinite(r[k])) {
+                    snprintf(err, errlen, "the reference of '%s' gives a non-finite output",
+                             pl->task.name);
+                    goto out;
+                }
+        }
+    }
+    rc = 0;
+out:
+    (void)diag_err;
+    job_free(&j);
+    free(src);
+    free(diag);
+    return rc;
+}
+
+/* An unannounced shape: each free size shrunk to a random smaller value. */
+static void extra_shape(struct ao_profiler *p, const struct ao_task *t, const long long *dims,
+                        long long *x)
+{
+    for (int i = 0; i < t->ndims; i++) {
+        long long m = t->dim_multiple[i], lo = dims[i] / 2, hi = dims[i] - 1, v;
+        x[i] = dims[i];
+        if (t->dim_fixed[i] || dims[i] < 2 * m || hi < lo)
+            continue;
+        v = lo + (long long)(ao_rng_next(&p->rng) % (unsigned long long)(hi - lo + 1));
+        v = v / m * m;
+        x[i] = v >= m ? v : m;
+    }
+}
+
+static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, const char *size,
+                             char *err, size_t errlen)
+{
+    char key[700];
+    struct pool *pl;
+    long long xdims[AO_MAX_DIMS];
+
+    snprintf(key, sizeof key, "%s|%s|%s", t->dir, t->name, size);
+    for (pl = p->pools; pl; pl = pl->next)
+        if (strcmp(pl->key, key) == 0)
+            return pl;
+    if (!(pl = calloc(1, sizeof *pl))) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(pl->key, sizeof pl->key, "%s", key);
+    pl->task = *t;
+    if (ao_task_size(t, size, pl->dims, err, errlen) < 0)
+        goto fail;
+    extra_shape(p, t, pl->dims, xdims);
+    pl->nchecks = NOMINAL_CHECKS + (memcmp(xdims, pl->dims, sizeof xdims) != 0);
+    for (int s = 0; s < pl->nchecks; s++) {
+        const long long *d = s < NOMINAL_CHECKS ? pl->dims : xdims;
+        if (dataset_alloc(t, &pl->check[s], d, 1) < 0)
+            goto oom;
+        for (int i = 0; i < t->ninputs; i++)
+            fill(&p->rng, &t->t[i], pl->check[s].t[i], ao_task_elems(t, i, d));
+    }
+    for (int s = 0; s < VERIFIED_TIMED; s++) {
+        if (dataset_alloc(t, &pl->verify[s], pl->dims, 1) < 0)
+            goto oom;
+        for (int i = 0; i < t->ninputs; i++)
+            fill(&p->rng, &t->t[i], pl->verify[s].t[i], ao_task_elems(t, i, pl->dims));
+    }
+    for (int s = 0; s < BASE_SETS; s++) {
+        if (dataset_alloc(t, &pl->base[s], pl->dims, 0) < 0)
+            goto oom;
+        for (int i = 0; i < t->ninputs; i++)
+            fill(&p->rng, &t->t[i], pl->base[s].t[i], ao_task_elems(t, i, pl->dims));
+    }
+    if (build_harness(p, pl, err, errlen) < 0 || compute_references(p, pl, err, errlen) < 0)
+        goto fail;
+    pl->next = p->pools;
+    p->pools = pl;
+    return pl;
+oom:
+    snprintf(err, errlen, "out of memory for the inputs of '%s' at size '%s'", t->name, size);
+fail:
+    for (int s = 0; s < NOMINAL_CHECKS + 1; s++)
+        dataset_free(&pl->check[s]);
+    for (int s = 0; s < VERIFIED_TIMED; s++)
+        dataset_free(&pl->verify[s]);
+    for (int s = 0; s < BASE_SETS; s++)
+        dataset_free(&pl->base[s]);
+    if (pl->harness[0])
+        ao_rmtree(pl->harness);
+    free(pl);
+    return NULL;
+}
+
+/* --- measuring --- */
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct stats {
+    double median, min, spread;
+    int n;
+};
+
+static void stats_of(const long long *v, int n, struct stats *s)
+{
+    long long *c = malloc(sizeof *c * (size_t)n);
+    if (!c || n == 0) {
+        free(c);
+        memset(s, 0, sizeof *s);
+        return;
+    }
+    memcpy(c, v, sizeof *c * (size_t)n);
+    qsort(c, (size_t)n, sizeof *c, cmp_ll);
+    s->n = n;
+    s->min = (double)c[0];
+    s->median = n % 2 ? (double)c[n / 2] : 0.5 * ((double)c[n / 2 - 1] + (double)c[n / 2]);
+    if (n >= 4)
+        s->spread = ((double)c[(3 * n) / 4] - (double)c[n / 4]) / s->median;
+    else
+        s->spread = ((double)c[n - 1] - (double)c[0]) / s->median;
+    free(c);
+}
+
+static int add_error(cJSON *arr, const char *set, const char *output, double e)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(arr, o)) {
+        cJSON_Delete(o);
+        return -1;
+    }
+    cJSON_AddStringToObject(o, "set", set);
+    cJSON_AddStringToObject(o, "output", output);
+    if (isfinite(e))
+        cJSON_AddNumberToObject(o, "rel_l2", e);
+    else
+        cJSON_AddStringToObject(o, "rel_l2", "non-finite");
+    return 0;
+}
+
+/* Compare outputs of a call against a reference; sets j->status on failure. */
+static int check_outputs(struct job *j, const struct ao_task *t, float **out,
+                         const struct dataset *ref, const char *set, cJSON *errors,
+                         double *max_err)
+{
+    for (int o = 0; o < t->noutputs; o++) {
+        double e = rel_l2(out[o], ref->t[t->ninputs + o],
+                          ao_task_elems(t, t->ninputs + o, ref->dims));
+        add_error(errors, set, t->t[t->ninputs + o].name, e);
+        if (!(e <= *max_err) && isfinite(*max_err))
+            *max_err = e;
+        if (!(e <= t->tolerance)) {
+            j->status = "incorrect";
+            if (isfinite(e))
+                snprintf(j->reason, sizeof j->reason, "output '%s' on input set '%s': relative "
+                         "L2 error %.3g over the tolerance %.3g", t->t[t->ninputs + o].name, set,
+                         e, t->tolerance);
+            else
+                snprintf(j->reason, sizeof j->reason, "output '%s' on input set '%s' has NaN or "
+                         "infinite values (outputs are poisoned with NaN before each call: "
+                         "every element must be written)", t->t[t->ninputs + o].name, set);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+struct measurement {
+    struct stats st;
+    long long kernel_ns; /* total time inside kernel calls, checks included */
+};
+
+/* Correctness on the check sets, then timed calls on fresh inputs, some of
+ * them (secretly chosen) verified against references. */
+static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON *errors,
+                   double *max_err, struct measurement *m)
+{
+    const struct ao_task *t = &pl->task;
+    float *out[AO_MAX_TENSORS] = {0};
+    long long *lat = NULL, e;
+    int verify_at[VERIFIED_TIMED], n = 0, min_calls, rc = -1;
+    char set[32];
+    const char *bad;
+
+    m->kernel_ns = 0;
+    for (int o = 0; o < t->noutputs; o++)
+        if (!(out[o] = malloc(sizeof(float) * ao_task_elems(t, t->ninputs + o, pl->dims))))
+            goto out;
+    if (!(lat = malloc(sizeof *lat * (size_t)p->o.max_calls)))
+        goto out;
+    /* correctness: every check set poisoned with NaN, the first again with
+     * another poison, so an output left untouched can never pass */
+    for (int s = 0; s <= pl->nchecks; s++) {
+        const struct dataset *d = &pl->check[s < pl->nchecks ? s : 0];
+        uint32_t poison = s < pl->nchecks ? 0x7fc00000u : 0x7f7f7f7fu;
+        snprintf(set, sizeof set, s == pl->nchecks ? "check0-repoisoned" :
+                 s == NOMINAL_CHECKS ? "check-other-shape" : "check%d", s);
+        place(p, j, d->dims);
+        if ((e = job_call(j, d->dims, d->t, NULL, poison, out, "on a correctness check")) < 0)
+            goto out;
+        m->kernel_ns += e;
+        if ((bad = inputs_changed(j, d->dims, d->t))) {
+            j->status = "rejected";
+            snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' (set '%s'): "
+                     "inputs are read-only", bad, set);
+            goto out;
+        }
+        if (check_outputs(j, t, out, d, set, errors, max_err) < 0)
+            goto out;
+    }
+    /* two warm-up calls; the second sizes the run */
+    for (int w = 0; w < 2; w++) {
+        const struct dataset *b = &pl->base[w % BASE_SETS];
+        size_t rot[AO_MAX_TENSORS];
+        for (int i = 0; i < t->ninputs; i++)
+            rot[i] = (size_t)ao_rng_next(&p->rng);
+        place(p, j, pl->dims);
+        if ((e = job_call(j, pl->dims, b->t, rot, 0x7fc00000u, NULL, "while warming up")) < 0)
+            goto out;
+        m->kernel_ns += e;
+    }
+    min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
+    min_calls = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
+    for (int v = 0; v < VERIFIED_TIMED; v++) {
+        int again;
+        do {
+            verify_at[v] = (int)(ao_rng_next(&p->rng) % (unsigned long long)min_calls);
+            again = 0;
+            for (int u = 0; u < v; u++)
+                again |= verify_at[u] == verify_at[v];
+        } while (again);
+    }
+    for (long long spent = 0; n < p->o.max_calls;) {
+        int v = -1;
+        for (int k = 0; k < VERIFIED_TIMED; k++)
+            if (verify_at[k] == n)
+                v = k;
+        place(p, j, pl->dims);
+        if (v >= 0) {
+            const struct dataset *d = &pl->verify[v];
+            if ((e = job_call(j, pl->dims, d->t, NULL, 0x7fc00000u, out, "in a timed call")) < 0)
+                goto out;
+            snprintf(set, sizeof set, "timed%d", n);
+            if ((bad = inputs_changed(j, pl->dims, d->t))) {
+                j->status = "rejected";
+                snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call "
+                         "%d: inputs are read-only", bad, n);
+                goto out;
+            }
+            if (check_outputs(j, t, out, d, set, errors, max_err) < 0) {
+                /* right on the check sets, wrong when timed: a replay or a race */
+                j->status = "rejected";
+                snprintf(j->reason + strlen(j->reason), sizeof j->reason - strlen(j->reason),
+                         " (in a timed call, after passing the correctness checks: outputs "
+                         "must be computed from the inputs of each call)");
+                goto out;
+            }
+        } else {
+            const struct dataset *b = &pl->base[n % BASE_SETS];
+            size_t rot[AO_MAX_TENSORS];
+            for (int i = 0; i < t->ninputs; i++)
+                rot[i] = (size_t)ao_rng_next(&p->rng);
+            if ((e = job_call(j, pl->dims, b->t, rot, 0x7fc00000u, NULL, "in a timed call")) < 0)
+                goto out;
+        }
+        m->kernel_ns += e;
+        spent += e;
+        lat[n++] = e;
+        if (n >= min_calls) {
+            stats_of(lat, n, &m->st);
+            if (m->st.spread <= p->o.target_spread || spent >= (long long)(p->o.budget_s * 1e9))
+                break;
+        }
+    }
+    stats_of(lat, n, &m->st);
+    rc = 0;
+out:
+    for (int o = 0; o < t->noutputs; o++)
+        free(out[o]);
+    free(lat);
+    return rc;
+}
+
+static int set_str(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = s ? strdup(s) : NULL;
+    return s && !*dst ? -1 : 0;
+}
+
+static void layers_json(struct ao_result_msg *r, const char *layers, int seccomp)
+{
+    char buf[600];
+    cJSON *a = cJSON_CreateArray();
+    snprintf(buf, sizeof buf, "%s%s", layers, seccomp ? ",seccomp" : "");
+    for (char *s = strtok(buf, ","); s; s = strtok(NULL, ","))
+        cJSON_AddItemToArray(a, cJSON_CreateString(s));
+    cJSON_Delete(r->sandbox);
+    r->sandbox = a;
+}
+
+/* One full measurement in a fresh process. */
+static int run_once(struct ao_profiler *p, struct pool *pl, struct job *j,
+                    struct ao_result_msg *r, cJSON *errors, double *max_err,
+                    struct measurement *m, char *err, size_t errlen)
+{
+    if (job_start(p, j, &pl->task, pl->dims, p->o.timeout_s, err, errlen) < 0)
+        return -1;
+    layers_json(r, j->sb.layers, 1);
+    if (measure(p, pl, j, errors, max_err, m) < 0 && !j->status) {
+        snprintf(err, errlen, "out of memory while measuring");
+        return -1;
+    }
+    job_stop(j, "after its last call");
+    return 0;
+}
+
+int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *size,
+                    const char *source, double parent_ns, double baseline_ns,
+                    struct ao_result_msg *r, char *err, size_t errlen)
+{
+    struct pool *pl;
+    struct job j;
+    struct measurement m = {{0}, 0}, m2 = {{0}, 0};
+    char reason[512], *diag = NULL;
+    long long t0 = ao_now_ns(), compile_ns = 0, pool_ns;
+    double max_err = 0, mm, vec, bytes;
+    cJSON *errors = cJSON_CreateArray(), *timing;
+    int rc = -1;
+
+    memset(&j, 0, sizeof j);
+    set_str(&r->size, size);
+    if (!errors)
+        goto fail;
+    if (static_check(source, reason, sizeof reason)) {
+        j.status = "rejected";
+        snprintf(j.reason, sizeof j.reason, "%s", reason);
+        goto verdict;
+    }
+    if (!(pl = pool_get(p, t, size, err, errlen)))
+        goto fail;
+    pool_ns = ao_now_ns() - t0;
+    if (build_runner(p, pl, &j, source, &diag, &compile_ns, err, errlen) < 0)
+        goto fail;
+    if (diag)
+        set_str(&r->diagnostics, diag);
+    if (j.status)
+        goto verdict;
+    if (run_once(p, pl, &j, r, errors, &max_err, &m, err, errlen) < 0)
+        goto fail;
+    if (j.status)
+        goto verdict;
+    /* a big jump over the parent is measured again, cold, in a new process */
+    if (isfinite(parent_ns) && parent_ns / m.st.median > 10) {
+        struct job j2;
+        memset(&j2, 0, sizeof j2);
+        snprintf(j2.dir, sizeof j2.dir, "%s", j.dir);
+        if (run_once(p, pl, &j2, r, errors, &max_err, &m2, err, errlen) < 0)
+            goto fail;
+        if (j2.status) {
+            j.status = j2.status;
+            snprintf(j.reason, sizeof j.reason, "on a second, fresh measurement: %s", j2.reason);
+            goto verdict;
+        }
+        if (m2.st.median > m.st.median)
+            m.st = m2.st;
+        m.kernel_ns += m2.kernel_ns;
+    }
+    r->latency_ns = m.st.median;
+    r->latency_min_ns = m.st.min;
+    r->spread = m.st.spread;
+    r->repeats = m.st.n;
+    r->steady = m.st.spread <= p->o.target_spread;
+    if (p->o.calib && ao_task_work(t, pl->dims, &mm, &vec, &bytes, err, errlen) == 0) {
+        const struct ao_calib *c = p->o.calib;
+        double tb = bytes / c->bw_gbs, tm = mm / c->fma_gflops, tv = vec / c->vec_gflops;
+        r->t_min_ns = fmax(tb, fmax(tm, tv));
+        set_str(&r->bound, r->t_min_ns == tb ? "memory" : r->t_min_ns == tm ? "matmul" : "elementwise");
+        set_str(&r->calibration, c->id);
+        r->pct_of_peak = r->t_min_ns / m.st.median;
+        if (m.st.min < r->t_min_ns) {
+            j.status = "rejected";
+            snprintf(j.reason, sizeof j.reason, "a call took %.0f ns, under the roofline minimum "
+                     "of %.0f ns (%s bound): impossible on this machine, so not measured honestly",
+                     m.st.min, r->t_min_ns, r->bound);
+            goto verdict;
+        }
+    }
+    if (isfinite(parent_ns))
+        r->speedup = parent_ns / m.st.median;
+    if (isfinite(baseline_ns))
+        r->speedup_vs_baseline = baseline_ns / m.st.median;
+    j.status = "ok";
+verdict:
+    set_str(&r->status, j.status);
+    if (j.reason[0])
+        set_str(&r->reason, j.reason);
+    r->tolerance = t->tolerance;
+    if (cJSON_GetArraySize(errors) > 0) {
+        r->max_rel_l2 = max_err;
+        cJSON_Delete(r->rel_l2);
+        r->rel_l2 = errors;
+        errors = NULL;
+    }
+    r->wall_ns = ao_now_ns() - t0;
+    r->cached = 0;
+    if ((timing = cJSON_CreateObject())) {
+        cJSON_AddNumberToObject(timing, "compile_ns", (double)compile_ns);
+        cJSON_AddNumberToObject(timing, "kernel_ns", (double)(m.kernel_ns + m2.kernel_ns));
+        cJSON_AddNumberToObject(timing, "overhead_ns",
+                                (double)(r->wall_ns - compile_ns - m.kernel_ns - m2.kernel_ns));
+        cJSON_Delete(r->timing);
+        r->timing = timing;
+    }
+    (void)pool_ns;
+    rc = 0;
+    goto out;
+fail:
+    set_str(&r->status, "internal_error");
+    set_str(&r->reason, err);
+out:
+    job_free(&j);
+    cJSON_Delete(errors);
+    free(diag);
+    return rc;
+}
+
+/* --- lifecycle --- */
+
+struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err, size_t errlen)
+{
+    struct ao_profiler *p = calloc(1, sizeof *p);
+    const char *base = o->work_root ? o->work_root : "/tmp";
+
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->o = *o;
+    snprintf(p->root, sizeof p->root, "%s/accelopt-prof-XXXXXX", base);
+    if (ao_mkdirs(base, 0755) < 0 || !mkdtemp(p->root)) {
+        snprintf(err, errlen, "cannot create a work directory in '%s': %s", base, strerror(errno));
+        free(p);
+        return NULL;
+    }
+    chmod(p->root, 0755); /* the sandbox user must reach its job directory */
+    if (ao_random_bytes(p->rng.s, sizeof p->rng.s) < 0 ||
+        ao_sandbox_runner_filter(&p->bpf, &p->bpf_len, err, errlen) < 0) {
+        if (!err[0])
+            snprintf(err, errlen, "getrandom failed: %s", strerror(errno));
+        ao_rmtree(p->root);
+        free(p);
+        return NULL;
+    }
+    if (p->bpf_len > AO_RUN_BPF_MAX) {
+        snprintf(err, errlen, "the seccomp program is too large");
+        ao_profiler_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void ao_profiler_free(struct ao_profiler *p)
+{
+    if (!p)
+        return;
+    while (p->pools) {
+        struct pool *pl = p->pools;
+        p->pools = pl->next;
+        for (int s = 0; s < NOMINAL_CHECKS + 1; s++)
+            dataset_free(&pl->check[s]);
+        for (int s = 0; s < VERIFIED_TIMED; s++)
+            dataset_free(&pl->verify[s]);
+        for (int s = 0; s < BASE_SETS; s++)
+            dataset_free(&pl->base[s]);
+        free(pl);
+    }
+    ao_rmtree(p->root);
+    free(p->bpf);
+    free(p);
+}
+
+void ao_profile_key(const struct ao_task *t, const char *size, const char *source,
+                    const struct ao_calib *c, char hex[65])
+{
+    struct ao_buf b = {0};
+    char e[AO_ERRLEN], path[600], th[65];
+    char *tj;
+
+    snprintf(path, sizeof path, "%s/task.json", t->dir);
+    tj = ao_read_file(path, NULL, e, sizeof e);
+    ao_sha256_hex(tj ? tj : t->name, strlen(tj ? tj : t->name), th);
+    free(tj);
+    ao_buf_printf(&b, "cpu\n%s\n%s\n%s\n%s\n", t->name, th, size, c ? c->id : "uncalibrated");
+    ao_buf_append(&b, source, strlen(source));
+    ao_sha256_hex(b.data, b.len, hex);
+    ao_buf_release(&b);
+}

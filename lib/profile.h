@@ -1,0 +1,46 @@
+/* profile.h - compile, contain, check and time one cpu kernel */
+#ifndef AO_PROFILE_H
+#define AO_PROFILE_H
+
+#include "calib.h"
+#include "msg.h"
+#include "task.h"
+
+struct ao_profiler_opts {
+    const char *work_root;     /* where job directories go (default /tmp) */
+    const struct ao_calib *calib; /* NULL: no % of peak (and said so) */
+    double timeout_s;          /* wall limit for running one kernel */
+    double compile_timeout_s;  /* wall limit for compiling one kernel */
+    double budget_s;           /* measured time to aim for per kernel */
+    double target_spread;      /* stop repeating once IQR/median is under this */
+    int max_calls;             /* measured calls at most */
+    long long mem_bytes;       /* memory a kernel may use beyond its tensors */
+    int cpu;                   /* pin kernels to this CPU, or -1 */
+};
+
+#define AO_PROFILER_DEFAULTS { .work_root = NULL, .calib = NULL, .timeout_s = 60, \
+    .compile_timeout_s = 60, .budget_s = 1.0, .target_spread = 0.02, .max_calls = 200, \
+    .mem_bytes = 2LL << 30, .cpu = -1 }
+
+struct ao_profiler;
+
+/* A profiler keeps its input pools (and their references) per task and
+ * size across kernels, so it is meant to live as long as the stage. */
+struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err, size_t errlen);
+void ao_profiler_free(struct ao_profiler *p);
+
+/* Profile `source` for task t at a size class.  Fills the measurement
+ * fields of r (not the envelope): status, reason, latencies, errors, % of
+ * peak, speedups when parent_ns/baseline_ns are given (NAN if not), sandbox
+ * layers, diagnostics, timing breakdown.  Returns 0 when r holds a verdict
+ * (any status), -1 only when the profiler itself failed (err filled; r is
+ * then an internal_error). */
+int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *size,
+                    const char *source, double parent_ns, double baseline_ns,
+                    struct ao_result_msg *r, char *err, size_t errlen);
+
+/* The cache key of a profile: kernel source, task, size, target, calibration. */
+void ao_profile_key(const struct ao_task *t, const char *size, const char *source,
+                    const struct ao_calib *c, char hex[65]);
+
+#endif

@@ -1,0 +1,283 @@
+/* profstage.c - the profiler stage's core: kernel message in, result out */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "profstage.h"
+#include "redis.h"
+#include "util.h"
+
+struct cached {
+    struct cached *next;
+    char key[65];
+    char *json;
+};
+
+struct loaded_task {
+    struct loaded_task *next;
+    char path[600];
+    struct ao_task task;
+};
+
+struct ao_profstage {
+    struct ao_profstage_opts o;
+    struct ao_calib calib;
+    int have_calib;
+    struct ao_profiler *prof;
+    struct ao_redis *redis;
+    struct cached *cache;
+    struct loaded_task *tasks;
+};
+
+static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
+{
+    char path[600];
+    int rc;
+
+    if (s->o.calib_path)
+        snprintf(path, sizeof path, "%s", s->o.calib_path);
+    else
+        ao_calib_default_path(path, sizeof path);
+    rc = ao_calib_load(path, &s->calib, err, errlen);
+    if (rc < 0)
+        return -1;
+    if (rc == 1) {
+        if (!s->o.calibrate) {
+            ao_warn("no calibration for this machine at '%s': results will carry no %% of "
+                    "peak (run 'accelopt calibrate')", path);
+            return 0;
+        }
+        ao_info("no calibration for this machine at '%s': measuring its peaks first", path);
+        if (ao_calib_measure(path, s->o.bw_mib, &s->calib, err, errlen) < 0)
+            return -1;
+    }
+    s->have_calib = 1;
+    return 0;
+}
+
+struct ao_profstage *ao_profstage_new(const struct ao_profstage_opts *o, char *err, size_t errlen)
+{
+    struct ao_profstage *s = calloc(1, sizeof *s);
+
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->o = *o;
+    if (load_calibration(s, err, errlen) < 0)
+        goto fail;
+    s->o.prof.calib = s->have_calib ? &s->calib : NULL;
+    if (!(s->prof = ao_profiler_new(&s->o.prof, err, errlen)))
+        goto fail;
+    if (o->redis_url && !(s->redis = ao_redis_new(o->redis_url, o->redis_prefix, err, errlen)))
+        goto fail;
+    return s;
+fail:
+    ao_profstage_free(s);
+    return NULL;
+}
+
+void ao_profstage_free(struct ao_profstage *s)
+{
+    if (!s)
+        return;
+    while (s->cache) {
+        struct cached *c = s->cache;
+        s->cache = c->next;
+        free(c->json);
+        free(c);
+    }
+    while (s->tasks) {
+        struct loaded_task *t = s->tasks;
+        s->tasks = t->next;
+        free(t);
+    }
+    ao_profiler_free(s->prof);
+    ao_redis_free(s->redis);
+    free(s);
+}
+
+const struct ao_calib *ao_profstage_calib(const struct ao_profstage *s)
+{
+    return s->have_calib ? &s->calib : NULL;
+}
+
+static const struct ao_task *find_task(struct ao_profstage *s, const struct ao_kernel_msg *k,
+                                       char *err, size_t errlen)
+{
+    char path[600];
+    struct loaded_task *t;
+
+    if (k->task_path)
+        snprintf(path, sizeof path, "%s", k->task_path);
+    else if (strchr(k->env.task, '/') || strstr(k->env.task, ".."))
+        return snprintf(err, errlen, "task name '%.60s' is not a plain name", k->env.task), NULL;
+    else
+        snprintf(path, sizeof path, "%s/nkibench/%s", ao_home(), k->env.task);
+    for (t = s->tasks; t; t = t->next)
+        if (strcmp(t->path, path) == 0)
+            return &t->task;
+    if (!(t = calloc(1, sizeof *t)))
+        return snprintf(err, errlen, "out of memory"), NULL;
+    if (ao_task_load(path, &t->task, err, errlen) < 0) {
+        free(t);
+        return NULL;
+    }
+    snprintf(t->path, sizeof t->path, "%s", path);
+    t->next = s->tasks;
+    s->tasks = t;
+    return &t->task;
+}
+
+static char *cache_get(struct ao_profstage *s, const char *key)
+{
+    char err[AO_ERRLEN], rkey[100], *val = NULL;
+
+    for (struct cached *c = s->cache; c; c = c->next)
+        if (strcmp(c->key, key) == 0)
+            return strdup(c->json);
+    if (s->redis) {
+        snprintf(rkey, sizeof rkey, "prof:cpu:%s", key);
+        if (ao_redis_get(s->redis, rkey, &val, err, sizeof err) < 0)
+            ao_warn("profile cache lookup failed, measuring: %s", err);
+    }
+    return val;
+}
+
+static void cache_put(struct ao_profstage *s, const char *key, const char *json)
+{
+    char err[AO_ERRLEN], rkey[100];
+    struct cached *c = calloc(1, sizeof *c);
+
+    if (c && (c->json = strdup(json))) {
+        snprintf(c->key, sizeof c->key, "%s", key);
+        c->next = s->cache;
+        s->cache = c;
+    } else {
+        free(c);
+    }
+    snprintf(rkey, sizeof rkey, "prof:cpu:%s", key);
+    if (s->redis && ao_redis_set(s->redis, rkey, json, err, sizeof err) < 0)
+        ao_warn("cannot store the profile in the cache: %s", err);
+}
+
+static int dup_into(char **dst, const char *src)
+{
+    free(*dst);
+    *dst = src ? strdup(src) : NULL;
+    return src && !*dst ? -1 : 0;
+}
+
+/* Take a cached measurement as this kernel's result. */
+static int from_cache(const char *json, const struct ao_kernel_msg *k, struct ao_result_msg *r)
+{
+    char err[AO_ERRLEN];
+    cJSON *j = cJSON_Parse(json);
+    int rc = j ? ao_msg_decode(&ao_msg_result, j, r, err, sizeof err) : -1;
+
+    cJSON_Delete(j);
+    if (rc < 0)
+        return -1;
+    r->cached = 1;
+    r->speedup = NAN;
+    r->speedup_vs_baseline = NAN;
+    return 0;
+}
+
+int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
+                        struct ao_result_msg *r, char *reason, size_t len)
+{
+    char id[300], key[65], err[AO_ERRLEN] = "", *hit = NULL;
+    const struct ao_task *t;
+
+    if (strcmp(k->env.target, "cpu") != 0) {
+        snprintf(reason, len, "target '%.40s' is not 'cpu': this profiler runs cpu kernels only",
+                 k->env.target);
+        return -1;
+    }
+    ao_msg_init(&ao_msg_result, r);
+    if (!k->source) {
+        /* the executor produced no code: still one result for the slot */
+        dup_into(&r->status, "no_code");
+        dup_into(&r->reason, k->error ? k->error : "the kernel message carries no source");
+        dup_into(&r->size, k->size);
+    } else if (!(t = find_task(s, k, err, sizeof err))) {
+        snprintf(reason, len, "%s", err);
+        return -1;
+    } else {
+        ao_profile_key(t, k->size, k->source, ao_profstage_calib(s), key);
+        if ((hit = cache_get(s, key)) && from_cache(hit, k, r) == 0) {
+            ao_debug("profile cache hit for %.12s", key);
+        } else {
+            ao_msg_init(&ao_msg_result, r);
+            if (ao_profiler_run(s->prof, t, k->size, k->source, k->parent_latency_ns,
+                                k->baseline_latency_ns, r, err, sizeof err) < 0)
+                ao_err("profiling '%s' failed: %s", k->env.id, err);
+            if (strcmp(r->status, "internal_error") != 0) {
+                cJSON *j;
+                char *text;
+                ao_env_set(&r->env, "result", "cache", "", t->name, "cpu", 0);
+                dup_into(&r->kernel_id, "cache");
+                if ((j = ao_msg_encode(&ao_msg_result, r)) && (text = cJSON_PrintUnformatted(j))) {
+                    cache_put(s, key, text);
+                    cJSON_free(text);
+                }
+                cJSON_Delete(j);
+            }
+        }
+        free(hit);
+        if (r->latency_ns > 0 && isfinite(k->parent_latency_ns))
+            r->speedup = k->parent_latency_ns / r->latency_ns;
+        if (r->latency_ns > 0 && isfinite(k->baseline_latency_ns))
+            r->speedup_vs_baseline = k->baseline_latency_ns / r->latency_ns;
+    }
+    /* the result's id is the kernel's, so a replayed kernel gives the same id */
+    snprintf(id, sizeof id, "result:%s", k->env.id);
+    if (ao_env_set(&r->env, "result", id, k->env.run, k->env.task, k->env.target, k->env.iter) < 0 ||
+        dup_into(&r->kernel_id, k->env.id) < 0 || dup_into(&r->sha256, k->sha256) < 0 ||
+        dup_into(&r->parent, k->parent) < 0 || dup_into(&r->slot, k->slot) < 0) {
+        snprintf(reason, len, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int ao_profstage_opts_from_config(const struct ao_config *c, struct ao_profstage_opts *o,
+                                  char *err, size_t errlen)
+{
+    struct ao_profiler_opts d = AO_PROFILER_DEFAULTS;
+
+    memset(o, 0, sizeof *o);
+    o->redis_url = ao_config_str(c, "redis");
+    o->redis_prefix = ao_config_str(c, "redis-prefix");
+    o->calib_path = ao_config_str(c, "calibration");
+    o->calibrate = !ao_config_bool(c, "no-calibrate");
+    o->bw_mib = (int)ao_config_int(c, "bw-mib");
+    o->prof = d;
+    o->prof.timeout_s = ao_config_num(c, "timeout");
+    o->prof.compile_timeout_s = ao_config_num(c, "compile-timeout");
+    o->prof.budget_s = ao_config_num(c, "budget");
+    o->prof.target_spread = ao_config_num(c, "spread");
+    o->prof.max_calls = (int)ao_config_int(c, "max-calls");
+    o->prof.cpu = (int)ao_config_int(c, "cpu");
+    o->prof.work_root = ao_config_str(c, "work-dir");
+    if (o->bw_mib < 16 || o->bw_mib > 16384) {
+        snprintf(err, errlen, "--bw-mib must be between 16 and 16384");
+        return -1;
+    }
+    if (!(o->prof.timeout_s > 0) || !(o->prof.compile_timeout_s > 0) || !(o->prof.budget_s > 0) ||
+        !(o->prof.target_spread > 0) || o->prof.max_calls < 3) {
+        snprintf(err, errlen, "--timeout, --compile-timeout, --budget and --spread must be "
+                 "positive, --max-calls at least 3");
+        return -1;
+    }
+    if (o->prof.cpu >= 0 && o->prof.cpu >= sysconf(_SC_NPROCESSORS_ONLN)) {
+        snprintf(err, errlen, "--cpu %d: this machine has %ld CPUs", o->prof.cpu,
+                 sysconf(_SC_NPROCESSORS_ONLN));
+        return -1;
+    }
+    return 0;
+}

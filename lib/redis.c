@@ -1,0 +1,171 @@
+/* redis.c - a Redis connection that reconnects by itself (hiredis 0.14 does not) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "log.h"
+#include "redis.h"
+
+struct ao_redis {
+    redisContext *c;
+    char host[256], password[256], prefix[64];
+    int port, db;
+};
+
+static int parse_url(struct ao_redis *r, const char *url, char *err, size_t errlen)
+{
+    const char *p = url, *at, *colon, *slash;
+
+    if (strncmp(p, "redis://", 8) == 0)
+        p += 8;
+    r->port = 6379;
+    if ((at = strrchr(p, '@'))) {
+        const char *pw = memchr(p, ':', (size_t)(at - p));
+        pw = pw ? pw + 1 : p;
+        snprintf(r->password, sizeof r->password, "%.*s", (int)(at - pw), pw);
+        p = at + 1;
+    }
+    slash = strchr(p, '/');
+    colon = strchr(p, ':');
+    if (colon && (!slash || colon < slash)) {
+        snprintf(r->host, sizeof r->host, "%.*s", (int)(colon - p), p);
+        r->port = atoi(colon + 1);
+    } else {
+        snprintf(r->host, sizeof r->host, "%.*s", slash ? (int)(slash - p) : (int)strlen(p), p);
+    }
+    if (slash)
+        r->db = atoi(slash + 1);
+    if (!r->host[0] || r->port <= 0 || r->port > 65535) {
+        snprintf(err, errlen, "bad redis URL (want redis://host:port[/db])");
+        return -1;
+    }
+    return 0;
+}
+
+static int command_ok(redisContext *c, redisReply *rep)
+{
+    int ok = rep && rep->type != REDIS_REPLY_ERROR;
+    (void)c;
+    if (rep)
+        freeReplyObject(rep);
+    return ok;
+}
+
+static int connect_once(struct ao_redis *r, char *err, size_t errlen)
+{
+    struct timeval tv = {2, 0};
+
+    if (r->c)
+        redisFree(r->c);
+    r->c = redisConnectWithTimeout(r->host, r->port, tv);
+    if (!r->c || r->c->err) {
+        snprintf(err, errlen, "cannot connect to redis '%s:%d': %s", r->host, r->port,
+                 r->c ? r->c->errstr : "out of memory");
+        goto fail;
+    }
+    redisSetTimeout(r->c, tv);
+    if (r->password[0] && !command_ok(r->c, redisCommand(r->c, "AUTH %s", r->password))) {
+        snprintf(err, errlen, "redis '%s:%d' refused the password", r->host, r->port);
+        goto fail;
+    }
+    if (r->db && !command_ok(r->c, redisCommand(r->c, "SELECT %d", r->db))) {
+        snprintf(err, errlen, "redis '%s:%d' refused database %d", r->host, r->port, r->db);
+        goto fail;
+    }
+    return 0;
+fail:
+    if (r->c)
+        redisFree(r->c);
+    r->c = NULL;
+    return -1;
+}
+
+/* Run a command, reconnecting with backoff when the connection is dead. */
+static redisReply *command(struct ao_redis *r, char *err, size_t errlen, const char *fmt,
+                           const char *a, const char *b)
+{
+    for (int attempt = 0; attempt < 4; attempt++) {
+        redisReply *rep;
+        if (attempt > 0) {
+            struct timespec ts = {0, 100000000L << (attempt - 1)};
+            nanosleep(&ts, NULL);
+        }
+        if (!r->c && connect_once(r, err, errlen) < 0)
+            continue;
+        rep = b ? redisCommand(r->c, fmt, r->prefix, a, b) : redisCommand(r->c, fmt, r->prefix, a);
+        if (rep)
+            return rep;
+        snprintf(err, errlen, "redis '%s:%d': %s", r->host, r->port, r->c->errstr);
+        redisFree(r->c); /* after an error the context is dead */
+        r->c = NULL;
+    }
+    return NULL;
+}
+
+struct ao_redis *ao_redis_new(const char *url, const char *prefix, char *err, size_t errlen)
+{
+    struct ao_redis *r = calloc(1, sizeof *r);
+
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(r->prefix, sizeof r->prefix, "%s", prefix ? prefix : "accelopt:");
+    if (parse_url(r, url, err, errlen) < 0 || connect_once(r, err, errlen) < 0) {
+        ao_redis_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void ao_redis_free(struct ao_redis *r)
+{
+    if (!r)
+        return;
+    if (r->c)
+        redisFree(r->c);
+    memset(r->password, 0, sizeof r->password);
+    free(r);
+}
+
+int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, size_t errlen)
+{
+    redisReply *rep = command(r, err, errlen, "GET %s%s", key, NULL);
+    int rc = -1;
+
+    *val = NULL;
+    if (!rep)
+        return -1;
+    if (rep->type == REDIS_REPLY_NIL) {
+        rc = 0;
+    } else if (rep->type == REDIS_REPLY_STRING) {
+        if ((*val = strndup(rep->str, rep->len)))
+            rc = 1;
+        else
+            snprintf(err, errlen, "out of memory");
+    } else {
+        snprintf(err, errlen, "redis GET failed: %s",
+                 rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    }
+    freeReplyObject(rep);
+    return rc;
+}
+
+int ao_redis_set(struct ao_redis *r, const char *key, const char *val, char *err, size_t errlen)
+{
+    redisReply *rep = command(r, err, errlen, "SET %s%s %s", key, val);
+    int rc = -1;
+
+    if (!rep)
+        return -1;
+    if (rep->type == REDIS_REPLY_STATUS)
+        rc = 0;
+    else
+        snprintf(err, errlen, "redis SET failed: %s",
+                 rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    freeReplyObject(rep);
+    return rc;
+}

@@ -1,0 +1,20 @@
+/* redis.h - a Redis connection that reconnects by itself (hiredis 0.14 does not) */
+#ifndef AO_REDIS_H
+#define AO_REDIS_H
+
+#include <stddef.h>
+
+struct ao_redis;
+
+/* Parse redis://[:password@]host[:port][/db] (or host:port) and connect.
+ * NULL + err if the URL is bad or the first connection fails.  The
+ * password is never logged. */
+struct ao_redis *ao_redis_new(const char *url, const char *prefix, char *err, size_t errlen);
+void ao_redis_free(struct ao_redis *r);
+
+/* GET prefix+key: 1 and *val (malloc'd) if present, 0 if absent, -1 + err. */
+int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, size_t errlen);
+/* SET prefix+key val: 0 or -1 + err. */
+int ao_redis_set(struct ao_redis *r, const char *key, const char *val, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,542 @@
+/* sandbox.c - a fresh, contained process tree for untrusted work
+ *
+ * Layers (INTEGRITY.md): new PID, mount, network, IPC and UTS namespaces; a
+ * read-only root of /usr alone plus a tmpfs and the job's work directory;
+ * cgroup memory and pids limits; rlimits; uid 65534; no_new_privs; seccomp.
+ * Killing the namespace's first process kills everything in it, setsid'd
+ * grandchildren included.  A layer the machine refuses is left out and the
+ * result says which layers were active. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/filter.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#include "sandbox.h"
+#include "util.h"
+
+#define NOBODY 65534
+#define STACK_SIZE (256 * 1024)
+
+struct child_args {
+    const struct ao_sandbox_spec *spec;
+    int use_ns;
+    int sync_fd, err_fd;
+    char root[600];
+    struct sock_fprog *filter;
+};
+
+/* Report a failed step to the parent and die; only syscalls from here on. */
+static void die(const struct child_args *a, const char *step)
+{
+    char msg[256];
+    int e = errno;
+    int n = snprintf(msg, sizeof msg, "%s: %s", step, strerror(e));
+    if (write(a->err_fd, msg, (size_t)n) < 0)
+        _exit(126);
+    _exit(127);
+}
+
+static void bind_ro(const struct child_args *a, const char *src, const char *dst)
+{
+    if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+        die(a, "bind mount");
+    if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+        die(a, "read-only remount");
+}
+
+static void build_root(const struct child_args *a)
+{
+    static const char *const sys_dirs[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
+    static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/urandom"};
+    char p[700], link[256];
+
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        die(a, "make mounts private");
+    if (mount("tmpfs", a->root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755") < 0)
+        die(a, "mount root tmpfs");
+    snprintf(p, sizeof p, "%s/usr", a->root);
+    mkdir(p, 0755);
+    bind_ro(a, "/usr", p);
+    for (size_t i = 0; i < sizeof sys_dirs / sizeof sys_dirs[0]; i++) {
+        struct stat st;
+        ssize_t n;
+        if (lstat(sys_dirs[i], &st) < 0)
+            continue;
+        snprintf(p, sizeof p, "%s%s", a->root, sys_dirs[i]);
+        if (S_ISLNK(st.st_mode) && (n = readlink(sys_dirs[i], link, sizeof link - 1)) > 0) {
+            link[n] = '\0';
+            if (symlink(link, p) < 0)
+                die(a, "symlink system dir");
+        } else if (S_ISDIR(st.st_mode)) {
+            mkdir(p, 0755);
+            bind_ro(a, sys_dirs[i], p);
+        }
+    }
+    snprintf(p, sizeof p, "%s/dev", a->root);
+    mkdir(p, 0755);
+    for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++) {
+        int fd;
+        snprintf(p, sizeof p, "%s%s", a->root, devs[i]);
+        if ((fd = open(p, O_CREAT | O_WRONLY, 0644)) < 0)
+            die(a, "create device node");
+        close(fd);
+        if (mount(devs[i], p, NULL, MS_BIND, NULL) < 0)
+            die(a, "bind device");
+    }
+    snprintf(p, sizeof p, "%s/tmp", a->root);
+    mkdir(p, 01777);
+    if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") < 0)
+        die(a, "mount /tmp");
+    snprintf(p, sizeof p, "%s/etc", a->root);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/work", a->root);
+    mkdir(p, 0755);
+    if (mount(a->spec->workdir, p, NULL, MS_BIND, NULL) < 0)
+        die(a, "bind work dir");
+    if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL) < 0)
+        die(a, "remount work dir");
+    if (chdir(a->root) < 0)
+        die(a, "chdir new root");
+    /* pivot onto the new root and detach the old one: nothing of the host
+     * file system stays reachable */
+    if (syscall(SYS_pivot_root, ".", ".") < 0)
+        die(a, "pivot_root");
+    if (umount2(".", MNT_DETACH) < 0)
+        die(a, "detach old root");
+    if (chdir("/") < 0 || mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+        die(a, "read-only root");
+    if (sethostname("sandbox", 7) < 0)
+        die(a, "sethostname");
+}
+
+static void set_limits(const struct child_args *a)
+{
+    const struct ao_sandbox_spec *s = a->spec;
+    struct rlimit r;
+
+#define LIM(res, v) do { r.rlim_cur = r.rlim_max = (rlim_t)(v); \
+        if (setrlimit(res, &r) < 0) die(a, "setrlimit " #res); } while (0)
+    if (s->cpu_seconds > 0)
+        LIM(RLIMIT_CPU, s->cpu_seconds);
+    if (s->mem_bytes > 0)
+        LIM(RLIMIT_AS, s->mem_bytes);
+    if (s->file_bytes > 0)
+        LIM(RLIMIT_FSIZE, s->file_bytes);
+    if (s->max_procs > 0)
+        LIM(RLIMIT_NPROC, s->max_procs);
+    LIM(RLIMIT_CORE, 0);
+    LIM(RLIMIT_NOFILE, 64);
+#undef LIM
+}
+
+static int child_main(void *arg)
+{
+    const struct child_args *a = arg;
+    const struct ao_sandbox_spec *s = a->spec;
+    static char e_path[] = "PATH=/usr/bin:/bin", e_tmp[] = "TMPDIR=/work",
+                e_home[] = "HOME=/work", e_lang[] = "LC_ALL=C";
+    char *const envp[] = {e_path, e_tmp, e_home, e_lang, NULL};
+    char go;
+    int devnull;
+
+    if (read(a->sync_fd, &go, 1) != 1) /* the parent has placed us in the cgroups */
+        _exit(127);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1 && !a->use_ns)
+        _exit(127);
+    if (a->use_ns)
+        build_root(a);
+    else if (setsid() < 0)
+        die(a, "setsid");
+    if (chdir(a->use_ns ? "/work" : s->workdir) < 0)
+        die(a, "chdir work dir");
+    /* renumber the kept fds to 3.. by way of high numbers, so none clobbers another */
+    for (int i = 0; i < s->nkeep; i++)
+        if (dup3(s->keep_fds[i], 200 + i, 0) < 0)
+            die(a, "dup kept fd");
+    if (s->out_fd >= 0 && (dup2(s->out_fd, 1) < 0 || dup2(s->out_fd, 2) < 0))
+        die(a, "redirect output");
+    if ((devnull = open("/dev/null", O_RDONLY)) < 0 || dup2(devnull, 0) < 0)
+        die(a, "open /dev/null");
+    for (int i = 0; i < s->nkeep; i++)
+        if (dup3(200 + i, 3 + i, 0) < 0)
+            die(a, "dup kept fd");
+    /* keep the error pipe (close-on-exec) until exec reports success */
+    if (dup3(a->err_fd, 3 + s->nkeep, O_CLOEXEC) < 0)
+        die(a, "dup error pipe");
+    ((struct child_args *)a)->err_fd = 3 + s->nkeep;
+    syscall(SYS_close_range, 4 + s->nkeep, ~0U, 0);
+    set_limits(a);
+    if (s->cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(s->cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set) < 0)
+            die(a, "pin to cpu");
+    }
+    if (getuid() == 0 &&
+        (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+         setresuid(NOBODY, NOBODY, NOBODY) < 0))
+        die(a, "drop to uid 65534");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        die(a, "no_new_privs");
+    if (a->filter && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, a->filter) < 0)
+        die(a, "seccomp");
+    execve(s->argv[0], s->argv, envp);
+    die(a, "exec");
+    return 127;
+}
+
+/* Export a libseccomp filter as a raw BPF program (malloc'd). */
+static int export_filter(scmp_filter_ctx ctx, void **bpf, size_t *len)
+{
+    char path[] = "/tmp/accelopt-bpf-XXXXXX";
+    int fd = mkstemp(path), rc = -1;
+    off_t n;
+
+    *bpf = NULL;
+    if (fd < 0)
+        return -1;
+    unlink(path);
+    if (seccomp_export_bpf(ctx, fd) < 0 || (n = lseek(fd, 0, SEEK_CUR)) <= 0)
+        goto out;
+    if (!(*bpf = malloc((size_t)n)) || pread(fd, *bpf, (size_t)n, 0) != n)
+        goto out;
+    *len = (size_t)n;
+    rc = 0;
+out:
+    if (rc < 0) {
+        free(*bpf);
+        *bpf = NULL;
+    }
+    close(fd);
+    return rc;
+}
+
+static int compile_filter(struct sock_fprog *prog, char *err, size_t errlen)
+{
+    static const char *const denied[] = {
+        "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
+        "ptrace", "mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
+        "bpf", "perf_event_open", "io_uring_setup", "io_uring_enter", "io_uring_register",
+        "userfaultfd", "kexec_load", "init_module", "finit_module", "delete_module",
+        "keyctl", "add_key", "request_key", "process_vm_readv", "process_vm_writev"};
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    void *bpf = NULL;
+    size_t len = 0;
+    int rc = -1;
+
+    if (!ctx)
+        goto out;
+    for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
+        int nr = seccomp_syscall_resolve_name(denied[i]);
+        if (nr != __NR_SCMP_ERROR && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0) < 0)
+            goto out;
+    }
+    if (export_filter(ctx, &bpf, &len) < 0)
+        goto out;
+    prog->len = (unsigned short)(len / sizeof(struct sock_filter));
+    prog->filter = bpf;
+    rc = 0;
+out:
+    if (rc < 0)
+        snprintf(err, errlen, "cannot build the compile seccomp filter");
+    if (ctx)
+        seccomp_release(ctx);
+    return rc;
+}
+
+static int write_str(const char *path, const char *s)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    ssize_t n;
+    if (fd < 0)
+        return -1;
+    n = write(fd, s, strlen(s));
+    close(fd);
+    return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* One cgroup directory under `base` with one limit file; "" if refused. */
+static void cgroup_join(char *dir, size_t n, const char *base, const char *limit_file,
+                        const char *limit, pid_t pid)
+{
+    char f[400], v[32];
+    static unsigned seq;
+
+    snprintf(dir, n, "%s/accelopt-%d-%u", base, (int)getpid(), seq++);
+    snprintf(v, sizeof v, "%d", (int)pid);
+    if (mkdir(dir, 0700) < 0) {
+        dir[0] = '\0';
+        return;
+    }
+    snprintf(f, sizeof f, "%s/%s", dir, limit_file);
+    if (write_str(f, limit) < 0)
+        goto fail;
+    snprintf(f, sizeof f, "%s/cgroup.procs", dir);
+    if (write_str(f, v) < 0)
+        goto fail;
+    return;
+fail:
+    rmdir(dir);
+    dir[0] = '\0';
+}
+
+static void add_layer(struct ao_sandbox *sb, const char *l)
+{
+    size_t n = strlen(sb->layers);
+    snprintf(sb->layers + n, sizeof sb->layers - n, "%s%s", n ? "," : "", l);
+}
+
+int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
+                     char *err, size_t errlen)
+{
+    struct child_args a;
+    struct sock_fprog prog = {0, NULL};
+    int sync[2] = {-1, -1}, errp[2] = {-1, -1};
+    char *stack = NULL, msg[300], lim[32];
+    int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
+    ssize_t n;
+    int rc = -1;
+
+    memset(sb, 0, sizeof *sb);
+    sb->pid = -1;
+    memset(&a, 0, sizeof a);
+    a.spec = spec;
+    snprintf(a.root, sizeof a.root, "%s/.root", spec->workdir);
+    if (mkdir(a.root, 0755) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create '%s': %s", a.root, strerror(errno));
+        goto out;
+    }
+    if (spec->seccomp == AO_SECCOMP_COMPILE) {
+        if (compile_filter(&prog, err, errlen) < 0)
+            goto out;
+        a.filter = &prog;
+    }
+    if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || !(stack = malloc(STACK_SIZE))) {
+        snprintf(err, errlen, "cannot set up the sandbox: %s", strerror(errno));
+        goto out;
+    }
+    a.sync_fd = sync[0];
+    a.err_fd = errp[1];
+    a.use_ns = 1;
+    sb->pid = clone(child_main, stack + STACK_SIZE, flags | SIGCHLD, &a);
+    if (sb->pid < 0 && (errno == EPERM || errno == EINVAL || errno == ENOSPC)) {
+        a.use_ns = 0; /* degrade loudly: the result lists the layers */
+        sb->pid = clone(child_main, stack + STACK_SIZE, SIGCHLD, &a);
+    }
+    if (sb->pid < 0) {
+        snprintf(err, errlen, "cannot start the sandbox: %s", strerror(errno));
+        goto out;
+    }
+    sb->has_pidns = a.use_ns;
+    if (a.use_ns)
+        add_layer(sb, "pid-ns,mount-ns,net-ns,ipc-ns,uts-ns,ro-root");
+    snprintf(lim, sizeof lim, "%lld", spec->mem_bytes);
+    if (spec->mem_bytes > 0) {
+        cgroup_join(sb->cg_mem, sizeof sb->cg_mem, "/sys/fs/cgroup/memory",
+                    "memory.limit_in_bytes", lim, sb->pid);
+        if (!sb->cg_mem[0])
+            cgroup_join(sb->cg_mem, sizeof sb->cg_mem, "/sys/fs/cgroup", "memory.max", lim, sb->pid);
+        if (sb->cg_mem[0])
+            add_layer(sb, "cgroup-memory");
+    }
+    snprintf(lim, sizeof lim, "%d", spec->max_procs > 0 ? spec->max_procs : 64);
+    cgroup_join(sb->cg_pids, sizeof sb->cg_pids, "/sys/fs/cgroup/pids", "pids.max", lim, sb->pid);
+    if (!sb->cg_pids[0])
+        cgroup_join(sb->cg_pids, sizeof sb->cg_pids, "/sys/fs/cgroup", "pids.max", lim, sb->pid);
+    if (sb->cg_pids[0])
+        add_layer(sb, "cgroup-pids");
+    add_layer(sb, "rlimits");
+    if (getuid() == 0)
+        add_layer(sb, "uid-65534");
+    add_layer(sb, "no-new-privs");
+    if (a.filter)
+        add_layer(sb, "seccomp");
+    close(sync[0]);
+    sync[0] = -1;
+    close(errp[1]);
+    errp[1] = -1;
+    if (write(sync[1], "g", 1) != 1) {
+        snprintf(err, errlen, "cannot release the sandbox: %s", strerror(errno));
+        goto kill;
+    }
+    /* the error pipe closes at exec; bytes on it mean a step failed */
+    do
+        n = read(errp[0], msg, sizeof msg - 1);
+    while (n < 0 && errno == EINTR);
+    if (n > 0) {
+        msg[n] = '\0';
+        snprintf(err, errlen, "sandbox setup failed at %s", msg);
+        goto kill;
+    }
+    rc = 0;
+    goto out;
+kill:
+    ao_sandbox_kill(sb);
+    {
+        int st, to;
+        ao_sandbox_wait(sb, 0, &st, &to);
+    }
+out:
+    for (int i = 0; i < 2; i++) {
+        if (sync[i] >= 0)
+            close(sync[i]);
+        if (errp[i] >= 0)
+            close(errp[i]);
+    }
+    free(stack);
+    free(prog.filter);
+    return rc;
+}
+
+void ao_sandbox_kill(struct ao_sandbox *sb)
+{
+    if (sb->pid <= 0)
+        return;
+    if (sb->has_pidns)
+        kill(sb->pid, SIGKILL); /* PID 1 of the namespace: takes all with it */
+    else
+        kill(-sb->pid, SIGKILL);
+    kill(sb->pid, SIGKILL);
+    if (sb->cg_pids[0]) { /* anything that escaped the group is still in the cgroup */
+        char f[400];
+        snprintf(f, sizeof f, "%s/cgroup.kill", sb->cg_pids);
+        write_str(f, "1");
+    }
+}
+
+static void cgroup_drain(const char *dir)
+{
+    char f[400], *text, e[AO_ERRLEN];
+
+    if (!dir[0])
+        return;
+    snprintf(f, sizeof f, "%s/cgroup.procs", dir);
+    for (int tries = 0; tries < 200; tries++) {
+        text = ao_read_file(f, NULL, e, sizeof e);
+        if (!text || !*text) {
+            free(text);
+            break;
+        }
+        for (char *p = text; *p;) {
+            long pid = strtol(p, &p, 10);
+            if (pid > 0)
+                kill((pid_t)pid, SIGKILL);
+            while (*p == '\n')
+                p++;
+        }
+        free(text);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    rmdir(dir);
+}
+
+int ao_sandbox_wait(struct ao_sandbox *sb, long long deadline_ns, int *status, int *timed_out)
+{
+    *timed_out = 0;
+    *status = 0;
+    if (sb->pid <= 0)
+        return -1;
+    for (;;) {
+        pid_t r = waitpid(sb->pid, status, deadline_ns ? WNOHANG : 0);
+        if (r == sb->pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (deadline_ns && ao_now_ns() >= deadline_ns) {
+            *timed_out = 1;
+            ao_sandbox_kill(sb);
+            deadline_ns = 0;
+            continue;
+        }
+        if (deadline_ns) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (!sb->has_pidns)
+        kill(-sb->pid, SIGKILL); /* the group may outlive its leader */
+    sb->pid = -1;
+    cgroup_drain(sb->cg_pids);
+    cgroup_drain(sb->cg_mem);
+    return 0;
+}
+
+int ao_sandbox_oom(const struct ao_sandbox *sb)
+{
+    char f[400], e[AO_ERRLEN], *t;
+    int oom = 0;
+    if (!sb->cg_mem[0])
+        return 0;
+    snprintf(f, sizeof f, "%s/memory.failcnt", sb->cg_mem);
+    if ((t = ao_read_file(f, NULL, e, sizeof e))) {
+        oom = atol(t) > 0;
+        free(t);
+    }
+    return oom;
+}
+
+int ao_sandbox_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
+{
+    static const char *const allowed[] = {
+        "read", "write", "close", "fstat", "newfstatat", "lseek", "munmap", "mremap", "brk",
+        "madvise", "futex", "exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "getpid",
+        "gettid", "clock_gettime", "clock_getres", "gettimeofday", "sched_yield",
+        "sched_getaffinity"};
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
+    int rc = -1;
+
+    *bpf = NULL;
+    if (!ctx)
+        goto out;
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
+        int nr = seccomp_syscall_resolve_name(allowed[i]);
+        if (nr != __NR_SCMP_ERROR && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) < 0)
+            goto out;
+    }
+    /* memory may be mapped and protected, but never executable: no JIT,
+     * no patching of the harness or of libc */
+    if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+                         SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)) < 0 ||
+        seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+                         SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)) < 0)
+        goto out;
+    if (export_filter(ctx, bpf, len) < 0)
+        goto out;
+    rc = 0;
+out:
+    if (rc < 0)
+        snprintf(err, errlen, "cannot build the runner seccomp filter");
+    if (ctx)
+        seccomp_release(ctx);
+    return rc;
+}
+
+const char *ao_syscall_name(int nr)
+{
+    static char name[64];
+    char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (!s)
+        return NULL;
+    snprintf(name, sizeof name, "%s", s);
+    free(s);
+    return name;
+}

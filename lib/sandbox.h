@@ -1,0 +1,56 @@
+/* sandbox.h - a fresh, contained process tree for untrusted work */
+#ifndef AO_SANDBOX_H
+#define AO_SANDBOX_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+enum ao_seccomp_policy {
+    AO_SECCOMP_NONE,    /* the program installs its own (the kernel runner) */
+    AO_SECCOMP_COMPILE  /* compilers: no sockets, ptrace, mount, namespaces... */
+};
+
+struct ao_sandbox_spec {
+    const char *workdir;      /* host directory mounted read-write at /work */
+    char *const *argv;        /* program and arguments, paths as seen inside */
+    const int *keep_fds;      /* fds passed on, renumbered 3, 4, ... */
+    int nkeep;
+    int out_fd;               /* stdout and stderr of the program (or -1) */
+    long cpu_seconds;         /* RLIMIT_CPU */
+    long long mem_bytes;      /* RLIMIT_AS and the cgroup memory limit */
+    long long file_bytes;     /* RLIMIT_FSIZE */
+    int max_procs;            /* cgroup pids.max (and RLIMIT_NPROC) */
+    enum ao_seccomp_policy seccomp;
+    int cpu;                  /* pin to this CPU, or -1 */
+};
+
+struct ao_sandbox {
+    pid_t pid;                /* the first process (PID 1 of its namespace) */
+    char cg_mem[256], cg_pids[256]; /* cgroup directories, "" if none */
+    char layers[512];         /* comma-separated layers that are active */
+    int has_pidns;
+};
+
+/* Start spec.argv in a new sandbox.  0 with sb filled, or -1 + err. */
+int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
+                     char *err, size_t errlen);
+
+/* Wait for it to end, killing the whole tree at deadline_ns (ao_now_ns
+ * clock; 0 for none).  Returns 0 with *status as from waitpid and
+ * *timed_out set, or -1.  Always leaves nothing running and cleans up. */
+int ao_sandbox_wait(struct ao_sandbox *sb, long long deadline_ns, int *status, int *timed_out);
+
+/* Kill everything in it now (then call ao_sandbox_wait). */
+void ao_sandbox_kill(struct ao_sandbox *sb);
+
+/* Nonzero if the cgroup saw the memory limit hit. */
+int ao_sandbox_oom(const struct ao_sandbox *sb);
+
+/* The seccomp filter for the kernel runner, as a BPF program (struct
+ * sock_filter array) in a malloc'd buffer; 0 or -1 + err. */
+int ao_sandbox_runner_filter(void **bpf, size_t *len, char *err, size_t errlen);
+
+/* The name of a syscall number on this architecture, or NULL. */
+const char *ao_syscall_name(int nr);
+
+#endif

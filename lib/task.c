@@ -1,0 +1,378 @@
+/* task.c - load nkibench task.json files and compute their work counts */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "task.h"
+#include "util.h"
+
+/* --- a small recursive-descent evaluator for the work formulas --- */
+
+struct parser {
+    const char *p;
+    char (*names)[16];
+    const long long *vals;
+    int n;
+    char *err;
+    size_t errlen;
+    int failed;
+};
+
+static double expr(struct parser *ps);
+
+static void skip(struct parser *ps)
+{
+    while (isspace((unsigned char)*ps->p))
+        ps->p++;
+}
+
+static double primary(struct parser *ps)
+{
+    skip(ps);
+    if (*ps->p == '(') {
+        double v;
+        ps->p++;
+        v = expr(ps);
+        skip(ps);
+        if (*ps->p != ')') {
+            if (!ps->failed)
+                snprintf(ps->err, ps->errlen, "missing ')' in formula");
+            ps->failed = 1;
+            return 0;
+        }
+        ps->p++;
+        return v;
+    }
+    if (*ps->p == '-') {
+        ps->p++;
+        return -primary(ps);
+    }
+    if (isdigit((unsigned char)*ps->p) || *ps->p == '.') {
+        char *end;
+        double v = strtod(ps->p, &end);
+        ps->p = end;
+        return v;
+    }
+    if (isalpha((unsigned char)*ps->p) || *ps->p == '_') {
+        const char *s = ps->p;
+        while (isalnum((unsigned char)*ps->p) || *ps->p == '_')
+            ps->p++;
+        for (int i = 0; i < ps->n; i++)
+            if (strlen(ps->names[i]) == (size_t)(ps->p - s) &&
+                strncmp(ps->names[i], s, (size_t)(ps->p - s)) == 0)
+                return (double)ps->vals[i];
+        if (!ps->failed)
+            snprintf(ps->err, ps->errlen, "unknown name '%.*s' in formula", (int)(ps->p - s), s);
+        ps->failed = 1;
+        return 0;
+    }
+    if (!ps->failed)
+        snprintf(ps->err, ps->errlen, "unexpected '%c' in formula", *ps->p ? *ps->p : '?');
+    ps->failed = 1;
+    return 0;
+}
+
+static double term(struct parser *ps)
+{
+    double v = primary(ps);
+    for (;;) {
+        skip(ps);
+        if (*ps->p == '*') {
+            ps->p++;
+            v *= primary(ps);
+        } else if (*ps->p == '/') {
+            ps->p++;
+            v /= primary(ps);
+        } else {
+            return v;
+        }
+    }
+}
+
+static double expr(struct parser *ps)
+{
+    double v = term(ps);
+    for (;;) {
+        skip(ps);
+        if (*ps->p == '+') {
+            ps->p++;
+            v += term(ps);
+        } else if (*ps->p == '-') {
+            ps->p++;
+            v -= term(ps);
+        } else {
+            return v;
+        }
+    }
+}
+
+int ao_formula_eval(const char *e, char names[][16], const long long *vals, int n,
+                    double *out, char *err, size_t errlen)
+{
+    struct parser ps = {e, names, vals, n, err, errlen, 0};
+    double v = expr(&ps);
+
+    skip(&ps);
+    if (!ps.failed && *ps.p) {
+        snprintf(err, errlen, "unexpected '%c' in formula '%s'", *ps.p, e);
+        return -1;
+    }
+    if (ps.failed)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* --- task.json --- */
+
+static int dim_index(struct ao_task *t, const char *name, int add)
+{
+    for (int i = 0; i < t->ndims; i++)
+        if (strcmp(t->dims[i], name) == 0)
+            return i;
+    if (!add || t->ndims == AO_MAX_DIMS || strlen(name) >= sizeof t->dims[0])
+        return -1;
+    snprintf(t->dims[t->ndims], sizeof t->dims[0], "%s", name);
+    return t->ndims++;
+}
+
+static int load_tensor(struct ao_task *t, const cJSON *j, struct ao_tensor *x, int is_input,
+                       char *err, size_t errlen)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
+    const cJSON *dist = cJSON_GetObjectItemCaseSensitive(j, "dist");
+    const cJSON *d;
+
+    if (!cJSON_IsString(name) || strlen(name->valuestring) >= sizeof x->name ||
+        !cJSON_IsArray(shape) || cJSON_GetArraySize(shape) < 1 ||
+        cJSON_GetArraySize(shape) > AO_MAX_RANK) {
+        snprintf(err, errlen, "a tensor needs a name and a shape of 1 to %d sizes", AO_MAX_RANK);
+        return -1;
+    }
+    snprintf(x->name, sizeof x->name, "%s", name->valuestring);
+    cJSON_ArrayForEach(d, shape) {
+        int k;
+        if (!cJSON_IsString(d) || (k = dim_index(t, d->valuestring, 1)) < 0) {
+            snprintf(err, errlen, "tensor '%s': shape entries are size names", x->name);
+            return -1;
+        }
+        x->dim[x->rank++] = k;
+    }
+    x->dist = AO_DIST_NORMAL;
+    x->a = 0;
+    x->b = 1;
+    if (is_input && dist) {
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(dist, "kind");
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(dist, "mean");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(dist, "std");
+        if (!cJSON_IsString(kind)) {
+            snprintf(err, errlen, "tensor '%s': dist needs a kind", x->name);
+            return -1;
+        }
+        if (strcmp(kind->valuestring, "normal") == 0)
+            x->dist = AO_DIST_NORMAL;
+        else if (strcmp(kind->valuestring, "abs_normal") == 0)
+            x->dist = AO_DIST_ABS_NORMAL;
+        else if (strcmp(kind->valuestring, "uniform") == 0) {
+            x->dist = AO_DIST_UNIFORM;
+            a = cJSON_GetObjectItemCaseSensitive(dist, "low");
+            b = cJSON_GetObjectItemCaseSensitive(dist, "high");
+        } else {
+            snprintf(err, errlen, "tensor '%s': unknown dist '%s'", x->name, kind->valuestring);
+            return -1;
+        }
+        if (cJSON_IsNumber(a))
+            x->a = a->valuedouble;
+        if (cJSON_IsNumber(b))
+            x->b = b->valuedouble;
+    }
+    return 0;
+}
+
+static int copy_str(const cJSON *j, const char *key, char *dst, size_t n, int required,
+                    char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!v && !required) {
+        dst[0] = '\0';
+        return 0;
+    }
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= n) {
+        snprintf(err, errlen, "'%s' must be a string shorter than %zu", key, n);
+        return -1;
+    }
+    snprintf(dst, n, "%s", v->valuestring);
+    return 0;
+}
+
+static void derive_signature(const struct ao_task *t, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "void kernel(");
+    for (int i = 0; i < t->ninputs + t->noutputs && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%sfloat *%s", i ? ", " : "",
+                                i < t->ninputs ? "const " : "", t->t[i].name);
+    for (int i = 0; i < t->ndims && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, ", int %s", t->dims[i]);
+    if (len < n)
+        snprintf(buf + len, n - len, ")");
+}
+
+int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen)
+{
+    char file[600], ferr[AO_ERRLEN], derived[512];
+    struct stat st;
+    char *text = NULL;
+    cJSON *j = NULL, *x;
+    const cJSON *ins, *outs, *sizes, *dims, *tol;
+    int rc = -1;
+
+    memset(t, 0, sizeof *t);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(t->dir, sizeof t->dir, "%s", path);
+        snprintf(file, sizeof file, "%s/task.json", path);
+    } else {
+        const char *slash = strrchr(path, '/');
+        snprintf(file, sizeof file, "%s", path);
+        snprintf(t->dir, sizeof t->dir, "%.*s", slash ? (int)(slash - path) : 1,
+                 slash ? path : ".");
+    }
+    if (!(text = ao_read_file(file, NULL, ferr, sizeof ferr))) {
+        snprintf(err, errlen, "%s", ferr);
+        goto out;
+    }
+    if (!(j = cJSON_Parse(text))) {
+        snprintf(err, errlen, "'%s' is not valid JSON", file);
+        goto out;
+    }
+    if (copy_str(j, "name", t->name, sizeof t->name, 1, err, errlen) < 0 ||
+        copy_str(j, "signature", t->signature, sizeof t->signature, 1, err, errlen) < 0)
+        goto bad;
+    ins = cJSON_GetObjectItemCaseSensitive(j, "inputs");
+    outs = cJSON_GetObjectItemCaseSensitive(j, "outputs");
+    if (!cJSON_IsArray(ins) || !cJSON_IsArray(outs) || cJSON_GetArraySize(outs) < 1 ||
+        cJSON_GetArraySize(ins) + cJSON_GetArraySize(outs) > AO_MAX_TENSORS) {
+        snprintf(err, errlen, "inputs and outputs must be arrays, with at most %d tensors",
+                 AO_MAX_TENSORS);
+        goto bad;
+    }
+    cJSON_ArrayForEach(x, ins)
+        if (load_tensor(t, x, &t->t[t->ninputs++], 1, err, errlen) < 0)
+            goto bad;
+    cJSON_ArrayForEach(x, outs)
+        if (load_tensor(t, x, &t->t[t->ninputs + t->noutputs++], 0, err, errlen) < 0)
+            goto bad;
+    tol = cJSON_GetObjectItemCaseSensitive(j, "tolerance");
+    if (!cJSON_IsNumber(tol) || tol->valuedouble <= 0 || tol->valuedouble > 0.1) {
+        snprintf(err, errlen, "'tolerance' must be a relative L2 bound in (0, 0.1]");
+        goto bad;
+    }
+    t->tolerance = tol->valuedouble;
+    x = cJSON_GetObjectItemCaseSensitive(j, "work");
+    if (copy_str(x, "mm_flops", t->mm_flops, sizeof t->mm_flops, 1, err, errlen) < 0 ||
+        copy_str(x, "vec_flops", t->vec_flops, sizeof t->vec_flops, 1, err, errlen) < 0 ||
+        copy_str(x, "bytes", t->bytes, sizeof t->bytes, 1, err, errlen) < 0)
+        goto bad;
+    dims = cJSON_GetObjectItemCaseSensitive(j, "dims");
+    for (int i = 0; i < t->ndims; i++) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(dims, t->dims[i]);
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(d, "multiple_of");
+        t->dim_fixed[i] = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "fixed"));
+        t->dim_multiple[i] = cJSON_IsNumber(m) && m->valueint > 0 ? m->valueint : 1;
+    }
+    sizes = cJSON_GetObjectItemCaseSensitive(j, "sizes");
+    if (!cJSON_IsObject(sizes)) {
+        snprintf(err, errlen, "'sizes' must map size classes to their dims");
+        goto bad;
+    }
+    {
+        char *s = cJSON_PrintUnformatted(sizes);
+        if (!s || strlen(s) >= sizeof t->sizes_json) {
+            cJSON_free(s);
+            snprintf(err, errlen, "'sizes' is too large");
+            goto bad;
+        }
+        snprintf(t->sizes_json, sizeof t->sizes_json, "%s", s);
+        cJSON_free(s);
+    }
+    derive_signature(t, derived, sizeof derived);
+    if (strcmp(derived, t->signature) != 0) {
+        snprintf(err, errlen, "signature '%s' breaks the convention, which gives '%s'",
+                 t->signature, derived);
+        goto bad;
+    }
+    /* every size class must give every dim and valid work */
+    cJSON_ArrayForEach(x, sizes) {
+        long long dv[AO_MAX_DIMS];
+        double a, b, c;
+        if (ao_task_size(t, x->string, dv, err, errlen) < 0 ||
+            ao_task_work(t, dv, &a, &b, &c, err, errlen) < 0)
+            goto bad;
+    }
+    rc = 0;
+    goto out;
+bad:
+    {
+        char tmp[AO_ERRLEN];
+        snprintf(tmp, sizeof tmp, "%s", err);
+        snprintf(err, errlen, "task '%s': %s", file, tmp);
+    }
+out:
+    cJSON_Delete(j);
+    free(text);
+    return rc;
+}
+
+int ao_task_size(const struct ao_task *t, const char *size, long long dims[AO_MAX_DIMS],
+                 char *err, size_t errlen)
+{
+    cJSON *sizes = cJSON_Parse(t->sizes_json);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(sizes, size);
+    int rc = -1;
+
+    if (!cJSON_IsObject(s)) {
+        snprintf(err, errlen, "task '%s' has no size class '%s'", t->name, size);
+        goto out;
+    }
+    for (int i = 0; i < t->ndims; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, t->dims[i]);
+        if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e9 ||
+            v->valuedouble != (double)(long long)v->valuedouble) {
+            snprintf(err, errlen, "size class '%s' needs a positive integer '%s'", size,
+                     t->dims[i]);
+            goto out;
+        }
+        dims[i] = (long long)v->valuedouble;
+    }
+    rc = 0;
+out:
+    cJSON_Delete(sizes);
+    return rc;
+}
+
+int ao_task_work(const struct ao_task *t, const long long *dims, double *mm, double *vec,
+                 double *bytes, char *err, size_t errlen)
+{
+    char (*names)[16] = (char (*)[16])t->dims;
+    if (ao_formula_eval(t->mm_flops, names, dims, t->ndims, mm, err, errlen) < 0 ||
+        ao_formula_eval(t->vec_flops, names, dims, t->ndims, vec, err, errlen) < 0 ||
+        ao_formula_eval(t->bytes, names, dims, t->ndims, bytes, err, errlen) < 0)
+        return -1;
+    if (*mm < 0 || *vec < 0 || *bytes <= 0) {
+        snprintf(err, errlen, "work formulas must give mm, vec >= 0 and bytes > 0");
+        return -1;
+    }
+    return 0;
+}
+
+size_t ao_task_elems(const struct ao_task *t, int i, const long long *dims)
+{
+    size_t n = 1;
+    for (int k = 0; k < t->t[i].rank; k++)
+        n *= (size_t)dims[t->t[i].dim[k]];
+    return n;
+}

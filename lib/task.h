@@ -1,0 +1,56 @@
+/* task.h - a benchmark task (nkibench/<task>/task.json): tensors, sizes, work */
+#ifndef AO_TASK_H
+#define AO_TASK_H
+
+#include <stddef.h>
+
+#define AO_MAX_TENSORS 8
+#define AO_MAX_DIMS 8
+#define AO_MAX_RANK 4
+
+enum ao_dist { AO_DIST_NORMAL, AO_DIST_ABS_NORMAL, AO_DIST_UNIFORM };
+
+struct ao_tensor {
+    char name[32];
+    int rank;
+    int dim[AO_MAX_RANK]; /* indices into ao_task.dims */
+    enum ao_dist dist;
+    double a, b;          /* normal: mean, std; uniform: low, high */
+};
+
+struct ao_task {
+    char name[64];
+    char dir[512];        /* the task's directory (reference.c, baseline.c) */
+    char signature[512];  /* the C prototype of `kernel`, without the ';' */
+    int ninputs, noutputs;
+    struct ao_tensor t[AO_MAX_TENSORS]; /* inputs, then outputs */
+    int ndims;
+    char dims[AO_MAX_DIMS][16];         /* size names in order of first appearance */
+    int dim_fixed[AO_MAX_DIMS];         /* may not change in the unannounced shape */
+    int dim_multiple[AO_MAX_DIMS];      /* must stay a multiple of this */
+    double tolerance;                   /* relative L2 error bound */
+    char mm_flops[256], vec_flops[256], bytes[256]; /* formulas over the dims */
+    char sizes_json[4096];              /* the size classes, kept as JSON text */
+};
+
+/* Load a task from its directory (or its task.json).  Checks that the
+ * declared signature is the one the convention derives.  0 or -1 + err. */
+int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen);
+
+/* The dims of a size class ("tiny", "cpu", "paper"); 0 or -1 + err. */
+int ao_task_size(const struct ao_task *t, const char *size, long long dims[AO_MAX_DIMS],
+                 char *err, size_t errlen);
+
+/* Work for given dims: matmul FLOPs, vector FLOPs, minimum bytes moved. */
+int ao_task_work(const struct ao_task *t, const long long *dims, double *mm, double *vec,
+                 double *bytes, char *err, size_t errlen);
+
+/* Elements of tensor i at the given dims. */
+size_t ao_task_elems(const struct ao_task *t, int i, const long long *dims);
+
+/* Evaluate an arithmetic formula over named values (+ - * / parentheses,
+ * integers and decimals).  0 or -1 + err.  Exposed for the tests. */
+int ao_formula_eval(const char *expr, char names[][16], const long long *vals, int n,
+                    double *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,231 @@
+/* util.c - small helpers: growable buffers, files, time, hashing */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "util.h"
+
+int ao_buf_append(struct ao_buf *b, const void *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *d;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        d = realloc(b->data, cap);
+        if (!d)
+            return -1;
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int ao_buf_printf(struct ao_buf *b, const char *fmt, ...)
+{
+    char small[512], *big = NULL;
+    va_list ap;
+    int n, rc;
+
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -1;
+    if ((size_t)n < sizeof small)
+        return ao_buf_append(b, small, (size_t)n);
+    big = malloc((size_t)n + 1);
+    if (!big)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    rc = ao_buf_append(b, big, (size_t)n);
+    free(big);
+    return rc;
+}
+
+void ao_buf_release(struct ao_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+char *ao_read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+    struct ao_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    FILE *f = fopen(path, "rb");
+
+    if (!f) {
+        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        if (ao_buf_append(&b, chunk, n) < 0) {
+            snprintf(err, errlen, "out of memory reading '%s'", path);
+            goto fail;
+        }
+    if (ferror(f)) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        goto fail;
+    }
+    fclose(f);
+    if (!b.data && ao_buf_append(&b, "", 0) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (len)
+        *len = b.len;
+    return b.data;
+fail:
+    fclose(f);
+    ao_buf_release(&b);
+    return NULL;
+}
+
+int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "wb");
+
+    if (!f) {
+        snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    if (fwrite(p, 1, n, f) != n || fclose(f) != 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st; (void)flag; (void)ftw;
+    return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int ao_rmtree(const char *path)
+{
+    return nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS);
+}
+
+int ao_mkdirs(const char *path, int mode)
+{
+    char tmp[PATH_MAX];
+    size_t n = strlen(path);
+
+    if (n == 0 || n >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(tmp, path, n + 1);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, (mode_t)mode) < 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    if (mkdir(tmp, (mode_t)mode) < 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+int64_t ao_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void ao_utc_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void ao_sha256_hex(const void *data, size_t n, char hex[65])
+{
+    unsigned char md[32];
+    unsigned int mdlen = 0;
+
+    EVP_Digest(data, n, md, &mdlen, EVP_sha256(), NULL);
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+int ao_random_bytes(void *p, size_t n)
+{
+    unsigned char *c = p;
+    while (n > 0) {
+        ssize_t r = getrandom(c, n, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+const char *ao_home(void)
+{
+    static char home[PATH_MAX];
+    char exe[PATH_MAX];
+    const char *env = getenv("ACCELOPT_HOME");
+    ssize_t n;
+
+    if (env && *env)
+        return env;
+    if (home[0])
+        return home;
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return ".";
+    exe[n] = '\0';
+    /* bin/accelopt -> bin -> the tree; tests live in build/tests, same depth */
+    snprintf(home, sizeof home, "%s", dirname(dirname(exe)));
+    if (strcmp(home + strlen(home) - (strlen(home) >= 6 ? 6 : 0), "/build") == 0)
+        home[strlen(home) - 6] = '\0';
+    return home;
+}
+
+const char *ao_state_dir(void)
+{
+    static char dir[PATH_MAX];
+    const char *env = getenv("ACCELOPT_STATE_DIR");
+    const char *xdg = getenv("XDG_STATE_HOME");
+    const char *h = getenv("HOME");
+
+    if (env && *env)
+        return env;
+    if (xdg && *xdg)
+        snprintf(dir, sizeof dir, "%s/accelopt", xdg);
+    else
+        snprintf(dir, sizeof dir, "%s/.local/state/accelopt", h && *h ? h : "/tmp");
+    return dir;
+}

@@ -1,0 +1,50 @@
+/* util.h - small helpers: growable buffers, files, time, hashing */
+#ifndef AO_UTIL_H
+#define AO_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AO_ERRLEN 512
+
+/* A growable byte buffer, always NUL-terminated when len > 0. */
+struct ao_buf {
+    char *data;
+    size_t len, cap;
+};
+
+int ao_buf_append(struct ao_buf *b, const void *p, size_t n);
+int ao_buf_printf(struct ao_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void ao_buf_release(struct ao_buf *b);
+
+/* Read a whole file (NUL-terminated); NULL with err filled on failure.
+ * The caller frees the result. */
+char *ao_read_file(const char *path, size_t *len, char *err, size_t errlen);
+int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t errlen);
+
+/* Remove a directory tree (no symlinks followed); 0 or -1. */
+int ao_rmtree(const char *path);
+/* mkdir -p; 0 or -1 with errno. */
+int ao_mkdirs(const char *path, int mode);
+
+/* Monotonic clock in nanoseconds. */
+int64_t ao_now_ns(void);
+/* Wall clock as an RFC 3339 UTC string into buf (at least 32 bytes). */
+void ao_utc_now(char *buf, size_t len);
+
+/* Lowercase hex SHA-256 of data into hex (65 bytes). */
+void ao_sha256_hex(const void *data, size_t n, char hex[65]);
+
+/* Fill with bytes from getrandom(2). */
+int ao_random_bytes(void *p, size_t n);
+
+/* Directory holding the installed tree (bin/.., where nkibench/ lives):
+ * ACCELOPT_HOME, or the parent of the executable's directory. */
+const char *ao_home(void);
+
+/* Directory for persistent state (calibrations): ACCELOPT_STATE_DIR, or
+ * $XDG_STATE_HOME/accelopt, or ~/.local/state/accelopt. */
+const char *ao_state_dir(void);
+
+#endif
