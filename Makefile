@@ -24,8 +24,8 @@ endif
 
 LIB_SRC  := $(wildcard lib/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
-TOOLS    := accelopt profiler
-BINS     := bin/accelopt bin/accelopt-profiler
+STAGES   := profiler
+BINS     := bin/accelopt $(STAGES:%=bin/accelopt-%)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
@@ -45,10 +45,13 @@ bin/accelopt: build/tools/accelopt/accelopt.o build/libaccelopt.a
 	@echo "  LD  $@"
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-bin/accelopt-%: build/tools/%/%.o build/libaccelopt.a
+define STAGE_RULE
+bin/accelopt-$(1): build/tools/$(1)/$(1).o build/libaccelopt.a
 	@mkdir -p bin
-	@echo "  LD  $@"
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	@echo "  LD  $$@"
+	$$(Q)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+endef
+$(foreach t,$(STAGES),$(eval $(call STAGE_RULE,$(t))))
 
 build/tests/%: build/tests/unit/%.o build/libaccelopt.a
 	@echo "  LD  $@"

@@ -74,6 +74,7 @@ struct job {
     uint64_t seq;
     const struct ao_task *task;
     long long deadline;
+    double timeout_s;
     /* why it failed, once it did */
     const char *status;
     char reason[512];
@@ -269,10 +270,40 @@ static int static_check(const char *src, char *reason, size_t len)
     return 0;
 }
 
-/* Compile and link `source` into dir/runner inside a sandbox.  On a verdict
- * (compile error, rejected object) sets j->status; -1 only on our failure. */
-static int build_runner(struct ao_profiler *p, struct pool *pl, struct job *j, const char *source,
-                        char **diag, long long *compile_ns, char *err, size_t errlen)
+/* A fresh job directory holding the kernel source and the task's harness. */
+static int prepare_job(struct ao_profiler *p, struct pool *pl, struct job *j, const char *source,
+                       char *err, size_t errlen)
+{
+    static const char *const files[] = {"proto.h", "runner.o", "stub.o"};
+    char path[900], from[800];
+
+    snprintf(j->dir, sizeof j->dir, "%s/job-XXXXXX", p->root);
+    if (!mkdtemp(j->dir)) {
+        j->dir[0] = '\0';
+        snprintf(err, errlen, "cannot create a job directory: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/kernel.c", j->dir);
+    if (ao_write_file(path, source, strlen(source), err, errlen) < 0)
+        return -1;
+    for (int i = 0; i < 3; i++) {
+        snprintf(from, sizeof from, "%s/%s", pl->harness, files[i]);
+        snprintf(path, sizeof path, "%s/%s", j->dir, files[i]);
+        if (copy_file(from, path, err, errlen) < 0)
+            return -1;
+    }
+    if (getuid() == 0 && chown(j->dir, 65534, 65534) < 0) {
+        snprintf(err, errlen, "cannot hand '%s' to the sandbox user: %s", j->dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Compile and link the job's kernel into its runner inside a sandbox.  On
+ * a verdict (compile error, rejected object) sets j->status; -1 only on our
+ * failure. */
+static int compile_job(struct ao_profiler *p, struct job *j, char **diag, long long *compile_ns,
+                       char *err, size_t errlen)
 {
     char path[900], log[800], reason[512];
     char sh[] = "/bin/sh", dash_c[] = "-c", cmd[1024];
@@ -283,26 +314,6 @@ static int build_runner(struct ao_profiler *p, struct pool *pl, struct job *j, c
     long long t0 = ao_now_ns();
     char *out = NULL;
 
-    snprintf(j->dir, sizeof j->dir, "%s/job-XXXXXX", p->root);
-    if (!mkdtemp(j->dir)) {
-        snprintf(err, errlen, "cannot create a job directory: %s", strerror(errno));
-        return -1;
-    }
-    snprintf(path, sizeof path, "%s/kernel.c", j->dir);
-    if (ao_write_file(path, source, strlen(source), err, errlen) < 0)
-        return -1;
-    static const char *const files[] = {"proto.h", "runner.o", "stub.o"};
-    for (int i = 0; i < 3; i++) {
-        char from[800];
-        snprintf(from, sizeof from, "%s/%s", pl->harness, files[i]);
-        snprintf(path, sizeof path, "%s/%s", j->dir, files[i]);
-        if (copy_file(from, path, err, errlen) < 0)
-            return -1;
-    }
-    if (getuid() == 0 && chown(j->dir, 65534, 65534) < 0) {
-        snprintf(err, errlen, "cannot hand '%s' to the sandbox user: %s", j->dir, strerror(errno));
-        return -1;
-    }
     snprintf(cmd, sizeof cmd,
              "%s %s -fdiagnostics-color=never -fmax-errors=8 -include proto.h -c kernel.c -o kernel.o"
              " && %s kernel.o runner.o stub.o -o runner -lm",
@@ -321,6 +332,7 @@ static int build_runner(struct ao_profiler *p, struct pool *pl, struct job *j, c
     spec.max_procs = 64;
     spec.seccomp = AO_SECCOMP_COMPILE;
     spec.cpu = -1;
+    spec.slot = 0;
     if (ao_sandbox_start(&spec, &sb, err, errlen) < 0)
         goto out;
     if (ao_sandbox_wait(&sb, ao_now_ns() + (long long)(p->o.compile_timeout_s * 1e9), &st, &to) < 0) {
@@ -367,8 +379,10 @@ static size_t tensors_bytes(const struct ao_task *t, const long long *dims)
     return s;
 }
 
+/* Start the runner's sandbox.  Held, it is set up (namespaces, cgroups:
+ * slow on some kernels) while the compiler works, and execs at job_release. */
 static int job_start(struct ao_profiler *p, struct job *j, const struct ao_task *t,
-                     const long long *dims, double timeout_s, char *err, size_t errlen)
+                     const long long *dims, double timeout_s, int hold, char *err, size_t errlen)
 {
     char size_arg[32], nptr_arg[16], runner[] = "/work/runner";
     char *argv[] = {runner, size_arg, nptr_arg, NULL};
@@ -407,6 +421,9 @@ static int job_start(struct ao_profiler *p, struct job *j, const struct ao_task 
     spec.max_procs = 16;
     spec.seccomp = AO_SECCOMP_NONE; /* the runner installs the strict one itself */
     spec.cpu = p->o.cpu;
+    spec.hold = hold;
+    spec.slot = 1;
+    j->timeout_s = timeout_s;
     if (ao_sandbox_start(&spec, &j->sb, err, errlen) < 0)
         goto out;
     j->started = 1;
@@ -416,6 +433,15 @@ out:
     if (fd >= 0)
         close(fd);
     return rc;
+}
+
+/* Let a held runner start; its time limit counts from here. */
+static int job_release(struct job *j, char *err, size_t errlen)
+{
+    if (ao_sandbox_release(&j->sb, err, errlen) < 0)
+        return -1;
+    j->deadline = ao_now_ns() + (long long)(j->timeout_s * 1e9);
+    return 0;
 }
 
 /* The runner is gone: say why, from its wait status. */
@@ -602,15 +628,17 @@ static int compute_references(struct ao_profiler *p, struct pool *pl, char *err,
     snprintf(path, sizeof path, "%s/reference.c", pl->task.dir);
     if (!(src = ao_read_file(path, NULL, err, errlen)))
         return -1;
-    if (build_runner(p, pl, &j, src, &diag, &cns, err, errlen) < 0)
+    /* references may be slow (plain loops in double): allow ten times more */
+    if (prepare_job(p, pl, &j, src, err, errlen) < 0 ||
+        job_start(p, &j, &pl->task, pl->dims, p->o.timeout_s * 10, 1, err, errlen) < 0 ||
+        compile_job(p, &j, &diag, &cns, err, errlen) < 0)
         goto out;
     if (j.status) {
         snprintf(err, errlen, "the reference of '%s' does not build: %s: %.500s", pl->task.name,
                  j.reason, diag ? diag : "");
         goto out;
     }
-    /* references may be slow (plain loops in double): allow ten times more */
-    if (job_start(p, &j, &pl->task, pl->dims, p->o.timeout_s * 10, err, errlen) < 0)
+    if (job_release(&j, err, errlen) < 0)
         goto out;
     for (int s = 0; s < pl->nchecks + VERIFIED_TIMED; s++) {
         struct dataset *d = s < pl->nchecks ? &pl->check[s] : &pl->verify[s - pl->nchecks];
@@ -929,7 +957,9 @@ static int run_once(struct ao_profiler *p, struct pool *pl, struct job *j,
                     struct ao_result_msg *r, cJSON *errors, double *max_err,
                     struct measurement *m, char *err, size_t errlen)
 {
-    if (job_start(p, j, &pl->task, pl->dims, p->o.timeout_s, err, errlen) < 0)
+    if (!j->started && job_start(p, j, &pl->task, pl->dims, p->o.timeout_s, 0, err, errlen) < 0)
+        return -1;
+    if (j->sb.sync_fd >= 0 && job_release(j, err, errlen) < 0)
         return -1;
     layers_json(r, j->sb.layers, 1);
     if (measure(p, pl, j, errors, max_err, m) < 0 && !j->status) {
@@ -965,7 +995,9 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     if (!(pl = pool_get(p, t, size, err, errlen)))
         goto fail;
     pool_ns = ao_now_ns() - t0;
-    if (build_runner(p, pl, &j, source, &diag, &compile_ns, err, errlen) < 0)
+    if (prepare_job(p, pl, &j, source, err, errlen) < 0 ||
+        job_start(p, &j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
+        compile_job(p, &j, &diag, &compile_ns, err, errlen) < 0)
         goto fail;
     if (diag)
         set_str(&r->diagnostics, diag);
@@ -1101,6 +1133,7 @@ void ao_profiler_free(struct ao_profiler *p)
         free(pl);
     }
     ao_rmtree(p->root);
+    ao_sandbox_cleanup();
     free(p->bpf);
     free(p);
 }

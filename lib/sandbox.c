@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <linux/filter.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,6 +39,7 @@ struct child_args {
     int use_ns;
     int sync_fd, err_fd;
     char root[600];
+    char cg_procs[2][300];    /* cgroup.procs files to join, "" for none */
     struct sock_fprog *filter;
 };
 
@@ -50,6 +52,17 @@ static void die(const struct child_args *a, const char *step)
     if (write(a->err_fd, msg, (size_t)n) < 0)
         _exit(126);
     _exit(127);
+}
+
+static int write_str(const char *path, const char *s)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    ssize_t n;
+    if (fd < 0)
+        return -1;
+    n = write(fd, s, strlen(s));
+    close(fd);
+    return n == (ssize_t)strlen(s) ? 0 : -1;
 }
 
 static void bind_ro(const struct child_args *a, const char *src, const char *dst)
@@ -105,6 +118,15 @@ static void build_root(const struct child_args *a)
         die(a, "mount /tmp");
     snprintf(p, sizeof p, "%s/etc", a->root);
     mkdir(p, 0755);
+    /* the loader's cache alone: saves a search of the library path */
+    snprintf(p, sizeof p, "%s/etc/ld.so.cache", a->root);
+    if (access("/etc/ld.so.cache", R_OK) == 0) {
+        int fd = open(p, O_CREAT | O_WRONLY, 0644);
+        if (fd < 0)
+            die(a, "create ld.so.cache");
+        close(fd);
+        bind_ro(a, "/etc/ld.so.cache", p);
+    }
     snprintf(p, sizeof p, "%s/work", a->root);
     mkdir(p, 0755);
     if (mount(a->spec->workdir, p, NULL, MS_BIND, NULL) < 0)
@@ -160,6 +182,9 @@ static int child_main(void *arg)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1 && !a->use_ns)
         _exit(127);
+    for (int i = 0; i < 2; i++)
+        if (a->cg_procs[i][0] && write_str(a->cg_procs[i], "0") < 0)
+            die(a, "join cgroup");
     if (a->use_ns)
         build_root(a);
     else if (setsid() < 0)
@@ -167,6 +192,9 @@ static int child_main(void *arg)
     if (chdir(a->use_ns ? "/work" : s->workdir) < 0)
         die(a, "chdir work dir");
     /* renumber the kept fds to 3.. by way of high numbers, so none clobbers another */
+    if (dup3(a->err_fd, 190, O_CLOEXEC) < 0 || dup3(a->sync_fd, 191, O_CLOEXEC) < 0)
+        die(a, "dup control pipes");
+    ((struct child_args *)a)->err_fd = 190;
     for (int i = 0; i < s->nkeep; i++)
         if (dup3(s->keep_fds[i], 200 + i, 0) < 0)
             die(a, "dup kept fd");
@@ -178,10 +206,11 @@ static int child_main(void *arg)
         if (dup3(200 + i, 3 + i, 0) < 0)
             die(a, "dup kept fd");
     /* keep the error pipe (close-on-exec) until exec reports success */
-    if (dup3(a->err_fd, 3 + s->nkeep, O_CLOEXEC) < 0)
-        die(a, "dup error pipe");
+    if (dup3(190, 3 + s->nkeep, O_CLOEXEC) < 0 || dup3(191, 4 + s->nkeep, O_CLOEXEC) < 0)
+        die(a, "dup control pipes");
     ((struct child_args *)a)->err_fd = 3 + s->nkeep;
-    syscall(SYS_close_range, 4 + s->nkeep, ~0U, 0);
+    ((struct child_args *)a)->sync_fd = 4 + s->nkeep;
+    syscall(SYS_close_range, 5 + s->nkeep, ~0U, 0);
     set_limits(a);
     if (s->cpu >= 0) {
         cpu_set_t set;
@@ -198,6 +227,8 @@ static int child_main(void *arg)
         die(a, "no_new_privs");
     if (a->filter && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, a->filter) < 0)
         die(a, "seccomp");
+    if (s->hold && read(a->sync_fd, &go, 1) != 1)
+        _exit(127); /* never released: the parent gave up on this sandbox */
     execve(s->argv[0], s->argv, envp);
     die(a, "exec");
     return 127;
@@ -262,40 +293,60 @@ out:
     return rc;
 }
 
-static int write_str(const char *path, const char *s)
+
+/* Cgroups are slow to create (tens of ms for a v1 memory cgroup), so each
+ * process makes one per controller and reuses it: its sandboxes run one at
+ * a time, and each leaves its cgroup empty. */
+struct cgroup {
+    char dir[256];
+    int tried;
+};
+#define SLOTS 4
+static struct cgroup cg_mem[SLOTS], cg_pids[SLOTS];
+
+static int cgroup_make(struct cgroup *cg, const char *const *bases, int slot)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    ssize_t n;
-    if (fd < 0)
-        return -1;
-    n = write(fd, s, strlen(s));
-    close(fd);
-    return n == (ssize_t)strlen(s) ? 0 : -1;
+    if (cg->tried)
+        return cg->dir[0] ? 0 : -1;
+    cg->tried = 1;
+    for (int i = 0; bases[i]; i++) {
+        snprintf(cg->dir, sizeof cg->dir, "%s/accelopt-%d-%d", bases[i], (int)getpid(), slot);
+        if (mkdir(cg->dir, 0700) == 0 || errno == EEXIST)
+            return 0;
+    }
+    cg->dir[0] = '\0';
+    return -1;
 }
 
-/* One cgroup directory under `base` with one limit file; "" if refused. */
-static void cgroup_join(char *dir, size_t n, const char *base, const char *limit_file,
-                        const char *limit, pid_t pid)
+/* Set the slot's cgroup limit; its directory on success, "" if refused.
+ * The sandboxed process joins it itself, so the join (slow on cgroup v1:
+ * it waits for an RCU grace period) overlaps the parent's other work. */
+static void cgroup_prepare(char *out, size_t n, struct cgroup *cg, const char *const *bases,
+                           const char *const *limit_files, const char *limit, int slot)
 {
-    char f[400], v[32];
-    static unsigned seq;
+    char f[400];
 
-    snprintf(dir, n, "%s/accelopt-%d-%u", base, (int)getpid(), seq++);
-    snprintf(v, sizeof v, "%d", (int)pid);
-    if (mkdir(dir, 0700) < 0) {
-        dir[0] = '\0';
+    out[0] = '\0';
+    if (cgroup_make(cg, bases, slot) < 0)
         return;
+    for (int i = 0; limit_files[i]; i++) {
+        snprintf(f, sizeof f, "%s/%s", cg->dir, limit_files[i]);
+        if (write_str(f, limit) == 0) {
+            snprintf(out, n, "%s", cg->dir);
+            return;
+        }
     }
-    snprintf(f, sizeof f, "%s/%s", dir, limit_file);
-    if (write_str(f, limit) < 0)
-        goto fail;
-    snprintf(f, sizeof f, "%s/cgroup.procs", dir);
-    if (write_str(f, v) < 0)
-        goto fail;
-    return;
-fail:
-    rmdir(dir);
-    dir[0] = '\0';
+}
+
+void ao_sandbox_cleanup(void)
+{
+    for (int i = 0; i < 2 * SLOTS; i++) {
+        struct cgroup *cg = i < SLOTS ? &cg_mem[i] : &cg_pids[i - SLOTS];
+        if (cg->dir[0])
+            rmdir(cg->dir);
+        cg->dir[0] = '\0';
+        cg->tried = 0;
+    }
 }
 
 static void add_layer(struct ao_sandbox *sb, const char *l)
@@ -310,13 +361,13 @@ int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
     struct child_args a;
     struct sock_fprog prog = {0, NULL};
     int sync[2] = {-1, -1}, errp[2] = {-1, -1};
-    char *stack = NULL, msg[300], lim[32];
+    char *stack = NULL, lim[32];
     int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
-    ssize_t n;
     int rc = -1;
 
     memset(sb, 0, sizeof *sb);
     sb->pid = -1;
+    sb->sync_fd = sb->err_fd = -1;
     memset(&a, 0, sizeof a);
     a.spec = spec;
     snprintf(a.root, sizeof a.root, "%s/.root", spec->workdir);
@@ -333,6 +384,29 @@ int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
         snprintf(err, errlen, "cannot set up the sandbox: %s", strerror(errno));
         goto out;
     }
+    {
+        static const char *const mem_bases[] = {"/sys/fs/cgroup/memory", "/sys/fs/cgroup", NULL};
+        static const char *const pid_bases[] = {"/sys/fs/cgroup/pids", "/sys/fs/cgroup", NULL};
+        static const char *const mem_files[] = {"memory.limit_in_bytes", "memory.max", NULL};
+        static const char *const pid_files[] = {"pids.max", NULL};
+        int slot = spec->slot >= 0 && spec->slot < SLOTS ? spec->slot : 0;
+        if (spec->mem_bytes > 0) {
+            snprintf(lim, sizeof lim, "%lld", spec->mem_bytes);
+            cgroup_prepare(sb->cg_mem, sizeof sb->cg_mem, &cg_mem[slot], mem_bases, mem_files, lim,
+                           slot);
+            if (sb->cg_mem[0]) {
+                char f[400];
+                snprintf(f, sizeof f, "%s/memory.failcnt", sb->cg_mem);
+                write_str(f, "0");
+                snprintf(a.cg_procs[0], sizeof a.cg_procs[0], "%s/cgroup.procs", sb->cg_mem);
+            }
+        }
+        snprintf(lim, sizeof lim, "%d", spec->max_procs > 0 ? spec->max_procs : 64);
+        cgroup_prepare(sb->cg_pids, sizeof sb->cg_pids, &cg_pids[slot], pid_bases, pid_files, lim,
+                       slot);
+        if (sb->cg_pids[0])
+            snprintf(a.cg_procs[1], sizeof a.cg_procs[1], "%s/cgroup.procs", sb->cg_pids);
+    }
     a.sync_fd = sync[0];
     a.err_fd = errp[1];
     a.use_ns = 1;
@@ -348,19 +422,8 @@ int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
     sb->has_pidns = a.use_ns;
     if (a.use_ns)
         add_layer(sb, "pid-ns,mount-ns,net-ns,ipc-ns,uts-ns,ro-root");
-    snprintf(lim, sizeof lim, "%lld", spec->mem_bytes);
-    if (spec->mem_bytes > 0) {
-        cgroup_join(sb->cg_mem, sizeof sb->cg_mem, "/sys/fs/cgroup/memory",
-                    "memory.limit_in_bytes", lim, sb->pid);
-        if (!sb->cg_mem[0])
-            cgroup_join(sb->cg_mem, sizeof sb->cg_mem, "/sys/fs/cgroup", "memory.max", lim, sb->pid);
-        if (sb->cg_mem[0])
-            add_layer(sb, "cgroup-memory");
-    }
-    snprintf(lim, sizeof lim, "%d", spec->max_procs > 0 ? spec->max_procs : 64);
-    cgroup_join(sb->cg_pids, sizeof sb->cg_pids, "/sys/fs/cgroup/pids", "pids.max", lim, sb->pid);
-    if (!sb->cg_pids[0])
-        cgroup_join(sb->cg_pids, sizeof sb->cg_pids, "/sys/fs/cgroup", "pids.max", lim, sb->pid);
+    if (sb->cg_mem[0])
+        add_layer(sb, "cgroup-memory");
     if (sb->cg_pids[0])
         add_layer(sb, "cgroup-pids");
     add_layer(sb, "rlimits");
@@ -377,15 +440,11 @@ int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
         snprintf(err, errlen, "cannot release the sandbox: %s", strerror(errno));
         goto kill;
     }
-    /* the error pipe closes at exec; bytes on it mean a step failed */
-    do
-        n = read(errp[0], msg, sizeof msg - 1);
-    while (n < 0 && errno == EINTR);
-    if (n > 0) {
-        msg[n] = '\0';
-        snprintf(err, errlen, "sandbox setup failed at %s", msg);
+    sb->sync_fd = sync[1];
+    sb->err_fd = errp[0];
+    sync[1] = errp[0] = -1;
+    if (!spec->hold && ao_sandbox_release(sb, err, errlen) < 0)
         goto kill;
-    }
     rc = 0;
     goto out;
 kill:
@@ -406,6 +465,38 @@ out:
     return rc;
 }
 
+static void close_control(struct ao_sandbox *sb)
+{
+    if (sb->sync_fd > 0)
+        close(sb->sync_fd);
+    if (sb->err_fd > 0)
+        close(sb->err_fd);
+    sb->sync_fd = sb->err_fd = -1;
+}
+
+int ao_sandbox_release(struct ao_sandbox *sb, char *err, size_t errlen)
+{
+    char msg[300];
+    ssize_t n;
+
+    if (sb->sync_fd < 0 || write(sb->sync_fd, "x", 1) != 1) {
+        snprintf(err, errlen, "cannot release the sandbox: %s", strerror(errno));
+        close_control(sb);
+        return -1;
+    }
+    /* the error pipe closes at exec; bytes on it mean a step failed */
+    do
+        n = read(sb->err_fd, msg, sizeof msg - 1);
+    while (n < 0 && errno == EINTR);
+    close_control(sb);
+    if (n > 0) {
+        msg[n] = '\0';
+        snprintf(err, errlen, "sandbox setup failed at %s", msg);
+        return -1;
+    }
+    return 0;
+}
+
 void ao_sandbox_kill(struct ao_sandbox *sb)
 {
     if (sb->pid <= 0)
@@ -422,6 +513,8 @@ void ao_sandbox_kill(struct ao_sandbox *sb)
     }
 }
 
+/* Leave the cgroup empty: kill anything still in it (none is expected once
+ * the namespace's first process is gone). */
 static void cgroup_drain(const char *dir)
 {
     char f[400], *text, e[AO_ERRLEN];
@@ -429,52 +522,66 @@ static void cgroup_drain(const char *dir)
     if (!dir[0])
         return;
     snprintf(f, sizeof f, "%s/cgroup.procs", dir);
-    for (int tries = 0; tries < 200; tries++) {
-        text = ao_read_file(f, NULL, e, sizeof e);
-        if (!text || !*text) {
-            free(text);
-            break;
-        }
+    for (int tries = 0; tries < 400; tries++) {
+        struct timespec ts = {0, 1000000};
+        int any = 0;
+        if (!(text = ao_read_file(f, NULL, e, sizeof e)))
+            return;
         for (char *p = text; *p;) {
             long pid = strtol(p, &p, 10);
-            if (pid > 0)
-                kill((pid_t)pid, SIGKILL);
+            if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+                any = 1;
             while (*p == '\n')
                 p++;
         }
         free(text);
-        struct timespec ts = {0, 5000000};
+        if (!any)
+            return;
         nanosleep(&ts, NULL);
     }
-    rmdir(dir);
 }
 
 int ao_sandbox_wait(struct ao_sandbox *sb, long long deadline_ns, int *status, int *timed_out)
 {
+    int pidfd;
+
     *timed_out = 0;
     *status = 0;
     if (sb->pid <= 0)
         return -1;
+    /* a pidfd wakes us the moment the process ends; no polling delay */
+    pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
     for (;;) {
-        pid_t r = waitpid(sb->pid, status, deadline_ns ? WNOHANG : 0);
+        pid_t r = waitpid(sb->pid, status, WNOHANG);
+        long long left;
         if (r == sb->pid)
             break;
-        if (r < 0 && errno != EINTR)
+        if (r < 0 && errno != EINTR) {
+            if (pidfd >= 0)
+                close(pidfd);
             return -1;
-        if (deadline_ns && ao_now_ns() >= deadline_ns) {
+        }
+        left = deadline_ns ? deadline_ns - ao_now_ns() : -1;
+        if (deadline_ns && left <= 0) {
             *timed_out = 1;
             ao_sandbox_kill(sb);
             deadline_ns = 0;
             continue;
         }
-        if (deadline_ns) {
-            struct timespec ts = {0, 2000000};
+        if (pidfd >= 0) {
+            struct pollfd pfd = {pidfd, POLLIN, 0};
+            poll(&pfd, 1, left < 0 ? -1 : (int)(left / 1000000 + 1));
+        } else {
+            struct timespec ts = {0, 1000000};
             nanosleep(&ts, NULL);
         }
     }
+    if (pidfd >= 0)
+        close(pidfd);
     if (!sb->has_pidns)
         kill(-sb->pid, SIGKILL); /* the group may outlive its leader */
     sb->pid = -1;
+    close_control(sb);
     cgroup_drain(sb->cg_pids);
     cgroup_drain(sb->cg_mem);
     return 0;
@@ -499,7 +606,7 @@ int ao_sandbox_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
     static const char *const allowed[] = {
         "read", "write", "close", "fstat", "newfstatat", "lseek", "munmap", "mremap", "brk",
         "madvise", "futex", "exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "getpid",
-        "gettid", "clock_gettime", "clock_getres", "gettimeofday", "sched_yield",
+        "gettid", "getrandom", "clock_gettime", "clock_getres", "gettimeofday", "sched_yield",
         "sched_getaffinity"};
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
     int rc = -1;

@@ -22,6 +22,8 @@ struct ao_sandbox_spec {
     int max_procs;            /* cgroup pids.max (and RLIMIT_NPROC) */
     enum ao_seccomp_policy seccomp;
     int cpu;                  /* pin to this CPU, or -1 */
+    int hold;                 /* set up everything, but exec only at ao_sandbox_release */
+    int slot;                 /* cgroup slot 0..3: sandboxes of one slot never overlap */
 };
 
 struct ao_sandbox {
@@ -29,11 +31,16 @@ struct ao_sandbox {
     char cg_mem[256], cg_pids[256]; /* cgroup directories, "" if none */
     char layers[512];         /* comma-separated layers that are active */
     int has_pidns;
+    int sync_fd, err_fd;      /* held: the release pipe and the exec report */
 };
 
 /* Start spec.argv in a new sandbox.  0 with sb filled, or -1 + err. */
 int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
                      char *err, size_t errlen);
+
+/* Let a held sandbox exec its program (e.g. once the program has been
+ * built into its work directory).  0, or -1 + err (then kill and wait). */
+int ao_sandbox_release(struct ao_sandbox *sb, char *err, size_t errlen);
 
 /* Wait for it to end, killing the whole tree at deadline_ns (ao_now_ns
  * clock; 0 for none).  Returns 0 with *status as from waitpid and
@@ -42,6 +49,10 @@ int ao_sandbox_wait(struct ao_sandbox *sb, long long deadline_ns, int *status, i
 
 /* Kill everything in it now (then call ao_sandbox_wait). */
 void ao_sandbox_kill(struct ao_sandbox *sb);
+
+/* Remove this process's cgroups; call at exit, with no sandbox running.
+ * (Sandboxes of one process run one at a time: they share its cgroups.) */
+void ao_sandbox_cleanup(void);
 
 /* Nonzero if the cgroup saw the memory limit hit. */
 int ao_sandbox_oom(const struct ao_sandbox *sb);

@@ -1,0 +1,6 @@
+/* expect: compile_error - pulls a file outside the task into the object with .incbin */
+__asm__(".incbin \"/etc/passwd\"");
+void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
+{
+    for (int i = 0; i < M; i++) for (int j = 0; j < N; j++) { float acc = 0; for (int k = 0; k < K; k++) acc += lhs[(long)i*K+k] * rhs[(long)k*N+j]; out[(long)i*N+j] = acc; }
+}

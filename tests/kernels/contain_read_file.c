@@ -1,0 +1,9 @@
+/* expect: rejected - reads a file outside its work dir */
+#include <stdio.h>
+void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
+{
+    char buf[64];
+    FILE *f = fopen("/etc/hostname", "r");
+    if (f) { fgets(buf, sizeof buf, f); fclose(f); }
+    for (int i = 0; i < M; i++) for (int j = 0; j < N; j++) { float acc = 0; for (int k = 0; k < K; k++) acc += lhs[(long)i*K+k] * rhs[(long)k*N+j]; out[(long)i*N+j] = acc; }
+}

@@ -1,0 +1,12 @@
+/* expect: rejected - leaves a setsid'd grandchild running */
+#include <unistd.h>
+void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
+{
+    if (fork() == 0) {
+        setsid();
+        if (fork() == 0)
+            for (;;) sleep(1);
+        _exit(0);
+    }
+    for (int i = 0; i < M; i++) for (int j = 0; j < N; j++) { float acc = 0; for (int k = 0; k < K; k++) acc += lhs[(long)i*K+k] * rhs[(long)k*N+j]; out[(long)i*N+j] = acc; }
+}

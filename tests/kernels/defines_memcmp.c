@@ -1,0 +1,7 @@
+/* expect: rejected - replaces memcmp so an input check always passes */
+#include <stddef.h>
+int memcmp(const void *a, const void *b, size_t n) { (void)a; (void)b; (void)n; return 0; }
+void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
+{
+    for (int i = 0; i < M; i++) for (int j = 0; j < N; j++) { float acc = 0; for (int k = 0; k < K; k++) acc += lhs[(long)i*K+k] * rhs[(long)k*N+j]; out[(long)i*N+j] = acc; }
+}
