@@ -36,6 +36,9 @@ build/%.o: %.c $(wildcard lib/*.h)
 	@echo "  CC  $<"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+# test tables of argv strings are plain string literals
+build/tests/unit/%.o: CFLAGS += -Wno-discarded-qualifiers
+
 build/libaccelopt.a: $(LIB_OBJ)
 	@echo "  AR  $@"
 	$(Q)$(AR) rcs $@ $^

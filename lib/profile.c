@@ -1064,6 +1064,7 @@ verdict:
     if ((timing = cJSON_CreateObject())) {
         cJSON_AddNumberToObject(timing, "compile_ns", (double)compile_ns);
         cJSON_AddNumberToObject(timing, "kernel_ns", (double)(m.kernel_ns + m2.kernel_ns));
+        cJSON_AddNumberToObject(timing, "measurements", m2.st.n > 0 ? 2 : m.st.n > 0 ? 1 : 0);
         cJSON_AddNumberToObject(timing, "overhead_ns",
                                 (double)(r->wall_ns - compile_ns - m.kernel_ns - m2.kernel_ns));
         cJSON_Delete(r->timing);

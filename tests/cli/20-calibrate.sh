@@ -1,0 +1,19 @@
+# 20-calibrate.sh - peaks are measured and stored; no calibration means no % of peak
+. tests/cli/helpers.sh
+out=$T/calib.json
+bin/accelopt calibrate --bw-mib 64 >"$out" 2>/dev/null; ok $? "calibrate succeeds"
+[ -f "$ACCELOPT_STATE_DIR/calibration-cpu.json" ]; ok $? "the calibration is stored in the state dir"
+for k in bandwidth_gbs fma_gflops vec_gflops; do
+    v=$(field "$out" "r['$k']")
+    python3 -c "import sys; v=float(sys.argv[1]); sys.exit(0 if 0.5 < v < 1e5 else 1)" "$v"
+    ok $? "$k is a plausible measurement ($v)"
+done
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['fma_gflops'] > r['vec_gflops'] * 0.9 else 1)" "$out"
+ok $? "FMA peak counts two flops per lane"
+nocal=$T/nocal.json
+ACCELOPT_STATE_DIR=$T/empty-state bin/accelopt profile --no-calibrate --task nkibench/silu \
+    tests/../nkibench/silu/baseline.c >"$nocal" 2>"$T/nocal.err"
+ok $? "profile without a calibration still measures"
+[ -z "$(field "$nocal" "r.get('pct_of_peak')")" ]; ok $? "...but reports no % of peak"
+grep -q "no calibration" "$T/nocal.err"; ok $? "...and says so"
+[ ! -e "$T/empty-state/calibration-cpu.json" ]; ok $? "...and does not guess one"

@@ -1,0 +1,50 @@
+# 40-adversarial.sh - every cheat class and containment case in tests/kernels
+# ends with the status its first line expects, and leaves nothing running.
+. tests/cli/helpers.sh
+ensure_calibration
+secret=$T/secret-header.h
+echo 'int SECRET_TOKEN_7f3a9 = 1; #error SECRET_TOKEN_7f3a9' >"$secret"
+target=$T/pwned.txt
+# a loopback listener the network case must not reach
+port_file=$T/port
+conn_file=$T/connections
+python3 - "$port_file" "$conn_file" <<'PY' &
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+s.settimeout(120)
+try:
+    while True:
+        c, _ = s.accept(); open(sys.argv[2], "a").write("connected\n"); c.close()
+except OSError:
+    pass
+PY
+listener=$!
+for _ in $(seq 50); do [ -s "$port_file" ] && break; sleep 0.1; done
+port=$(cat "$port_file")
+
+mkdir -p "$T/work"
+for k in tests/kernels/*.c; do
+    name=$(basename "$k" .c)
+    expect=$(sed -n '1s/.*expect: \([a-z_|]*\).*/\1/p' "$k")
+    src=$T/$name.c
+    sed -e "s|PORT|$port|; s|TARGET|\"$target\"|; s|SECRET|\"$secret\"|" "$k" >"$src"
+    out=$RESULTS/adv-$name.json
+    timeout 120 bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 \
+        --work-dir "$T/work" "$src" \
+        >"$out" 2>"$T/$name.err"
+    status=$(field "$out" "r['status']" 2>/dev/null)
+    echo "$status" | grep -qxE "$expect"
+    ok $? "$name: $expect (got ${status:-nothing}: $(field "$out" "(r.get('reason') or '')[:90]" 2>/dev/null))"
+    sleep 0.05
+    [ "$(nobody_procs)" = 0 ]; ok $? "$name: nothing left running"
+done
+! grep -q SECRET_TOKEN_7f3a9 "$RESULTS"/adv-*.json "$T"/*.err; ok $? "the secret header never comes back in diagnostics"
+[ ! -e "$target" ]; ok $? "the file outside the work dir was not written"
+[ ! -s "$conn_file" ]; ok $? "the loopback server saw no connection"
+kill $listener 2>/dev/null
+wait $listener 2>/dev/null
+
+[ -z "$(ls -A "$T/work")" ]; ok $? "every job directory was removed"
+[ -z "$(ls /sys/fs/cgroup/memory /sys/fs/cgroup/pids 2>/dev/null | grep '^accelopt-')" ]
+ok $? "no cgroup left behind"

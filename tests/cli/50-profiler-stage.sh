@@ -1,0 +1,52 @@
+# 50-profiler-stage.sh - accelopt-profiler in pipe mode: one result per kernel,
+# dead letters for bad input, the stream keeps flowing, identical kernels cached
+. tests/cli/helpers.sh
+ensure_calibration
+in=$T/stage-in.jsonl
+python3 - "$in" <<'PY'
+import hashlib, json, sys
+src = open("nkibench/silu/baseline.c").read()
+def k(i, **kw):
+    m = {"type": "kernel", "v": 1, "id": "kernel:r1:1:%d" % i, "run": "r1", "task": "silu",
+         "target": "cpu", "iter": 1, "size": "tiny", "slot": "0.0.%d" % i}
+    m.update(kw)
+    return json.dumps(m)
+with open(sys.argv[1], "w") as f:
+    f.write(k(0, source=src, sha256=hashlib.sha256(src.encode()).hexdigest(), parent_latency_ns=1e6) + "\n")
+    f.write("this is not json\n")
+    f.write(k(1, error="the reply had no code block") + "\n")
+    f.write(json.dumps({"type": "kernel", "v": 1, "id": "x"}) + "\n")
+    f.write(k(2, target="cuda", source=src) + "\n")
+    f.write(k(3, task="no_such_task", source=src) + "\n")
+    f.write(k(4, source=src, parent_latency_ns=2e6) + "\n")
+    f.write(k(5, source="void kernel(const float *x, float *out, int M, int N) { syntax error }") + "\n")
+PY
+out=$RESULTS/stage.jsonl
+dlq=$T/stage-dlq.jsonl
+bin/accelopt-profiler --log info --dlq "$dlq" <"$in" >"$out" 2>"$T/stage.err"
+ok $? "the stage exits 0 at end of input"
+[ "$(wc -l <"$out")" -eq 4 ]; ok $? "four results for four usable kernels ($(wc -l <"$out"))"
+[ "$(wc -l <"$dlq")" -eq 4 ]; ok $? "four dead letters ($(wc -l <"$dlq"))"
+python3 - "$out" "$dlq" <<'PY'
+import json, sys
+res = {r["kernel_id"]: r for r in map(json.loads, open(sys.argv[1]))}
+dead = [json.loads(l) for l in open(sys.argv[2])]
+a, b, c, d = (res["kernel:r1:1:%d" % i] for i in (0, 1, 4, 5))
+assert a["status"] == "ok" and a["cached"] is False and a["id"] == "result:kernel:r1:1:0"
+assert b["status"] == "no_code" and "no code block" in b["reason"]
+assert c["status"] == "ok" and c["cached"] is True and c["latency_ns"] == a["latency_ns"]
+assert abs(c["speedup"] - 2e6 / c["latency_ns"]) < 1e-6 * c["speedup"]
+assert abs(a["speedup"] - 1e6 / a["latency_ns"]) < 1e-6 * a["speedup"]
+assert d["status"] == "compile_error" and "error" in d["diagnostics"]
+assert "/work/" not in d["diagnostics"] and "/tmp/" not in d["diagnostics"]
+reasons = " | ".join(x["reason"] for x in dead)
+assert "not valid JSON" in reasons and "lacks field" in reasons, reasons
+assert "target 'cuda'" in reasons and "no_such_task" in reasons, reasons
+assert all(x["stage"] == "profiler" and x["payload"] for x in dead)
+PY
+ok $? "statuses, cache hit with its own speedup, trimmed diagnostics, dead-letter reasons"
+grep -q "4 dead letters" "$T/stage.err"; ok $? "the stage reports its counts on stderr"
+# stdout carries messages only
+python3 -c "import json,sys; [json.loads(l) for l in open(sys.argv[1])]" "$out"; ok $? "stdout is JSON Lines only"
+# a reader that leaves early does not hang the stage
+head -c 10 <(bin/accelopt-profiler <"$in" 2>/dev/null) >/dev/null; ok $? "EPIPE is survived"

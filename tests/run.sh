@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# run.sh - every test: C unit tests, CLI scripts, schema checks.
+# Each test prints TAP lines ("ok N - ...", "not ok N - ..."); this counts
+# them and ends with "N passed, M failed".  A test that exits non-zero
+# without a "not ok" line counts as one failure.
+set -u
+cd "$(dirname "$0")/.."
+export ACCELOPT_HOME=$PWD
+export ACCELOPT_TEST_TMP=$(mktemp -d /tmp/accelopt-test-XXXXXX)
+export ACCELOPT_STATE_DIR=$ACCELOPT_TEST_TMP/state
+export ACCELOPT_LOG=${ACCELOPT_LOG:-warn}
+trap 'rm -rf "$ACCELOPT_TEST_TMP"' EXIT
+
+pass=0
+fail=0
+run_one() {
+    local name=$1 out rc p f
+    shift
+    out=$ACCELOPT_TEST_TMP/$(basename "$name").tap
+    "$@" >"$out" 2>"$out.err"
+    rc=$?
+    p=$(grep -c '^ok ' "$out")
+    f=$(grep -c '^not ok ' "$out")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        f=1
+        echo "not ok - $name exited with status $rc"
+    fi
+    grep '^not ok ' "$out"
+    if [ "$f" -gt 0 ]; then
+        sed 's/^/    stderr: /' "$out.err" | tail -n 20
+    fi
+    printf '%-34s %3d passed, %d failed\n' "$name" "$p" "$f"
+    pass=$((pass + p))
+    fail=$((fail + f))
+}
+
+for t in build/tests/test_*; do
+    run_one "unit/$(basename "$t")" "$t"
+done
+for t in tests/cli/[0-9]*.sh; do
+    run_one "cli/$(basename "$t")" bash "$t"
+done
+run_one "schemas" /usr/bin/python3 tests/schemas.py
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

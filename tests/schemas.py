@@ -1,0 +1,71 @@
+"""schemas.py - the wire contract: every schema is valid, every example and
+every result the tests kept validates, and the C codec's field tables match
+the schemas (build/tests/test_msg --fields)."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import jsonschema
+
+n = 0
+failed = 0
+
+
+def ok(cond, desc):
+    global n, failed
+    n += 1
+    if not cond:
+        failed += 1
+    print("%s %d - %s" % ("ok" if cond else "not ok", n, desc))
+
+
+schemas = {}
+for path in sorted(glob.glob("schemas/*.json")):
+    name = os.path.basename(path)[:-5]
+    s = json.load(open(path))
+    try:
+        jsonschema.Draft202012Validator.check_schema(s)
+        ok(True, "schema %s is a valid JSON Schema" % name)
+    except jsonschema.SchemaError as e:
+        ok(False, "schema %s: %s" % (name, e.message))
+    schemas[name] = jsonschema.Draft202012Validator(s)
+
+
+def validate(msg, where):
+    v = schemas.get(msg.get("type"))
+    if v is None:
+        ok(False, "%s: unknown type %r" % (where, msg.get("type")))
+        return
+    errs = sorted(v.iter_errors(msg), key=str)
+    ok(not errs, "%s validates as %s%s" % (where, msg["type"], (": " + errs[0].message) if errs else ""))
+
+
+for path in sorted(glob.glob("schemas/examples/*.jsonl")):
+    for i, line in enumerate(open(path)):
+        validate(json.loads(line), "%s:%d" % (path, i + 1))
+
+# results the CLI tests kept
+kept = os.path.join(os.environ.get("ACCELOPT_TEST_TMP", "/nonexistent"), "results")
+count = 0
+for path in sorted(glob.glob(kept + "/*")):
+    for line in open(path):
+        line = line.strip()
+        if line:
+            validate(json.loads(line), os.path.basename(path))
+            count += 1
+ok(count >= 10 or not os.path.isdir(kept), "the tests kept real results to check (%d)" % count)
+
+fields = json.loads(subprocess.check_output(["build/tests/test_msg", "--fields"]))
+for name, v in schemas.items():
+    s = v.schema
+    c = fields.get(name)
+    ok(c is not None, "the C codec knows %s" % name)
+    if c is None:
+        continue
+    ok(set(c["required"]) == set(s["required"]), "%s: required fields match" % name)
+    ok(set(c["required"]) | set(c["optional"]) == set(s["properties"]), "%s: all fields match" % name)
+
+print("1..%d" % n)
+sys.exit(1 if failed else 0)

@@ -1,0 +1,97 @@
+/* test_msg.c - every example message decodes and re-encodes to itself;
+ * bad messages are refused with a reason.  With --fields, prints the C
+ * field tables as JSON (tests/schemas.py checks them against schemas/). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "msg.h"
+#include "util.h"
+
+static void print_fields(void)
+{
+    cJSON *all = cJSON_CreateObject();
+    for (int i = 0; ao_msg_types[i]; i++) {
+        cJSON *req = cJSON_CreateArray(), *opt = cJSON_CreateArray(), *t = cJSON_CreateObject();
+        for (int f = 0; f < ao_msg_types[i]->nfields; f++)
+            cJSON_AddItemToArray(ao_msg_types[i]->fields[f].required ? req : opt,
+                                 cJSON_CreateString(ao_msg_types[i]->fields[f].name));
+        cJSON_AddItemToObject(t, "required", req);
+        cJSON_AddItemToObject(t, "optional", opt);
+        cJSON_AddItemToObject(all, ao_msg_types[i]->name, t);
+    }
+    char *s = cJSON_Print(all);
+    printf("%s\n", s);
+    cJSON_free(s);
+    cJSON_Delete(all);
+}
+
+static void round_trip_file(const char *home, const struct ao_msg_type *t)
+{
+    char path[600], err[AO_ERRLEN], *text, *save = NULL;
+    int n = 0;
+
+    snprintf(path, sizeof path, "%s/schemas/examples/%s.jsonl", home, t->name);
+    text = ao_read_file(path, NULL, err, sizeof err);
+    CHECK(text != NULL, "examples for '%s' exist", t->name);
+    if (!text)
+        return;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *in = cJSON_Parse(line), *out = NULL;
+        void *msg = malloc(t->size);
+        int ok = in && ao_msg_decode(t, in, msg, err, sizeof err) == 0;
+        if (ok) {
+            out = ao_msg_encode(t, msg);
+            ok = out && cJSON_Compare(in, out, 1);
+            ao_msg_release(t, msg);
+        }
+        CHECK(ok, "%s example %d round-trips%s%s", t->name, ++n, ok ? "" : ": ", ok ? "" : err);
+        cJSON_Delete(in);
+        cJSON_Delete(out);
+        free(msg);
+    }
+    free(text);
+}
+
+static void refuse(const char *json, const char *want, const char *what)
+{
+    char err[AO_ERRLEN] = "";
+    struct ao_result_msg r;
+    cJSON *j = cJSON_Parse(json);
+    int rc = ao_msg_decode(&ao_msg_result, j, &r, err, sizeof err);
+    CHECK(rc < 0 && strstr(err, want), "%s is refused: %s", what, err);
+    cJSON_Delete(j);
+}
+
+int main(int argc, char **argv)
+{
+    const char *home = ao_home();
+
+    if (argc > 1 && !strcmp(argv[1], "--fields")) {
+        print_fields();
+        return 0;
+    }
+    for (int i = 0; ao_msg_types[i]; i++)
+        round_trip_file(home, ao_msg_types[i]);
+#define ENV "\"type\":\"result\",\"v\":1,\"id\":\"x\",\"run\":\"r\",\"task\":\"t\",\"target\":\"cpu\",\"iter\":0"
+    refuse("{" ENV ",\"size\":\"tiny\",\"status\":\"ok\"}", "kernel_id", "a missing required field");
+    refuse("{" ENV ",\"kernel_id\":\"k\",\"size\":\"tiny\",\"status\":\"great\"}", "great",
+           "a status outside the enum");
+    refuse("{" ENV ",\"kernel_id\":\"k\",\"size\":\"tiny\",\"status\":\"ok\",\"latency_ns\":\"1\"}",
+           "latency_ns", "a string where a number belongs");
+    refuse("{" ENV ",\"kernel_id\":\"k\",\"size\":\"tiny\",\"status\":\"ok\",\"extra\":1}", "extra",
+           "an unknown field");
+    refuse("{" ENV ",\"kernel_id\":\"k\",\"size\":\"tiny\",\"status\":\"ok\",\"repeats\":1.5}",
+           "repeats", "a fraction where an integer belongs");
+    refuse("[1,2]", "not a JSON object", "an array");
+    {
+        char err[AO_ERRLEN];
+        struct ao_kernel_msg k;
+        cJSON *j = cJSON_Parse("{\"type\":\"result\",\"v\":1,\"id\":\"x\",\"run\":\"r\",\"task\":\"t\","
+                               "\"target\":\"cpu\",\"iter\":0,\"size\":\"tiny\"}");
+        CHECK(ao_msg_decode(&ao_msg_kernel, j, &k, err, sizeof err) < 0 && strstr(err, "'kernel'"),
+              "a message of another type is refused: %s", err);
+        cJSON_Delete(j);
+    }
+    return CHECK_DONE();
+}

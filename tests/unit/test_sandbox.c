@@ -1,0 +1,81 @@
+/* test_sandbox.c - the sandbox contains a process tree and kills all of it */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "sandbox.h"
+#include "util.h"
+
+static int run(const char *script, double timeout, int *status, int *timed_out, char *layers)
+{
+    char dir[] = "/tmp/accelopt-sbx-XXXXXX", err[AO_ERRLEN];
+    char sh[] = "/bin/sh", c[] = "-c", cmd[1024];
+    char *argv[] = {sh, c, cmd, NULL};
+    struct ao_sandbox_spec spec = {0};
+    struct ao_sandbox sb;
+    int rc;
+
+    snprintf(cmd, sizeof cmd, "%s", script);
+    if (!mkdtemp(dir) || chmod(dir, 0777) < 0)
+        return -1;
+    spec.workdir = dir;
+    spec.argv = argv;
+    spec.out_fd = -1;
+    spec.cpu_seconds = 30;
+    spec.mem_bytes = 1LL << 30;
+    spec.max_procs = 32;
+    spec.seccomp = AO_SECCOMP_COMPILE;
+    spec.cpu = -1;
+    rc = ao_sandbox_start(&spec, &sb, err, sizeof err);
+    if (rc == 0) {
+        snprintf(layers, 512, "%s", sb.layers);
+        rc = ao_sandbox_wait(&sb, ao_now_ns() + (long long)(timeout * 1e9), status, timed_out);
+    } else {
+        fprintf(stderr, "%s\n", err);
+    }
+    ao_rmtree(dir);
+    return rc;
+}
+
+/* processes of the sandbox user still alive */
+static int nobody_procs(void)
+{
+    FILE *p = popen("pgrep -u 65534 -c", "r");
+    int n = -1;
+    if (p) {
+        if (fscanf(p, "%d", &n) != 1)
+            n = 0;
+        pclose(p);
+    }
+    return n;
+}
+
+int main(void)
+{
+    int st, to;
+    char layers[512];
+
+    CHECK(run("exit 7", 10, &st, &to, layers) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 7 && !to,
+          "exit status comes back");
+    CHECK(strstr(layers, "pid-ns") && strstr(layers, "net-ns") && strstr(layers, "uid-65534"),
+          "layers reported: %s", layers);
+    CHECK(run("test \"$(id -u)\" = 65534 && test ! -e /etc/passwd && test ! -e /root && "
+              "touch /work/x && ! touch /usr/x 2>/dev/null", 10, &st, &to, layers) == 0 &&
+          WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "runs as uid 65534, sees no /etc or /root, writes only its work dir");
+    CHECK(run("setsid sh -c 'sleep 1000' & sh -c 'sleep 1000 &' ; sleep 1000", 0.5, &st, &to,
+              layers) == 0 && to, "an endless tree times out");
+    usleep(100000);
+    CHECK(nobody_procs() == 0, "nothing left running, setsid'd grandchildren included (%d)",
+          nobody_procs());
+    CHECK(run("i=0; while [ $i -lt 100 ]; do sleep 5 & i=$((i+1)); done; wait", 3, &st, &to,
+              layers) == 0, "a process flood is contained");
+    usleep(100000);
+    CHECK(nobody_procs() == 0, "the flood left nothing running");
+    ao_sandbox_cleanup();
+    return CHECK_DONE();
+}
