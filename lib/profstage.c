@@ -269,9 +269,9 @@ int ao_profstage_opts_from_config(const struct ao_config *c, struct ao_profstage
         return -1;
     }
     if (!(o->prof.timeout_s > 0) || !(o->prof.compile_timeout_s > 0) || !(o->prof.budget_s > 0) ||
-        !(o->prof.target_spread > 0) || o->prof.max_calls < 3) {
+        !(o->prof.target_spread > 0) || o->prof.max_calls < 3 || o->prof.max_calls > 240) {
         snprintf(err, errlen, "--timeout, --compile-timeout, --budget and --spread must be "
-                 "positive, --max-calls at least 3");
+                 "positive, --max-calls between 3 and 240");
         return -1;
     }
     if (o->prof.cpu >= 0 && o->prof.cpu >= sysconf(_SC_NPROCESSORS_ONLN)) {

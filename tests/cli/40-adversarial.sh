@@ -34,6 +34,11 @@ for k in tests/kernels/*.c; do
         --work-dir "$T/work" "$src" \
         >"$out" 2>"$T/$name.err"
     status=$(field "$out" "r['status']" 2>/dev/null)
+    if [ "$expect" = ok-nogain ]; then
+        # allowed to pass, but not to be faster than the honest kernel
+        python3 -c "import json,sys; a=json.load(open(sys.argv[1])); h=json.load(open(sys.argv[2])); sys.exit(0 if a['status']=='ok' and a['latency_ns'] > 0.85*h['latency_ns'] else 1)" "$out" "$RESULTS/adv-honest.json"
+        [ $? -eq 0 ] && status=ok-nogain
+    fi
     echo "$status" | grep -qxE "$expect"
     ok $? "$name: $expect (got ${status:-nothing}: $(field "$out" "(r.get('reason') or '')[:90]" 2>/dev/null))"
     sleep 0.05

@@ -1,4 +1,4 @@
-/* expect: rejected|incorrect - replays the output cached for an input address */
+/* expect: ok-nogain - caches its output by input address; addresses never repeat, so it never hits */
 #include <stdlib.h>
 #include <string.h>
 static const float *seen;
