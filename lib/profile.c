@@ -373,11 +373,16 @@ out:
 
 /* --- running --- */
 
+/* Tensors are laid out 17 cache lines apart beyond their size, so that two
+ * of them never share their address bits below 4 KiB (4K aliasing would
+ * make some calls slower than others for no fault of the kernel). */
+#define STAGGER (17 * 64)
+
 static size_t tensors_bytes(const struct ao_task *t, const long long *dims)
 {
     size_t s = 0;
     for (int i = 0; i < t->ninputs + t->noutputs; i++)
-        s += (ao_task_elems(t, i, dims) * sizeof(float) + 63) & ~(size_t)63;
+        s += ((ao_task_elems(t, i, dims) * sizeof(float) + 63) & ~(size_t)63) + STAGGER;
     return s;
 }
 
@@ -534,9 +539,11 @@ static void place(struct ao_profiler *p, struct job *j, const long long *dims)
     const struct ao_task *t = j->task;
 
     (void)p;
+    j->hdr->ninputs = (uint32_t)t->ninputs;
     for (int i = 0; i < t->ninputs + t->noutputs; i++) {
         j->hdr->off[i] = off;
-        off += (ao_task_elems(t, i, dims) * sizeof(float) + 63) & ~(size_t)63;
+        j->hdr->bytes[i] = ao_task_elems(t, i, dims) * sizeof(float);
+        off += ((j->hdr->bytes[i] + 63) & ~(size_t)63) + STAGGER;
     }
     for (int i = 0; i < t->ndims; i++)
         j->hdr->dims[i] = (int32_t)dims[i];
@@ -547,6 +554,47 @@ static float *tensor(struct job *j, int i)
     return (float *)(j->shm + j->hdr->off[i]);
 }
 
+/* Give the runner one command and wait until it is done (or gone). */
+static int run_cmd(struct job *j, uint32_t cmd, const char *phase)
+{
+    struct ao_run_hdr *h = j->hdr;
+    long long t0, now;
+    unsigned spins = 0;
+
+    h->cmd = cmd;
+    j->seq++;
+    t0 = ao_now_ns();
+    __atomic_store_n(&h->go, j->seq, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&h->runner_sleeping, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, (uint32_t *)&h->go, FUTEX_WAKE, 1, NULL, NULL, 0);
+    for (;;) {
+        if (__atomic_load_n(&h->done, __ATOMIC_ACQUIRE) == j->seq)
+            return 0;
+        if (++spins & 1023) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        now = ao_now_ns();
+        if (now > j->deadline || runner_ended(j)) {
+            int st = 0, to = 0;
+            if (now > j->deadline)
+                ao_sandbox_kill(&j->sb);
+            ao_sandbox_wait(&j->sb, ao_now_ns() + 5000000000LL, &st, &to);
+            j->started = 0;
+            classify_exit(j, st, now > j->deadline || to, phase);
+            return -1;
+        }
+        if (now - t0 > 20000000) { /* long call: sleep instead of spinning */
+            struct timespec ts = {0, 5000000};
+            __atomic_store_n(&h->parent_sleeping, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&h->done, __ATOMIC_SEQ_CST) != j->seq)
+                syscall(SYS_futex, (uint32_t *)&h->done, FUTEX_WAIT, (uint32_t)(j->seq - 1),
+                        &ts, NULL, 0);
+            __atomic_store_n(&h->parent_sleeping, 0, __ATOMIC_SEQ_CST);
+        }
+    }
+}
+
 /* One call: inputs copied in (each rotated by rot[i] elements), outputs
  * poisoned, the clock started, the runner released, the clock stopped the
  * moment it says done, and the outputs copied out at once into out[] (if
@@ -555,9 +603,7 @@ static long long job_call(struct job *j, const long long *dims, float *const *in
                           const size_t *rot, uint32_t poison, float **out, const char *phase)
 {
     const struct ao_task *t = j->task;
-    struct ao_run_hdr *h = j->hdr;
     long long t0, t1;
-    unsigned spins = 0;
 
     for (int i = 0; i < t->ninputs; i++) {
         size_t n = ao_task_elems(t, i, dims), r = rot ? rot[i] % n : 0;
@@ -571,38 +617,11 @@ static long long job_call(struct job *j, const long long *dims, float *const *in
         for (size_t k = 0; k < n; k++)
             o[k] = poison;
     }
-    h->cmd = AO_RUN_CMD_CALL;
-    j->seq++;
+    if (run_cmd(j, AO_RUN_CMD_PREPARE, phase) < 0)
+        return -1;
     t0 = ao_now_ns();
-    __atomic_store_n(&h->go, j->seq, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&h->runner_sleeping, __ATOMIC_SEQ_CST))
-        syscall(SYS_futex, (uint32_t *)&h->go, FUTEX_WAKE, 1, NULL, NULL, 0);
-    for (;;) {
-        if (__atomic_load_n(&h->done, __ATOMIC_ACQUIRE) == j->seq)
-            break;
-        if (++spins & 1023) {
-            __builtin_ia32_pause();
-            continue;
-        }
-        t1 = ao_now_ns();
-        if (t1 > j->deadline || runner_ended(j)) {
-            int st = 0, to = 0;
-            if (t1 > j->deadline)
-                ao_sandbox_kill(&j->sb);
-            ao_sandbox_wait(&j->sb, ao_now_ns() + 5000000000LL, &st, &to);
-            j->started = 0;
-            classify_exit(j, st, t1 > j->deadline || to, phase);
-            return -1;
-        }
-        if (t1 - t0 > 20000000) { /* long call: sleep instead of spinning */
-            struct timespec ts = {0, 5000000};
-            __atomic_store_n(&h->parent_sleeping, 1, __ATOMIC_SEQ_CST);
-            if (__atomic_load_n(&h->done, __ATOMIC_SEQ_CST) != j->seq)
-                syscall(SYS_futex, (uint32_t *)&h->done, FUTEX_WAIT, (uint32_t)(j->seq - 1),
-                        &ts, NULL, 0);
-            __atomic_store_n(&h->parent_sleeping, 0, __ATOMIC_SEQ_CST);
-        }
-    }
+    if (run_cmd(j, AO_RUN_CMD_CALL, phase) < 0)
+        return -1;
     t1 = ao_now_ns();
     for (int i = 0; out && i < t->noutputs; i++)
         memcpy(out[i], tensor(j, t->ninputs + i),
@@ -838,7 +857,7 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, e;
+    long long *lat = NULL, e, warm = 0;
     int verify_at[VERIFIED_TIMED], n = 0, min_calls, rc = -1;
     char set[32];
     const char *bad;
@@ -869,8 +888,10 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
         if (check_outputs(j, t, out, d, set, errors, max_err) < 0)
             goto out;
     }
-    /* two warm-up calls; the second sizes the run */
-    for (int w = 0; w < 2; w++) {
+    /* warm up: at least two calls and warmup_s of running, so the core has
+     * left any low-power state before the clock counts; the last call
+     * sizes the run */
+    for (int w = 0; w < 2 || (warm < (long long)(p->o.warmup_s * 1e9) && w < 1000); w++) {
         const struct dataset *b = &pl->base[w % BASE_SETS];
         size_t rot[AO_MAX_TENSORS];
         for (int i = 0; i < t->ninputs; i++)
@@ -879,6 +900,7 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
         if ((e = job_call(j, pl->dims, b->t, rot, 0x7fc00000u, NULL, "while warming up")) < 0)
             goto out;
         m->kernel_ns += e;
+        warm += e;
     }
     min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
     min_calls = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;

@@ -12,6 +12,7 @@ struct ao_profiler_opts {
     double timeout_s;          /* wall limit for running one kernel */
     double compile_timeout_s;  /* wall limit for compiling one kernel */
     double budget_s;           /* measured time to aim for per kernel */
+    double warmup_s;           /* run at least this long before measuring */
     double target_spread;      /* stop repeating once IQR/median is under this */
     int max_calls;             /* measured calls at most */
     long long mem_bytes;       /* memory a kernel may use beyond its tensors */
@@ -19,7 +20,7 @@ struct ao_profiler_opts {
 };
 
 #define AO_PROFILER_DEFAULTS { .work_root = NULL, .calib = NULL, .timeout_s = 60, \
-    .compile_timeout_s = 60, .budget_s = 1.0, .target_spread = 0.02, .max_calls = 200, \
+    .compile_timeout_s = 60, .budget_s = 1.0, .warmup_s = 0.1, .target_spread = 0.02, .max_calls = 200, \
     .mem_bytes = 2LL << 30, .cpu = -1 }
 
 struct ao_profiler;

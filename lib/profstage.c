@@ -260,6 +260,7 @@ int ao_profstage_opts_from_config(const struct ao_config *c, struct ao_profstage
     o->prof.timeout_s = ao_config_num(c, "timeout");
     o->prof.compile_timeout_s = ao_config_num(c, "compile-timeout");
     o->prof.budget_s = ao_config_num(c, "budget");
+    o->prof.warmup_s = ao_config_num(c, "warmup");
     o->prof.target_spread = ao_config_num(c, "spread");
     o->prof.max_calls = (int)ao_config_int(c, "max-calls");
     o->prof.cpu = (int)ao_config_int(c, "cpu");
@@ -268,7 +269,7 @@ int ao_profstage_opts_from_config(const struct ao_config *c, struct ao_profstage
         snprintf(err, errlen, "--bw-mib must be between 16 and 16384");
         return -1;
     }
-    if (!(o->prof.timeout_s > 0) || !(o->prof.compile_timeout_s > 0) || !(o->prof.budget_s > 0) ||
+    if (!(o->prof.timeout_s > 0) || !(o->prof.compile_timeout_s > 0) || !(o->prof.budget_s > 0) || !(o->prof.warmup_s >= 0) ||
         !(o->prof.target_spread > 0) || o->prof.max_calls < 3 || o->prof.max_calls > 240) {
         snprintf(err, errlen, "--timeout, --compile-timeout, --budget and --spread must be "
                  "positive, --max-calls between 3 and 240");

@@ -44,6 +44,7 @@ const struct ao_calib *ao_profstage_calib(const struct ao_profstage *s);
     {"timeout", 't', AO_OPT_NUM, "60", "SEC", "wall limit for running one kernel"},            \
     {"compile-timeout", 0, AO_OPT_NUM, "60", "SEC", "wall limit for compiling one kernel"},     \
     {"budget", 0, AO_OPT_NUM, "1", "SEC", "measured time to aim for per kernel"},              \
+    {"warmup", 0, AO_OPT_NUM, "0.1", "SEC", "run a kernel this long before measuring it"},      \
     {"spread", 0, AO_OPT_NUM, "0.02", "FRAC", "repeat until the IQR/median is under this"},    \
     {"max-calls", 0, AO_OPT_INT, "200", "N", "measured calls at most"},                       \
     {"cpu", 0, AO_OPT_INT, "-1", "N", "pin kernels to CPU N (-1: not pinned)"},                \

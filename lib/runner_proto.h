@@ -13,7 +13,10 @@
 #define AO_RUN_BPF_MAX (60 * 1024)
 #define AO_RUN_DATA_OFFSET (64 * 1024)
 
-enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2 };
+/* PREPARE: bring the call's tensors into this core's caches (read every
+ * input line, rewrite every output line), untimed, so each timed call
+ * starts from the same cache state whichever core the profiler wrote from */
+enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2, AO_RUN_CMD_PREPARE = 3 };
 #define AO_RUN_EXIT_SYSCALL 159 /* the runner's status after a forbidden syscall */
 
 struct ao_run_hdr {
@@ -27,6 +30,8 @@ struct ao_run_hdr {
     _Alignas(64) uint32_t cmd;
     int32_t dims[AO_RUN_MAX_DIMS];
     uint64_t off[AO_RUN_MAX_PTRS];           /* tensor offsets from the mapping base */
+    uint64_t bytes[AO_RUN_MAX_PTRS];         /* tensor sizes, for PREPARE */
+    uint32_t ninputs;
 };
 
 #endif

@@ -1,25 +1,29 @@
-/* reference.c - rmsnorm_matmul, trusted: plain loops, double accumulation */
+/* reference.c - rmsnorm_matmul, trusted: plain loops, double accumulation
+ * out = (x / sqrt(mean(x^2, -1))) @ w, with no eps and no gain */
 #include <math.h>
 #include <stdlib.h>
 
 void kernel(const float *x, const float *w, float *out, int M, int K, int N)
 {
-    double *y = malloc(sizeof(double) * (size_t)K);
-    if (!y)
+    double *acc = malloc(sizeof(double) * (size_t)N);
+    if (!acc)
         abort();
     for (int i = 0; i < M; i++) {
+        const float *xi = x + (long)i * K;
         double ss = 0.0;
         for (int k = 0; k < K; k++)
-            ss += (double)x[(long)i * K + k] * x[(long)i * K + k];
+            ss += (double)xi[k] * xi[k];
         double inv = 1.0 / sqrt(ss / K);
-        for (int k = 0; k < K; k++)
-            y[k] = x[(long)i * K + k] * inv;
-        for (int j = 0; j < N; j++) {
-            double acc = 0.0;
-            for (int k = 0; k < K; k++)
-                acc += y[k] * w[(long)k * N + j];
-            out[(long)i * N + j] = (float)acc;
+        for (int j = 0; j < N; j++)
+            acc[j] = 0.0;
+        for (int k = 0; k < K; k++) {
+            double y = xi[k] * inv;
+            const float *wk = w + (long)k * N;
+            for (int j = 0; j < N; j++)
+                acc[j] += y * (double)wk[j];
         }
+        for (int j = 0; j < N; j++)
+            out[(long)i * N + j] = (float)acc[j];
     }
-    free(y);
+    free(acc);
 }
