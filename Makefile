@@ -31,7 +31,15 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
 all: $(BINS) $(UNIT_BIN)
 
-build/%.o: %.c $(wildcard lib/*.h)
+# a change of compiler or flags (e.g. SANITIZER=address) rebuilds everything
+FLAGS_ID := $(shell echo '$(CC) $(CFLAGS) $(LDFLAGS)' | md5sum | cut -c1-12)
+FLAGS_STAMP := build/.flags-$(FLAGS_ID)
+$(FLAGS_STAMP):
+	@mkdir -p build
+	@rm -f build/.flags-*
+	@touch $@
+
+build/%.o: %.c $(wildcard lib/*.h) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC  $<"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@

@@ -891,13 +891,20 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
     /* warm up: at least two calls and warmup_s of running, so the core has
      * left any low-power state before the clock counts; the last call
      * sizes the run */
-    for (int w = 0; w < 2 || (warm < (long long)(p->o.warmup_s * 1e9) && w < 1000); w++) {
+    for (int w = 0; w < 2 || (warm < (long long)(p->o.warmup_s * 1e9) && w < 100000); w++) {
         const struct dataset *b = &pl->base[w % BASE_SETS];
         size_t rot[AO_MAX_TENSORS];
-        for (int i = 0; i < t->ninputs; i++)
-            rot[i] = (size_t)ao_rng_next(&p->rng);
-        place(p, j, pl->dims);
-        if ((e = job_call(j, pl->dims, b->t, rot, 0x7fc00000u, NULL, "while warming up")) < 0)
+        if (w < 2) {
+            for (int i = 0; i < t->ninputs; i++)
+                rot[i] = (size_t)ao_rng_next(&p->rng);
+            place(p, j, pl->dims);
+            e = job_call(j, pl->dims, b->t, rot, 0x7fc00000u, NULL, "while warming up");
+        } else {
+            /* the same inputs again: warming up needs no fresh data */
+            long long t0 = ao_now_ns();
+            e = run_cmd(j, AO_RUN_CMD_CALL, "while warming up") < 0 ? -1 : ao_now_ns() - t0;
+        }
+        if (e < 0)
             goto out;
         m->kernel_ns += e;
         warm += e;

@@ -56,7 +56,10 @@ for i, (task, s) in enumerate(out[:n]):
                       "target": "cpu", "iter": 1, "size": "tiny", "source": s,
                       "sha256": hashlib.sha256(s.encode()).hexdigest()}))
 PY
-bin/accelopt-profiler <"$T/stream.jsonl" >"$T/stream-out.jsonl"
+for warm in 0.1 0; do
+echo
+echo "### --warmup $warm"
+bin/accelopt-profiler --warmup "$warm" <"$T/stream.jsonl" >"$T/stream-out.jsonl"
 python3 - "$T/stream-out.jsonl" <<'PY'
 import json, statistics, sys
 rs = [json.loads(l) for l in open(sys.argv[1])]
@@ -81,3 +84,4 @@ print("first profile of each task (builds the harness and the references): overh
 print("steady state: median overhead share %.1f%% (min %.1f%%, max %.1f%%) over %d profiles"
       % (100 * statistics.median(steady), 100 * min(steady), 100 * max(steady), len(steady)))
 PY
+done
