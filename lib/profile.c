@@ -640,12 +640,9 @@ static const char *inputs_changed(struct job *j, const long long *dims, float *c
 
 /* --- pools --- */
 
-static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                             char *err, size_t errlen);
-
 static int compute_references(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen)
 {
-    char diag_err[AO_ERRLEN], path[900];
+    char path[900];
     char *src = NULL, *diag = NULL;
     struct job j;
     long long cns = 0;
@@ -687,11 +684,23 @@ static int compute_references(struct ao_profiler *p, struct pool *pl, char *err,
     }
     rc = 0;
 out:
-    (void)diag_err;
     job_free(&j);
     free(src);
     free(diag);
     return rc;
+}
+
+static void pool_free(struct pool *pl)
+{
+    for (int s = 0; s < NOMINAL_CHECKS + 1; s++)
+        dataset_free(&pl->check[s]);
+    for (int s = 0; s < VERIFIED_TIMED; s++)
+        dataset_free(&pl->verify[s]);
+    for (int s = 0; s < BASE_SETS; s++)
+        dataset_free(&pl->base[s]);
+    if (pl->harness[0])
+        ao_rmtree(pl->harness);
+    free(pl);
 }
 
 /* An unannounced shape: each free size shrunk to a random smaller value. */
@@ -757,15 +766,7 @@ static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, con
 oom:
     snprintf(err, errlen, "out of memory for the inputs of '%s' at size '%s'", t->name, size);
 fail:
-    for (int s = 0; s < NOMINAL_CHECKS + 1; s++)
-        dataset_free(&pl->check[s]);
-    for (int s = 0; s < VERIFIED_TIMED; s++)
-        dataset_free(&pl->verify[s]);
-    for (int s = 0; s < BASE_SETS; s++)
-        dataset_free(&pl->base[s]);
-    if (pl->harness[0])
-        ao_rmtree(pl->harness);
-    free(pl);
+    pool_free(pl);
     return NULL;
 }
 
@@ -1015,7 +1016,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     struct job j;
     struct measurement m = {{0}, 0}, m2 = {{0}, 0};
     char reason[512], *diag = NULL;
-    long long t0 = ao_now_ns(), compile_ns = 0, pool_ns;
+    long long t0 = ao_now_ns(), compile_ns = 0;
     double max_err = 0, mm, vec, bytes;
     cJSON *errors = cJSON_CreateArray(), *timing;
     int rc = -1;
@@ -1031,7 +1032,6 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     }
     if (!(pl = pool_get(p, t, size, err, errlen)))
         goto fail;
-    pool_ns = ao_now_ns() - t0;
     if (prepare_job(p, pl, &j, source, err, errlen) < 0 ||
         job_start(p, &j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
         compile_job(p, &j, &diag, &compile_ns, err, errlen) < 0)
@@ -1107,7 +1107,6 @@ verdict:
         cJSON_Delete(r->timing);
         r->timing = timing;
     }
-    (void)pool_ns;
     rc = 0;
     goto out;
 fail:
@@ -1162,13 +1161,7 @@ void ao_profiler_free(struct ao_profiler *p)
     while (p->pools) {
         struct pool *pl = p->pools;
         p->pools = pl->next;
-        for (int s = 0; s < NOMINAL_CHECKS + 1; s++)
-            dataset_free(&pl->check[s]);
-        for (int s = 0; s < VERIFIED_TIMED; s++)
-            dataset_free(&pl->verify[s]);
-        for (int s = 0; s < BASE_SETS; s++)
-            dataset_free(&pl->base[s]);
-        free(pl);
+        pool_free(pl);
     }
     ao_rmtree(p->root);
     ao_sandbox_cleanup();

@@ -29,7 +29,9 @@ ensure_calibration() {
         bin/accelopt calibrate --bw-mib 64 >/dev/null 2>&1
 }
 
-# processes of the sandbox user still alive
+# processes of the sandbox user still alive, beyond those there before the test
+count_nobody() { pgrep -u 65534 -c 2>/dev/null || echo 0; }
+NOBODY_BEFORE=$(count_nobody)
 nobody_procs() {
-    pgrep -u 65534 -c 2>/dev/null || true
+    echo $(($(count_nobody) - NOBODY_BEFORE))
 }
