@@ -30,7 +30,11 @@ ensure_calibration() {
 }
 
 # processes of the sandbox user still alive, beyond those there before the test
-count_nobody() { pgrep -u 65534 -c 2>/dev/null || echo 0; }
+count_nobody() {
+    local c
+    c=$(pgrep -u 65534 -c 2>/dev/null)
+    echo "${c:-0}"
+}
 NOBODY_BEFORE=$(count_nobody)
 nobody_procs() {
     echo $(($(count_nobody) - NOBODY_BEFORE))
