@@ -254,6 +254,12 @@ static int cmd_bench(int argc, char **argv)
         goto out;
     }
     n = list_tasks(ao_config_str(&c, "tasks"), names, 64);
+    if (ao_profstage_calib(st)) {
+        const struct ao_calib *cal = ao_profstage_calib(st);
+        printf("size %s; calibration %s: %s, %.1f GB/s (%s), FMA %.1f GFLOP/s, elementwise %.1f "
+               "GFLOP/s\n", size, cal->id, cal->cpu_model, cal->bw_gbs, cal->bw_method,
+               cal->fma_gflops, cal->vec_gflops);
+    }
     printf("%-18s %-10s %14s %9s %12s %9s\n", "task", "status", "latency", "spread", "bound",
            "% of peak");
     for (int i = 0; i < n && !ao_stop_requested(); i++) {
