@@ -6,6 +6,7 @@
  * Killing the namespace's first process kills everything in it, setsid'd
  * grandchildren included.  A layer the machine refuses is left out and the
  * result says which layers were active. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -309,11 +310,32 @@ struct cgroup {
 #define SLOTS 4
 static struct cgroup cg_mem[SLOTS], cg_pids[SLOTS];
 
+/* Remove the cgroups of profilers that died without cleaning up. */
+static void remove_stale(const char *base)
+{
+    DIR *d = opendir(base);
+    struct dirent *e;
+    char path[600];
+    int pid, slot;
+
+    if (!d)
+        return;
+    while ((e = readdir(d)))
+        if (sscanf(e->d_name, "accelopt-%d-%d", &pid, &slot) == 2 && kill(pid, 0) < 0 &&
+            errno == ESRCH) {
+            snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+            rmdir(path);
+        }
+    closedir(d);
+}
+
 static int cgroup_make(struct cgroup *cg, const char *const *bases, int slot)
 {
     if (cg->tried)
         return cg->dir[0] ? 0 : -1;
     cg->tried = 1;
+    for (int i = 0; bases[i]; i++)
+        remove_stale(bases[i]);
     for (int i = 0; bases[i]; i++) {
         snprintf(cg->dir, sizeof cg->dir, "%s/accelopt-%d-%d", bases[i], (int)getpid(), slot);
         if (mkdir(cg->dir, 0700) == 0 || errno == EEXIST)
