@@ -532,13 +532,12 @@ static int runner_ended(struct job *j)
  * slots, 128 cache-line offsets each), visited in an order the kernel cannot
  * guess and never twice within PLACES calls, so a cache keyed by address
  * never hits. */
-static void place(struct ao_profiler *p, struct job *j, const long long *dims)
+static void place(struct job *j, const long long *dims)
 {
     unsigned pos = (j->place_a * j->placed++ + j->place_b) % PLACES;
     size_t off = AO_RUN_DATA_OFFSET + (pos & 1) * j->slot_size + (size_t)(pos >> 1) * 64;
     const struct ao_task *t = j->task;
 
-    (void)p;
     j->hdr->ninputs = (uint32_t)t->ninputs;
     for (int i = 0; i < t->ninputs + t->noutputs; i++) {
         j->hdr->off[i] = off;
@@ -666,7 +665,7 @@ static int compute_references(struct ao_profiler *p, struct pool *pl, char *err,
         goto out;
     for (int s = 0; s < pl->nchecks + VERIFIED_TIMED; s++) {
         struct dataset *d = s < pl->nchecks ? &pl->check[s] : &pl->verify[s - pl->nchecks];
-        place(p, &j, d->dims);
+        place(&j, d->dims);
         if (job_call(&j, d->dims, d->t, NULL, 0x7fc00000u, d->t + pl->task.ninputs,
                      "computing the reference") < 0) {
             snprintf(err, errlen, "the reference of '%s' failed: %s", pl->task.name, j.reason);
@@ -876,7 +875,7 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
         uint32_t poison = s < pl->nchecks ? 0x7fc00000u : 0x7f7f7f7fu;
         snprintf(set, sizeof set, s == pl->nchecks ? "check0-repoisoned" :
                  s == NOMINAL_CHECKS ? "check-other-shape" : "check%d", s);
-        place(p, j, d->dims);
+        place(j, d->dims);
         if ((e = job_call(j, d->dims, d->t, NULL, poison, out, "on a correctness check")) < 0)
             goto out;
         m->kernel_ns += e;
@@ -898,7 +897,7 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
         if (w < 2) {
             for (int i = 0; i < t->ninputs; i++)
                 rot[i] = (size_t)ao_rng_next(&p->rng);
-            place(p, j, pl->dims);
+            place(j, pl->dims);
             e = job_call(j, pl->dims, b->t, rot, 0x7fc00000u, NULL, "while warming up");
         } else {
             /* the same inputs again: warming up needs no fresh data */
@@ -926,7 +925,7 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
         for (int k = 0; k < VERIFIED_TIMED; k++)
             if (verify_at[k] == n)
                 v = k;
-        place(p, j, pl->dims);
+        place(j, pl->dims);
         if (v >= 0) {
             const struct dataset *d = &pl->verify[v];
             if ((e = job_call(j, pl->dims, d->t, NULL, 0x7fc00000u, out, "in a timed call")) < 0)

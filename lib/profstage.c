@@ -172,7 +172,7 @@ static int dup_into(char **dst, const char *src)
 }
 
 /* Take a cached measurement as this kernel's result. */
-static int from_cache(const char *json, const struct ao_kernel_msg *k, struct ao_result_msg *r)
+static int from_cache(const char *json, struct ao_result_msg *r)
 {
     char err[AO_ERRLEN];
     cJSON *j = cJSON_Parse(json);
@@ -209,7 +209,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
         return -1;
     } else {
         ao_profile_key(t, k->size, k->source, ao_profstage_calib(s), key);
-        if ((hit = cache_get(s, key)) && from_cache(hit, k, r) == 0) {
+        if ((hit = cache_get(s, key)) && from_cache(hit, r) == 0) {
             ao_debug("profile cache hit for %.12s", key);
         } else {
             ao_msg_init(&ao_msg_result, r);
