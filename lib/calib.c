@@ -65,6 +65,15 @@ static int store(const char *path, struct ao_calib *c, char *err, size_t errlen)
     cJSON_AddNumberToObject(j, "bandwidth_gbs", c->bw_gbs);
     cJSON_AddNumberToObject(j, "bandwidth_spread", c->bw_spread);
     cJSON_AddStringToObject(j, "bandwidth_method", c->bw_method);
+    {
+        cJSON *curve = cJSON_AddArrayToObject(j, "bandwidth_in_cache");
+        for (int i = 0; i < c->ncurve; i++) {
+            cJSON *pt = cJSON_CreateObject();
+            cJSON_AddNumberToObject(pt, "bytes", c->curve_bytes[i]);
+            cJSON_AddNumberToObject(pt, "gbs", c->curve_gbs[i]);
+            cJSON_AddItemToArray(curve, pt);
+        }
+    }
     cJSON_AddNumberToObject(j, "fma_gflops", c->fma_gflops);
     cJSON_AddNumberToObject(j, "fma_spread", c->fma_spread);
     cJSON_AddNumberToObject(j, "vec_gflops", c->vec_gflops);
@@ -130,6 +139,23 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
     if (series(j, "fma", &c->fma_gflops, &c->fma_spread) < 0 ||
         series(j, "vec", &c->vec_gflops, &c->vec_spread) < 0)
         goto bad;
+    {
+        const cJSON *pt, *curve = cJSON_GetObjectItemCaseSensitive(j, "bw_curve");
+        cJSON_ArrayForEach(pt, curve) {
+            const cJSON *b = cJSON_GetArrayItem(pt, 0), *g = cJSON_GetArrayItem(pt, 1);
+            if (!cJSON_IsNumber(b) || !cJSON_IsNumber(g) || c->ncurve == 8)
+                goto bad;
+            c->curve_bytes[c->ncurve] = b->valuedouble;
+            c->curve_gbs[c->ncurve++] = g->valuedouble;
+        }
+        if (c->ncurve == 0)
+            goto bad;
+        /* never below what a larger working set reached: the bound stays an
+         * upper bound even where one measurement came out low */
+        for (int i = c->ncurve - 1; i >= 0; i--)
+            c->curve_gbs[i] = fmax(c->curve_gbs[i], i + 1 < c->ncurve ? c->curve_gbs[i + 1] :
+                                   c->bw_gbs);
+    }
     ao_cpu_model(c->cpu_model, sizeof c->cpu_model);
     snprintf(c->cflags, sizeof c->cflags, "%s", AO_CPU_CFLAGS);
     ao_utc_now(c->created_at, sizeof c->created_at);
@@ -143,6 +169,17 @@ out:
     unlink(cmd);
     rmdir(dir);
     return rc;
+}
+
+double ao_calib_bw_for(const struct ao_calib *c, double bytes)
+{
+    double bw = c->ncurve ? c->curve_gbs[0] : c->bw_gbs;
+    for (int i = 1; i < c->ncurve; i++)
+        if (c->curve_bytes[i] <= bytes)
+            bw = c->curve_gbs[i];
+    if (c->ncurve && bytes > c->curve_bytes[c->ncurve - 1] * 2)
+        bw = c->bw_gbs;
+    return bw;
 }
 
 static int get_str(const cJSON *j, const char *key, char *dst, size_t n)
@@ -194,6 +231,22 @@ int ao_calib_load(const char *path, struct ao_calib *c, char *err, size_t errlen
         goto bad;
     if (c->bw_gbs <= 0 || c->fma_gflops <= 0 || c->vec_gflops <= 0)
         goto bad;
+    {
+        const cJSON *pt, *curve = cJSON_GetObjectItemCaseSensitive(j, "bandwidth_in_cache");
+        cJSON_ArrayForEach(pt, curve) {
+            double b, g;
+            if (c->ncurve == 8 || get_num(pt, "bytes", &b) < 0 || get_num(pt, "gbs", &g) < 0 ||
+                g <= 0 || (c->ncurve && b <= c->curve_bytes[c->ncurve - 1]))
+                goto bad;
+            c->curve_bytes[c->ncurve] = b;
+            c->curve_gbs[c->ncurve++] = g;
+        }
+        if (c->ncurve == 0) {
+            /* an older calibration, without the in-cache bandwidths */
+            rc = 1;
+            goto out;
+        }
+    }
     ao_sha256_hex(text, strlen(text), hex);
     snprintf(c->id, sizeof c->id, "%.16s", hex);
     ao_cpu_model(model, sizeof model);

@@ -15,6 +15,10 @@ struct ao_calib {
     char created_at[32];
     double bw_gbs, bw_spread;   /* best bytes/s over read, copy, stream, triad */
     char bw_method[16];
+    /* bandwidth for working sets that fit in cache: (bytes, GB/s) with
+     * bytes rising; past the last point, bw_gbs (memory) applies */
+    int ncurve;
+    double curve_bytes[8], curve_gbs[8];
     double fma_gflops, fma_spread;
     double vec_gflops, vec_spread;
 };
@@ -30,6 +34,10 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
 /* Load a stored calibration.  Returns 0, 1 if there is none (or it belongs
  * to another CPU model or other flags: measure again), -1 + err if broken. */
 int ao_calib_load(const char *path, struct ao_calib *c, char *err, size_t errlen);
+
+/* The highest bandwidth a working set of `bytes` can see: that of the
+ * largest calibrated size not above it (cache levels), bw_gbs beyond. */
+double ao_calib_bw_for(const struct ao_calib *c, double bytes);
 
 /* This machine's CPU model name. */
 void ao_cpu_model(char *buf, size_t len);

@@ -31,6 +31,8 @@
 #define NOMINAL_CHECKS 3
 #define VERIFIED_TIMED 3
 #define BASE_SETS 2
+#define POOLS_MAX_BYTES (3ull << 30) /* older pools are dropped past this */
+#define STRESS_CHECK 2 /* this check set draws from the stress distributions */
 #define MAX_SOURCE (256 * 1024)
 #define DIAG_MAX 3000
 #define PLACES 256 /* distinct tensor addresses per process */
@@ -52,6 +54,7 @@ struct pool {
     struct dataset verify[VERIFIED_TIMED];    /* fresh inputs for timed calls */
     struct dataset base[BASE_SETS];           /* rotated into unchecked timed calls */
     char harness[600];                        /* dir with runner.o and stub.o */
+    size_t bytes;                             /* memory its tensors hold */
 };
 
 struct ao_profiler {
@@ -84,18 +87,18 @@ struct job {
 
 /* --- data --- */
 
-static void fill(struct ao_rng *r, const struct ao_tensor *x, float *p, size_t n)
+static void fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
 {
     for (size_t i = 0; i < n; i += 2) {
         double a, b;
-        if (x->dist == AO_DIST_UNIFORM) {
+        if (x->kind == AO_DIST_UNIFORM) {
             a = x->a + (x->b - x->a) * ao_rng_unit(r);
             b = x->a + (x->b - x->a) * ao_rng_unit(r);
         } else {
             ao_rng_normal2(r, &a, &b);
             a = x->a + x->b * a;
             b = x->a + x->b * b;
-            if (x->dist == AO_DIST_ABS_NORMAL) {
+            if (x->kind == AO_DIST_ABS_NORMAL) {
                 a = fabs(a);
                 b = fabs(b);
             }
@@ -702,18 +705,46 @@ static void pool_free(struct pool *pl)
     free(pl);
 }
 
-/* An unannounced shape: each free size shrunk to a random smaller value. */
+/* An unannounced shape: each free size shrunk to a random smaller value,
+ * keeping the task's constraints (or the nominal shape if draws break them). */
 static void extra_shape(struct ao_profiler *p, const struct ao_task *t, const long long *dims,
                         long long *x)
 {
-    for (int i = 0; i < t->ndims; i++) {
-        long long m = t->dim_multiple[i], lo = dims[i] / 2, hi = dims[i] - 1, v;
-        x[i] = dims[i];
-        if (t->dim_fixed[i] || dims[i] < 2 * m || hi < lo)
-            continue;
-        v = lo + (long long)(ao_rng_next(&p->rng) % (unsigned long long)(hi - lo + 1));
-        v = v / m * m;
-        x[i] = v >= m ? v : m;
+    char err[AO_ERRLEN];
+
+    for (int tries = 0; tries < 20; tries++) {
+        for (int i = 0; i < t->ndims; i++) {
+            long long m = t->dim_multiple[i], lo = dims[i] / 2, hi = dims[i] - 1, v;
+            x[i] = dims[i];
+            if (t->dim_fixed[i] || dims[i] < 2 * m || hi < lo)
+                continue;
+            v = lo + (long long)(ao_rng_next(&p->rng) % (unsigned long long)(hi - lo + 1));
+            v = v / m * m;
+            x[i] = v >= m ? v : m;
+        }
+        if (ao_task_check_dims(t, x, err, sizeof err) == 0)
+            return;
+    }
+    memcpy(x, dims, sizeof(long long) * AO_MAX_DIMS);
+}
+
+/* Drop the least recently used pools until `need` more bytes fit. */
+static void pools_trim(struct ao_profiler *p, size_t need)
+{
+    for (;;) {
+        struct pool **pp = &p->pools, **last = NULL;
+        size_t total = need;
+        for (; *pp; pp = &(*pp)->next) {
+            total += (*pp)->bytes;
+            last = pp;
+        }
+        if (total <= POOLS_MAX_BYTES || !last)
+            return;
+        {
+            struct pool *old = *last;
+            *last = NULL;
+            pool_free(old);
+        }
     }
 }
 
@@ -725,9 +756,13 @@ static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, con
     long long xdims[AO_MAX_DIMS];
 
     snprintf(key, sizeof key, "%s|%s|%s", t->dir, t->name, size);
-    for (pl = p->pools; pl; pl = pl->next)
-        if (strcmp(pl->key, key) == 0)
+    for (struct pool **pp = &p->pools; (pl = *pp); pp = &pl->next)
+        if (strcmp(pl->key, key) == 0) {
+            *pp = pl->next; /* most recently used first */
+            pl->next = p->pools;
+            p->pools = pl;
             return pl;
+        }
     if (!(pl = calloc(1, sizeof *pl))) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -737,25 +772,29 @@ static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, con
     if (ao_task_size(t, size, pl->dims, err, errlen) < 0)
         goto fail;
     extra_shape(p, t, pl->dims, xdims);
+    pl->bytes = (NOMINAL_CHECKS + 1 + VERIFIED_TIMED + BASE_SETS) * tensors_bytes(t, pl->dims);
+    pools_trim(p, pl->bytes);
     pl->nchecks = NOMINAL_CHECKS + (memcmp(xdims, pl->dims, sizeof xdims) != 0);
     for (int s = 0; s < pl->nchecks; s++) {
         const long long *d = s < NOMINAL_CHECKS ? pl->dims : xdims;
+        int stress = s == STRESS_CHECK && t->has_stress;
         if (dataset_alloc(t, &pl->check[s], d, 1) < 0)
             goto oom;
         for (int i = 0; i < t->ninputs; i++)
-            fill(&p->rng, &t->t[i], pl->check[s].t[i], ao_task_elems(t, i, d));
+            fill(&p->rng, stress ? &t->t[i].stress : &t->t[i].dist, pl->check[s].t[i],
+                 ao_task_elems(t, i, d));
     }
     for (int s = 0; s < VERIFIED_TIMED; s++) {
         if (dataset_alloc(t, &pl->verify[s], pl->dims, 1) < 0)
             goto oom;
         for (int i = 0; i < t->ninputs; i++)
-            fill(&p->rng, &t->t[i], pl->verify[s].t[i], ao_task_elems(t, i, pl->dims));
+            fill(&p->rng, &t->t[i].dist, pl->verify[s].t[i], ao_task_elems(t, i, pl->dims));
     }
     for (int s = 0; s < BASE_SETS; s++) {
         if (dataset_alloc(t, &pl->base[s], pl->dims, 0) < 0)
             goto oom;
         for (int i = 0; i < t->ninputs; i++)
-            fill(&p->rng, &t->t[i], pl->base[s].t[i], ao_task_elems(t, i, pl->dims));
+            fill(&p->rng, &t->t[i].dist, pl->base[s].t[i], ao_task_elems(t, i, pl->dims));
     }
     if (build_harness(p, pl, err, errlen) < 0 || compute_references(p, pl, err, errlen) < 0)
         goto fail;
@@ -874,7 +913,8 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
         const struct dataset *d = &pl->check[s < pl->nchecks ? s : 0];
         uint32_t poison = s < pl->nchecks ? 0x7fc00000u : 0x7f7f7f7fu;
         snprintf(set, sizeof set, s == pl->nchecks ? "check0-repoisoned" :
-                 s == NOMINAL_CHECKS ? "check-other-shape" : "check%d", s);
+                 s == NOMINAL_CHECKS ? "check-other-shape" :
+                 s == STRESS_CHECK && t->has_stress ? "check-stress" : "check%d", s);
         place(j, d->dims);
         if ((e = job_call(j, d->dims, d->t, NULL, poison, out, "on a correctness check")) < 0)
             goto out;
@@ -1066,7 +1106,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     r->steady = m.st.spread <= p->o.target_spread;
     if (p->o.calib && ao_task_work(t, pl->dims, &mm, &vec, &bytes, err, errlen) == 0) {
         const struct ao_calib *c = p->o.calib;
-        double tb = bytes / c->bw_gbs, tm = mm / c->fma_gflops, tv = vec / c->vec_gflops;
+        double tb = bytes / ao_calib_bw_for(c, bytes), tm = mm / c->fma_gflops, tv = vec / c->vec_gflops;
         r->t_min_ns = fmax(tb, fmax(tm, tv));
         set_str(&r->bound, r->t_min_ns == tb ? "memory" : r->t_min_ns == tm ? "matmul" : "elementwise");
         set_str(&r->calibration, c->id);

@@ -140,12 +140,50 @@ static int dim_index(struct ao_task *t, const char *name, int add)
     return t->ndims++;
 }
 
+static int load_dist(const cJSON *dist, struct ao_dist *d, const char *tname, char *err,
+                     size_t errlen)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(dist, "kind");
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(dist, "mean");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(dist, "std");
+
+    d->kind = AO_DIST_NORMAL;
+    d->a = 0;
+    d->b = 1;
+    if (!cJSON_IsString(kind)) {
+        snprintf(err, errlen, "tensor '%s': a distribution needs a kind", tname);
+        return -1;
+    }
+    if (strcmp(kind->valuestring, "normal") == 0)
+        d->kind = AO_DIST_NORMAL;
+    else if (strcmp(kind->valuestring, "abs_normal") == 0)
+        d->kind = AO_DIST_ABS_NORMAL;
+    else if (strcmp(kind->valuestring, "uniform") == 0) {
+        d->kind = AO_DIST_UNIFORM;
+        a = cJSON_GetObjectItemCaseSensitive(dist, "low");
+        b = cJSON_GetObjectItemCaseSensitive(dist, "high");
+    } else {
+        snprintf(err, errlen, "tensor '%s': unknown distribution '%s'", tname, kind->valuestring);
+        return -1;
+    }
+    if (cJSON_IsNumber(a))
+        d->a = a->valuedouble;
+    if (cJSON_IsNumber(b))
+        d->b = b->valuedouble;
+    if (!(d->kind == AO_DIST_UNIFORM ? d->b > d->a : d->b > 0)) {
+        snprintf(err, errlen, "tensor '%s': the distribution has no spread", tname);
+        return -1;
+    }
+    return 0;
+}
+
 static int load_tensor(struct ao_task *t, const cJSON *j, struct ao_tensor *x, int is_input,
                        char *err, size_t errlen)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
     const cJSON *dist = cJSON_GetObjectItemCaseSensitive(j, "dist");
+    const cJSON *stress = cJSON_GetObjectItemCaseSensitive(j, "stress");
     const cJSON *d;
 
     if (!cJSON_IsString(name) || strlen(name->valuestring) >= sizeof x->name ||
@@ -163,33 +201,45 @@ static int load_tensor(struct ao_task *t, const cJSON *j, struct ao_tensor *x, i
         }
         x->dim[x->rank++] = k;
     }
-    x->dist = AO_DIST_NORMAL;
-    x->a = 0;
-    x->b = 1;
-    if (is_input && dist) {
-        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(dist, "kind");
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(dist, "mean");
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(dist, "std");
-        if (!cJSON_IsString(kind)) {
-            snprintf(err, errlen, "tensor '%s': dist needs a kind", x->name);
+    x->dist = (struct ao_dist){AO_DIST_NORMAL, 0, 1};
+    if (!is_input && (dist || stress)) {
+        snprintf(err, errlen, "output '%s' cannot have a distribution", x->name);
+        return -1;
+    }
+    if (dist && load_dist(dist, &x->dist, x->name, err, errlen) < 0)
+        return -1;
+    x->stress = x->dist;
+    if (stress) {
+        if (load_dist(stress, &x->stress, x->name, err, errlen) < 0)
             return -1;
+        t->has_stress = 1;
+    }
+    return 0;
+}
+
+static int load_constraints(struct ao_task *t, const cJSON *c, char *err, size_t errlen)
+{
+    const cJSON *pair;
+
+    if (!c)
+        return 0;
+    if (!cJSON_IsArray(c) || cJSON_GetArraySize(c) > AO_MAX_CONSTRAINTS) {
+        snprintf(err, errlen, "'constraints' must be at most %d pairs of formulas",
+                 AO_MAX_CONSTRAINTS);
+        return -1;
+    }
+    cJSON_ArrayForEach(pair, c) {
+        for (int k = 0; k < 2; k++) {
+            const cJSON *f = cJSON_GetArrayItem(pair, k);
+            if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsString(f) ||
+                strlen(f->valuestring) >= sizeof t->constraints[0][0]) {
+                snprintf(err, errlen, "a constraint is a pair of formulas, e.g. [\"H\", \"2*KH\"]");
+                return -1;
+            }
+            snprintf(t->constraints[t->nconstraints][k], sizeof t->constraints[0][0], "%s",
+                     f->valuestring);
         }
-        if (strcmp(kind->valuestring, "normal") == 0)
-            x->dist = AO_DIST_NORMAL;
-        else if (strcmp(kind->valuestring, "abs_normal") == 0)
-            x->dist = AO_DIST_ABS_NORMAL;
-        else if (strcmp(kind->valuestring, "uniform") == 0) {
-            x->dist = AO_DIST_UNIFORM;
-            a = cJSON_GetObjectItemCaseSensitive(dist, "low");
-            b = cJSON_GetObjectItemCaseSensitive(dist, "high");
-        } else {
-            snprintf(err, errlen, "tensor '%s': unknown dist '%s'", x->name, kind->valuestring);
-            return -1;
-        }
-        if (cJSON_IsNumber(a))
-            x->a = a->valuedouble;
-        if (cJSON_IsNumber(b))
-            x->b = b->valuedouble;
+        t->nconstraints++;
     }
     return 0;
 }
@@ -277,6 +327,8 @@ int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen)
         copy_str(x, "vec_flops", t->vec_flops, sizeof t->vec_flops, 1, err, errlen) < 0 ||
         copy_str(x, "bytes", t->bytes, sizeof t->bytes, 1, err, errlen) < 0)
         goto bad;
+    if (load_constraints(t, cJSON_GetObjectItemCaseSensitive(j, "constraints"), err, errlen) < 0)
+        goto bad;
     dims = cJSON_GetObjectItemCaseSensitive(j, "dims");
     for (int i = 0; i < t->ndims; i++) {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(dims, t->dims[i]);
@@ -348,10 +400,34 @@ int ao_task_size(const struct ao_task *t, const char *size, long long dims[AO_MA
         }
         dims[i] = (long long)v->valuedouble;
     }
+    if (ao_task_check_dims(t, dims, err, errlen) < 0) {
+        char tmp[AO_ERRLEN];
+        snprintf(tmp, sizeof tmp, "%s", err);
+        snprintf(err, errlen, "size class '%s': %s", size, tmp);
+        goto out;
+    }
     rc = 0;
 out:
     cJSON_Delete(sizes);
     return rc;
+}
+
+int ao_task_check_dims(const struct ao_task *t, const long long *dims, char *err, size_t errlen)
+{
+    char (*names)[16] = (char (*)[16])t->dims;
+
+    for (int i = 0; i < t->nconstraints; i++) {
+        double l, r;
+        if (ao_formula_eval(t->constraints[i][0], names, dims, t->ndims, &l, err, errlen) < 0 ||
+            ao_formula_eval(t->constraints[i][1], names, dims, t->ndims, &r, err, errlen) < 0)
+            return -1;
+        if (l != r) {
+            snprintf(err, errlen, "breaks the constraint %s = %s (%g != %g)",
+                     t->constraints[i][0], t->constraints[i][1], l, r);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int ao_task_work(const struct ao_task *t, const long long *dims, double *mm, double *vec,

@@ -7,15 +7,22 @@
 #define AO_MAX_TENSORS 8
 #define AO_MAX_DIMS 8
 #define AO_MAX_RANK 4
+#define AO_MAX_CONSTRAINTS 4
 
-enum ao_dist { AO_DIST_NORMAL, AO_DIST_ABS_NORMAL, AO_DIST_UNIFORM };
+enum ao_dist_kind { AO_DIST_NORMAL, AO_DIST_ABS_NORMAL, AO_DIST_UNIFORM };
+
+struct ao_dist {
+    enum ao_dist_kind kind;
+    double a, b;          /* normal: mean, std; uniform: low, high */
+};
 
 struct ao_tensor {
     char name[32];
     int rank;
     int dim[AO_MAX_RANK]; /* indices into ao_task.dims */
-    enum ao_dist dist;
-    double a, b;          /* normal: mean, std; uniform: low, high */
+    struct ao_dist dist;  /* how inputs are drawn */
+    struct ao_dist stress; /* drawn in the stress check set (e.g. scores that
+                              overflow exp unless the max is subtracted) */
 };
 
 struct ao_task {
@@ -28,6 +35,9 @@ struct ao_task {
     char dims[AO_MAX_DIMS][16];         /* size names in order of first appearance */
     int dim_fixed[AO_MAX_DIMS];         /* may not change in the unannounced shape */
     int dim_multiple[AO_MAX_DIMS];      /* must stay a multiple of this */
+    int has_stress;                     /* some input has a stress distribution */
+    int nconstraints;                   /* pairs of formulas equal at every shape */
+    char constraints[AO_MAX_CONSTRAINTS][2][64];
     double tolerance;                   /* relative L2 error bound */
     char mm_flops[256], vec_flops[256], bytes[256]; /* formulas over the dims */
     char sizes_json[4096];              /* the size classes, kept as JSON text */
@@ -40,6 +50,9 @@ int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen);
 /* The dims of a size class ("tiny", "cpu", "paper"); 0 or -1 + err. */
 int ao_task_size(const struct ao_task *t, const char *size, long long dims[AO_MAX_DIMS],
                  char *err, size_t errlen);
+
+/* Whether dims meet the task's constraints (e.g. H = 2*KH); 0 or -1 + err. */
+int ao_task_check_dims(const struct ao_task *t, const long long *dims, char *err, size_t errlen);
 
 /* Work for given dims: matmul FLOPs, vector FLOPs, minimum bytes moved. */
 int ao_task_work(const struct ao_task *t, const long long *dims, double *mm, double *vec,
