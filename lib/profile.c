@@ -876,8 +876,8 @@ static int check_outputs(struct job *j, const struct ao_task *t, float **out,
                          e, t->tolerance);
             else
                 snprintf(j->reason, sizeof j->reason, "output '%s' on input set '%s' has NaN or "
-                         "infinite values (outputs are poisoned with NaN before each call: "
-                         "every element must be written)", t->t[t->ninputs + o].name, set);
+                         "infinite values (an overflow, or an element never written: outputs "
+                         "are poisoned with NaN before each call)", t->t[t->ninputs + o].name, set);
             return -1;
         }
     }

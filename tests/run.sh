@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh - every test: C unit tests, CLI scripts, schema checks.
+# run.sh - every test: C unit tests, CLI scripts, reference and schema checks.
 # Each test prints TAP lines ("ok N - ...", "not ok N - ..."); this counts
 # them and ends with "N passed, M failed".  A test that exits non-zero
 # without a "not ok" line counts as one failure.
@@ -40,6 +40,7 @@ done
 for t in tests/cli/[0-9]*.sh; do
     run_one "cli/$(basename "$t")" bash "$t"
 done
+run_one "references" /usr/bin/python3 tests/references.py
 run_one "schemas" /usr/bin/python3 tests/schemas.py
 
 echo "$pass passed, $fail failed"
