@@ -163,6 +163,14 @@ static int load_flags(struct ao_config *c, int argc, char **argv, int only_confi
             k = find(c, a + 2, n);
             if (eq)
                 val = eq + 1;
+            /* --no-NAME turns a boolean NAME off */
+            if (k < 0 && !eq && n > 3 && strncmp(a + 2, "no-", 3) == 0 &&
+                (k = find(c, a + 5, n - 3)) >= 0) {
+                if (c->opts[k].kind != AO_OPT_BOOL)
+                    k = -1;
+                else
+                    val = "false";
+            }
         } else {
             k = -1;
             for (int j = 0; j < c->nopts; j++)

@@ -59,6 +59,15 @@ int main(void)
     unsetenv("ACCELOPT_TIMEOUT");
     unsetenv("ACCELOPT_MAX_CALLS");
 
+    char *a6[] = {"t", "-v", "--no-verbose", NULL};
+    CHECK(ao_config_load(&c, opts, NOPTS, 3, a6, err, sizeof err) == 0 &&
+          !ao_config_bool(&c, "verbose"), "--no-NAME turns a boolean off");
+    ao_config_release(&c);
+    char *a7[] = {"t", "--no-size", NULL};
+    CHECK(ao_config_load(&c, opts, NOPTS, 2, a7, err, sizeof err) < 0 && strstr(err, "--no-size"),
+          "--no- is for booleans only: %s", err);
+    ao_config_release(&c);
+
     char *a3[] = {"t", "--max-calls", "many", NULL};
     CHECK(ao_config_load(&c, opts, NOPTS, 3, a3, err, sizeof err) < 0 && strstr(err, "integer"),
           "a bad integer is refused: %s", err);

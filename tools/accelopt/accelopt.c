@@ -13,7 +13,9 @@
 #include "msg.h"
 #include "profstage.h"
 #include "signals.h"
+#include "task.h"
 #include "util.h"
+#include "vendor.h"
 #include "version.h"
 
 #define AO_EXIT_KERNEL 3 /* profile: the kernel was measured and is not ok */
@@ -37,6 +39,10 @@ static const struct ao_option bench_opts[] = {
     {"size", 's', AO_OPT_STR, "cpu", "CLASS", "size class: tiny, cpu or paper"},
     {"tasks", 0, AO_OPT_STR, NULL, "LIST", "comma-separated task names (default: all)"},
     {"json", 0, AO_OPT_STR, NULL, "FILE", "also write the table as JSON to FILE"},
+    {"examples", 0, AO_OPT_BOOL, "0", NULL, "also profile the hand-written kernels in nkibench/<task>/examples"},
+    {"vendor", 0, AO_OPT_BOOL, "1", NULL, "time OpenBLAS sgemm on matmul's shape (--no-vendor: skip)"},
+    {"openblas-core", 0, AO_OPT_STR, NULL, "NAME", "OpenBLAS kernels for the vendor point (default: "
+     "its own choice and, on AVX-512 CPUs, SkylakeX; the faster counts)"},
     AO_PROFILER_OPTIONS,
     AO_COMMON_OPTIONS,
 };
@@ -228,19 +234,161 @@ static int list_tasks(const char *only, char **names, int max)
     return n;
 }
 
+/* Profile one source of a task and print its row; adds the row to `rows`.
+ * 1 if it ran ok with a % of peak, 0 if not, -1 if it could not run. */
+static int bench_one(struct ao_profstage *st, const char *task, const char *label,
+                     const char *path, const char *size, cJSON *rows, double *pct)
+{
+    char tdir[700], err[AO_ERRLEN], *src;
+    struct ao_result_msg r;
+    cJSON *row;
+    int rc;
+
+    ao_msg_init(&ao_msg_result, &r);
+    snprintf(tdir, sizeof tdir, "%s/nkibench/%s", ao_home(), task);
+    if (!(src = ao_read_file(path, NULL, err, sizeof err)) ||
+        profile_source(st, tdir, task, size, src, NAN, NAN, &r, err, sizeof err) < 0) {
+        ao_err("%s: %s", label, err);
+        free(src);
+        return -1;
+    }
+    free(src);
+    printf("%-28s %-10s %11.3f ms %8.2f%% %12s %8.1f%%\n", label, r.status, r.latency_ns / 1e6,
+           r.spread * 100, r.bound ? r.bound : "-",
+           isfinite(r.pct_of_peak) ? r.pct_of_peak * 100 : NAN);
+    fflush(stdout);
+    rc = strcmp(r.status, "ok") == 0 && r.pct_of_peak > 0;
+    if (rc)
+        *pct = r.pct_of_peak;
+    else if (r.reason)
+        ao_warn("%s: %s", label, r.reason);
+    if ((row = ao_msg_encode(&ao_msg_result, &r))) {
+        cJSON_AddStringToObject(row, "source", path);
+        cJSON_AddItemToArray(rows, row);
+    }
+    ao_msg_release(&ao_msg_result, &r);
+    return rc;
+}
+
+/* The hand-written examples of a task: the .c files in nkibench/<task>/examples, sorted. */
+static int list_examples(const char *task, char **paths, int max)
+{
+    char dir[700];
+    int n = 0;
+    DIR *d;
+    struct dirent *e;
+
+    snprintf(dir, sizeof dir, "%s/nkibench/%s/examples", ao_home(), task);
+    if (!(d = opendir(dir)))
+        return 0;
+    while ((e = readdir(d)) && n < max) {
+        size_t len = strlen(e->d_name);
+        if (len > 2 && strcmp(e->d_name + len - 2, ".c") == 0 && e->d_name[0] != '.') {
+            char *p = malloc(strlen(dir) + len + 2);
+            if (!p)
+                break;
+            sprintf(p, "%s/%s", dir, e->d_name);
+            paths[n++] = p;
+        }
+    }
+    closedir(d);
+    qsort(paths, (size_t)n, sizeof *paths, cmp_str);
+    return n;
+}
+
+/* OpenBLAS sgemm at matmul's shape for the size class, as % of the FMA peak:
+ * a vendor GEMM far from 70-100% means the calibration is off.  OpenBLAS
+ * releases that predate a CPU fall back to older kernels (AVX2 on an
+ * AVX-512 core), so its own choice and its AVX-512 kernels are both timed,
+ * and the faster is the reference point. */
+static cJSON *bench_vendor(const char *size, const struct ao_calib *cal, int cpu,
+                           const char *core)
+{
+    char path[700], err[AO_ERRLEN];
+    const char *cores[2];
+    struct ao_task t;
+    struct ao_vendor_result v, best;
+    long long d[AO_MAX_DIMS];
+    double mm, vec, bytes, pct;
+    int ncores = 0, nok = 0;
+    cJSON *o, *tried;
+
+    snprintf(path, sizeof path, "%s/nkibench/matmul", ao_home());
+    if (ao_task_load(path, &t, err, sizeof err) < 0 || ao_task_size(&t, size, d, err, sizeof err) < 0 ||
+        ao_task_work(&t, d, &mm, &vec, &bytes, err, sizeof err) < 0) {
+        ao_warn("vendor reference point: %s", err);
+        return NULL;
+    }
+    if (core)
+        cores[ncores++] = core;
+    else {
+        cores[ncores++] = NULL;
+        if (__builtin_cpu_supports("avx512f"))
+            cores[ncores++] = "SkylakeX";
+    }
+    printf("\nvendor reference point (trusted, outside the sandbox; not in the geomean):\n");
+    tried = cJSON_CreateArray();
+    for (int i = 0; i < ncores; i++) {
+        cJSON *x;
+        if (ao_vendor_sgemm((int)d[0], (int)d[1], (int)d[2], cpu, cores[i], &v, err,
+                            sizeof err) < 0) {
+            ao_warn("vendor reference point: %s", err);
+            continue;
+        }
+        pct = cal ? mm / cal->fma_gflops / v.median_ns : NAN;
+        printf("%-28s %-10s %11.3f ms %8.2f%% %12s %8.1f%%   %.1f GFLOP/s, %s kernels%s\n",
+               "openblas sgemm (matmul)", "ok", v.median_ns / 1e6, v.spread * 100, "matmul",
+               pct * 100, v.gflops, v.core, cores[i] ? "" : " (its own choice)");
+        x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "openblas_core", v.core);
+        cJSON_AddNumberToObject(x, "latency_ns", v.median_ns);
+        cJSON_AddItemToArray(tried, x);
+        if (!nok++ || v.median_ns < best.median_ns)
+            best = v;
+    }
+    fflush(stdout);
+    if (!nok) {
+        cJSON_Delete(tried);
+        return NULL;
+    }
+    pct = cal ? mm / cal->fma_gflops / best.median_ns : NAN;
+    if (isfinite(pct) && (pct > 1.0 || pct < 0.6))
+        ao_warn("OpenBLAS sgemm reaches %.0f%% of the calibrated FMA peak: expected 60-100%%; "
+                "the calibration (or the OpenBLAS build) is suspect", pct * 100);
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", "openblas_sgemm");
+    cJSON_AddStringToObject(o, "openblas_core", best.core);
+    cJSON_AddNumberToObject(o, "M", best.M);
+    cJSON_AddNumberToObject(o, "K", best.K);
+    cJSON_AddNumberToObject(o, "N", best.N);
+    cJSON_AddNumberToObject(o, "latency_ns", best.median_ns);
+    cJSON_AddNumberToObject(o, "latency_min_ns", best.min_ns);
+    cJSON_AddNumberToObject(o, "spread", best.spread);
+    cJSON_AddNumberToObject(o, "repeats", best.repeats);
+    cJSON_AddNumberToObject(o, "gflops", best.gflops);
+    cJSON_AddNumberToObject(o, "max_rel_err", best.max_rel_err);
+    if (isfinite(pct))
+        cJSON_AddNumberToObject(o, "pct_of_peak", pct);
+    cJSON_AddItemToObject(o, "tried", tried);
+    return o;
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     struct ao_config c;
     struct ao_profstage_opts po;
     struct ao_profstage *st = NULL;
-    char err[AO_ERRLEN], *names[64];
+    const struct ao_calib *cal;
+    char err[AO_ERRLEN], *names[64], bpath[800];
     const char *size;
-    cJSON *rows = cJSON_CreateArray(), *doc = NULL;
-    double logsum = 0;
-    int n = 0, nok = 0, code = AO_EXIT_FAIL;
+    cJSON *rows = cJSON_CreateArray(), *examples = cJSON_CreateArray(), *vendor = NULL;
+    cJSON *doc = NULL;
+    double logsum = 0, pct;
+    int n = 0, nok = 0, code = AO_EXIT_FAIL, with_matmul = 0;
 
     if (setup(&c, bench_opts, N(bench_opts), argc, argv,
-              "accelopt bench [--size CLASS] [--tasks a,b] [--json FILE] [options]", &code) < 0)
+              "accelopt bench [--size CLASS] [--tasks a,b] [--json FILE] [--examples] "
+              "[--no-vendor] [options]", &code) < 0)
         goto out;
     if (ao_profstage_opts_from_config(&c, &po, err, sizeof err) < 0) {
         ao_err("%s", err);
@@ -254,59 +402,59 @@ static int cmd_bench(int argc, char **argv)
         goto out;
     }
     n = list_tasks(ao_config_str(&c, "tasks"), names, 64);
-    if (ao_profstage_calib(st)) {
-        const struct ao_calib *cal = ao_profstage_calib(st);
+    if ((cal = ao_profstage_calib(st)))
         printf("size %s; calibration %s: %s, %.1f GB/s (%s), FMA %.1f GFLOP/s, elementwise %.1f "
                "GFLOP/s\n", size, cal->id, cal->cpu_model, cal->bw_gbs, cal->bw_method,
                cal->fma_gflops, cal->vec_gflops);
-    }
-    printf("%-18s %-10s %14s %9s %12s %9s\n", "task", "status", "latency", "spread", "bound",
-           "% of peak");
+    printf("%-28s %-10s %14s %9s %12s %9s\n", "task (baseline)", "status", "latency", "spread",
+           "bound", "% of peak");
     for (int i = 0; i < n && !ao_stop_requested(); i++) {
-        char tdir[700], bpath[800], *src;
-        struct ao_result_msg r;
-        cJSON *row;
-
-        ao_msg_init(&ao_msg_result, &r);
-        snprintf(tdir, sizeof tdir, "%s/nkibench/%s", ao_home(), names[i]);
-        snprintf(bpath, sizeof bpath, "%s/baseline.c", tdir);
-        if (!(src = ao_read_file(bpath, NULL, err, sizeof err)) ||
-            profile_source(st, tdir, names[i], size, src, NAN, NAN, &r, err, sizeof err) < 0) {
-            ao_err("%s: %s", names[i], err);
-            free(src);
-            continue;
-        }
-        free(src);
-        printf("%-18s %-10s %11.3f ms %8.2f%% %12s %8.1f%%\n", names[i], r.status,
-               r.latency_ns / 1e6, r.spread * 100, r.bound ? r.bound : "-",
-               isfinite(r.pct_of_peak) ? r.pct_of_peak * 100 : NAN);
-        fflush(stdout);
-        if (strcmp(r.status, "ok") == 0 && r.pct_of_peak > 0) {
-            logsum += log(r.pct_of_peak);
+        snprintf(bpath, sizeof bpath, "%s/nkibench/%s/baseline.c", ao_home(), names[i]);
+        if (bench_one(st, names[i], names[i], bpath, size, rows, &pct) == 1) {
+            logsum += log(pct);
             nok++;
-        } else if (r.reason) {
-            ao_warn("%s: %s", names[i], r.reason);
         }
-        if ((row = ao_msg_encode(&ao_msg_result, &r)))
-            cJSON_AddItemToArray(rows, row);
-        ao_msg_release(&ao_msg_result, &r);
+        with_matmul |= strcmp(names[i], "matmul") == 0;
     }
     if (nok)
-        printf("%-18s %-10s %14s %9s %12s %8.1f%%\n", "geomean", "", "", "", "",
-               exp(logsum / nok) * 100);
+        printf("%-28s %-10s %14s %9s %12s %8.1f%%   (%d of %d tasks)\n", "geomean", "", "", "",
+               "", exp(logsum / nok) * 100, nok, n);
+    if (ao_config_bool(&c, "examples")) {
+        printf("\nhand-written examples (not in the geomean):\n");
+        for (int i = 0; i < n && !ao_stop_requested(); i++) {
+            char *ex[32], label[128];
+            int m = list_examples(names[i], ex, 32);
+            for (int k = 0; k < m; k++) {
+                const char *base = strrchr(ex[k], '/') + 1;
+                snprintf(label, sizeof label, "%s/%.*s", names[i], (int)strlen(base) - 2, base);
+                bench_one(st, names[i], label, ex[k], size, examples, &pct);
+                free(ex[k]);
+            }
+        }
+    }
+    if (ao_config_bool(&c, "vendor") && with_matmul && !ao_stop_requested())
+        vendor = bench_vendor(size, cal, po.prof.cpu, ao_config_str(&c, "openblas-core"));
     if (ao_config_str(&c, "json")) {
         char *s;
-        const struct ao_calib *cal = ao_profstage_calib(st);
         doc = cJSON_CreateObject();
         cJSON_AddStringToObject(doc, "size", size);
         if (cal) {
             cJSON_AddStringToObject(doc, "calibration", cal->id);
             cJSON_AddStringToObject(doc, "cpu_model", cal->cpu_model);
+            cJSON_AddNumberToObject(doc, "bandwidth_gbs", cal->bw_gbs);
+            cJSON_AddNumberToObject(doc, "fma_gflops", cal->fma_gflops);
+            cJSON_AddNumberToObject(doc, "vec_gflops", cal->vec_gflops);
         }
         if (nok)
             cJSON_AddNumberToObject(doc, "geomean_pct_of_peak", exp(logsum / nok));
         cJSON_AddItemToObject(doc, "results", rows);
         rows = NULL;
+        cJSON_AddItemToObject(doc, "examples", examples);
+        examples = NULL;
+        if (vendor) {
+            cJSON_AddItemToObject(doc, "vendor", vendor);
+            vendor = NULL;
+        }
         s = cJSON_Print(doc);
         if (!s || ao_write_file(ao_config_str(&c, "json"), s, strlen(s), err, sizeof err) < 0) {
             ao_err("%s", s ? err : "out of memory");
@@ -320,6 +468,8 @@ out:
     for (int i = 0; i < n; i++)
         free(names[i]);
     cJSON_Delete(rows);
+    cJSON_Delete(examples);
+    cJSON_Delete(vendor);
     cJSON_Delete(doc);
     ao_profstage_free(st);
     ao_config_release(&c);
