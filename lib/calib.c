@@ -59,6 +59,7 @@ static int store(const char *path, struct ao_calib *c, char *err, size_t errlen)
     int rc = -1;
 
     cJSON_AddStringToObject(j, "target", "cpu");
+    cJSON_AddNumberToObject(j, "peak_version", AO_PEAK_VERSION);
     cJSON_AddStringToObject(j, "cpu_model", c->cpu_model);
     cJSON_AddStringToObject(j, "cflags", c->cflags);
     cJSON_AddStringToObject(j, "created_at", c->created_at);
@@ -218,6 +219,14 @@ int ao_calib_load(const char *path, struct ao_calib *c, char *err, size_t errlen
         snprintf(err, errlen, "calibration '%s' is not valid JSON", path);
         goto out;
     }
+    {
+        /* measured by an older peak.c: measure again */
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "peak_version");
+        if (!cJSON_IsNumber(v) || v->valueint != AO_PEAK_VERSION) {
+            rc = 1;
+            goto out;
+        }
+    }
     if (get_str(j, "cpu_model", c->cpu_model, sizeof c->cpu_model) < 0 ||
         get_str(j, "cflags", c->cflags, sizeof c->cflags) < 0 ||
         get_str(j, "created_at", c->created_at, sizeof c->created_at) < 0 ||
@@ -241,11 +250,8 @@ int ao_calib_load(const char *path, struct ao_calib *c, char *err, size_t errlen
             c->curve_bytes[c->ncurve] = b;
             c->curve_gbs[c->ncurve++] = g;
         }
-        if (c->ncurve == 0) {
-            /* an older calibration, without the in-cache bandwidths */
-            rc = 1;
-            goto out;
-        }
+        if (c->ncurve == 0)
+            goto bad;
     }
     ao_sha256_hex(text, strlen(text), hex);
     snprintf(c->id, sizeof c->id, "%.16s", hex);

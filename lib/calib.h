@@ -8,6 +8,10 @@
 #define AO_CPU_CC "gcc"
 #define AO_CPU_CFLAGS "-O3 -march=native -std=gnu11 -ffp-contract=fast"
 
+/* Bumped whenever peak.c measures differently: older stored calibrations
+ * are then measured again (2: register-resident chains, in-cache curve). */
+#define AO_PEAK_VERSION 2
+
 struct ao_calib {
     char id[17];             /* short hash of the stored file: part of cache keys */
     char cpu_model[128];

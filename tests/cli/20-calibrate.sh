@@ -17,3 +17,13 @@ ok $? "profile without a calibration still measures"
 [ -z "$(field "$nocal" "r.get('pct_of_peak')")" ]; ok $? "...but reports no % of peak"
 grep -q "no calibration" "$T/nocal.err"; ok $? "...and says so"
 [ ! -e "$T/empty-state/calibration-cpu.json" ]; ok $? "...and does not guess one"
+# a calibration stored by an older peak.c (no peak_version) is measured again
+old=$T/old-state
+mkdir -p "$old"
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); del c['peak_version']; c['fma_gflops']=1.0; print(json.dumps(c))" \
+    "$ACCELOPT_STATE_DIR/calibration-cpu.json" >"$old/calibration-cpu.json"
+ACCELOPT_STATE_DIR=$old bin/accelopt profile --task nkibench/silu --size tiny \
+    nkibench/silu/baseline.c >"$T/old.json" 2>/dev/null
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); sys.exit(0 if c['peak_version'] == 2 and c['fma_gflops'] > 1 and c['bandwidth_in_cache'] else 1)" \
+    "$old/calibration-cpu.json"
+ok $? "a calibration from an older peak.c is measured again"
