@@ -28,12 +28,6 @@ void ao_cpu_model(char *buf, size_t len)
     free(t);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* best (the ceiling) and spread = (max - min) / median of a series */
 static int series(const cJSON *j, const char *name, double *best, double *spread)
 {
@@ -46,7 +40,7 @@ static int series(const cJSON *j, const char *name, double *best, double *spread
             x[n++] = v->valuedouble;
     if (n < 3)
         return -1;
-    qsort(x, (size_t)n, sizeof x[0], cmp_double);
+    qsort(x, (size_t)n, sizeof x[0], ao_cmp_double);
     *best = x[n - 1];
     *spread = (x[n - 1] - x[0]) / x[n / 2];
     return 0;

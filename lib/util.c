@@ -229,3 +229,9 @@ const char *ao_state_dir(void)
         snprintf(dir, sizeof dir, "%s/.local/state/accelopt", h && *h ? h : "/tmp");
     return dir;
 }
+
+int ao_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}

@@ -47,4 +47,7 @@ const char *ao_home(void);
  * $XDG_STATE_HOME/accelopt, or ~/.local/state/accelopt. */
 const char *ao_state_dir(void);
 
+/* qsort comparator for doubles, ascending. */
+int ao_cmp_double(const void *a, const void *b);
+
 #endif

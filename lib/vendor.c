@@ -12,12 +12,6 @@
 #include "util.h"
 #include "vendor.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_vendor_result *r,
                     char *err, size_t errlen)
 {
@@ -62,8 +56,10 @@ int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_ve
     v = cJSON_GetObjectItemCaseSensitive(j, "max_rel_err");
     r->max_rel_err = cJSON_IsNumber(v) ? v->valuedouble : INFINITY;
     v = cJSON_GetObjectItemCaseSensitive(j, "latencies_ns");
-    if (!(lat = malloc(sizeof *lat * (size_t)(cJSON_GetArraySize(v) + 1))))
+    if (!(lat = malloc(sizeof *lat * (size_t)(cJSON_GetArraySize(v) + 1)))) {
+        snprintf(err, errlen, "out of memory");
         goto out;
+    }
     for (cJSON *x = v ? v->child : NULL; x; x = x->next)
         if (cJSON_IsNumber(x) && x->valuedouble > 0)
             lat[k++] = x->valuedouble;
@@ -77,7 +73,7 @@ int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_ve
                  r->max_rel_err);
         goto out;
     }
-    qsort(lat, (size_t)k, sizeof *lat, cmp_double);
+    qsort(lat, (size_t)k, sizeof *lat, ao_cmp_double);
     r->M = M, r->K = K, r->N = N;
     r->repeats = k;
     r->min_ns = lat[0];

@@ -9,16 +9,7 @@ import sys
 
 import jsonschema
 
-n = 0
-failed = 0
-
-
-def ok(cond, desc):
-    global n, failed
-    n += 1
-    if not cond:
-        failed += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", n, desc))
+from tap import done, ok
 
 
 schemas = {}
@@ -67,5 +58,4 @@ for name, v in schemas.items():
     ok(set(c["required"]) == set(s["required"]), "%s: required fields match" % name)
     ok(set(c["required"]) | set(c["optional"]) == set(s["properties"]), "%s: all fields match" % name)
 
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+done()

@@ -1,0 +1,19 @@
+"""tap.py - TAP lines for the Python tests: ok(cond, desc), then done()."""
+import sys
+
+n = 0
+failed = 0
+
+
+def ok(cond, desc):
+    global n, failed
+    n += 1
+    if not cond:
+        failed += 1
+    print("%s %d - %s" % ("ok" if cond else "not ok", n, desc))
+    return cond
+
+
+def done():
+    print("1..%d" % n)
+    sys.exit(1 if failed else 0)
