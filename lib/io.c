@@ -1,5 +1,6 @@
 /* io.c - the transport seam and its pipe-mode (stdio JSON Lines) backend */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +159,17 @@ out:
     cJSON_Delete(j);
     ao_msg_release(&ao_msg_dlq, &d);
     return rc;
+}
+
+int ao_io_fail(struct ao_io *io, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(io->err, sizeof io->err, fmt, ap);
+    va_end(ap);
+    if (!io->err[0])
+        snprintf(io->err, sizeof io->err, "the stage failed");
+    return -1;
 }
 
 void ao_io_free(struct ao_io *io)

@@ -48,6 +48,12 @@ int ao_io_commit(struct ao_io *io, struct ao_inmsg *m);
 int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason);
 void ao_io_free(struct ao_io *io);
 
+/* For a process function that cannot handle any message now (redis down,
+ * prompt templates broken): records why in io->err and returns -1, which
+ * stops the loop without a dead letter or a commit, so the message comes
+ * again after a restart. */
+int ao_io_fail(struct ao_io *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The per-message core of a stage: handle one parsed message, emitting its
  * outputs through io.  Return 0 when handled, -1 with reason filled to send
  * the message to the dead letters. */

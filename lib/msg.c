@@ -43,6 +43,10 @@ static const struct ao_field candidate_fields[] = {
     F(struct ao_candidate_msg, latency_ns, AO_F_NUM, 1),
     F(struct ao_candidate_msg, pct_of_peak, AO_F_NUM, 0),
     F(struct ao_candidate_msg, profile, AO_F_JSON, 0),
+    F(struct ao_candidate_msg, size, AO_F_STR, 0),
+    F(struct ao_candidate_msg, task_path, AO_F_STR, 0),
+    F(struct ao_candidate_msg, baseline_latency_ns, AO_F_NUM, 0),
+    F(struct ao_candidate_msg, config, AO_F_JSON, 0),
 };
 TYPE(ao_msg_candidate, "candidate", struct ao_candidate_msg, candidate_fields);
 
@@ -56,6 +60,14 @@ static const struct ao_field plan_fields[] = {
     F(struct ao_plan_msg, memory_seen, AO_F_JSON, 0),
     F(struct ao_plan_msg, tokens, AO_F_JSON, 0),
     F(struct ao_plan_msg, cost_usd, AO_F_NUM, 0),
+    F(struct ao_plan_msg, source, AO_F_STR, 0),
+    F(struct ao_plan_msg, size, AO_F_STR, 0),
+    F(struct ao_plan_msg, task_path, AO_F_STR, 0),
+    F(struct ao_plan_msg, parent_latency_ns, AO_F_NUM, 0),
+    F(struct ao_plan_msg, baseline_latency_ns, AO_F_NUM, 0),
+    F(struct ao_plan_msg, config, AO_F_JSON, 0),
+    F(struct ao_plan_msg, model, AO_F_STR, 0),
+    F(struct ao_plan_msg, rank, AO_F_INT, 0),
 };
 TYPE(ao_msg_plan, "plan", struct ao_plan_msg, plan_fields);
 
@@ -72,6 +84,8 @@ static const struct ao_field kernel_fields[] = {
     F(struct ao_kernel_msg, parent_latency_ns, AO_F_NUM, 0),
     F(struct ao_kernel_msg, baseline_latency_ns, AO_F_NUM, 0),
     F(struct ao_kernel_msg, tokens, AO_F_JSON, 0),
+    F(struct ao_kernel_msg, cost_usd, AO_F_NUM, 0),
+    F(struct ao_kernel_msg, model, AO_F_STR, 0),
 };
 TYPE(ao_msg_kernel, "kernel", struct ao_kernel_msg, kernel_fields);
 
@@ -115,6 +129,7 @@ static const struct ao_field pair_fields[] = {
     F(struct ao_pair_msg, speedup, AO_F_NUM, 1),
     FE(struct ao_pair_msg, direction, 1, directions),
     F(struct ao_pair_msg, plan, AO_F_STR, 0),
+    F(struct ao_pair_msg, config, AO_F_JSON, 0),
 };
 TYPE(ao_msg_pair, "pair", struct ao_pair_msg, pair_fields);
 
@@ -131,6 +146,12 @@ static const struct ao_field experience_fields[] = {
     F(struct ao_experience_msg, slow_sha256, AO_F_STR, 0),
     F(struct ao_experience_msg, fast_sha256, AO_F_STR, 0),
     F(struct ao_experience_msg, created_at, AO_F_STR, 0),
+    F(struct ao_experience_msg, item_id, AO_F_STR, 0),
+    F(struct ao_experience_msg, move, AO_F_JSON, 0),
+    F(struct ao_experience_msg, reason, AO_F_STR, 0),
+    F(struct ao_experience_msg, tokens, AO_F_JSON, 0),
+    F(struct ao_experience_msg, cost_usd, AO_F_NUM, 0),
+    F(struct ao_experience_msg, model, AO_F_STR, 0),
 };
 TYPE(ao_msg_experience, "experience", struct ao_experience_msg, experience_fields);
 

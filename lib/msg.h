@@ -43,24 +43,24 @@ struct ao_task_msg {
 
 struct ao_candidate_msg {
     struct ao_env env;
-    char *source, *sha256, *kernel_id;
+    char *source, *sha256, *kernel_id, *size, *task_path;
     long long rank;
-    double latency_ns, pct_of_peak;
-    cJSON *profile;
+    double latency_ns, pct_of_peak, baseline_latency_ns;
+    cJSON *profile, *config;
 };
 
 struct ao_plan_msg {
     struct ao_env env;
-    char *candidate_id, *candidate_sha256, *text, *error;
-    long long index;
-    cJSON *memory_seen, *tokens;
-    double cost_usd;
+    char *candidate_id, *candidate_sha256, *text, *error, *source, *size, *task_path, *model;
+    long long index, rank;
+    cJSON *memory_seen, *tokens, *config;
+    double cost_usd, parent_latency_ns, baseline_latency_ns;
 };
 
 struct ao_kernel_msg {
     struct ao_env env;
-    char *source, *sha256, *parent, *plan, *slot, *size, *task_path, *error;
-    double parent_latency_ns, baseline_latency_ns;
+    char *source, *sha256, *parent, *plan, *slot, *size, *task_path, *error, *model;
+    double parent_latency_ns, baseline_latency_ns, cost_usd;
     cJSON *tokens;
 };
 
@@ -79,14 +79,16 @@ struct ao_pair_msg {
     struct ao_env env;
     char *slow_source, *fast_source, *slow_sha256, *fast_sha256, *direction, *plan;
     double speedup;
+    cJSON *config;
 };
 
 struct ao_experience_msg {
     struct ao_env env;
     char *pair_id, *title, *summary, *before, *after, *direction, *slow_sha256,
-        *fast_sha256, *created_at;
-    double speedup;
+        *fast_sha256, *created_at, *item_id, *reason, *model;
+    double speedup, cost_usd;
     int stored;
+    cJSON *move, *tokens;
 };
 
 struct ao_done_msg {

@@ -1,4 +1,5 @@
 /* redis.c - a Redis connection that reconnects by itself (hiredis 0.14 does not) */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,4 +169,42 @@ int ao_redis_set(struct ao_redis *r, const char *key, const char *val, char *err
                  rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
     freeReplyObject(rep);
     return rc;
+}
+
+struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv,
+                                 const size_t *lens, char *err, size_t errlen)
+{
+    for (int attempt = 0; attempt < 4; attempt++) {
+        redisReply *rep;
+        if (attempt > 0) {
+            struct timespec ts = {0, 100000000L << (attempt - 1)};
+            nanosleep(&ts, NULL);
+        }
+        if (!r->c && connect_once(r, err, errlen) < 0)
+            continue;
+        rep = redisCommandArgv(r->c, argc, argv, lens);
+        if (rep && rep->type == REDIS_REPLY_ERROR) {
+            snprintf(err, errlen, "redis %s failed: %s", argv[0], rep->str);
+            freeReplyObject(rep);
+            return NULL;
+        }
+        if (rep)
+            return rep;
+        snprintf(err, errlen, "redis '%s:%d': %s", r->host, r->port, r->c->errstr);
+        redisFree(r->c);
+        r->c = NULL;
+    }
+    return NULL;
+}
+
+char *ao_redis_key(const struct ao_redis *r, char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(buf, len, "%s", r->prefix);
+
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < len)
+        vsnprintf(buf + n, len - (size_t)n, fmt, ap);
+    va_end(ap);
+    return buf;
 }

@@ -17,4 +17,15 @@ int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, siz
 /* SET prefix+key val: 0 or -1 + err. */
 int ao_redis_set(struct ao_redis *r, const char *key, const char *val, char *err, size_t errlen);
 
+/* Run a command given as an argument vector (binary safe; lens may be NULL
+ * for C strings), reconnecting when the connection died.  Keys are passed
+ * as they are: prefix them with ao_redis_key.  Returns the reply (free it
+ * with freeReplyObject) or NULL + err; a Redis error reply is returned
+ * as NULL + err too. */
+struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv,
+                                 const size_t *lens, char *err, size_t errlen);
+/* prefix+key into buf; returns buf. */
+char *ao_redis_key(const struct ao_redis *r, char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif

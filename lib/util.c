@@ -235,3 +235,21 @@ int ao_cmp_double(const void *a, const void *b)
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
+
+void ao_seed_from_text(uint64_t s[4], unsigned long long seed, const char *text)
+{
+    struct ao_buf b = {0};
+    char hex[65];
+
+    ao_buf_printf(&b, "%llu:%s", seed, text);
+    ao_sha256_hex(b.data ? b.data : "", b.len, hex);
+    ao_buf_release(&b);
+    for (int i = 0; i < 4; i++) {
+        char w[17];
+        memcpy(w, hex + 16 * i, 16);
+        w[16] = '\0';
+        s[i] = strtoull(w, NULL, 16);
+    }
+    if (!(s[0] | s[1] | s[2] | s[3]))
+        s[0] = 1;
+}

@@ -47,6 +47,10 @@ const char *ao_home(void);
  * $XDG_STATE_HOME/accelopt, or ~/.local/state/accelopt. */
 const char *ao_state_dir(void);
 
+/* Four 64-bit words of seed state from a number and a text (SHA-256 of
+ * both): deterministic choices that differ per kernel. */
+void ao_seed_from_text(uint64_t s[4], unsigned long long seed, const char *text);
+
 /* qsort comparator for doubles, ascending. */
 int ao_cmp_double(const void *a, const void *b);
 

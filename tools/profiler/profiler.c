@@ -9,13 +9,12 @@
 #include "log.h"
 #include "msg.h"
 #include "profstage.h"
-#include "signals.h"
+#include "stage.h"
 #include "util.h"
-#include "version.h"
 
 static const struct ao_option options[] = {
     AO_PROFILER_OPTIONS,
-    {"dlq", 0, AO_OPT_STR, NULL, "FILE", "pipe mode: append dead letters to FILE (default stderr)"},
+    AO_STAGE_OPTIONS,
     AO_COMMON_OPTIONS,
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
@@ -49,69 +48,25 @@ out:
 
 int main(int argc, char **argv)
 {
-    struct ao_config cfg;
+    struct ao_stage s;
     struct ao_profstage_opts po;
-    struct ao_profstage *st = NULL;
-    struct ao_io *io = NULL;
-    FILE *dlq = NULL;
+    struct ao_profstage *st;
     char err[AO_ERRLEN];
-    int code = AO_EXIT_FAIL;
+    int code;
 
-    ao_log_init("accelopt-profiler");
-    if (ao_config_load(&cfg, options, NOPTS, argc, argv, err, sizeof err) < 0 ||
-        ao_profstage_opts_from_config(&cfg, &po, err, sizeof err) < 0) {
+    if (!ao_stage_open(&s, "accelopt-profiler",
+                       "accelopt-profiler [options] < kernels.jsonl > results.jsonl", options, NOPTS,
+                       argc, argv, &code))
+        return ao_stage_close(&s, code);
+    if (ao_profstage_opts_from_config(&s.cfg, &po, err, sizeof err) < 0) {
         ao_err("%s", err);
-        code = AO_EXIT_USAGE;
-        goto out;
+        return ao_stage_close(&s, AO_EXIT_USAGE);
     }
-    if (ao_config_bool(&cfg, "help")) {
-        ao_config_usage(stdout, "accelopt-profiler [options] < kernels.jsonl > results.jsonl",
-                        options, NOPTS);
-        code = AO_EXIT_OK;
-        goto out;
-    }
-    if (ao_config_bool(&cfg, "version")) {
-        printf("accelopt-profiler %s\n", AO_VERSION);
-        code = AO_EXIT_OK;
-        goto out;
-    }
-    {
-        enum ao_log_level lv;
-        if (ao_log_level_parse(ao_config_str(&cfg, "log"), &lv) == 0)
-            ao_log_set_level(lv);
-    }
-    if (cfg.nargs > 0) {
-        ao_err("unexpected argument '%s' (kernels come on stdin)", cfg.args[0]);
-        code = AO_EXIT_USAGE;
-        goto out;
-    }
-    if (ao_config_str(&cfg, "dlq") && !(dlq = fopen(ao_config_str(&cfg, "dlq"), "a"))) {
-        ao_err("cannot open dead-letter file '%s'", ao_config_str(&cfg, "dlq"));
-        code = AO_EXIT_USAGE;
-        goto out;
-    }
-    ao_signals_install();
     if (!(st = ao_profstage_new(&po, err, sizeof err))) {
         ao_err("%s", err);
-        goto out;
+        return ao_stage_close(&s, AO_EXIT_FAIL);
     }
-    if (!(io = ao_io_stdio_new("profiler", stdin, stdout, dlq))) {
-        ao_err("out of memory");
-        goto out;
-    }
-    if (ao_io_run(io, process, st) < 0) {
-        ao_err("%s", io->err);
-        goto out;
-    }
-    ao_info("%lld kernels in, %lld results out, %lld dead letters", io->in, io->out, io->dead);
-    code = AO_EXIT_OK;
-out:
-    ao_io_free(io);
+    code = ao_stage_run(&s, process, st, "kernels", "results");
     ao_profstage_free(st);
-    if (dlq)
-        fclose(dlq);
-    ao_config_release(&cfg);
-    if (fclose(stdout) != 0 && code == AO_EXIT_OK)
-        code = AO_EXIT_FAIL;
     return code;
 }

@@ -1,0 +1,223 @@
+/* agent.c - the model, Redis, budget, prompts and problem of an agent stage */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "agent.h"
+#include "calib.h"
+#include "log.h"
+#include "task.h"
+#include "util.h"
+
+int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *role, int *usage,
+                  char *err, size_t errlen)
+{
+    const char *url = ao_config_str(c, "redis");
+
+    memset(a, 0, sizeof *a);
+    *usage = 1;
+    if (ao_llm_conf_from_config(c, role, &a->conf, err, errlen) < 0)
+        return -1;
+    a->prompts = ao_config_str(c, "prompts");
+    a->size = ao_config_str(c, "size");
+    *usage = 0;
+    /* once per process: a stage has one agent and one thread */
+    if (!a->conf.builtin && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        snprintf(err, errlen, "cannot initialise libcurl");
+        goto fail;
+    }
+    if (!a->conf.builtin && !(a->llm = ao_llm_new(&a->conf, err, errlen)))
+        goto fail;
+    if (url && !(a->redis = ao_redis_new(url, ao_config_str(c, "redis-prefix"), err, errlen)))
+        goto fail;
+    if (!(a->book = ao_budget_book_new(a->redis))) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    ao_info("%s model: %s%s%s", role, a->conf.model, a->conf.url ? " at " : "",
+            a->conf.url ? a->conf.url : "");
+    return 0;
+fail:
+    ao_agent_release(a);
+    return -1;
+}
+
+void ao_agent_release(struct ao_agent *a)
+{
+    if (a->total.calls)
+        ao_info("%d model calls (%d attempts), %lld prompt and %lld completion tokens, $%.4f",
+                a->total.calls, a->total.attempts, a->total.prompt, a->total.completion,
+                a->total.cost_usd);
+    if (a->llm) {
+        ao_llm_free(a->llm);
+        curl_global_cleanup();
+    }
+    ao_redis_free(a->redis);
+    ao_budget_book_free(a->book);
+    ao_llm_conf_release(&a->conf);
+    memset(a, 0, sizeof *a);
+}
+
+int ao_agent_prompts(const struct ao_agent *a, const char *target, const struct ao_prompt_var *v,
+                     int n, char **system, char **user, char *err, size_t errlen)
+{
+    char *ts = NULL, *tu = NULL;
+    unsigned long long used = 0;
+    int rc = -1;
+
+    *system = *user = NULL;
+    if (!(ts = ao_prompt_load(a->prompts, target, a->conf.role, "system", err, errlen)) ||
+        !(tu = ao_prompt_load(a->prompts, target, a->conf.role, "user", err, errlen)) ||
+        !(*system = ao_prompt_render(ts, v, n, &used, err, errlen)) ||
+        !(*user = ao_prompt_render(tu, v, n, &used, err, errlen)))
+        goto out;
+    for (int i = 0; i < n; i++)
+        if (!(used >> i & 1)) {
+            snprintf(err, errlen, "the %s prompts for '%s' never show {{%s}}", a->conf.role,
+                     target, v[i].name);
+            goto out;
+        }
+    rc = 0;
+out:
+    if (rc < 0) {
+        free(*system);
+        free(*user);
+        *system = *user = NULL;
+    }
+    free(ts);
+    free(tu);
+    return rc;
+}
+
+int ao_agent_call(struct ao_agent *a, const char *run, const cJSON *config, const char *system,
+                  const char *user, char **reply, struct ao_llm_usage *u, char *reason,
+                  size_t len)
+{
+    struct ao_llm_usage call = {0};
+    struct ao_budget b;
+    char e[AO_ERRLEN];
+    int rc, spent;
+
+    *reply = NULL;
+    if (ao_budget_from_config(config, &b, reason, len) < 0)
+        return -1;
+    if ((spent = ao_budget_spent(a->book, run, &b, reason, len)) != 0)
+        return -1;
+    rc = ao_llm_chat(a->llm, system, user, reply, &call, reason, len);
+    if (ao_budget_charge(a->book, run, &call, e, sizeof e) < 0)
+        ao_warn("run '%s': cannot count the call's tokens: %s", run, e);
+    ao_llm_usage_add(u, &call);
+    ao_llm_usage_add(&a->total, &call);
+    return rc;
+}
+
+cJSON *ao_usage_json(const struct ao_llm_usage *u)
+{
+    cJSON *t = cJSON_CreateObject();
+    if (t && (!cJSON_AddNumberToObject(t, "prompt", (double)u->prompt) ||
+              !cJSON_AddNumberToObject(t, "completion", (double)u->completion))) {
+        cJSON_Delete(t);
+        t = NULL;
+    }
+    return t;
+}
+
+/* "lhs [M, K]" */
+static void tensor_text(struct ao_buf *b, const struct ao_task *t, int i)
+{
+    ao_buf_printf(b, "%s [", t->t[i].name);
+    for (int d = 0; d < t->t[i].rank; d++)
+        ao_buf_printf(b, "%s%s", d ? ", " : "", t->dims[t->t[i].dim[d]]);
+    ao_buf_printf(b, "]");
+}
+
+int ao_problem_load(const char *task, const char *task_path, const char *size,
+                    struct ao_problem *p, char *err, size_t errlen)
+{
+    struct ao_task t;
+    struct ao_buf b = {0};
+    long long dims[AO_MAX_DIMS];
+    char path[1024], ref[1100];
+
+    memset(p, 0, sizeof *p);
+    if (task_path)
+        snprintf(path, sizeof path, "%s", task_path);
+    else
+        snprintf(path, sizeof path, "%s/nkibench/%s", ao_home(), task);
+    if (ao_task_load(path, &t, err, errlen) < 0 || ao_task_size(&t, size, dims, err, errlen) < 0)
+        return -1;
+    snprintf(ref, sizeof ref, "%s/reference.c", t.dir);
+    if (!(p->reference = ao_read_file(ref, NULL, err, errlen)))
+        return -1;
+    ao_buf_printf(&b, "%s;\n\nInputs (row-major float32, in this order): ", t.signature);
+    for (int i = 0; i < t.ninputs; i++) {
+        ao_buf_printf(&b, "%s", i ? ", " : "");
+        tensor_text(&b, &t, i);
+    }
+    ao_buf_printf(&b, ".\nOutputs (row-major float32, written by the kernel): ");
+    for (int i = t.ninputs; i < t.ninputs + t.noutputs; i++) {
+        ao_buf_printf(&b, "%s", i > t.ninputs ? ", " : "");
+        tensor_text(&b, &t, i);
+    }
+    ao_buf_printf(&b, ".\nSizes it is timed at (%s):", size);
+    for (int d = 0; d < t.ndims; d++)
+        ao_buf_printf(&b, " %s=%lld", t.dims[d], dims[d]);
+    ao_buf_printf(&b, "; correctness is also checked at one more shape it does not announce, so "
+                  "handle any size. Tolerance: relative L2 error below %g.\n", t.tolerance);
+    ao_buf_printf(&b, "Compiled with: %s %s\n", AO_CPU_CC, AO_CPU_CFLAGS);
+    if (!b.data) {
+        snprintf(err, errlen, "out of memory");
+        ao_problem_release(p);
+        return -1;
+    }
+    p->convention = b.data;
+    return 0;
+}
+
+void ao_problem_release(struct ao_problem *p)
+{
+    free(p->reference);
+    free(p->convention);
+    memset(p, 0, sizeof *p);
+}
+
+static const char *jstr(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+char *ao_memory_text(const cJSON *items)
+{
+    struct ao_buf b = {0};
+    const cJSON *it;
+    int i = 0;
+
+    cJSON_ArrayForEach(it, items) {
+        const cJSON *sp = cJSON_GetObjectItemCaseSensitive(it, "speedup");
+        ao_buf_printf(&b, "%s### Experience %d: %s\n(%s, %.2fx)\n%s\n", i ? "\n" : "", i + 1,
+                      jstr(it, "title"), jstr(it, "task"),
+                      cJSON_IsNumber(sp) ? sp->valuedouble : 0.0, jstr(it, "summary"));
+        if (*jstr(it, "before") || *jstr(it, "after"))
+            ao_buf_printf(&b, "Original:\n```\n%s\n```\nOptimized:\n```\n%s\n```\n",
+                          jstr(it, "before"), jstr(it, "after"));
+        i++;
+    }
+    if (!i)
+        ao_buf_printf(&b, "(none yet)\n");
+    return b.data;
+}
+
+double ao_config_json_num(const cJSON *config, const char *name, double def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, name);
+    return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+const char *ao_config_json_str(const cJSON *config, const char *name, const char *def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, name);
+    return cJSON_IsString(v) ? v->valuestring : def;
+}

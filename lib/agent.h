@@ -1,0 +1,72 @@
+/* agent.h - what the planner, executor and summarizer share: their model
+ * (an LLM or the builtin one), Redis, the budget, prompts and the problem */
+#ifndef AO_AGENT_H
+#define AO_AGENT_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "budget.h"
+#include "config.h"
+#include "llm.h"
+#include "prompt.h"
+#include "redis.h"
+
+#define AO_AGENT_OPTIONS                                                                     \
+    {"redis", 0, AO_OPT_STR, NULL, "URL", "redis for the memory and run budgets (redis://host:port)"}, \
+    {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},     \
+    {"prompts", 0, AO_OPT_STR, NULL, "DIR", "prompt templates (default: the installed prompts/)"}, \
+    {"size", 0, AO_OPT_STR, "tiny", "CLASS", "size class when a message names none"}
+
+struct ao_agent {
+    struct ao_llm_conf conf;
+    struct ao_llm *llm;            /* NULL for the builtin model */
+    struct ao_redis *redis;        /* NULL: no memory, budgets in this process */
+    struct ao_budget_book *book;
+    const char *prompts, *size;    /* borrowed from the config */
+    struct ao_llm_usage total;     /* this process's calls, for the log */
+};
+
+/* Set up a role's agent from a stage's config.  Returns 0, or -1 + err with
+ * *usage set when the config was at fault (exit 2) rather than the world. */
+int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *role, int *usage,
+                  char *err, size_t errlen);
+/* Logs what this process's calls cost, then frees. */
+void ao_agent_release(struct ao_agent *a);
+
+/* Render the role's system and user templates for a target.  Every value
+ * must appear in one of them.  0 with both malloc'd, or -1 + err. */
+int ao_agent_prompts(const struct ao_agent *a, const char *target, const struct ao_prompt_var *v,
+                     int n, char **system, char **user, char *err, size_t errlen);
+
+/* One model call, refused when the run's budget is spent; the usage is
+ * charged to the run and added to u.  0 with *reply, or -1 + reason. */
+int ao_agent_call(struct ao_agent *a, const char *run, const cJSON *config, const char *system,
+                  const char *user, char **reply, struct ao_llm_usage *u, char *reason,
+                  size_t len);
+
+/* {"prompt": N, "completion": N} (caller deletes). */
+cJSON *ao_usage_json(const struct ao_llm_usage *u);
+
+/* What a prompt shows of the task. */
+struct ao_problem {
+    char *reference;  /* the reference implementation's source */
+    char *convention; /* the prototype, the tensors, the sizes and the rules */
+};
+
+/* Load the problem of a task (task_path, or nkibench/<task>) at a size
+ * class.  0 or -1 + err. */
+int ao_problem_load(const char *task, const char *task_path, const char *size,
+                    struct ao_problem *p, char *err, size_t errlen);
+void ao_problem_release(struct ao_problem *p);
+
+/* The memory items as the planner's prompt shows them (caller frees). */
+char *ao_memory_text(const cJSON *items);
+
+/* A number from a run config object, or def. */
+double ao_config_json_num(const cJSON *config, const char *name, double def);
+/* A string from a run config object, or def. */
+const char *ao_config_json_str(const cJSON *config, const char *name, const char *def);
+
+#endif

@@ -1,0 +1,84 @@
+/* stage.c - the common start and end of every stage's main */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exitcode.h"
+#include "log.h"
+#include "signals.h"
+#include "stage.h"
+#include "util.h"
+#include "version.h"
+
+int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
+                  const struct ao_option *opts, int nopts, int argc, char **argv, int *code)
+{
+    char err[AO_ERRLEN];
+    enum ao_log_level lv;
+    const char *dlq;
+
+    memset(s, 0, sizeof *s);
+    s->tool = tool;
+    s->name = strchr(tool, '-') ? strchr(tool, '-') + 1 : tool;
+    ao_log_init(tool);
+    *code = AO_EXIT_USAGE;
+    if (ao_config_load(&s->cfg, opts, nopts, argc, argv, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        return 0;
+    }
+    if (ao_config_bool(&s->cfg, "help")) {
+        ao_config_usage(stdout, synopsis, opts, nopts);
+        *code = AO_EXIT_OK;
+        return 0;
+    }
+    if (ao_config_bool(&s->cfg, "version")) {
+        printf("%s %s\n", tool, AO_VERSION);
+        *code = AO_EXIT_OK;
+        return 0;
+    }
+    if (ao_log_level_parse(ao_config_str(&s->cfg, "log"), &lv) == 0)
+        ao_log_set_level(lv);
+    if (s->cfg.nargs > 0) {
+        ao_err("unexpected argument '%s' (messages come on stdin)", s->cfg.args[0]);
+        return 0;
+    }
+    if ((dlq = ao_config_str(&s->cfg, "dlq")) && !(s->dlq = fopen(dlq, "a"))) {
+        ao_err("cannot open dead-letter file '%s'", dlq);
+        return 0;
+    }
+    ao_signals_install();
+    if (!(s->io = ao_io_stdio_new(s->name, stdin, stdout, s->dlq))) {
+        ao_err("out of memory");
+        *code = AO_EXIT_FAIL;
+        return 0;
+    }
+    *code = AO_EXIT_OK;
+    return 1;
+}
+
+int ao_stage_close(struct ao_stage *s, int code)
+{
+    ao_io_free(s->io);
+    s->io = NULL;
+    if (s->dlq)
+        fclose(s->dlq);
+    s->dlq = NULL;
+    ao_config_release(&s->cfg);
+    if (fclose(stdout) != 0 && code == AO_EXIT_OK)
+        code = AO_EXIT_FAIL;
+    return code;
+}
+
+int ao_stage_run(struct ao_stage *s, ao_process_fn process, void *ctx, const char *what_in,
+                 const char *what_out)
+{
+    int code = AO_EXIT_OK;
+
+    if (ao_io_run(s->io, process, ctx) < 0) {
+        ao_err("%s", s->io->err);
+        code = AO_EXIT_FAIL;
+    } else {
+        ao_info("%lld %s in, %lld %s out, %lld dead letters", s->io->in, what_in, s->io->out,
+                what_out, s->io->dead);
+    }
+    return ao_stage_close(s, code);
+}

@@ -1,0 +1,37 @@
+/* stage.h - what every stage's main does before its loop: options, --help,
+ * --version, the log level, the dead-letter file, the pipe transport */
+#ifndef AO_STAGE_H
+#define AO_STAGE_H
+
+#include <stdio.h>
+
+#include "config.h"
+#include "io.h"
+
+/* The options of every stage in pipe mode; put before AO_COMMON_OPTIONS. */
+#define AO_STAGE_OPTIONS \
+    {"dlq", 0, AO_OPT_STR, NULL, "FILE", "pipe mode: append dead letters to FILE (default stderr)"}
+
+struct ao_stage {
+    const char *tool;  /* "accelopt-planner" */
+    const char *name;  /* "planner": the dead letters' stage */
+    struct ao_config cfg;
+    FILE *dlq;
+    struct ao_io *io;
+};
+
+/* Load the options; handle --help and --version; set the log level; open
+ * the dead-letter file and the stdio transport; install the signals.
+ * Returns 1 to go on, or 0 with *code set (help shown, or a usage error
+ * reported) to exit. */
+int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
+                  const struct ao_option *opts, int nopts, int argc, char **argv, int *code);
+
+/* Run the loop, report the counts, release everything; returns the exit code. */
+int ao_stage_run(struct ao_stage *s, ao_process_fn process, void *ctx, const char *what_in,
+                 const char *what_out);
+
+/* Release (for a failure between open and run); returns code. */
+int ao_stage_close(struct ao_stage *s, int code);
+
+#endif

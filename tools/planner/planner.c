@@ -1,0 +1,273 @@
+/* planner.c - accelopt-planner: a candidate in, N one-step plans out, each
+ * from its own model call, with the optimization memory in the prompt */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "builtin.h"
+#include "exitcode.h"
+#include "log.h"
+#include "memory.h"
+#include "msg.h"
+#include "rng.h"
+#include "stage.h"
+#include "util.h"
+
+#define MAX_PLANS 64
+#define MAX_PLAN_TEXT 8000
+
+static const struct ao_option options[] = {
+    {"plans", 'n', AO_OPT_INT, "12", "N", "plans per candidate when the run names none"},
+    {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory to read: target, task, none or a name"},
+    {"expn", 0, AO_OPT_INT, "16", "N", "memory items shown at most"},
+    {"seed", 0, AO_OPT_INT, "0", "N", "seed of the builtin model and the profile shuffle"},
+    AO_AGENT_OPTIONS,
+    AO_LLM_OPTIONS,
+    AO_LLM_ROLE_OPTIONS("planner"),
+    AO_STAGE_OPTIONS,
+    AO_COMMON_OPTIONS,
+};
+#define NOPTS ((int)(sizeof options / sizeof options[0]))
+
+struct planner {
+    struct ao_agent agent;
+    long plans, expn, seed;
+    const char *scope;
+};
+
+/* The candidate's profile as `name: value` lines, shuffled per call as the
+ * reference does (so no counter sits first by habit). */
+static char *profile_text(const struct ao_candidate_msg *c, unsigned long long seed, long index)
+{
+    char *lines[64], idseed[200];
+    int n = 0;
+    struct ao_buf b = {0};
+    struct ao_rng rng;
+    const cJSON *it;
+
+    if (asprintf(&lines[n], "latency_ms: %.6g", c->latency_ns / 1e6) >= 0)
+        n++;
+    if (isfinite(c->pct_of_peak) && asprintf(&lines[n], "pct_of_peak: %.4g", c->pct_of_peak) >= 0)
+        n++;
+    cJSON_ArrayForEach(it, c->profile) {
+        if (n >= 64)
+            break;
+        if (cJSON_IsNumber(it) && asprintf(&lines[n], "%s: %.6g", it->string, it->valuedouble) >= 0)
+            n++;
+        else if (cJSON_IsString(it) && strlen(it->valuestring) < 200 &&
+                 asprintf(&lines[n], "%s: %s", it->string, it->valuestring) >= 0)
+            n++;
+        else if (cJSON_IsBool(it) &&
+                 asprintf(&lines[n], "%s: %s", it->string, cJSON_IsTrue(it) ? "true" : "false") >= 0)
+            n++;
+    }
+    snprintf(idseed, sizeof idseed, "%s:%ld", c->sha256, index);
+    ao_seed_from_text(rng.s, seed, idseed);
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(ao_rng_unit(&rng) * (i + 1));
+        char *t = lines[i];
+        lines[i] = lines[j];
+        lines[j] = t;
+    }
+    for (int i = 0; i < n; i++) {
+        ao_buf_printf(&b, "%s\n", lines[i]);
+        free(lines[i]);
+    }
+    return b.data ? b.data : strdup("");
+}
+
+/* Ask the model for plan i; fills p->text or p->error.  -1 (io->err set)
+ * when the prompts cannot be rendered. */
+static int llm_plan(struct planner *pl, const struct ao_candidate_msg *c, const char *memory,
+                    const struct ao_problem *prob, struct ao_plan_msg *p, struct ao_llm_usage *u,
+                    struct ao_io *io)
+{
+    char *profile = profile_text(c, (unsigned long long)pl->seed, (long)p->index);
+    char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN];
+    struct ao_prompt_var v[] = {
+        {"task", c->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
+        {"candidate", c->source}, {"profile", profile ? profile : ""}, {"memory", memory},
+    };
+    int rc = -1;
+
+    if (ao_agent_prompts(&pl->agent, c->env.target, v, (int)(sizeof v / sizeof v[0]), &sys, &user,
+                         reason, sizeof reason) < 0) {
+        ao_io_fail(io, "%s", reason); /* the operator's to fix, not a failed slot */
+        goto out;
+    }
+    if (ao_agent_call(&pl->agent, c->env.run, c->config, sys, user, &reply, u, reason,
+                      sizeof reason) < 0) {
+        p->error = strdup(reason);
+    } else {
+        size_t n = strlen(reply);
+        while (n && (reply[n - 1] == '\n' || reply[n - 1] == ' '))
+            reply[--n] = '\0';
+        if (n > MAX_PLAN_TEXT)
+            strcpy(reply + MAX_PLAN_TEXT - 4, "...");
+        p->text = reply;
+        reply = NULL;
+    }
+    rc = 0;
+out:
+    free(profile);
+    free(sys);
+    free(user);
+    free(reply);
+    return rc;
+}
+
+static int emit(struct ao_io *io, const struct ao_plan_msg *p, char *reason, size_t len)
+{
+    cJSON *j = ao_msg_encode(&ao_msg_plan, p);
+    int rc;
+
+    if (!j) {
+        snprintf(reason, len, "out of memory encoding a plan");
+        return -1;
+    }
+    rc = ao_io_emit_json(io, "accelopt.plans", p->env.run, j);
+    cJSON_Delete(j);
+    if (rc < 0)
+        snprintf(reason, len, "%s", io->err);
+    return rc;
+}
+
+static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
+{
+    struct planner *pl = ctx;
+    struct ao_candidate_msg c;
+    struct ao_problem prob = {0};
+    struct ao_move moves[MAX_PLANS];
+    cJSON *memory = NULL, *seen = NULL;
+    char *memtext = NULL, key[300], id[400];
+    long plans;
+    long long rank;
+    int nmoves = 0, has_key, rc = -1;
+    const char *size;
+
+    if (ao_msg_decode(&ao_msg_candidate, msg, &c, reason, len) < 0)
+        return -1;
+    plans = (long)ao_config_json_num(c.config, "plans", (double)pl->plans);
+    if (plans < 1 || plans > MAX_PLANS) {
+        snprintf(reason, len, "plans must be 1 to %d, not %ld", MAX_PLANS, plans);
+        goto out;
+    }
+    size = c.size ? c.size : pl->agent.size;
+    rank = c.rank == AO_ABSENT_INT ? 0 : c.rank;
+    /* the memory, read at planning time */
+    has_key = ao_memory_key(ao_config_json_str(c.config, "memory_scope", pl->scope), c.env.target,
+                            c.env.task, key, sizeof key, reason, len);
+    if (has_key < 0)
+        goto out;
+    if (has_key && pl->agent.redis) {
+        long expn = (long)ao_config_json_num(c.config, "expn", (double)pl->expn);
+        if (!(memory = ao_memory_read(pl->agent.redis, key, (int)expn, reason, len))) {
+            rc = ao_io_fail(io, "cannot read the memory: %s", reason); /* not the message's fault */
+            goto out;
+        }
+    } else if (!(memory = cJSON_CreateArray())) {
+        goto oom;
+    }
+    if (!(seen = cJSON_CreateArray()))
+        goto oom;
+    {
+        const cJSON *it;
+        cJSON_ArrayForEach(it, memory) {
+            const cJSON *iid = cJSON_GetObjectItemCaseSensitive(it, "id");
+            if (cJSON_IsString(iid))
+                cJSON_AddItemToArray(seen, cJSON_CreateString(iid->valuestring));
+        }
+    }
+    if (pl->agent.conf.builtin) {
+        nmoves = ao_builtin_plan(c.source, c.env.task, memory,
+                                 (unsigned long long)ao_config_json_num(c.config, "seed", (double)pl->seed),
+                                 moves, (int)plans);
+    } else {
+        if (ao_problem_load(c.env.task, c.task_path, size, &prob, reason, len) < 0 ||
+            !(memtext = ao_memory_text(memory)))
+            goto out;
+    }
+    for (long i = 0; i < plans; i++) {
+        struct ao_plan_msg p;
+        struct ao_llm_usage u = {0};
+        int erc = 0;
+
+        ao_msg_init(&ao_msg_plan, &p);
+        snprintf(id, sizeof id, "plan:%s:%lld:%lld:%ld", c.env.run, c.env.iter, rank, i);
+        p.index = i;
+        p.rank = rank;
+        p.parent_latency_ns = c.latency_ns;
+        p.baseline_latency_ns = c.baseline_latency_ns;
+        if (ao_env_set(&p.env, "plan", id, c.env.run, c.env.task, c.env.target, c.env.iter) < 0 ||
+            !(p.candidate_id = strdup(c.env.id)) || !(p.candidate_sha256 = strdup(c.sha256)) ||
+            !(p.source = strdup(c.source)) || !(p.size = strdup(size)) ||
+            (c.task_path && !(p.task_path = strdup(c.task_path))) ||
+            (c.config && !(p.config = cJSON_Duplicate(c.config, 1))) ||
+            !(p.memory_seen = cJSON_Duplicate(seen, 1)) ||
+            !(p.model = strdup(pl->agent.conf.model))) {
+            ao_msg_release(&ao_msg_plan, &p);
+            goto oom;
+        }
+        if (pl->agent.conf.builtin) {
+            if (i < nmoves)
+                p.text = ao_builtin_plan_text(c.source, &moves[i], c.env.task, memory);
+            else
+                p.error = strdup(nmoves ? "the builtin planner has no more knob moves for this kernel"
+                                        : "the kernel declares no knobs the builtin planner can move");
+        } else if (llm_plan(pl, &c, memtext, &prob, &p, &u, io) < 0) {
+            erc = -1; /* io->err says why */
+        }
+        if (!erc && !p.text && !p.error)
+            erc = -1, snprintf(reason, len, "out of memory");
+        if (!erc) {
+            p.tokens = ao_usage_json(&u);
+            p.cost_usd = u.cost_usd;
+            ao_info("%s: %s", id, p.error ? p.error : "planned");
+            erc = emit(io, &p, reason, len);
+        }
+        ao_msg_release(&ao_msg_plan, &p);
+        if (erc < 0)
+            goto out;
+    }
+    rc = 0;
+    goto out;
+oom:
+    snprintf(reason, len, "out of memory");
+out:
+    free(memtext);
+    cJSON_Delete(memory);
+    cJSON_Delete(seen);
+    ao_problem_release(&prob);
+    ao_msg_release(&ao_msg_candidate, &c);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct ao_stage s;
+    struct planner pl = {0};
+    char err[AO_ERRLEN];
+    int code, usage;
+
+    if (!ao_stage_open(&s, "accelopt-planner",
+                       "accelopt-planner [options] < candidates.jsonl > plans.jsonl", options, NOPTS,
+                       argc, argv, &code))
+        return ao_stage_close(&s, code);
+    pl.plans = ao_config_int(&s.cfg, "plans");
+    pl.expn = ao_config_int(&s.cfg, "expn");
+    pl.seed = ao_config_int(&s.cfg, "seed");
+    pl.scope = ao_config_str(&s.cfg, "memory-scope");
+    if (pl.plans < 1 || pl.plans > MAX_PLANS || pl.expn < 1) {
+        ao_err("--plans must be 1 to %d and --expn at least 1", MAX_PLANS);
+        return ao_stage_close(&s, AO_EXIT_USAGE);
+    }
+    if (ao_agent_init(&pl.agent, &s.cfg, "planner", &usage, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        return ao_stage_close(&s, usage ? AO_EXIT_USAGE : AO_EXIT_FAIL);
+    }
+    code = ao_stage_run(&s, process, &pl, "candidates", "plans");
+    ao_agent_release(&pl.agent);
+    return code;
+}

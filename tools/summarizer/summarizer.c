@@ -1,0 +1,249 @@
+/* summarizer.c - accelopt-summarizer: a slow->fast pair in, an experience
+ * out: distilled by the model, written to the memory together with the
+ * pair's idempotency marker in one atomic step, then acked */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "builtin.h"
+#include "exitcode.h"
+#include "extract.h"
+#include "log.h"
+#include "memory.h"
+#include "msg.h"
+#include "stage.h"
+#include "util.h"
+
+static const struct ao_option options[] = {
+    {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory to write: target, task, none or a name"},
+    {"expn", 0, AO_OPT_INT, "16", "N", "memory capacity (items) when the run names none"},
+    AO_AGENT_OPTIONS,
+    AO_LLM_OPTIONS,
+    AO_LLM_ROLE_OPTIONS("summarizer"),
+    AO_STAGE_OPTIONS,
+    AO_COMMON_OPTIONS,
+};
+#define NOPTS ((int)(sizeof options / sizeof options[0]))
+
+struct summarizer {
+    struct ao_agent agent;
+    long expn;
+    const char *scope;
+    int warned;
+};
+
+static int emit_json(struct ao_io *io, const char *run, cJSON *ack, char *reason, size_t len)
+{
+    if (ao_io_emit_json(io, "accelopt.experiences", run, ack) < 0) {
+        snprintf(reason, len, "%s", io->err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Re-send the ack kept in a pair's marker (the pair was handled before). */
+static int replay(struct ao_io *io, const char *run, const char *kept, char *reason, size_t len)
+{
+    cJSON *ack = cJSON_Parse(kept);
+    int rc;
+
+    if (!cJSON_IsObject(ack)) {
+        cJSON_Delete(ack);
+        return ao_io_fail(io, "the marker of a pair of run '%s' is not JSON", run);
+    }
+    rc = emit_json(io, run, ack, reason, len);
+    cJSON_Delete(ack);
+    return rc;
+}
+
+/* Distil with the model; fills s (s->none when nothing was learned, with
+ * why in e->reason).  -1 with io->err when the prompts cannot be rendered. */
+static int llm_summary(struct summarizer *sm, const struct ao_pair_msg *p, struct ao_summary *s,
+                       struct ao_experience_msg *e, struct ao_llm_usage *u, struct ao_io *io)
+{
+    char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN], speed[32];
+    struct ao_prompt_var v[] = {
+        {"task", p->env.task}, {"slow", p->slow_source}, {"fast", p->fast_source},
+        {"speedup", speed},
+    };
+    int rc = -1;
+
+    snprintf(speed, sizeof speed, "%.3f", p->speedup);
+    if (ao_agent_prompts(&sm->agent, p->env.target, v, (int)(sizeof v / sizeof v[0]), &sys, &user,
+                         reason, sizeof reason) < 0) {
+        ao_io_fail(io, "%s", reason);
+        goto out;
+    }
+    if (ao_agent_call(&sm->agent, p->env.run, p->config, sys, user, &reply, u, reason,
+                      sizeof reason) < 0 ||
+        ao_extract_summary(reply, s, reason, sizeof reason) < 0) {
+        s->none = 1;
+        e->reason = strdup(reason);
+    } else if (s->none) {
+        e->reason = strdup("the model found no optimization");
+    }
+    rc = 0;
+out:
+    free(sys);
+    free(user);
+    free(reply);
+    return rc;
+}
+
+/* The memory item (what the planner will read) for a distilled pair. */
+static cJSON *memory_item(const struct ao_experience_msg *e, const struct ao_pair_msg *p)
+{
+    cJSON *it = ao_msg_encode(&ao_msg_experience, e);
+    static const char *const drop[] = {"type", "v", "iter", "stored", "reason", "tokens",
+                                       "cost_usd", "item_id", "id", NULL};
+
+    if (!it)
+        return NULL;
+    for (int i = 0; drop[i]; i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(it, drop[i]);
+    if (!cJSON_AddStringToObject(it, "id", e->item_id) ||
+        (p->plan && !cJSON_AddStringToObject(it, "plan", p->plan))) {
+        cJSON_Delete(it);
+        return NULL;
+    }
+    return it;
+}
+
+static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
+{
+    struct summarizer *sm = ctx;
+    struct ao_pair_msg p;
+    struct ao_experience_msg e;
+    struct ao_summary s = {0};
+    struct ao_llm_usage u = {0};
+    cJSON *move = NULL, *ack = NULL, *item = NULL;
+    char *kept = NULL, *ack_text = NULL, *item_text = NULL, key[300], id[400], item_id[24], now[32];
+    char hex[65];
+    int has_key, rc = -1;
+
+    ao_msg_init(&ao_msg_experience, &e);
+    if (ao_msg_decode(&ao_msg_pair, msg, &p, reason, len) < 0)
+        return -1;
+    has_key = ao_memory_key(ao_config_json_str(p.config, "memory_scope", sm->scope), p.env.target,
+                            p.env.task, key, sizeof key, reason, len);
+    if (has_key < 0)
+        goto out;
+    /* a pair seen before is acked again, from its marker, at no cost */
+    if (sm->agent.redis) {
+        int seen = ao_memory_marker(sm->agent.redis, p.env.id, &kept, reason, len);
+        if (seen < 0) {
+            rc = ao_io_fail(io, "cannot read a pair marker: %s", reason);
+            goto out;
+        }
+        if (seen) {
+            ao_info("%s: summarized before; acked again", p.env.id);
+            rc = replay(io, p.env.run, kept, reason, len);
+            goto out;
+        }
+    }
+    if (sm->agent.conf.builtin) {
+        char why[AO_ERRLEN];
+        if (!(move = ao_builtin_summarize(p.slow_source, p.fast_source, p.env.task, p.speedup,
+                                          p.direction, &s, why, sizeof why)))
+            e.reason = strdup(why);
+    } else if (llm_summary(sm, &p, &s, &e, &u, io) < 0) {
+        goto out;
+    }
+    snprintf(id, sizeof id, "exp:%s", p.env.id);
+    ao_sha256_hex(p.env.id, strlen(p.env.id), hex);
+    snprintf(item_id, sizeof item_id, "mem:%.16s", hex);
+    ao_utc_now(now, sizeof now);
+    e.speedup = p.speedup;
+    e.cost_usd = u.cost_usd;
+    e.move = move;
+    move = NULL;
+    if (ao_env_set(&e.env, "experience", id, p.env.run, p.env.task, p.env.target, p.env.iter) < 0 ||
+        !(e.pair_id = strdup(p.env.id)) || !(e.direction = strdup(p.direction)) ||
+        !(e.slow_sha256 = strdup(p.slow_sha256)) || !(e.fast_sha256 = strdup(p.fast_sha256)) ||
+        !(e.created_at = strdup(now)) || !(e.model = strdup(sm->agent.conf.model)) ||
+        !(e.tokens = ao_usage_json(&u)) ||
+        (!s.none && (!(e.item_id = strdup(item_id)) || !(e.title = strdup(s.title)) ||
+                     !(e.summary = strdup(s.summary)) || !(e.before = strdup(s.before)) ||
+                     !(e.after = strdup(s.after)))))
+        goto oom;
+    e.stored = 0;
+    if (!s.none && !has_key) {
+        e.reason = strdup("the run's memory is off (scope none)");
+    } else if (!s.none && !sm->agent.redis) {
+        if (!sm->warned++)
+            ao_warn("no --redis: experiences are not kept in a memory");
+        e.reason = strdup("no redis: the experience was not stored");
+    } else if (!s.none) {
+        e.stored = 1;
+        if (!(item = memory_item(&e, &p)) || !(item_text = cJSON_PrintUnformatted(item)))
+            goto oom;
+    }
+    if (!(ack = ao_msg_encode(&ao_msg_experience, &e)))
+        goto oom;
+    if (sm->agent.redis) {
+        long expn = (long)ao_config_json_num(p.config, "expn", (double)sm->expn);
+        int w;
+        if (!(ack_text = cJSON_PrintUnformatted(ack)))
+            goto oom;
+        w = ao_memory_store(sm->agent.redis, has_key ? key : "memory:off", p.env.id, item_text,
+                            ack_text, (int)expn, reason, len);
+        if (w < 0) {
+            rc = ao_io_fail(io, "cannot write the memory: %s", reason);
+            goto out;
+        }
+        if (w == 0) { /* another replica got there first: send its ack */
+            free(kept);
+            kept = NULL;
+            if (ao_memory_marker(sm->agent.redis, p.env.id, &kept, reason, len) <= 0) {
+                rc = ao_io_fail(io, "cannot read a pair marker: %s", reason);
+                goto out;
+            }
+            rc = replay(io, p.env.run, kept, reason, len);
+            goto out;
+        }
+    }
+    ao_info("%s: %s%s%s", p.env.id, e.stored ? "stored: " : "not stored: ",
+            e.stored ? e.title : "", e.stored ? "" : (e.reason ? e.reason : "?"));
+    rc = emit_json(io, p.env.run, ack, reason, len);
+    goto out;
+oom:
+    snprintf(reason, len, "out of memory");
+out:
+    free(kept);
+    free(ack_text);
+    cJSON_free(item_text);
+    cJSON_Delete(item);
+    cJSON_Delete(ack);
+    cJSON_Delete(move);
+    ao_summary_release(&s);
+    ao_msg_release(&ao_msg_experience, &e);
+    ao_msg_release(&ao_msg_pair, &p);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct ao_stage s;
+    struct summarizer sm = {0};
+    char err[AO_ERRLEN];
+    int code, usage;
+
+    if (!ao_stage_open(&s, "accelopt-summarizer",
+                       "accelopt-summarizer [options] < pairs.jsonl > experiences.jsonl", options,
+                       NOPTS, argc, argv, &code))
+        return ao_stage_close(&s, code);
+    sm.expn = ao_config_int(&s.cfg, "expn");
+    sm.scope = ao_config_str(&s.cfg, "memory-scope");
+    if (sm.expn < 1) {
+        ao_err("--expn must be at least 1");
+        return ao_stage_close(&s, AO_EXIT_USAGE);
+    }
+    if (ao_agent_init(&sm.agent, &s.cfg, "summarizer", &usage, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        return ao_stage_close(&s, usage ? AO_EXIT_USAGE : AO_EXIT_FAIL);
+    }
+    code = ao_stage_run(&s, process, &sm, "pairs", "experiences");
+    ao_agent_release(&sm.agent);
+    return code;
+}
