@@ -197,8 +197,11 @@ char *ao_memory_text(const cJSON *items)
 
     cJSON_ArrayForEach(it, items) {
         const cJSON *sp = cJSON_GetObjectItemCaseSensitive(it, "speedup");
-        ao_buf_printf(&b, "%s### Experience %d: %s\n(%s, %.2fx)\n%s\n", i ? "\n" : "", i + 1,
+        int regression = strcmp(jstr(it, "direction"), "-") == 0;
+        ao_buf_printf(&b, "%s### Experience %d: %s\n(%s; %s %.2fx)\n%s\n", i ? "\n" : "", i + 1,
                       jstr(it, "title"), jstr(it, "task"),
+                      regression ? "learned from a regression: the reverse was slower by"
+                                 : "faster by",
                       cJSON_IsNumber(sp) ? sp->valuedouble : 0.0, jstr(it, "summary"));
         if (*jstr(it, "before") || *jstr(it, "after"))
             ao_buf_printf(&b, "Original:\n```\n%s\n```\nOptimized:\n```\n%s\n```\n",

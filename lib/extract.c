@@ -140,9 +140,16 @@ static int defines_kernel(const char *code)
 char *ao_extract_code(const char *reply, const char *target, char *reason, size_t len)
 {
     struct block bl[MAX_BLOCKS];
-    int n = find_blocks(reply, bl, MAX_BLOCKS), pick = -1;
+    const char *think = strstr(reply, "</think>");
+    int n, pick = -1;
     char *code = NULL;
 
+    /* a reasoning model's drafts come before its answer */
+    while (think) {
+        reply = think + 8;
+        think = strstr(reply, "</think>");
+    }
+    n = find_blocks(reply, bl, MAX_BLOCKS);
     for (int i = 0; i < n && pick < 0; i++)
         if (lang_ok(bl[i].lang, target) && bl[i].code.len && defines_kernel(bl[i].code.data))
             pick = i;

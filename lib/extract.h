@@ -9,7 +9,8 @@
  * blocks (``` or ~~~, any indent, any language tag, an unclosed last block
  * included) the first in a language the target compiles that defines
  * `kernel`; else the first block of any language that does; else the first
- * in a language the target compiles.  Returns the code (caller frees), or
+ * in a language the target compiles.  Text up to a closing </think> (a
+ * reasoning model's drafts) is skipped.  Returns the code (caller frees), or
  * NULL with reason filled ("the reply had no code block", ...). */
 char *ao_extract_code(const char *reply, const char *target, char *reason, size_t len);
 

@@ -2,7 +2,7 @@
 . tests/cli/helpers.sh
 ensure_calibration
 command -v redis-server >/dev/null; ok $? "redis-server is installed"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 dir=$T/redis
 mkdir -p "$dir"
 redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --save '' \

@@ -39,3 +39,53 @@ NOBODY_BEFORE=$(count_nobody)
 nobody_procs() {
     echo $(($(count_nobody) - NOBODY_BEFORE))
 }
+
+# background services a test starts; stopped when the test exits
+SERVICE_PIDS=
+stop_services() {
+    local p
+    for p in $SERVICE_PIDS; do kill "$p" 2>/dev/null; done
+    for p in $SERVICE_PIDS; do wait "$p" 2>/dev/null; done
+    SERVICE_PIDS=
+}
+trap stop_services EXIT
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_redis NAME: a private redis-server (AOF on) on a free port; sets
+# REDIS_PORT and REDIS_URL
+start_redis() {
+    local dir=$T/redis-$1
+    mkdir -p "$dir"
+    REDIS_PORT=$(free_port)
+    REDIS_URL=redis://127.0.0.1:$REDIS_PORT
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$dir" --appendonly yes --save '' \
+        --logfile "$dir/log" >/dev/null 2>&1 &
+    SERVICE_PIDS="$SERVICE_PIDS $!"
+    for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
+    return 1
+}
+rcli() { redis-cli -p "$REDIS_PORT" "$@"; }
+
+# start_llm NAME SCRIPT-JSON: the scripted model server of tests/llm_server.py;
+# sets LLM_URL (the /v1 base) and LLM_LOG (one JSON line per request)
+start_llm() {
+    local dir=$T/llm-$1
+    mkdir -p "$dir"
+    printf '%s\n' "$2" >"$dir/script.json"
+    LLM_LOG=$dir/requests.jsonl
+    : >"$LLM_LOG"
+    /usr/bin/python3 tests/llm_server.py "$dir/script.json" "$dir/port" "$LLM_LOG" 2>"$dir/err" &
+    SERVICE_PIDS="$SERVICE_PIDS $!"
+    for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.05; done
+    LLM_URL=http://127.0.0.1:$(cat "$dir/port")/v1
+    [ -s "$dir/port" ]
+}
+llm_requests() { wc -l <"$LLM_LOG"; }
+# jl FILE INDEX EXPR: EXPR over r, line INDEX (python index: -1 is the last)
+# of a JSON Lines file
+jl() {
+    python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[$2]); v=$3; print('' if v is None else v)" "$1"
+}

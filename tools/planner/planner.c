@@ -49,7 +49,7 @@ static char *profile_text(const struct ao_candidate_msg *c, unsigned long long s
 
     if (asprintf(&lines[n], "latency_ms: %.6g", c->latency_ns / 1e6) >= 0)
         n++;
-    if (isfinite(c->pct_of_peak) && asprintf(&lines[n], "pct_of_peak: %.4g", c->pct_of_peak) >= 0)
+    if (isfinite(c->pct_of_peak) && asprintf(&lines[n], "pct_of_peak: %.3g", c->pct_of_peak * 100) >= 0)
         n++;
     cJSON_ArrayForEach(it, c->profile) {
         if (n >= 64)

@@ -1,0 +1,161 @@
+# 75-agents.sh - planner, executor and summarizer in pipe mode: the builtin
+# model end to end through the profiler, the LLM path against the scripted
+# server (code extraction, summaries, memory in the prompt), golden prompts,
+# the memory cap and replays
+. tests/cli/helpers.sh
+ensure_calibration
+export ACCELOPT_LLM_KEY=sk-agents-test-key-0000
+M=/usr/bin/python3
+start_redis agents || ok 1 "redis starts"
+
+# --- the builtin model, planner -> executor -> profiler -----------------
+$M tests/msgs.py candidate matmul - '{"plans": 3, "samples": 2, "seed": 1}' >"$T/cand.jsonl"
+bin/accelopt-planner <"$T/cand.jsonl" >"$T/b-plans.jsonl" 2>"$T/b-plans.err"
+[ $? -eq 0 ] && [ "$(wc -l <"$T/b-plans.jsonl")" -eq 3 ]; ok $? "builtin planner: 3 plans"
+! grep -q '"error"' "$T/b-plans.jsonl" && grep -q 'move: ' "$T/b-plans.jsonl"
+ok $? "each a knob move"
+bin/accelopt-executor <"$T/b-plans.jsonl" >"$T/b-kernels.jsonl" 2>/dev/null
+[ "$(wc -l <"$T/b-kernels.jsonl")" -eq 6 ] && [ "$(grep -c '"source"' "$T/b-kernels.jsonl")" -eq 6 ]
+ok $? "builtin executor: 2 kernels per plan"
+[ "$($M -c "import json; print(len({json.loads(l)['id'] for l in open('$T/b-kernels.jsonl')}))")" -eq 6 ]
+ok $? "with distinct ids by slot"
+bin/accelopt-profiler --budget 0.1 --warmup 0.02 <"$T/b-kernels.jsonl" >"$T/b-results.jsonl" 2>/dev/null
+cp "$T/b-plans.jsonl" "$T/b-kernels.jsonl" "$T/b-results.jsonl" "$RESULTS/"
+[ "$(wc -l <"$T/b-results.jsonl")" -eq 6 ] && [ "$(grep -c '"status":"ok"' "$T/b-results.jsonl")" -ge 5 ]
+ok $? "the profiler measures them: $(grep -c '"status":"ok"' "$T/b-results.jsonl") of 6 ok"
+bin/accelopt-planner <"$T/cand.jsonl" 2>/dev/null | cmp -s - "$T/b-plans.jsonl"
+ok $? "the builtin planner is deterministic for a seed"
+
+# --- executor with a model: code out of real-looking replies ------------
+base=$($M -c 'import json,sys; print(json.dumps(open("nkibench/matmul/baseline.c").read()))')
+start_llm exec "{\"*\": [{\"content\": \"Here is the kernel with the plan applied.\\n\\n\`\`\`c\\n\"+$base+\"\`\`\`\\n\\nIt tiles k.\"}, {\"content\": \"I would simply tile the loops; no code needed.\"}]}" 2>/dev/null ||
+start_llm exec "$($M -c "
+import json
+code = open('nkibench/matmul/baseline.c').read()
+print(json.dumps({'*': [{'content': 'Here is the kernel with the plan applied.\n\n\`\`\`c\n' + code + '\`\`\`\n\nIt tiles k.'},
+                        {'content': 'I would simply tile the loops; no code needed.'}]}))")"
+$M tests/msgs.py plan matmul "Tile the k loop by 64." - '{"samples": 2}' |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor \
+    >"$T/l-kernels.jsonl" 2>"$T/l-kernels.err"
+[ "$(wc -l <"$T/l-kernels.jsonl")" -eq 2 ]; ok $? "executor: K kernels for a plan"
+[ "$(sed -n 1p "$T/l-kernels.jsonl" | $M -c 'import json,sys; print(json.load(sys.stdin)["source"] == open("nkibench/matmul/baseline.c").read())')" = True ]
+ok $? "the code block is taken out of the prose, exactly"
+sed -n 2p "$T/l-kernels.jsonl" | grep -q '"error":"the reply had no code block"'
+ok $? "a reply with no block is a failed slot with the reason"
+$M -c "
+import json
+r = [json.loads(l) for l in open('$LLM_LOG')][0]
+u = r['messages'][1]['content']
+assert 'Tile the k loop by 64.' in u and 'void kernel(const float *lhs' in u and 'double' in u, u[:300]
+assert 'tiny' in u and 'M=96' in u
+" 2>"$T/l-prompt.err"
+ok $? "the executor prompt shows the plan, the candidate, the problem and the sizes"
+bin/accelopt-profiler --budget 0.1 --warmup 0.02 <"$T/l-kernels.jsonl" >"$T/l-results.jsonl" 2>/dev/null
+cp "$T/l-kernels.jsonl" "$T/l-results.jsonl" "$RESULTS/"
+[ "$(sed -n 1p "$T/l-results.jsonl" | grep -c '"status":"ok"')" -eq 1 ] &&
+    [ "$(sed -n 2p "$T/l-results.jsonl" | grep -c '"status":"no_code"')" -eq 1 ]
+ok $? "both slots end in a result: ok, and no_code"
+grep -q '"model":"exec-m"' "$T/l-kernels.jsonl" && grep -q '"tokens":{"prompt":100' "$T/l-kernels.jsonl"
+ok $? "kernels carry the model and the tokens"
+# a failed plan still fills its K slots
+$M -c "
+import json; m = json.loads(open('$T/b-plans.jsonl').readline())
+for k in ('text', 'source'): m.pop(k)
+m['error'] = 'model call failed after 5 attempts: HTTP 502'
+print(json.dumps(m))" | bin/accelopt-executor >"$T/f-kernels.jsonl" 2>/dev/null
+[ "$(grep -c '"error":"no plan: model call failed' "$T/f-kernels.jsonl")" -eq 2 ]
+ok $? "a failed plan gives K failed kernels, so every slot gets a result"
+
+# --- summarizer with a model, into redis ---------------------------------
+cp nkibench/matmul/baseline.c "$T/slow.c"
+$M tests/msgs.py knob "$T/slow.c" BLOCK_K 128 >"$T/fast.c"
+summary=$($M -c 'import json; print(json.dumps(open("tests/replies/summary-01-format.md").read()))')
+start_llm summ "{\"*\": [{\"content\": $summary}, {\"content\": \"No optimization found.\"}]}"
+sum_args="--redis $REDIS_URL --expn 16"
+{ $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.3 + pair:run-t:1:0
+  $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.05 + pair:run-t:1:1; } |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=sum-m bin/accelopt-summarizer $sum_args \
+    >"$T/exp.jsonl" 2>"$T/exp.err"
+cp "$T/exp.jsonl" "$RESULTS/"
+[ "$(sed -n 1p "$T/exp.jsonl" | $M -c 'import json,sys; r=json.load(sys.stdin); print(r["stored"], r["title"])')" = "True Tile the reduction loop to keep the rhs panel in L1" ]
+ok $? "a summary is parsed and stored"
+sed -n 2p "$T/exp.jsonl" | grep -q '"stored":false' && sed -n 2p "$T/exp.jsonl" | grep -q 'found no optimization'
+ok $? "'no optimization found' is acked, not stored"
+[ "$(rcli llen accelopt:memory:target:cpu)" -eq 1 ] && [ "$(rcli --scan --pattern 'accelopt:pairdone:*' | wc -l)" -eq 2 ]
+ok $? "one memory item, two pair markers"
+item_id=$(jl "$T/exp.jsonl" 0 "r['item_id']")
+n0=$(llm_requests)
+$M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.3 + pair:run-t:1:0 |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=sum-m bin/accelopt-summarizer $sum_args >"$T/exp2.jsonl" 2>/dev/null
+[ "$(llm_requests)" -eq "$n0" ] && cmp -s "$T/exp2.jsonl" <(sed -n 1p "$T/exp.jsonl") &&
+    [ "$(rcli llen accelopt:memory:target:cpu)" -eq 1 ]
+ok $? "a replayed pair is acked again, identically, with no model call and no new item"
+
+# --- the planner reads the memory into its prompt ------------------------
+start_llm plan '{"*": [{"content": "Use AVX-512 FMA on 16-wide rows."}]}'
+$M tests/msgs.py candidate matmul - '{"plans": 1}' |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner --redis "$REDIS_URL" \
+    >"$T/m-plan.jsonl" 2>/dev/null
+jl "$LLM_LOG" -1 "r['messages'][0]['content']" | grep -q "Experience 1: Tile the reduction loop to keep the rhs panel in L1"
+ok $? "the planner's system prompt holds the memory"
+[ -n "$item_id" ] && [ "$(field "$T/m-plan.jsonl" "r['memory_seen']")" = "['$item_id']" ]; ok $? "and the plan records the items it saw"
+# --- golden prompts (ACCELOPT_UPDATE_GOLDEN=1 rewrites them) --------------
+golden() { # golden ROLE LOG
+    local role=$1 log=$2 part i=0 bad=0
+    for part in system user; do
+        jl "$log" -1 "r['messages'][$i]['content']" >"$T/$role.$part.txt"
+        if [ -n "${ACCELOPT_UPDATE_GOLDEN:-}" ]; then
+            cp "$T/$role.$part.txt" "tests/golden/prompts/$role.$part.txt"
+        fi
+        diff -u "tests/golden/prompts/$role.$part.txt" "$T/$role.$part.txt" >&2 || bad=1
+        i=1
+    done
+    return $bad
+}
+golden planner "$LLM_LOG"; ok $? "planner prompts match tests/golden/prompts"
+$M tests/msgs.py candidate matmul - '{"plans": 1, "memory_scope": "task"}' |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner --redis "$REDIS_URL" \
+    >"$T/m-plan2.jsonl" 2>/dev/null
+[ "$(field "$T/m-plan2.jsonl" "r['memory_seen']")" = "[]" ]; ok $? "scope 'task' reads the task's own memory"
+
+start_llm ge "{\"*\": [{\"content\": \"\`\`\`c\\nvoid kernel(void) {}\\n\`\`\`\"}]}"
+$M tests/msgs.py plan matmul "Tile the k loop by 64." - '{"samples": 1}' |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor >/dev/null 2>&1
+golden executor "$LLM_LOG"; ok $? "executor prompts match"
+start_llm gs '{"*": [{"content": "No optimization found."}]}'
+$M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.3 + pair:golden |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=s bin/accelopt-summarizer >/dev/null 2>&1
+golden summarizer "$LLM_LOG"; ok $? "summarizer prompts match"
+mkdir -p "$T/badprompts/cpu"
+cp prompts/cpu/* "$T/badprompts/cpu/"
+sed -i 's/{{memory}}//' "$T/badprompts/cpu/planner.system.txt"
+$M tests/msgs.py candidate matmul - '{"plans": 1}' 2>/dev/null |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=m bin/accelopt-planner --prompts "$T/badprompts" \
+    >"$T/bad.out" 2>"$T/bad.err"
+[ $? -eq 1 ] && grep -q "never show {{memory}}" "$T/bad.err" && [ ! -s "$T/bad.out" ]
+ok $? "a template that drops the memory stops the stage (no dead letter, no plan)"
+
+# --- the builtin model learns across tasks of the target -----------------
+rcli del accelopt:memory:target:cpu >/dev/null
+$M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.4 + pair:run-t:2:0 |
+    bin/accelopt-summarizer --redis "$REDIS_URL" >"$T/bexp.jsonl" 2>/dev/null
+[ "$(field "$T/bexp.jsonl" "r['title'] + ' ' + str(r['move']['step'])")" = "Raise BLOCK_K from 64 to 128 1" ]
+ok $? "the builtin summarizer distils the knob move"
+$M tests/msgs.py candidate lora - '{"plans": 4}' | bin/accelopt-planner --redis "$REDIS_URL" \
+    >"$T/lora-plans.jsonl" 2>/dev/null
+head -1 "$T/lora-plans.jsonl" | grep -q 'move: BLOCK_K +1'
+ok $? "the builtin planner on another task tries the remembered move first"
+
+# --- the memory cap ------------------------------------------------------
+rcli del accelopt:memory:target:cpu >/dev/null
+vals=(16 32 128 256)
+for i in 1 2 3 4 5 6 7 8; do
+    v=${vals[$((i % 4))]}
+    $M tests/msgs.py knob "$T/slow.c" BLOCK_K "$v" >"$T/f$i.c"
+    $M tests/msgs.py pair matmul "$T/slow.c" "$T/f$i.c" 1.$i + "pair:cap:$i" '{"expn": 5}'
+done | bin/accelopt-summarizer --redis "$REDIS_URL" >"$T/cap.jsonl" 2>/dev/null
+[ "$(wc -l <"$T/cap.jsonl")" -eq 8 ] && [ "$(rcli llen accelopt:memory:target:cpu)" -eq 5 ]
+ok $? "ExpN caps the memory (8 stored, 5 kept)"
+[ "$(rcli lindex accelopt:memory:target:cpu 0 | $M -c 'import json,sys; print(json.load(sys.stdin)["pair_id"])')" = pair:cap:8 ] &&
+    [ "$(rcli lindex accelopt:memory:target:cpu 4 | $M -c 'import json,sys; print(json.load(sys.stdin)["pair_id"])')" = pair:cap:4 ]
+ok $? "newest first; the oldest are dropped"

@@ -1,0 +1,97 @@
+"""llm_server.py - a scripted OpenAI-compatible chat server, for the tests only.
+
+    llm_server.py SCRIPT.json PORTFILE LOGFILE
+
+Serves POST /v1/chat/completions.  SCRIPT holds {"MODEL": [step, ...], ...,
+"*": [step, ...]}: each request takes the next step of the queue named by
+its model (else "*"); the last step of a queue repeats.  A step:
+
+    {"content": "...", "finish": "stop", "usage": [prompt, completion],
+     "status": 200, "headers": {"Retry-After": "1"}, "delay": 0.0,
+     "raw": "body sent verbatim", "error": {"message": ..., "code": ...},
+     "echo_auth": true}
+
+Every request is appended to LOGFILE as one JSON line (model, messages,
+temperature, max_tokens, the Authorization header, the time).  The chosen
+port is written to PORTFILE once listening.
+"""
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+script = json.load(open(sys.argv[1]))
+portfile, logfile = sys.argv[2], sys.argv[3]
+lock = threading.Lock()
+taken = {}
+
+
+def next_step(model):
+    name = model if model in script else "*"
+    queue = script.get(name) or [{"content": "ok"}]
+    with lock:
+        i = taken.get(name, 0)
+        taken[name] = i + 1
+    return queue[min(i, len(queue) - 1)]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", 0))
+        raw = self.rfile.read(n)
+        try:
+            req = json.loads(raw)
+        except ValueError:
+            req = {}
+        auth = self.headers.get("Authorization")
+        with lock:
+            with open(logfile, "a") as f:
+                f.write(json.dumps({"path": self.path, "model": req.get("model"),
+                                    "messages": req.get("messages"),
+                                    "temperature": req.get("temperature"),
+                                    "max_tokens": req.get("max_tokens"),
+                                    "auth": auth, "t": time.time()}) + "\n")
+        step = next_step(req.get("model"))
+        if step.get("delay"):
+            time.sleep(step["delay"])
+        status = step.get("status", 200)
+        if "raw" in step:
+            body = step["raw"]
+        elif status != 200:
+            err = dict(step.get("error", {"message": "scripted error %d" % status}))
+            if step.get("echo_auth"):
+                err["message"] = "Incorrect API key provided: %s" % auth
+            body = json.dumps({"error": err})
+        else:
+            p, c = step.get("usage", [100, 50])
+            body = json.dumps({
+                "id": "chatcmpl-test", "object": "chat.completion", "model": req.get("model"),
+                "choices": [{"index": 0, "finish_reason": step.get("finish", "stop"),
+                             "message": {"role": "assistant", "content": step.get("content", "")}}],
+                "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}})
+        data = body.encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in step.get("headers", {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.daemon_threads = True
+with open(portfile + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+import os  # noqa: E402
+os.rename(portfile + ".tmp", portfile)
+server.serve_forever()

@@ -1,0 +1,60 @@
+"""msgs.py - wire messages for the tests, one JSON line on stdout.
+
+    msgs.py candidate TASK [SOURCE] [CONFIG-JSON]
+    msgs.py plan TASK TEXT [SOURCE] [CONFIG-JSON]
+    msgs.py pair TASK SLOW FAST SPEEDUP DIRECTION ID [CONFIG-JSON]
+    msgs.py knob SOURCE NAME VALUE       (the source with one knob set)
+"""
+import hashlib
+import json
+import re
+import sys
+
+
+def sha(s):
+    return hashlib.sha256(s.encode()).hexdigest()
+
+
+def env(t, i, task, it=1):
+    return {"type": t, "v": 1, "id": i, "run": "run-t", "task": task, "target": "cpu", "iter": it}
+
+
+def src(task, path=None):
+    return open(path or "nkibench/%s/baseline.c" % task).read()
+
+
+def arg(i, default=None):
+    return sys.argv[i] if len(sys.argv) > i and sys.argv[i] != "-" else default
+
+
+cmd = sys.argv[1]
+if cmd == "candidate":
+    task = sys.argv[2]
+    s = src(task, arg(3))
+    m = env("candidate", "cand:run-t:1:0", task)
+    m.update(kernel_id="kernel:run-t:0:base", source=s, sha256=sha(s), rank=0, latency_ns=2.5e6,
+             pct_of_peak=0.031, baseline_latency_ns=2.5e6, size="tiny",
+             profile={"bound": "matmul", "spread": 0.004, "t_min_ns": 77500.0},
+             config=json.loads(arg(4, "{}")))
+elif cmd == "plan":
+    task = sys.argv[2]
+    s = src(task, arg(4))
+    m = env("plan", "plan:run-t:1:0:0", task)
+    m.update(candidate_id="cand:run-t:1:0", candidate_sha256=sha(s), index=0, rank=0,
+             text=sys.argv[3], source=s, size="tiny", parent_latency_ns=2.5e6,
+             baseline_latency_ns=2.5e6, config=json.loads(arg(5, "{}")))
+elif cmd == "pair":
+    task, slow, fast = sys.argv[2], open(sys.argv[3]).read(), open(sys.argv[4]).read()
+    m = env("pair", sys.argv[7], task)
+    m.update(slow_source=slow, fast_source=fast, slow_sha256=sha(slow), fast_sha256=sha(fast),
+             speedup=float(sys.argv[5]), direction=sys.argv[6], plan="a plan",
+             config=json.loads(arg(8, "{}")))
+elif cmd == "knob":
+    s = open(sys.argv[2]).read()
+    s, n = re.subn(r"(#define %s )\S+" % re.escape(sys.argv[3]), r"\g<1>" + sys.argv[4], s, count=1)
+    assert n == 1, "no knob " + sys.argv[3]
+    sys.stdout.write(s)
+    sys.exit(0)
+else:
+    sys.exit("unknown message " + cmd)
+print(json.dumps(m))

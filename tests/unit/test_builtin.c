@@ -1,0 +1,131 @@
+/* test_builtin.c - the builtin model (knobs, moves ranked by memory,
+ * determinism, distilling a pair) and prompt rendering */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "builtin.h"
+#include "check.h"
+#include "prompt.h"
+#include "util.h"
+
+static char *baseline(const char *task)
+{
+    char path[600], err[AO_ERRLEN];
+    snprintf(path, sizeof path, "%s/nkibench/%s/baseline.c", ao_home(), task);
+    return ao_read_file(path, NULL, err, sizeof err);
+}
+
+static int same_moves(const struct ao_move *a, const struct ao_move *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(a[i].knob, b[i].knob) || a[i].step != b[i].step)
+            return 0;
+    return 1;
+}
+
+int main(void)
+{
+    char *mm = baseline("matmul"), *bmm = baseline("lora"), *moved, *back, reason[AO_ERRLEN];
+    struct ao_knob k[AO_MAX_KNOBS];
+    struct ao_move a[12], b[12], c[12];
+    struct ao_summary s;
+    cJSON *mem, *mv;
+    int n, na, nb;
+
+    /* knobs */
+    n = ao_knobs_parse(mm, k, AO_MAX_KNOBS);
+    CHECK(n == 4 && !strcmp(k[0].name, "BLOCK_M") && !strcmp(k[3].name, "LOOP_ORDER"),
+          "matmul declares four knobs (%d)", n);
+    CHECK(k[2].nvalues == 5 && !strcmp(k[2].values[k[2].cur], "64"), "BLOCK_K is 64 of 5 values");
+    CHECK(k[3].nvalues == 2, "the note after the values is not a value");
+
+    /* apply: sample 0 takes the step, sample 1 one further, clamped */
+    moved = ao_builtin_apply(mm, "Raise it.\nmove: BLOCK_K +1\n", 0, reason, sizeof reason);
+    CHECK(moved && strstr(moved, "#define BLOCK_K 128 ") && !strstr(moved, "#define BLOCK_K 64 "),
+          "a move rewrites only the knob's value");
+    CHECK(moved && strlen(moved) == strlen(mm) + 1, "and nothing else");
+    free(moved);
+    moved = ao_builtin_apply(mm, "move: BLOCK_K +1", 1, reason, sizeof reason);
+    CHECK(moved && strstr(moved, "#define BLOCK_K 256 "), "sample 1 goes one step further");
+    free(moved);
+    moved = ao_builtin_apply(mm, "move: BLOCK_K +2", 5, reason, sizeof reason);
+    CHECK(moved && strstr(moved, "#define BLOCK_K 256 "), "clamped to the last allowed value");
+    free(moved);
+    CHECK(!ao_builtin_apply(mm, "Tile the loop by 64.", 0, reason, sizeof reason) &&
+          strstr(reason, "no 'move:"), "a plan without a move line is refused: %s", reason);
+    CHECK(!ao_builtin_apply(mm, "move: NOPE +1", 0, reason, sizeof reason) &&
+          strstr(reason, "no knob 'NOPE'"), "an unknown knob is refused");
+
+    /* plans: deterministic for a seed, every move distinct */
+    mem = cJSON_CreateArray();
+    na = ao_builtin_plan(mm, "matmul", mem, 7, a, 12);
+    nb = ao_builtin_plan(mm, "matmul", mem, 7, b, 12);
+    CHECK(na == 12 && nb == 12 && same_moves(a, b, 12), "the same seed plans the same moves");
+    ao_builtin_plan(mm, "matmul", mem, 8, c, 12);
+    CHECK(!same_moves(a, c, 12), "another seed plans another order");
+    {
+        int dup = 0;
+        for (int i = 0; i < 12; i++)
+            for (int j = 0; j < i; j++)
+                dup += !strcmp(a[i].knob, a[j].knob) && a[i].step == a[j].step;
+        CHECK(!dup, "no move is planned twice");
+    }
+    CHECK(abs(a[0].step) == 1 && abs(a[1].step) == 1, "untried single steps come first");
+
+    /* distil a pair, then rank by the memory on another task of the target */
+    moved = ao_builtin_apply(mm, "move: BLOCK_K +1", 0, reason, sizeof reason);
+    mv = ao_builtin_summarize(mm, moved, "matmul", 1.3, "+", &s, reason, sizeof reason);
+    CHECK(mv && !strcmp(s.title, "Raise BLOCK_K from 64 to 128"), "a one-knob pair is distilled: %s",
+          mv ? s.title : reason);
+    CHECK(mv && strstr(s.before, "#define BLOCK_K 64") && strstr(s.after, "#define BLOCK_K 128"),
+          "with the define lines as snippets");
+    CHECK(mv && cJSON_GetObjectItem(mv, "step")->valueint == 1, "and the move as data");
+    {
+        cJSON *item = cJSON_CreateObject();
+        cJSON_AddItemToObject(item, "move", mv);
+        cJSON_AddNumberToObject(item, "speedup", 1.3);
+        cJSON_AddStringToObject(item, "task", "matmul");
+        cJSON_AddItemToArray(mem, item);
+    }
+    ao_summary_release(&s);
+    nb = ao_builtin_plan(bmm, "lora", mem, 7, b, 16);
+    CHECK(nb > 4 && !strcmp(b[0].knob, "BLOCK_K") && b[0].step == 1,
+          "a move that sped up another task comes first (%s %+d)", b[0].knob, b[0].step);
+    CHECK(!strcmp(b[nb - 1].knob, "BLOCK_K") && b[nb - 1].step < 0,
+          "its reverse comes last (%s %+d)", b[nb - 1].knob, b[nb - 1].step);
+    {
+        char *text = ao_builtin_plan_text(bmm, &b[0], "lora", mem);
+        CHECK(text && strstr(text, "memory holds 1 speedup") && strstr(text, "move: BLOCK_K +1"),
+              "the plan says why, and carries the move line");
+        free(text);
+    }
+    back = ao_builtin_apply(moved, "move: BLOCK_K -1", 0, reason, sizeof reason);
+    CHECK(back && !strcmp(back, mm), "a move and its reverse give back the source");
+    CHECK(!ao_builtin_summarize(mm, back, "matmul", 1.1, "+", &s, reason, sizeof reason) &&
+          s.none && strstr(reason, "no knob changed"), "identical kernels teach nothing");
+    free(back);
+    free(moved);
+    cJSON_Delete(mem);
+
+    /* prompt rendering */
+    {
+        struct ao_prompt_var v[] = {{"a", "1"}, {"b", "two"}};
+        unsigned long long used = 0;
+        char err[AO_ERRLEN], *r = ao_prompt_render("x {{a}} y {{a}}{{b}}", v, 2, &used, err, sizeof err);
+        CHECK(r && !strcmp(r, "x 1 y 1two") && used == 3, "placeholders are substituted");
+        free(r);
+        used = 0;
+        r = ao_prompt_render("{{a}} only", v, 2, &used, err, sizeof err);
+        CHECK(r && used == 1, "unused values are reported to the caller");
+        free(r);
+        CHECK(!ao_prompt_render("{{c}}", v, 2, NULL, err, sizeof err) && strstr(err, "'{{c}}'"),
+              "an unknown placeholder is an error: %s", err);
+        CHECK(!ao_prompt_render("{{a", v, 2, NULL, err, sizeof err) && strstr(err, "unclosed"),
+              "an unclosed placeholder is an error");
+    }
+    free(mm);
+    free(bmm);
+    return CHECK_DONE();
+}
