@@ -96,7 +96,8 @@ start_llm plan '{"*": [{"content": "Use AVX-512 FMA on 16-wide rows."}]}'
 $M tests/msgs.py candidate matmul - '{"plans": 1}' |
     ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner --redis "$REDIS_URL" \
     >"$T/m-plan.jsonl" 2>/dev/null
-jl "$LLM_LOG" -1 "r['messages'][0]['content']" | grep -q "Experience 1: Tile the reduction loop to keep the rhs panel in L1"
+jl "$LLM_LOG" -1 "r['messages'][0]['content']" >"$T/m-system.txt"
+grep -q "Experience 1: Tile the reduction loop to keep the rhs panel in L1" "$T/m-system.txt"
 ok $? "the planner's system prompt holds the memory"
 [ -n "$item_id" ] && [ "$(field "$T/m-plan.jsonl" "r['memory_seen']")" = "['$item_id']" ]; ok $? "and the plan records the items it saw"
 # --- golden prompts (ACCELOPT_UPDATE_GOLDEN=1 rewrites them) --------------
