@@ -276,6 +276,8 @@ void ao_config_usage(FILE *out, const char *synopsis, const struct ao_option *op
     fprintf(out, "usage: %s\n\noptions:\n", synopsis);
     for (int i = 0; i < nopts; i++) {
         char left[64];
+        if (!opts[i].help)
+            continue; /* another tool's key, accepted so one config file serves all */
         snprintf(left, sizeof left, "%c%c%s--%s%s%s", opts[i].short_name ? '-' : ' ',
                  opts[i].short_name ? opts[i].short_name : ' ', opts[i].short_name ? ", " : "  ",
                  opts[i].name, opts[i].metavar ? " " : "", opts[i].metavar ? opts[i].metavar : "");

@@ -14,7 +14,8 @@ struct ao_option {
     enum ao_opt_kind kind;
     const char *def;     /* default as text; NULL for unset */
     const char *metavar; /* shown in --help; NULL for booleans */
-    const char *help;
+    const char *help;    /* NULL: hidden from --help (another tool's key that
+                            a shared config file may hold; its value is unused) */
 };
 
 /* The options every tool has; put at the end of a tool's table. */

@@ -21,6 +21,19 @@
     {R "-price-in", 0, AO_OPT_NUM, NULL, "USD", "this role's price per million prompt tokens"}, \
     {R "-price-out", 0, AO_OPT_NUM, NULL, "USD", "this role's price per million completion tokens"}
 
+/* Another role's options: accepted (so one config file serves every stage)
+ * but unused and hidden from --help. */
+#define AO_LLM_OTHER_ROLE_OPTIONS(R)                                                    \
+    {R "-url", 0, AO_OPT_STR, NULL, "URL", NULL},                                       \
+    {R "-model", 0, AO_OPT_STR, NULL, "NAME", NULL},                                    \
+    {R "-key", 0, AO_OPT_STR, NULL, "KEY", NULL},                                       \
+    {R "-key-file", 0, AO_OPT_STR, NULL, "FILE", NULL},                                 \
+    {R "-temperature", 0, AO_OPT_NUM, NULL, "T", NULL},                                 \
+    {R "-max-tokens", 0, AO_OPT_INT, NULL, "N", NULL},                                  \
+    {R "-timeout", 0, AO_OPT_NUM, NULL, "SEC", NULL},                                   \
+    {R "-price-in", 0, AO_OPT_NUM, NULL, "USD", NULL},                                  \
+    {R "-price-out", 0, AO_OPT_NUM, NULL, "USD", NULL}
+
 #define AO_LLM_OPTIONS                                                                          \
     {"llm-url", 0, AO_OPT_STR, NULL, "URL", "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 " \
      "(unset: the builtin model)"},                                                            \

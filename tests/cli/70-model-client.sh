@@ -125,3 +125,20 @@ ACCELOPT_LLM_URL=ftp://x bin/accelopt-planner </dev/null >/dev/null 2>"$T/ftp.er
 [ $? -eq 2 ] && grep -q "must start with http" "$T/ftp.err"; ok $? "a URL that is not http(s) is refused"
 ACCELOPT_LLM_URL=$LLM_URL bin/accelopt-planner --planner-key-file /nonexistent </dev/null >/dev/null 2>"$T/kf.err"
 [ $? -eq 2 ] && grep -q "cannot read the key file" "$T/kf.err"; ok $? "a missing key file is a usage error"
+
+# one config file serves every stage; role keys override the shared ones
+start_llm conf '{"*": [{"content": "```c\nvoid kernel(void) {}\n```"}]}'
+export ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_KEY_FILE=$T/keyfile ACCELOPT_REDIS=$REDIS_URL
+unset ACCELOPT_LLM_MODEL ACCELOPT_LLM_KEY
+/usr/bin/python3 tests/msgs.py candidate matmul - '{"plans": 1}' |
+    bin/accelopt-planner --config docs/accelopt.conf.example >/dev/null 2>"$T/conf.err"
+ok $? "the example config loads in the planner"
+/usr/bin/python3 tests/msgs.py plan matmul "Tile it." - '{"samples": 1}' |
+    bin/accelopt-executor --config docs/accelopt.conf.example >/dev/null 2>>"$T/conf.err"
+ok $? "and in the executor"
+bin/accelopt-summarizer --config docs/accelopt.conf.example </dev/null >/dev/null 2>>"$T/conf.err"
+ok $? "and in the summarizer"
+[ "$(jl "$LLM_LOG" 0 "r['model']")" = gpt-oss-120b ] && [ "$(jl "$LLM_LOG" 1 "r['model']")" = qwen3-coder-480b ]
+ok $? "the planner uses planner-model, the executor the shared llm-model"
+[ "$(jl "$LLM_LOG" 0 "r['temperature']")" = 1 ] && [ "$(jl "$LLM_LOG" 1 "r['temperature']")" = 0.7 ]
+ok $? "per-role temperature"

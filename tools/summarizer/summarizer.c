@@ -21,6 +21,11 @@ static const struct ao_option options[] = {
     AO_AGENT_OPTIONS,
     AO_LLM_OPTIONS,
     AO_LLM_ROLE_OPTIONS("summarizer"),
+    AO_LLM_OTHER_ROLE_OPTIONS("planner"),
+    AO_LLM_OTHER_ROLE_OPTIONS("executor"),
+    {"plans", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
+    {"samples", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
+    {"seed", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
     AO_STAGE_OPTIONS,
     AO_COMMON_OPTIONS,
 };
