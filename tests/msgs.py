@@ -1,6 +1,6 @@
 """msgs.py - wire messages for the tests, one JSON line on stdout.
 
-    msgs.py candidate TASK [SOURCE] [CONFIG-JSON]
+    msgs.py candidate TASK [SOURCE] [CONFIG-JSON] [LATENCY-NS]
     msgs.py plan TASK TEXT [SOURCE] [CONFIG-JSON]
     msgs.py pair TASK SLOW FAST SPEEDUP DIRECTION ID [CONFIG-JSON]
     msgs.py knob SOURCE NAME VALUE       (the source with one knob set)
@@ -32,8 +32,9 @@ if cmd == "candidate":
     task = sys.argv[2]
     s = src(task, arg(3))
     m = env("candidate", "cand:run-t:1:0", task)
-    m.update(kernel_id="kernel:run-t:0:base", source=s, sha256=sha(s), rank=0, latency_ns=2.5e6,
-             pct_of_peak=0.031, baseline_latency_ns=2.5e6, size="tiny",
+    lat = float(arg(5, "2.5e6"))
+    m.update(kernel_id="kernel:run-t:0:base", source=s, sha256=sha(s), rank=0, latency_ns=lat,
+             pct_of_peak=0.031, baseline_latency_ns=lat, size="tiny",
              profile={"bound": "matmul", "spread": 0.004, "t_min_ns": 77500.0},
              config=json.loads(arg(4, "{}")))
 elif cmd == "plan":
