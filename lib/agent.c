@@ -8,6 +8,7 @@
 #include "agent.h"
 #include "calib.h"
 #include "log.h"
+#include "signals.h"
 #include "task.h"
 #include "util.h"
 
@@ -104,8 +105,10 @@ int ao_agent_call(struct ao_agent *a, const char *run, const cJSON *config, cons
     if (ao_budget_from_config(config, &b, reason, len) < 0)
         return -1;
     if ((spent = ao_budget_spent(a->book, run, &b, reason, len)) != 0)
-        return -1;
+        return spent < 0 ? -2 : -1;
     rc = ao_llm_chat(a->llm, system, user, reply, &call, reason, len);
+    if (rc < 0 && ao_stop_requested())
+        rc = -2;
     if (ao_budget_charge(a->book, run, &call, e, sizeof e) < 0)
         ao_warn("run '%s': cannot count the call's tokens: %s", run, e);
     ao_llm_usage_add(u, &call);

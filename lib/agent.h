@@ -41,7 +41,10 @@ int ao_agent_prompts(const struct ao_agent *a, const char *target, const struct 
                      int n, char **system, char **user, char *err, size_t errlen);
 
 /* One model call, refused when the run's budget is spent; the usage is
- * charged to the run and added to u.  0 with *reply, or -1 + reason. */
+ * charged to the run and added to u.  0 with *reply; -1 + reason when the
+ * call failed (the slot fails); -2 + reason when the stage should stop
+ * instead (a stop was requested, or redis failed), so that the message is
+ * handled again later rather than failed. */
 int ao_agent_call(struct ao_agent *a, const char *run, const cJSON *config, const char *system,
                   const char *user, char **reply, struct ao_llm_usage *u, char *reason,
                   size_t len);

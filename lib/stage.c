@@ -73,10 +73,12 @@ int ao_stage_run(struct ao_stage *s, ao_process_fn process, void *ctx, const cha
 {
     int code = AO_EXIT_OK;
 
-    if (ao_io_run(s->io, process, ctx) < 0) {
+    if (ao_io_run(s->io, process, ctx) < 0 && !ao_stop_requested()) {
         ao_err("%s", s->io->err);
         code = AO_EXIT_FAIL;
     } else {
+        if (s->io->err[0]) /* stopped with a message in hand: it was not committed */
+            ao_info("stopped: %s", s->io->err);
         ao_info("%lld %s in, %lld %s out, %lld dead letters", s->io->in, what_in, s->io->out,
                 what_out, s->io->dead);
     }

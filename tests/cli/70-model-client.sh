@@ -71,6 +71,21 @@ scenario down '{"*": [{"status": 502}]}' --llm-attempts 3
 ok $? "bounded attempts, then a failed slot with the reason"
 [ -z "$(plan_field down "r.get('text')")" ]; ok $? "with no plan text"
 
+# a Retry-After over 120 s is capped, and a stop cuts the wait short
+start_llm long '{"*": [{"status": 429, "headers": {"Retry-After": "900"}}, {"content": "never"}]}'
+/usr/bin/python3 tests/msgs.py candidate matmul - '{"plans": 1}' >"$T/long.in"
+ACCELOPT_LLM_URL=$LLM_URL bin/accelopt-planner --log info <"$T/long.in" >"$T/long.out" 2>"$T/long.err" &
+pid=$!
+for _ in $(seq 100); do grep -q "retrying in" "$T/long.err" && break; sleep 0.05; done
+kill -TERM $pid
+t0=$(date +%s)
+wait $pid
+rc=$?
+grep -q "retrying in 120.00 s" "$T/long.err"; ok $? "Retry-After: 900 waits 120 s at most"
+[ $rc -eq 0 ] && [ $(($(date +%s) - t0)) -le 2 ]; ok $? "SIGTERM ends the wait at once (exit $rc)"
+[ ! -s "$T/long.out" ] && grep -q "stopped" "$T/long.err"
+ok $? "and no failed plan is emitted for a call cut short by a stop"
+
 # every plan slot ends in a plan message, failed or not
 start_llm slots '{"*": [{"content": "one"}, {"status": 400}, {"content": "three"}]}'
 /usr/bin/python3 tests/msgs.py candidate matmul - '{"plans": 3}' |

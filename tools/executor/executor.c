@@ -37,7 +37,7 @@ struct executor {
 };
 
 /* Sample k of a plan from the model: fills k->source or k->error; -1 with
- * io->err set when the prompts cannot be rendered. */
+ * io->err set when the stage must stop (prompts broken, a stop came). */
 static int llm_kernel(struct executor *ex, const struct ao_plan_msg *p,
                       const struct ao_problem *prob, struct ao_kernel_msg *k,
                       struct ao_llm_usage *u, struct ao_io *io)
@@ -47,16 +47,20 @@ static int llm_kernel(struct executor *ex, const struct ao_plan_msg *p,
         {"task", p->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
         {"candidate", p->source}, {"plan", p->text},
     };
-    int rc = -1;
+    int rc = -1, call;
 
     if (ao_agent_prompts(&ex->agent, p->env.target, v, (int)(sizeof v / sizeof v[0]), &sys, &user,
                          reason, sizeof reason) < 0) {
         ao_io_fail(io, "%s", reason);
         goto out;
     }
-    if (ao_agent_call(&ex->agent, p->env.run, p->config, sys, user, &reply, u, reason,
-                      sizeof reason) < 0 ||
-        !(k->source = ao_extract_code(reply, p->env.target, reason, sizeof reason)))
+    call = ao_agent_call(&ex->agent, p->env.run, p->config, sys, user, &reply, u, reason,
+                         sizeof reason);
+    if (call == -2) {
+        ao_io_fail(io, "%s", reason);
+        goto out;
+    }
+    if (call < 0 || !(k->source = ao_extract_code(reply, p->env.target, reason, sizeof reason)))
         k->error = strdup(reason);
     rc = 0;
 out:

@@ -82,13 +82,14 @@ static char *profile_text(const struct ao_candidate_msg *c, unsigned long long s
 }
 
 /* Ask the model for plan i; fills p->text or p->error.  -1 (io->err set)
- * when the prompts cannot be rendered. */
+ * when the stage must stop: the prompts cannot be rendered, or a stop came. */
 static int llm_plan(struct planner *pl, const struct ao_candidate_msg *c, const char *memory,
                     const struct ao_problem *prob, struct ao_plan_msg *p, struct ao_llm_usage *u,
                     struct ao_io *io)
 {
     char *profile = profile_text(c, (unsigned long long)pl->seed, (long)p->index);
     char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN];
+    int call;
     struct ao_prompt_var v[] = {
         {"task", c->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
         {"candidate", c->source}, {"profile", profile ? profile : ""}, {"memory", memory},
@@ -100,8 +101,11 @@ static int llm_plan(struct planner *pl, const struct ao_candidate_msg *c, const 
         ao_io_fail(io, "%s", reason); /* the operator's to fix, not a failed slot */
         goto out;
     }
-    if (ao_agent_call(&pl->agent, c->env.run, c->config, sys, user, &reply, u, reason,
-                      sizeof reason) < 0) {
+    if ((call = ao_agent_call(&pl->agent, c->env.run, c->config, sys, user, &reply, u, reason,
+                              sizeof reason)) == -2) {
+        ao_io_fail(io, "%s", reason);
+        goto out;
+    } else if (call < 0) {
         p->error = strdup(reason);
     } else {
         size_t n = strlen(reply);

@@ -63,7 +63,7 @@ static int replay(struct ao_io *io, const char *run, const char *kept, char *rea
 }
 
 /* Distil with the model; fills s (s->none when nothing was learned, with
- * why in e->reason).  -1 with io->err when the prompts cannot be rendered. */
+ * why in e->reason).  -1 with io->err when the stage must stop. */
 static int llm_summary(struct summarizer *sm, const struct ao_pair_msg *p, struct ao_summary *s,
                        struct ao_experience_msg *e, struct ao_llm_usage *u, struct ao_io *io)
 {
@@ -72,7 +72,7 @@ static int llm_summary(struct summarizer *sm, const struct ao_pair_msg *p, struc
         {"task", p->env.task}, {"slow", p->slow_source}, {"fast", p->fast_source},
         {"speedup", speed},
     };
-    int rc = -1;
+    int rc = -1, call;
 
     snprintf(speed, sizeof speed, "%.3f", p->speedup);
     if (ao_agent_prompts(&sm->agent, p->env.target, v, (int)(sizeof v / sizeof v[0]), &sys, &user,
@@ -80,9 +80,13 @@ static int llm_summary(struct summarizer *sm, const struct ao_pair_msg *p, struc
         ao_io_fail(io, "%s", reason);
         goto out;
     }
-    if (ao_agent_call(&sm->agent, p->env.run, p->config, sys, user, &reply, u, reason,
-                      sizeof reason) < 0 ||
-        ao_extract_summary(reply, s, reason, sizeof reason) < 0) {
+    call = ao_agent_call(&sm->agent, p->env.run, p->config, sys, user, &reply, u, reason,
+                         sizeof reason);
+    if (call == -2) {
+        ao_io_fail(io, "%s", reason);
+        goto out;
+    }
+    if (call < 0 || ao_extract_summary(reply, s, reason, sizeof reason) < 0) {
         s->none = 1;
         e->reason = strdup(reason);
     } else if (s->none) {
