@@ -39,7 +39,7 @@ $(FLAGS_STAMP):
 	@rm -f build/.flags-*
 	@touch $@
 
-build/%.o: %.c $(wildcard lib/*.h) $(FLAGS_STAMP)
+build/%.o: %.c $(wildcard lib/*.h tools/*/*.h) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC  $<"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -51,7 +51,7 @@ build/libaccelopt.a: $(LIB_OBJ)
 	@echo "  AR  $@"
 	$(Q)$(AR) rcs $@ $^
 
-bin/accelopt: build/tools/accelopt/accelopt.o build/libaccelopt.a
+bin/accelopt: build/tools/accelopt/accelopt.o build/tools/accelopt/topics.o build/libaccelopt.a
 	@mkdir -p bin
 	@echo "  LD  $@"
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -44,6 +44,11 @@ static int validate(const struct ao_option *o, const char *v, const char *where,
         }
         break;
     case AO_OPT_STR:
+    case AO_OPT_LIST:
+        if (strchr(v, '\n')) {
+            snprintf(err, errlen, "%s: '%s' may not hold a newline", where, o->name);
+            return -1;
+        }
         break;
     }
     return 0;
@@ -60,6 +65,19 @@ static int set(struct ao_config *c, int i, const char *v, const char *src,
     if (!dup) {
         snprintf(err, errlen, "out of memory");
         return -1;
+    }
+    /* a list grows within one layer; a later layer replaces it */
+    if (c->opts[i].kind == AO_OPT_LIST && c->values[i] && c->source[i] &&
+        strcmp(c->source[i], src) == 0) {
+        char *joined = malloc(strlen(c->values[i]) + strlen(v) + 2);
+        if (!joined) {
+            free(dup);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        sprintf(joined, "%s\n%s", c->values[i], v);
+        free(dup);
+        dup = joined;
     }
     free(c->values[i]);
     c->values[i] = dup;

@@ -148,7 +148,10 @@ int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *re
     {
         char *s = cJSON_PrintUnformatted(j);
         if (s) {
-            rc = fprintf(io->dlq, "%s\n", s) < 0 || fflush(io->dlq) ? -1 : 0;
+            if (io->dlq) /* pipe mode: a file */
+                rc = fprintf(io->dlq, "%s\n", s) < 0 || fflush(io->dlq) ? -1 : 0;
+            else
+                rc = io->ops->emit(io, "accelopt.dlq", io->stage, s);
             cJSON_free(s);
         }
     }

@@ -31,7 +31,8 @@ struct ao_io_ops {
 struct ao_io {
     const struct ao_io_ops *ops;
     const char *stage;   /* for dead letters: which stage refused it */
-    FILE *dlq;           /* pipe mode: where dead letters are written */
+    FILE *dlq;           /* pipe mode: where dead letters are written; NULL:
+                            they are emitted to the accelopt.dlq topic */
     char err[512];       /* the last error */
     long long in, out, dead;
     void *priv;

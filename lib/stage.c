@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "exitcode.h"
+#include "kafka.h"
 #include "log.h"
 #include "signals.h"
 #include "stage.h"
@@ -10,9 +11,11 @@
 #include "version.h"
 
 int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
-                  const struct ao_option *opts, int nopts, int argc, char **argv, int *code)
+                  const struct ao_option *opts, int nopts, const char *const *topics, int argc,
+                  char **argv, int *code)
 {
-    char err[AO_ERRLEN];
+    char err[AO_ERRLEN], group[128];
+    const char *brokers;
     enum ao_log_level lv;
     const char *dlq;
 
@@ -41,15 +44,27 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
         ao_err("unexpected argument '%s' (messages come on stdin)", s->cfg.args[0]);
         return 0;
     }
-    if ((dlq = ao_config_str(&s->cfg, "dlq")) && !(s->dlq = fopen(dlq, "a"))) {
-        ao_err("cannot open dead-letter file '%s'", dlq);
-        return 0;
-    }
     ao_signals_install();
-    if (!(s->io = ao_io_stdio_new(s->name, stdin, stdout, s->dlq))) {
-        ao_err("out of memory");
-        *code = AO_EXIT_FAIL;
-        return 0;
+    if ((brokers = ao_config_str(&s->cfg, "brokers"))) {
+        snprintf(group, sizeof group, "accelopt-%s", s->name);
+        if (!(s->io = ao_io_kafka_new(s->name, brokers,
+                                      ao_config_str(&s->cfg, "group") ? ao_config_str(&s->cfg, "group")
+                                                                      : group,
+                                      topics, ao_config_str(&s->cfg, "kafka"), err, sizeof err))) {
+            ao_err("%s", err);
+            return 0;
+        }
+        ao_info("consuming '%s' from %s", topics[0], brokers);
+    } else {
+        if ((dlq = ao_config_str(&s->cfg, "dlq")) && !(s->dlq = fopen(dlq, "a"))) {
+            ao_err("cannot open dead-letter file '%s'", dlq);
+            return 0;
+        }
+        if (!(s->io = ao_io_stdio_new(s->name, stdin, stdout, s->dlq))) {
+            ao_err("out of memory");
+            *code = AO_EXIT_FAIL;
+            return 0;
+        }
     }
     *code = AO_EXIT_OK;
     return 1;

@@ -8,8 +8,11 @@
 #include "config.h"
 #include "io.h"
 
-/* The options of every stage in pipe mode; put before AO_COMMON_OPTIONS. */
-#define AO_STAGE_OPTIONS \
+/* The options of every stage; put before AO_COMMON_OPTIONS. */
+#define AO_STAGE_OPTIONS                                                                        \
+    {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "Kafka mode: bootstrap brokers (unset: stdin/stdout)"}, \
+    {"group", 0, AO_OPT_STR, NULL, "ID", "Kafka consumer group (default: accelopt-<stage>)"},   \
+    {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable; TLS, SASL...)"}, \
     {"dlq", 0, AO_OPT_STR, NULL, "FILE", "pipe mode: append dead letters to FILE (default stderr)"}
 
 struct ao_stage {
@@ -21,11 +24,13 @@ struct ao_stage {
 };
 
 /* Load the options; handle --help and --version; set the log level; open
- * the dead-letter file and the stdio transport; install the signals.
+ * the transport (Kafka on `topics`, a NULL-terminated list, with --brokers;
+ * else stdin/stdout and the dead-letter file); install the signals.
  * Returns 1 to go on, or 0 with *code set (help shown, or a usage error
  * reported) to exit. */
 int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
-                  const struct ao_option *opts, int nopts, int argc, char **argv, int *code);
+                  const struct ao_option *opts, int nopts, const char *const *topics, int argc,
+                  char **argv, int *code);
 
 /* Run the loop, report the counts, release everything; returns the exit code. */
 int ao_stage_run(struct ao_stage *s, ao_process_fn process, void *ctx, const char *what_in,

@@ -1,4 +1,4 @@
-/* accelopt.c - the front: profile, calibrate, bench */
+/* accelopt.c - the front: profile, calibrate, bench (the topic commands are in topics.c) */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include "calib.h"
 #include "config.h"
 #include "exitcode.h"
+#include "front.h"
 #include "log.h"
 #include "msg.h"
 #include "profstage.h"
@@ -56,12 +57,14 @@ static void usage(FILE *out)
             "commands:\n"
             "  profile    compile, check and time one kernel file; prints one result line\n"
             "  calibrate  measure this machine's single-core peaks for the cpu target\n"
-            "  bench      profile every benchmark baseline and print a table\n\n"
+            "  bench      profile every benchmark baseline and print a table\n"
+            "  broker     run an embedded Kafka-protocol broker; prints its address\n"
+            "  produce    send JSON Lines from stdin to a topic\n"
+            "  consume    print a topic's messages as JSON Lines\n\n"
             "'accelopt COMMAND --help' shows a command's options.\n");
 }
 
-/* Parse a subcommand's options; returns -1 to exit with *code. */
-static int setup(struct ao_config *c, const struct ao_option *opts, int n, int argc, char **argv,
+int front_setup(struct ao_config *c, const struct ao_option *opts, int n, int argc, char **argv,
                  const char *synopsis, int *code)
 {
     char err[AO_ERRLEN];
@@ -131,7 +134,7 @@ static int cmd_profile(int argc, char **argv)
     int code = AO_EXIT_FAIL;
 
     ao_msg_init(&ao_msg_result, &r);
-    if (setup(&c, profile_opts, N(profile_opts), argc, argv,
+    if (front_setup(&c, profile_opts, N(profile_opts), argc, argv,
               "accelopt profile --task DIR [--size CLASS] [options] FILE.c", &code) < 0)
         goto out;
     code = AO_EXIT_USAGE;
@@ -178,7 +181,7 @@ static int cmd_calibrate(int argc, char **argv)
     char path[600], err[AO_ERRLEN];
     int code = AO_EXIT_FAIL;
 
-    if (setup(&c, calibrate_opts, N(calibrate_opts), argc, argv,
+    if (front_setup(&c, calibrate_opts, N(calibrate_opts), argc, argv,
               "accelopt calibrate [--calibration FILE] [--bw-mib MIB]", &code) < 0)
         goto out;
     if (ao_config_str(&c, "calibration"))
@@ -386,7 +389,7 @@ static int cmd_bench(int argc, char **argv)
     double logsum = 0, pct;
     int n = 0, nok = 0, code = AO_EXIT_FAIL, with_matmul = 0;
 
-    if (setup(&c, bench_opts, N(bench_opts), argc, argv,
+    if (front_setup(&c, bench_opts, N(bench_opts), argc, argv,
               "accelopt bench [--size CLASS] [--tasks a,b] [--json FILE] [--examples] "
               "[--no-vendor] [options]", &code) < 0)
         goto out;
@@ -495,6 +498,12 @@ int main(int argc, char **argv)
         code = cmd_calibrate(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "bench"))
         code = cmd_bench(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "broker"))
+        code = cmd_broker(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "produce"))
+        code = cmd_produce(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "consume"))
+        code = cmd_consume(argc - 1, argv + 1);
     else {
         ao_err("unknown command '%s'", argv[1]);
         usage(stderr);

@@ -31,6 +31,8 @@ static const struct ao_option options[] = {
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
+static const char *const topics[] = {"accelopt.plans", NULL};
+
 struct executor {
     struct ao_agent agent;
     long samples;
@@ -168,8 +170,8 @@ int main(int argc, char **argv)
     int code, usage;
 
     if (!ao_stage_open(&s, "accelopt-executor",
-                       "accelopt-executor [options] < plans.jsonl > kernels.jsonl", options, NOPTS,
-                       argc, argv, &code))
+                       "accelopt-executor [options] < plans.jsonl > kernels.jsonl", options,
+                       NOPTS, topics, argc, argv, &code))
         return ao_stage_close(&s, code);
     ex.samples = ao_config_int(&s.cfg, "samples");
     if (ex.samples < 1 || ex.samples > MAX_SAMPLES) {

@@ -34,6 +34,8 @@ static const struct ao_option options[] = {
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
+static const char *const topics[] = {"accelopt.candidates", NULL};
+
 struct planner {
     struct ao_agent agent;
     long plans, expn, seed;
@@ -259,8 +261,8 @@ int main(int argc, char **argv)
     int code, usage;
 
     if (!ao_stage_open(&s, "accelopt-planner",
-                       "accelopt-planner [options] < candidates.jsonl > plans.jsonl", options, NOPTS,
-                       argc, argv, &code))
+                       "accelopt-planner [options] < candidates.jsonl > plans.jsonl", options,
+                       NOPTS, topics, argc, argv, &code))
         return ao_stage_close(&s, code);
     pl.plans = ao_config_int(&s.cfg, "plans");
     pl.expn = ao_config_int(&s.cfg, "expn");

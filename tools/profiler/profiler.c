@@ -19,6 +19,8 @@ static const struct ao_option options[] = {
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
+static const char *const topics[] = {"accelopt.kernels.cpu", NULL};
+
 /* One kernel message: decode, profile, emit its result. */
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
 {
@@ -55,8 +57,8 @@ int main(int argc, char **argv)
     int code;
 
     if (!ao_stage_open(&s, "accelopt-profiler",
-                       "accelopt-profiler [options] < kernels.jsonl > results.jsonl", options, NOPTS,
-                       argc, argv, &code))
+                       "accelopt-profiler [options] < kernels.jsonl > results.jsonl", options,
+                       NOPTS, topics, argc, argv, &code))
         return ao_stage_close(&s, code);
     if (ao_profstage_opts_from_config(&s.cfg, &po, err, sizeof err) < 0) {
         ao_err("%s", err);

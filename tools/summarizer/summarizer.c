@@ -31,6 +31,8 @@ static const struct ao_option options[] = {
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
+static const char *const topics[] = {"accelopt.pairs", NULL};
+
 struct summarizer {
     struct ao_agent agent;
     long expn;
@@ -240,7 +242,7 @@ int main(int argc, char **argv)
 
     if (!ao_stage_open(&s, "accelopt-summarizer",
                        "accelopt-summarizer [options] < pairs.jsonl > experiences.jsonl", options,
-                       NOPTS, argc, argv, &code))
+                       NOPTS, topics, argc, argv, &code))
         return ao_stage_close(&s, code);
     sm.expn = ao_config_int(&s.cfg, "expn");
     sm.scope = ao_config_str(&s.cfg, "memory-scope");

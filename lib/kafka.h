@@ -1,0 +1,29 @@
+/* kafka.h - the Kafka backend of the transport seam (librdkafka): consumer
+ * groups, at-least-once (an input's offset is stored only after its outputs
+ * were delivered), dead letters to accelopt.dlq */
+#ifndef AO_KAFKA_H
+#define AO_KAFKA_H
+
+#include <stddef.h>
+
+#include "io.h"
+
+/* A transport that consumes topics (a NULL-terminated list; NULL or empty:
+ * it only produces) in a consumer group and produces keyed messages.  props holds librdkafka settings as
+ * "key=value" lines (the -X flags; values are never logged).  NULL + err. */
+struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char *group,
+                              const char *const *topics, const char *props, char *err,
+                              size_t errlen);
+
+/* An embedded Kafka-protocol broker (librdkafka's mock cluster) with the
+ * accelopt topics made, each with `partitions` partitions.  Returns its
+ * bootstrap address in addr; NULL + err.  Keep the handle while it serves. */
+struct ao_broker;
+struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char *err,
+                                size_t errlen);
+void ao_broker_free(struct ao_broker *b);
+
+/* The topics of DESIGN.md section 4 (kernels for the cpu target). */
+extern const char *const ao_kafka_topics[];
+
+#endif

@@ -1,0 +1,19 @@
+/* front.h - what the front's command files share */
+#ifndef AO_FRONT_H
+#define AO_FRONT_H
+
+#include <stdio.h>
+
+#include "config.h"
+
+/* Parse a command's options, handle --help, --version and --log; returns -1
+ * to exit with *code. */
+int front_setup(struct ao_config *c, const struct ao_option *opts, int n, int argc, char **argv,
+                const char *synopsis, int *code);
+
+/* topics.c: the embedded broker, and kcat-like produce and consume. */
+int cmd_broker(int argc, char **argv);
+int cmd_produce(int argc, char **argv);
+int cmd_consume(int argc, char **argv);
+
+#endif

@@ -1,0 +1,194 @@
+/* topics.c - accelopt broker, produce and consume: an embedded Kafka-protocol
+ * broker for local runs and tests, and kcat-like tools to feed and read it */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exitcode.h"
+#include "front.h"
+#include "io.h"
+#include "kafka.h"
+#include "log.h"
+#include "signals.h"
+#include "util.h"
+
+#define N(a) ((int)(sizeof a / sizeof a[0]))
+
+#define KAFKA_OPTIONS                                                                          \
+    {"brokers", 'b', AO_OPT_STR, NULL, "HOST:PORT", "bootstrap brokers (required)"},          \
+    {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable)"}
+
+static const struct ao_option broker_opts[] = {
+    {"partitions", 'p', AO_OPT_INT, "4", "N", "partitions of each accelopt topic"},
+    AO_COMMON_OPTIONS,
+};
+
+static const struct ao_option produce_opts[] = {
+    KAFKA_OPTIONS,
+    AO_COMMON_OPTIONS,
+};
+
+static const struct ao_option consume_opts[] = {
+    KAFKA_OPTIONS,
+    {"group", 'g', AO_OPT_STR, NULL, "ID", "consumer group (default: a new one, from the start)"},
+    {"count", 'n', AO_OPT_INT, "0", "N", "stop after N messages (0: at the idle timeout)"},
+    {"idle", 0, AO_OPT_NUM, "10", "SEC", "stop after SEC without a message"},
+    AO_COMMON_OPTIONS,
+};
+
+int cmd_broker(int argc, char **argv)
+{
+    struct ao_config c;
+    struct ao_broker *b = NULL;
+    char addr[256], err[AO_ERRLEN];
+    int code;
+
+    if (front_setup(&c, broker_opts, N(broker_opts), argc, argv, "accelopt broker [options]",
+                    &code) < 0)
+        goto out;
+    code = AO_EXIT_USAGE;
+    if (c.nargs || ao_config_int(&c, "partitions") < 1) {
+        ao_err("broker takes no arguments and at least one partition");
+        goto out;
+    }
+    ao_signals_install();
+    code = AO_EXIT_FAIL;
+    if (!(b = ao_broker_new((int)ao_config_int(&c, "partitions"), addr, sizeof addr, err,
+                            sizeof err))) {
+        ao_err("%s", err);
+        goto out;
+    }
+    /* the address is the one line on stdout: scripts read it */
+    if (printf("%s\n", addr) < 0 || fflush(stdout) != 0)
+        goto out;
+    ao_info("serving on %s until stopped", addr);
+    while (!ao_stop_requested())
+        usleep(100000);
+    code = AO_EXIT_OK;
+out:
+    ao_broker_free(b);
+    ao_config_release(&c);
+    return code;
+}
+
+/* The run id of a message, its Kafka key (NULL when it has none). */
+static char *run_key(const char *line)
+{
+    cJSON *j = cJSON_Parse(line);
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "run");
+    char *k = cJSON_IsString(r) ? strdup(r->valuestring) : NULL;
+    cJSON_Delete(j);
+    return k;
+}
+
+int cmd_produce(int argc, char **argv)
+{
+    struct ao_config c;
+    struct ao_io *io = NULL;
+    struct ao_inmsg none = {0};
+    char err[AO_ERRLEN], *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long sent = 0;
+    int code;
+
+    if (front_setup(&c, produce_opts, N(produce_opts), argc, argv,
+                    "accelopt produce --brokers B TOPIC < messages.jsonl", &code) < 0)
+        goto out;
+    code = AO_EXIT_USAGE;
+    if (c.nargs != 1 || !ao_config_str(&c, "brokers")) {
+        ao_err("produce wants --brokers and one topic");
+        goto out;
+    }
+    code = AO_EXIT_FAIL;
+    if (!(io = ao_io_kafka_new("produce", ao_config_str(&c, "brokers"), "unused", NULL,
+                               ao_config_str(&c, "kafka"), err, sizeof err))) {
+        ao_err("%s", err);
+        goto out;
+    }
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        char *key;
+        int rc;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        if (!n)
+            continue;
+        key = run_key(line);
+        rc = io->ops->emit(io, c.args[0], key, line);
+        free(key);
+        if (rc < 0) {
+            ao_err("%s", io->err);
+            goto out;
+        }
+        sent++;
+    }
+    if (ao_io_commit(io, &none) < 0) { /* waits for every delivery */
+        ao_err("%s", io->err);
+        goto out;
+    }
+    ao_info("%ld messages to '%s'", sent, c.args[0]);
+    code = AO_EXIT_OK;
+out:
+    free(line);
+    ao_io_free(io);
+    ao_config_release(&c);
+    return code;
+}
+
+int cmd_consume(int argc, char **argv)
+{
+    struct ao_config c;
+    struct ao_io *io = NULL;
+    const char *topics[2] = {NULL, NULL};
+    char err[AO_ERRLEN], group[96];
+    long want, got = 0;
+    int64_t idle_ns, last;
+    int code;
+
+    if (front_setup(&c, consume_opts, N(consume_opts), argc, argv,
+                    "accelopt consume --brokers B TOPIC > messages.jsonl", &code) < 0)
+        goto out;
+    code = AO_EXIT_USAGE;
+    if (c.nargs != 1 || !ao_config_str(&c, "brokers")) {
+        ao_err("consume wants --brokers and one topic");
+        goto out;
+    }
+    topics[0] = c.args[0];
+    want = ao_config_int(&c, "count");
+    idle_ns = (int64_t)(ao_config_num(&c, "idle") * 1e9);
+    snprintf(group, sizeof group, "accelopt-consume-%d-%lld", (int)getpid(), (long long)ao_now_ns());
+    ao_signals_install();
+    code = AO_EXIT_FAIL;
+    if (!(io = ao_io_kafka_new("consume", ao_config_str(&c, "brokers"),
+                               ao_config_str(&c, "group") ? ao_config_str(&c, "group") : group,
+                               topics, ao_config_str(&c, "kafka"), err, sizeof err))) {
+        ao_err("%s", err);
+        goto out;
+    }
+    last = ao_now_ns();
+    while (!ao_stop_requested() && (!want || got < want) && ao_now_ns() - last < idle_ns) {
+        struct ao_inmsg m;
+        int rc = ao_io_next(io, &m, 100);
+        if (rc < 0) {
+            ao_err("%s", io->err);
+            goto out;
+        }
+        if (rc == 0)
+            continue;
+        if (printf("%.*s\n", (int)m.len, m.raw) < 0 || fflush(stdout) != 0 ||
+            ao_io_commit(io, &m) < 0)
+            goto out;
+        got++;
+        last = ao_now_ns();
+    }
+    code = !want || got >= want ? AO_EXIT_OK : AO_EXIT_FAIL;
+    if (code != AO_EXIT_OK)
+        ao_err("%ld of %ld messages from '%s' before %.0f s idle", got, want, topics[0],
+               ao_config_num(&c, "idle"));
+out:
+    ao_io_free(io);
+    ao_config_release(&c);
+    return code;
+}
