@@ -13,6 +13,7 @@ static const struct ao_option opts[] = {
     {"timeout", 't', AO_OPT_NUM, "60", "SEC", "timeout"},
     {"max-calls", 0, AO_OPT_INT, "200", "N", "calls"},
     {"verbose", 'v', AO_OPT_BOOL, NULL, NULL, "verbose"},
+    {"kafka", 'X', AO_OPT_LIST, NULL, "K=V", "librdkafka settings"},
     AO_COMMON_OPTIONS,
 };
 #define NOPTS ((int)(sizeof opts / sizeof opts[0]))
@@ -33,6 +34,19 @@ int main(void)
           "defaults apply");
     CHECK(!strcmp(ao_config_source(&c, "size"), "default"), "source is default");
     ao_config_release(&c);
+
+    {
+        char *ax[] = {"t", "-X", "a=1", "--kafka", "b=2", "-X", "c=x=y", NULL};
+        setenv("ACCELOPT_KAFKA", "env=1", 1);
+        CHECK(ao_config_load(&c, opts, NOPTS, 7, ax, err, sizeof err) == 0, "a list option repeats");
+        CHECK(!strcmp(ao_config_str(&c, "kafka"), "a=1\nb=2\nc=x=y"),
+              "its flags are kept in order and replace the environment's");
+        ao_config_release(&c);
+        CHECK(ao_config_load(&c, opts, NOPTS, 1, a0, err, sizeof err) == 0 &&
+              !strcmp(ao_config_str(&c, "kafka"), "env=1"), "the environment's value without flags");
+        ao_config_release(&c);
+        unsetenv("ACCELOPT_KAFKA");
+    }
 
     char *a1[] = {"t", "--config", file, NULL};
     CHECK(ao_config_load(&c, opts, NOPTS, 3, a1, err, sizeof err) == 0, "file loads: %s", err);
