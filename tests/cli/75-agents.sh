@@ -27,8 +27,6 @@ bin/accelopt-planner <"$T/cand.jsonl" 2>/dev/null | cmp -s - "$T/b-plans.jsonl"
 ok $? "the builtin planner is deterministic for a seed"
 
 # --- executor with a model: code out of real-looking replies ------------
-base=$($M -c 'import json,sys; print(json.dumps(open("nkibench/matmul/baseline.c").read()))')
-start_llm exec "{\"*\": [{\"content\": \"Here is the kernel with the plan applied.\\n\\n\`\`\`c\\n\"+$base+\"\`\`\`\\n\\nIt tiles k.\"}, {\"content\": \"I would simply tile the loops; no code needed.\"}]}" 2>/dev/null ||
 start_llm exec "$($M -c "
 import json
 code = open('nkibench/matmul/baseline.c').read()
