@@ -84,28 +84,6 @@ fail:
     return -1;
 }
 
-/* Run a command, reconnecting with backoff when the connection is dead. */
-static redisReply *command(struct ao_redis *r, char *err, size_t errlen, const char *fmt,
-                           const char *a, const char *b)
-{
-    for (int attempt = 0; attempt < 4; attempt++) {
-        redisReply *rep;
-        if (attempt > 0) {
-            struct timespec ts = {0, 100000000L << (attempt - 1)};
-            nanosleep(&ts, NULL);
-        }
-        if (!r->c && connect_once(r, err, errlen) < 0)
-            continue;
-        rep = b ? redisCommand(r->c, fmt, r->prefix, a, b) : redisCommand(r->c, fmt, r->prefix, a);
-        if (rep)
-            return rep;
-        snprintf(err, errlen, "redis '%s:%d': %s", r->host, r->port, r->c->errstr);
-        redisFree(r->c); /* after an error the context is dead */
-        r->c = NULL;
-    }
-    return NULL;
-}
-
 struct ao_redis *ao_redis_new(const char *url, const char *prefix, char *err, size_t errlen)
 {
     struct ao_redis *r = calloc(1, sizeof *r);
@@ -134,7 +112,9 @@ void ao_redis_free(struct ao_redis *r)
 
 int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, size_t errlen)
 {
-    redisReply *rep = command(r, err, errlen, "GET %s%s", key, NULL);
+    char k[512];
+    const char *argv[2] = {"GET", ao_redis_key(r, k, sizeof k, "%s", key)};
+    redisReply *rep = ao_redis_argv(r, 2, argv, NULL, err, errlen);
     int rc = -1;
 
     *val = NULL;
@@ -148,8 +128,7 @@ int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, siz
         else
             snprintf(err, errlen, "out of memory");
     } else {
-        snprintf(err, errlen, "redis GET failed: %s",
-                 rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+        snprintf(err, errlen, "redis GET: unexpected reply");
     }
     freeReplyObject(rep);
     return rc;
@@ -157,20 +136,17 @@ int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, siz
 
 int ao_redis_set(struct ao_redis *r, const char *key, const char *val, char *err, size_t errlen)
 {
-    redisReply *rep = command(r, err, errlen, "SET %s%s %s", key, val);
-    int rc = -1;
+    char k[512];
+    const char *argv[3] = {"SET", ao_redis_key(r, k, sizeof k, "%s", key), val};
+    redisReply *rep = ao_redis_argv(r, 3, argv, NULL, err, errlen);
 
     if (!rep)
         return -1;
-    if (rep->type == REDIS_REPLY_STATUS)
-        rc = 0;
-    else
-        snprintf(err, errlen, "redis SET failed: %s",
-                 rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
     freeReplyObject(rep);
-    return rc;
+    return 0;
 }
 
+/* Run a command, reconnecting with backoff when the connection is dead. */
 struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv,
                                  const size_t *lens, char *err, size_t errlen)
 {
