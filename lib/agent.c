@@ -7,6 +7,7 @@
 
 #include "agent.h"
 #include "calib.h"
+#include "exitcode.h"
 #include "log.h"
 #include "signals.h"
 #include "task.h"
@@ -59,6 +60,21 @@ void ao_agent_release(struct ao_agent *a)
     ao_budget_book_free(a->book);
     ao_llm_conf_release(&a->conf);
     memset(a, 0, sizeof *a);
+}
+
+int ao_agent_run(struct ao_stage *s, struct ao_agent *a, const char *role, ao_process_fn process,
+                 void *ctx, const char *what_in, const char *what_out)
+{
+    char err[AO_ERRLEN];
+    int usage, code;
+
+    if (ao_agent_init(a, &s->cfg, role, &usage, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        return ao_stage_close(s, usage ? AO_EXIT_USAGE : AO_EXIT_FAIL);
+    }
+    code = ao_stage_run(s, process, ctx, what_in, what_out);
+    ao_agent_release(a);
+    return code;
 }
 
 int ao_agent_prompts(const struct ao_agent *a, const char *target, const struct ao_prompt_var *v,

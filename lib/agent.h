@@ -12,12 +12,19 @@
 #include "llm.h"
 #include "prompt.h"
 #include "redis.h"
+#include "stage.h"
 
 #define AO_AGENT_OPTIONS                                                                     \
     {"redis", 0, AO_OPT_STR, NULL, "URL", "redis for the memory and run budgets (redis://host:port)"}, \
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},     \
     {"prompts", 0, AO_OPT_STR, NULL, "DIR", "prompt templates (default: the installed prompts/)"}, \
     {"size", 0, AO_OPT_STR, "tiny", "CLASS", "size class when a message names none"}
+
+/* The options of the agent stage of role R (O1, O2: the other two roles,
+ * whose keys a shared config file may hold). */
+#define AO_AGENT_STAGE_OPTIONS(R, O1, O2)                                                   \
+    AO_AGENT_OPTIONS, AO_LLM_OPTIONS, AO_LLM_ROLE_OPTIONS(R), AO_LLM_OTHER_ROLE_OPTIONS(O1), \
+        AO_LLM_OTHER_ROLE_OPTIONS(O2)
 
 struct ao_agent {
     struct ao_llm_conf conf;
@@ -34,6 +41,11 @@ int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *rol
                   char *err, size_t errlen);
 /* Logs what this process's calls cost, then frees. */
 void ao_agent_release(struct ao_agent *a);
+
+/* The rest of an agent stage's main: set up the role's agent a (part of
+ * ctx), run the stage's loop, release both; returns the exit code. */
+int ao_agent_run(struct ao_stage *s, struct ao_agent *a, const char *role, ao_process_fn process,
+                 void *ctx, const char *what_in, const char *what_out);
 
 /* Render the role's system and user templates for a target.  Every value
  * must appear in one of them.  0 with both malloc'd, or -1 + err. */

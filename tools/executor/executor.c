@@ -17,11 +17,7 @@
 
 static const struct ao_option options[] = {
     {"samples", 'k', AO_OPT_INT, "2", "K", "kernels per plan when the run names none"},
-    AO_AGENT_OPTIONS,
-    AO_LLM_OPTIONS,
-    AO_LLM_ROLE_OPTIONS("executor"),
-    AO_LLM_OTHER_ROLE_OPTIONS("planner"),
-    AO_LLM_OTHER_ROLE_OPTIONS("summarizer"),
+    AO_AGENT_STAGE_OPTIONS("executor", "planner", "summarizer"),
     {"plans", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
     {"memory-scope", 0, AO_OPT_STR, NULL, "X", NULL}, /* another stage's key */
     {"expn", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
@@ -166,8 +162,7 @@ int main(int argc, char **argv)
 {
     struct ao_stage s;
     struct executor ex = {0};
-    char err[AO_ERRLEN];
-    int code, usage;
+    int code;
 
     if (!ao_stage_open(&s, "accelopt-executor",
                        "accelopt-executor [options] < plans.jsonl > kernels.jsonl", options,
@@ -178,11 +173,5 @@ int main(int argc, char **argv)
         ao_err("--samples must be 1 to %d", MAX_SAMPLES);
         return ao_stage_close(&s, AO_EXIT_USAGE);
     }
-    if (ao_agent_init(&ex.agent, &s.cfg, "executor", &usage, err, sizeof err) < 0) {
-        ao_err("%s", err);
-        return ao_stage_close(&s, usage ? AO_EXIT_USAGE : AO_EXIT_FAIL);
-    }
-    code = ao_stage_run(&s, process, &ex, "plans", "kernels");
-    ao_agent_release(&ex.agent);
-    return code;
+    return ao_agent_run(&s, &ex.agent, "executor", process, &ex, "plans", "kernels");
 }

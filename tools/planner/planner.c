@@ -23,11 +23,7 @@ static const struct ao_option options[] = {
     {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory to read: target, task, none or a name"},
     {"expn", 0, AO_OPT_INT, "16", "N", "memory items shown at most"},
     {"seed", 0, AO_OPT_INT, "0", "N", "seed of the builtin model and the profile shuffle"},
-    AO_AGENT_OPTIONS,
-    AO_LLM_OPTIONS,
-    AO_LLM_ROLE_OPTIONS("planner"),
-    AO_LLM_OTHER_ROLE_OPTIONS("executor"),
-    AO_LLM_OTHER_ROLE_OPTIONS("summarizer"),
+    AO_AGENT_STAGE_OPTIONS("planner", "executor", "summarizer"),
     {"samples", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
     AO_STAGE_OPTIONS,
     AO_COMMON_OPTIONS,
@@ -257,8 +253,7 @@ int main(int argc, char **argv)
 {
     struct ao_stage s;
     struct planner pl = {0};
-    char err[AO_ERRLEN];
-    int code, usage;
+    int code;
 
     if (!ao_stage_open(&s, "accelopt-planner",
                        "accelopt-planner [options] < candidates.jsonl > plans.jsonl", options,
@@ -272,11 +267,5 @@ int main(int argc, char **argv)
         ao_err("--plans must be 1 to %d and --expn at least 1", MAX_PLANS);
         return ao_stage_close(&s, AO_EXIT_USAGE);
     }
-    if (ao_agent_init(&pl.agent, &s.cfg, "planner", &usage, err, sizeof err) < 0) {
-        ao_err("%s", err);
-        return ao_stage_close(&s, usage ? AO_EXIT_USAGE : AO_EXIT_FAIL);
-    }
-    code = ao_stage_run(&s, process, &pl, "candidates", "plans");
-    ao_agent_release(&pl.agent);
-    return code;
+    return ao_agent_run(&s, &pl.agent, "planner", process, &pl, "candidates", "plans");
 }

@@ -18,11 +18,7 @@
 static const struct ao_option options[] = {
     {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory to write: target, task, none or a name"},
     {"expn", 0, AO_OPT_INT, "16", "N", "memory capacity (items) when the run names none"},
-    AO_AGENT_OPTIONS,
-    AO_LLM_OPTIONS,
-    AO_LLM_ROLE_OPTIONS("summarizer"),
-    AO_LLM_OTHER_ROLE_OPTIONS("planner"),
-    AO_LLM_OTHER_ROLE_OPTIONS("executor"),
+    AO_AGENT_STAGE_OPTIONS("summarizer", "planner", "executor"),
     {"plans", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
     {"samples", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
     {"seed", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
@@ -237,8 +233,7 @@ int main(int argc, char **argv)
 {
     struct ao_stage s;
     struct summarizer sm = {0};
-    char err[AO_ERRLEN];
-    int code, usage;
+    int code;
 
     if (!ao_stage_open(&s, "accelopt-summarizer",
                        "accelopt-summarizer [options] < pairs.jsonl > experiences.jsonl", options,
@@ -250,11 +245,5 @@ int main(int argc, char **argv)
         ao_err("--expn must be at least 1");
         return ao_stage_close(&s, AO_EXIT_USAGE);
     }
-    if (ao_agent_init(&sm.agent, &s.cfg, "summarizer", &usage, err, sizeof err) < 0) {
-        ao_err("%s", err);
-        return ao_stage_close(&s, usage ? AO_EXIT_USAGE : AO_EXIT_FAIL);
-    }
-    code = ao_stage_run(&s, process, &sm, "pairs", "experiences");
-    ao_agent_release(&sm.agent);
-    return code;
+    return ao_agent_run(&s, &sm.agent, "summarizer", process, &sm, "pairs", "experiences");
 }
