@@ -232,13 +232,13 @@ char *ao_memory_text(const cJSON *items)
     return b.data;
 }
 
-double ao_config_json_num(const cJSON *config, const char *name, double def)
+double ao_agent_setting_num(const cJSON *config, const char *name, double def)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, name);
     return cJSON_IsNumber(v) ? v->valuedouble : def;
 }
 
-const char *ao_config_json_str(const cJSON *config, const char *name, const char *def)
+const char *ao_agent_setting_str(const cJSON *config, const char *name, const char *def)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, name);
     return cJSON_IsString(v) ? v->valuestring : def;

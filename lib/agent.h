@@ -80,8 +80,8 @@ void ao_problem_release(struct ao_problem *p);
 char *ao_memory_text(const cJSON *items);
 
 /* A number from a run config object, or def. */
-double ao_config_json_num(const cJSON *config, const char *name, double def);
+double ao_agent_setting_num(const cJSON *config, const char *name, double def);
 /* A string from a run config object, or def. */
-const char *ao_config_json_str(const cJSON *config, const char *name, const char *def);
+const char *ao_agent_setting_str(const cJSON *config, const char *name, const char *def);
 
 #endif
