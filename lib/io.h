@@ -1,4 +1,4 @@
-/* io.h - the transport seam: messages in and out, stdio now, Kafka later */
+/* io.h - the transport seam: messages in and out, over stdio (here) or Kafka (kafka.h) */
 #ifndef AO_IO_H
 #define AO_IO_H
 
