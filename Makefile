@@ -24,7 +24,7 @@ endif
 
 LIB_SRC  := $(wildcard lib/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
-STAGES   := profiler planner executor summarizer
+STAGES   := profiler planner executor summarizer selector
 BINS     := bin/accelopt $(STAGES:%=bin/accelopt-%)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)

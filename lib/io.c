@@ -185,13 +185,20 @@ void ao_io_free(struct ao_io *io)
 
 int ao_io_run(struct ao_io *io, ao_process_fn process, void *ctx)
 {
+    return ao_io_run_ticking(io, process, NULL, ctx);
+}
+
+int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx)
+{
     while (!ao_stop_requested()) {
         struct ao_inmsg m;
         char reason[512] = "";
         cJSON *j;
-        int rc = ao_io_next(io, &m, 100);
+        int rc;
 
-        if (rc < 0)
+        if (tick && tick(ctx, io) < 0)
+            return -1;
+        if ((rc = ao_io_next(io, &m, 100)) < 0)
             return io->err[0] ? -1 : 0;
         if (rc == 0)
             continue;

@@ -65,6 +65,12 @@ typedef int (*ao_process_fn)(void *ctx, struct ao_io *io, const cJSON *msg,
  * Returns 0 at a clean end, -1 if the transport failed (io->err). */
 int ao_io_run(struct ao_io *io, ao_process_fn process, void *ctx);
 
+/* Work due by the clock (deadlines), called between messages and when idle
+ * (Kafka mode; a pipe blocks on its read).  0, or -1 with io->err to stop. */
+typedef int (*ao_tick_fn)(void *ctx, struct ao_io *io);
+/* ao_io_run with a tick (NULL: none). */
+int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx);
+
 #define AO_MAX_MESSAGE (16u << 20)
 
 #endif

@@ -79,6 +79,7 @@ static const struct ao_field kernel_fields[] = {
     F(struct ao_kernel_msg, error, AO_F_STR, 0),
     F(struct ao_kernel_msg, parent, AO_F_STR, 0),
     F(struct ao_kernel_msg, plan, AO_F_STR, 0),
+    F(struct ao_kernel_msg, plan_text, AO_F_STR, 0),
     F(struct ao_kernel_msg, slot, AO_F_STR, 0),
     F(struct ao_kernel_msg, task_path, AO_F_STR, 0),
     F(struct ao_kernel_msg, parent_latency_ns, AO_F_NUM, 0),
@@ -117,6 +118,9 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, cached, AO_F_BOOL, 0),
     F(struct ao_result_msg, wall_ns, AO_F_INT, 0),
     F(struct ao_result_msg, timing, AO_F_JSON, 0),
+    F(struct ao_result_msg, source, AO_F_STR, 0),
+    F(struct ao_result_msg, plan, AO_F_STR, 0),
+    F(struct ao_result_msg, plan_text, AO_F_STR, 0),
 };
 TYPE(ao_msg_result, "result", struct ao_result_msg, result_fields);
 
@@ -167,6 +171,8 @@ static const struct ao_field done_fields[] = {
     F(struct ao_done_msg, tokens, AO_F_JSON, 0),
     F(struct ao_done_msg, cost_usd, AO_F_NUM, 0),
     F(struct ao_done_msg, memory_deadline_missed, AO_F_BOOL, 0),
+    F(struct ao_done_msg, reason, AO_F_STR, 0),
+    F(struct ao_done_msg, baseline_latency_ns, AO_F_NUM, 0),
 };
 TYPE(ao_msg_done, "done", struct ao_done_msg, done_fields);
 

@@ -59,7 +59,7 @@ struct ao_plan_msg {
 
 struct ao_kernel_msg {
     struct ao_env env;
-    char *source, *sha256, *parent, *plan, *slot, *size, *task_path, *error, *model;
+    char *source, *sha256, *parent, *plan, *plan_text, *slot, *size, *task_path, *error, *model;
     double parent_latency_ns, baseline_latency_ns, cost_usd;
     cJSON *tokens;
 };
@@ -67,7 +67,7 @@ struct ao_kernel_msg {
 struct ao_result_msg {
     struct ao_env env;
     char *kernel_id, *sha256, *parent, *slot, *size, *status, *reason, *bound,
-        *diagnostics, *calibration;
+        *diagnostics, *calibration, *source, *plan, *plan_text;
     double latency_ns, latency_min_ns, spread, t_min_ns, pct_of_peak, speedup,
         speedup_vs_baseline, max_rel_l2, tolerance;
     long long repeats, wall_ns;
@@ -93,10 +93,10 @@ struct ao_experience_msg {
 
 struct ao_done_msg {
     struct ao_env env;
-    char *stopped;
+    char *stopped, *reason;
     cJSON *best, *history, *tokens;
     long long iterations, kernels_evaluated;
-    double cost_usd, speedup, pct_of_peak;
+    double cost_usd, speedup, pct_of_peak, baseline_latency_ns;
     int memory_deadline_missed;
 };
 

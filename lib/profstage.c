@@ -238,7 +238,9 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
     snprintf(id, sizeof id, "result:%s", k->env.id);
     if (ao_env_set(&r->env, "result", id, k->env.run, k->env.task, k->env.target, k->env.iter) < 0 ||
         dup_into(&r->kernel_id, k->env.id) < 0 || dup_into(&r->sha256, k->sha256) < 0 ||
-        dup_into(&r->parent, k->parent) < 0 || dup_into(&r->slot, k->slot) < 0) {
+        dup_into(&r->parent, k->parent) < 0 || dup_into(&r->slot, k->slot) < 0 ||
+        dup_into(&r->source, k->source) < 0 || dup_into(&r->plan, k->plan) < 0 ||
+        dup_into(&r->plan_text, k->plan_text) < 0) {
         snprintf(reason, len, "out of memory");
         return -1;
     }

@@ -21,6 +21,7 @@ struct ao_stage {
     struct ao_config cfg;
     FILE *dlq;
     struct ao_io *io;
+    ao_tick_fn tick;   /* set before ao_stage_run for work due by the clock */
 };
 
 /* Load the options; handle --help and --version; set the log level; open

@@ -108,7 +108,8 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         if (ao_env_set(&k.env, "kernel", id, p.env.run, p.env.task, p.env.target, p.env.iter) < 0 ||
             !(k.size = strdup(size)) || !(k.slot = strdup(slot)) || !(k.plan = strdup(p.env.id)) ||
             !(k.parent = strdup(p.candidate_sha256)) || !(k.model = strdup(ex->agent.conf.model)) ||
-            (p.task_path && !(k.task_path = strdup(p.task_path)))) {
+            (p.task_path && !(k.task_path = strdup(p.task_path))) ||
+            (p.text && !(k.plan_text = strdup(p.text)))) {
             ao_msg_release(&ao_msg_kernel, &k);
             snprintf(reason, len, "out of memory");
             goto out;

@@ -1,0 +1,1076 @@
+/* selector.c - accelopt-selector: owns each run (DESIGN.md section 5).
+ *
+ * A task starts a run: the baseline kernel goes out to be profiled.  Each
+ * result fills its slot of the iteration; when every slot has one, the beam
+ * keeps the best B of parents and correct children, the instructive pairs go
+ * to the summarizer, and once every pair is acked (or the memory deadline
+ * passed) the beam goes out as the next iteration's candidates, or the run
+ * ends with a `done`.
+ *
+ * All state lives in the run store (Redis, or a JSON file in pipe mode), so a
+ * restarted selector carries on.  A step that sends messages first writes
+ * them to the run's outbox with the new state, then sends and flushes them,
+ * then clears the outbox's pending mark; a selector that starts finds the
+ * outboxes still pending and sends them again (ids are stable, so the
+ * receivers see a duplicate at worst).  Results and acks are recorded with
+ * HSETNX by slot and pair id, so redelivered messages count once. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exitcode.h"
+#include "log.h"
+#include "memory.h"
+#include "msg.h"
+#include "redis.h"
+#include "runstore.h"
+#include "select.h"
+#include "signals.h"
+#include "stage.h"
+#include "task.h"
+#include "util.h"
+
+#define MAX_BEAM 64
+#define MAX_PLANS 64
+#define MAX_SAMPLES 16
+#define ACTIVE "runs:active"
+
+static const struct ao_option options[] = {
+    {"beam", 'b', AO_OPT_INT, "6", "B", "kernels kept per iteration when the run names none"},
+    {"plans", 'n', AO_OPT_INT, "12", "N", "plans per candidate when the run names none"},
+    {"samples", 'k', AO_OPT_INT, "2", "K", "kernels per plan when the run names none"},
+    {"iters", 't', AO_OPT_INT, "16", "T", "iterations when the run names none"},
+    {"topk", 0, AO_OPT_INT, "8", "N", "pairs summarized per iteration at most"},
+    {"expn", 0, AO_OPT_INT, "16", "N", "memory items kept per scope"},
+    {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory: target, task, none or a name"},
+    {"seed", 0, AO_OPT_INT, "0", "N", "seed passed to the agents"},
+    {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS", "release the next iteration this long after its pairs were sent, acked or not"},
+    {"size", 0, AO_OPT_STR, "tiny", "CLASS", "size class when a task names none"},
+    {"redis", 0, AO_OPT_STR, NULL, "URL", "keep run state in redis (redis://host:port)"},
+    {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
+    {"state", 0, AO_OPT_STR, NULL, "FILE", "pipe mode without redis: keep run state in FILE"},
+    AO_STAGE_OPTIONS,
+    AO_COMMON_OPTIONS,
+};
+#define NOPTS ((int)(sizeof options / sizeof options[0]))
+
+static const char *const topics[] = {"accelopt.tasks", "accelopt.results", "accelopt.experiences",
+                                     NULL};
+
+/* A run's settings, from its task's config with the selector's defaults. */
+static const struct setting {
+    const char *key, *option;
+    double lo, hi;
+} settings[] = {
+    {"beam", "beam", 1, MAX_BEAM},       {"plans", "plans", 1, MAX_PLANS},
+    {"samples", "samples", 1, MAX_SAMPLES}, {"iters", "iters", 0, 10000},
+    {"topk", "topk", 0, 64},              {"expn", "expn", 1, 100000},
+    {"seed", "seed", 0, 1e15},           {"memory_deadline_s", "memory-deadline", 0, 1e7},
+};
+
+struct selector {
+    struct ao_config *cfg;
+    struct ao_redis *redis;
+    struct ao_runstore *store;
+    double last_tick;
+    struct warned { char run[200]; long mark; struct warned *next; } *warned;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int num(const cJSON *o, const char *k, double dflt, double *v)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
+    *v = cJSON_IsNumber(j) ? j->valuedouble : dflt;
+    return cJSON_IsNumber(j);
+}
+
+static double getn(const cJSON *o, const char *k)
+{
+    double v;
+    num(o, k, NAN, &v);
+    return v;
+}
+
+static const char *gets(const cJSON *o, const char *k)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(j) ? j->valuestring : NULL;
+}
+
+static void setn(cJSON *o, const char *k, double v)
+{
+    cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (j)
+        cJSON_SetNumberValue(j, v);
+    else
+        cJSON_AddNumberToObject(o, k, v);
+}
+
+static void sets(cJSON *o, const char *k, const char *v)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+    cJSON_AddStringToObject(o, k, v);
+}
+
+static void setj(cJSON *o, const char *k, cJSON *v)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+    cJSON_AddItemToObject(o, k, v);
+}
+
+/* The run's effective config: its task's, completed with the defaults. */
+static cJSON *run_config(struct selector *sel, const cJSON *given, char *reason, size_t len)
+{
+    cJSON *c = given ? cJSON_Duplicate(given, 1) : cJSON_CreateObject();
+    const char *scope;
+    char key[300];
+
+    if (!cJSON_IsObject(c)) {
+        cJSON_Delete(c);
+        snprintf(reason, len, given ? "config must be an object" : "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        const struct setting *s = &settings[i];
+        const cJSON *j = cJSON_GetObjectItemCaseSensitive(c, s->key);
+        double v;
+        if (j && !cJSON_IsNumber(j)) {
+            snprintf(reason, len, "config '%s' must be a number", s->key);
+            goto bad;
+        }
+        v = j ? j->valuedouble : ao_config_num(sel->cfg, s->option);
+        if (!(v >= s->lo && v <= s->hi) || (v != floor(v) && strcmp(s->key, "memory_deadline_s"))) {
+            snprintf(reason, len, "config '%s' must be %s from %g to %g", s->key,
+                     strcmp(s->key, "memory_deadline_s") ? "a whole number" : "a number", s->lo, s->hi);
+            goto bad;
+        }
+        setn(c, s->key, v);
+    }
+    if (!(scope = gets(c, "memory_scope"))) {
+        scope = ao_config_str(sel->cfg, "memory-scope");
+        cJSON_AddStringToObject(c, "memory_scope", scope);
+    }
+    if (ao_memory_key(scope, "cpu", "t", key, sizeof key, reason, len) < 0)
+        goto bad;
+    return c;
+bad:
+    cJSON_Delete(c);
+    return NULL;
+}
+
+/* ---- the store ---- */
+
+static cJSON *load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io)
+{
+    char key[300], err[AO_ERRLEN], *text = NULL;
+    cJSON *j;
+    int rc;
+
+    snprintf(key, sizeof key, "run:%s", run);
+    if ((rc = ao_rs_hget(sel->store, key, field, &text, err, sizeof err)) < 0) {
+        ao_io_fail(io, "run store: %s", err);
+        return NULL;
+    }
+    if (rc == 0)
+        return cJSON_CreateNull(); /* no such run */
+    j = cJSON_Parse(text);
+    free(text);
+    if (!j)
+        ao_io_fail(io, "run '%s': field '%s' is not JSON", run, field);
+    return j;
+}
+
+static int store_json(struct selector *sel, const char *run, const char *field, const cJSON *v,
+                      struct ao_io *io)
+{
+    char key[300], err[AO_ERRLEN], *text = cJSON_PrintUnformatted(v);
+    int rc;
+
+    snprintf(key, sizeof key, "run:%s", run);
+    if (!text)
+        return ao_io_fail(io, "out of memory");
+    rc = ao_rs_hset(sel->store, key, field, text, err, sizeof err);
+    cJSON_free(text);
+    return rc < 0 ? ao_io_fail(io, "run store: %s", err) : 0;
+}
+
+static int save(struct selector *sel, struct ao_io *io)
+{
+    char err[AO_ERRLEN];
+    return ao_runstore_save(sel->store, err, sizeof err) < 0 ? ao_io_fail(io, "%s", err) : 0;
+}
+
+/* Send the run's pending outbox, flush, and mark it sent. */
+static int send_outbox(struct selector *sel, struct ao_io *io, const char *run, const cJSON *outbox)
+{
+    char key[300], err[AO_ERRLEN];
+    const cJSON *it;
+    struct ao_inmsg none = {0};
+
+    cJSON_ArrayForEach(it, outbox) {
+        const char *topic = gets(it, "topic");
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "msg");
+        if (topic && m && ao_io_emit_json(io, topic, run, m) < 0)
+            return -1;
+    }
+    if (ao_io_commit(io, &none) < 0) /* delivered, or we stop here and resend later */
+        return -1;
+    snprintf(key, sizeof key, "run:%s", run);
+    if (ao_rs_hset(sel->store, key, "outbox_pending", "0", err, sizeof err) < 0)
+        return ao_io_fail(io, "run store: %s", err);
+    return save(sel, io);
+}
+
+/* Commit a step: the new state, the beam, the messages it sends. */
+static int step(struct selector *sel, struct ao_io *io, const char *run, const cJSON *state,
+                const cJSON *beam, const cJSON *outbox)
+{
+    char key[300], err[AO_ERRLEN];
+
+    snprintf(key, sizeof key, "run:%s", run);
+    if ((beam && store_json(sel, run, "beam", beam, io) < 0) ||
+        store_json(sel, run, "outbox", outbox, io) < 0 ||
+        ao_rs_hset(sel->store, key, "outbox_pending", "1", err, sizeof err) < 0 ||
+        store_json(sel, run, "state", state, io) < 0) /* last: the step is taken */
+        return io->err[0] ? -1 : ao_io_fail(io, "run store: %s", err);
+    if (save(sel, io) < 0)
+        return -1;
+    return send_outbox(sel, io, run, outbox);
+}
+
+static int out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg)
+{
+    cJSON *e = cJSON_CreateObject(), *m = ao_msg_encode(t, msg);
+
+    if (!e || !m || !cJSON_AddStringToObject(e, "topic", topic)) {
+        cJSON_Delete(e);
+        cJSON_Delete(m);
+        return -1;
+    }
+    cJSON_AddItemToObject(e, "msg", m);
+    cJSON_AddItemToArray(outbox, e);
+    return 0;
+}
+
+/* ---- messages out ---- */
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static int env_from(struct ao_env *env, const char *type, const char *id, const char *run,
+                    const cJSON *state, long long iter)
+{
+    return ao_env_set(env, type, id, run, gets(state, "task"), gets(state, "target"), iter);
+}
+
+/* The beam's member of rank r as the candidate of iteration iter. */
+static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, const cJSON *b,
+                         int r, long long iter)
+{
+    struct ao_candidate_msg c;
+    char id[400];
+    int rc;
+
+    ao_msg_init(&ao_msg_candidate, &c);
+    snprintf(id, sizeof id, "candidate:%s:%lld:%d", run, iter, r);
+    c.rank = r;
+    c.latency_ns = getn(b, "latency_ns");
+    c.pct_of_peak = getn(b, "pct_of_peak");
+    c.baseline_latency_ns = getn(state, "baseline_ns");
+    rc = env_from(&c.env, "candidate", id, run, state, iter) < 0 ||
+         !(c.source = dup_or_null(gets(b, "source"))) || !(c.sha256 = dup_or_null(gets(b, "sha256"))) ||
+         !(c.kernel_id = dup_or_null(gets(b, "kernel_id"))) ||
+         !(c.size = dup_or_null(gets(state, "size"))) ||
+         (gets(state, "task_path") && !(c.task_path = strdup(gets(state, "task_path")))) ||
+         !(c.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
+         (cJSON_GetObjectItemCaseSensitive(b, "profile") &&
+          !(c.profile = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(b, "profile"), 1))) ||
+         out_add(outbox, "accelopt.candidates", &ao_msg_candidate, &c) < 0 ? -1 : 0;
+    ao_msg_release(&ao_msg_candidate, &c);
+    return rc;
+}
+
+/* The run's tokens and dollars so far (the agents count them in run:<id>). */
+static void usage(struct selector *sel, const char *run, double *prompt, double *completion,
+                  double *usd)
+{
+    char key[300], err[AO_ERRLEN];
+    cJSON *h;
+
+    *prompt = *completion = *usd = 0;
+    snprintf(key, sizeof key, "run:%s", run);
+    if (!(h = ao_rs_hgetall(sel->store, key, err, sizeof err)))
+        return;
+    if (gets(h, "tokens_prompt"))
+        *prompt = atof(gets(h, "tokens_prompt"));
+    if (gets(h, "tokens_completion"))
+        *completion = atof(gets(h, "tokens_completion"));
+    if (gets(h, "cost_usd"))
+        *usd = atof(gets(h, "cost_usd"));
+    cJSON_Delete(h);
+}
+
+/* End the run: the `done` message goes to the outbox. */
+static int add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
+                    const cJSON *beam, const char *stopped, const char *reason)
+{
+    struct ao_done_msg d;
+    const cJSON *best = cJSON_GetArrayItem(beam, 0);
+    double p, c, usd, base = getn(state, "baseline_ns");
+    char id[300];
+    int rc;
+
+    ao_msg_init(&ao_msg_done, &d);
+    snprintf(id, sizeof id, "done:%s", run);
+    usage(sel, run, &p, &c, &usd);
+    d.iterations = (long long)getn(state, "completed");
+    d.kernels_evaluated = (long long)getn(state, "kernels");
+    d.memory_deadline_missed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(state, "memory_deadline_missed"));
+    d.cost_usd = usd;
+    d.baseline_latency_ns = base;
+    if (best) {
+        d.speedup = base / getn(best, "latency_ns");
+        d.pct_of_peak = getn(best, "pct_of_peak");
+    }
+    rc = env_from(&d.env, "done", id, run, state, (long long)getn(state, "iter")) < 0 ||
+         !(d.stopped = strdup(stopped)) || (reason && !(d.reason = strdup(reason))) ||
+         (best && !(d.best = cJSON_Duplicate(best, 1))) ||
+         !(d.history = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "history"), 1)) ||
+         !(d.tokens = cJSON_CreateObject()) ||
+         !cJSON_AddNumberToObject(d.tokens, "prompt", p) ||
+         !cJSON_AddNumberToObject(d.tokens, "completion", c) ||
+         out_add(outbox, "accelopt.runs", &ao_msg_done, &d) < 0 ? -1 : 0;
+    ao_msg_release(&ao_msg_done, &d);
+    sets(state, "phase", "done");
+    sets(state, "stopped", stopped);
+    ao_info("run %s: done (%s) after %lld iterations, %lld kernels, best %.3gx", run, stopped,
+            (long long)getn(state, "completed"), (long long)getn(state, "kernels"),
+            best ? base / getn(best, "latency_ns") : 1.0);
+    return rc;
+}
+
+/* Why the run must stop now, or NULL. */
+static const char *budget_stop(struct selector *sel, const char *run, const cJSON *state)
+{
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+    double p, c, usd, lim;
+
+    usage(sel, run, &p, &c, &usd);
+    if (num(cfg, "budget_tokens", 0, &lim) && lim > 0 && p + c >= lim)
+        return "tokens";
+    if (num(cfg, "budget_usd", 0, &lim) && lim > 0 && usd >= lim)
+        return "dollars";
+    if (num(cfg, "wall_s", 0, &lim) && lim > 0 && now_s() - getn(state, "started") >= lim)
+        return "wall_time";
+    return NULL;
+}
+
+/* After iteration `iter` (and its memory): the next iteration, or the end. */
+static int advance(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+                   const cJSON *beam)
+{
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+    cJSON *outbox = cJSON_CreateArray();
+    long long iter = (long long)getn(state, "iter");
+    const char *stop = NULL;
+    int rc = -1, nbeam = cJSON_GetArraySize(beam);
+
+    if (!outbox)
+        return ao_io_fail(io, "out of memory");
+    setn(state, "completed", (double)iter);
+    if (iter >= (long long)getn(cfg, "iters"))
+        stop = "iterations";
+    else
+        stop = budget_stop(sel, run, state);
+    if (stop) {
+        if (add_done(sel, outbox, run, state, beam, stop, NULL) < 0)
+            goto oom;
+    } else {
+        iter++;
+        setn(state, "iter", (double)iter);
+        sets(state, "phase", "collect");
+        setn(state, "expected", nbeam * getn(cfg, "plans") * getn(cfg, "samples"));
+        setn(state, "opened", now_s());
+        for (int r = 0; r < nbeam; r++)
+            if (add_candidate(outbox, run, state, cJSON_GetArrayItem(beam, r), r, iter) < 0)
+                goto oom;
+        ao_info("run %s: iteration %lld, %d candidates", run, iter, nbeam);
+    }
+    rc = step(sel, io, run, state, NULL, outbox);
+    goto out;
+oom:
+    rc = ao_io_fail(io, "out of memory");
+out:
+    cJSON_Delete(outbox);
+    return rc;
+}
+
+/* ---- a task starts a run ---- */
+
+static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
+                   size_t len)
+{
+    struct ao_task_msg t;
+    struct ao_task task;
+    struct ao_kernel_msg k;
+    cJSON *state = NULL, *config = NULL, *outbox = NULL, *have = NULL;
+    char path[600], hex[65], id[400], err[AO_ERRLEN], *src = NULL;
+    const char *size;
+    int rc = -1;
+
+    ao_msg_init(&ao_msg_kernel, &k);
+    if (ao_msg_decode(&ao_msg_task, msg, &t, reason, len) < 0)
+        return -1;
+    if (!(have = load_json(sel, t.env.run, "state", io)))
+        goto out;
+    if (!cJSON_IsNull(have)) {
+        ao_info("run %s: already started; task message %s ignored", t.env.run, t.env.id);
+        rc = 0;
+        goto out;
+    }
+    if (strcmp(t.env.target, "cpu") != 0) {
+        snprintf(reason, len, "target '%.40s': only cpu kernels have a baseline here", t.env.target);
+        goto out;
+    }
+    if (t.spec)
+        snprintf(path, sizeof path, "%s", t.spec);
+    else if (strchr(t.env.task, '/') || strstr(t.env.task, ".."))
+        snprintf(path, sizeof path, "/"); /* refused below */
+    else
+        snprintf(path, sizeof path, "%s/nkibench/%s", ao_home(), t.env.task);
+    if (ao_task_load(path, &task, err, sizeof err) < 0) {
+        snprintf(reason, len, "task '%.60s': %s", t.env.task, err);
+        goto out;
+    }
+    size = t.size ? t.size : ao_config_str(sel->cfg, "size");
+    {
+        long long dims[AO_MAX_DIMS];
+        char p2[700];
+        if (ao_task_size(&task, size, dims, err, sizeof err) < 0) {
+            snprintf(reason, len, "%s", err);
+            goto out;
+        }
+        snprintf(p2, sizeof p2, "%s/baseline.c", task.dir);
+        if (!(src = ao_read_file(p2, NULL, err, sizeof err))) {
+            snprintf(reason, len, "task '%.60s' has no baseline: %s", t.env.task, err);
+            goto out;
+        }
+    }
+    if (!(config = run_config(sel, t.config, reason, len)))
+        goto out;
+    if (!(state = cJSON_CreateObject()) || !(outbox = cJSON_CreateArray()))
+        goto oom;
+    sets(state, "phase", "baseline");
+    sets(state, "task", t.env.task);
+    sets(state, "target", t.env.target);
+    sets(state, "size", size);
+    sets(state, "task_path", task.dir);
+    setn(state, "iter", 0);
+    setn(state, "expected", 1);
+    setn(state, "completed", 0);
+    setn(state, "kernels", 0);
+    setn(state, "failures", 0);
+    setn(state, "started", now_s());
+    setn(state, "opened", now_s());
+    setj(state, "history", cJSON_CreateArray());
+    setj(state, "config", config);
+    config = NULL;
+    /* iteration 0: the baseline, profiled like any kernel */
+    ao_sha256_hex(src, strlen(src), hex);
+    snprintf(id, sizeof id, "kernel:%s:0:0.0.0", t.env.run);
+    if (env_from(&k.env, "kernel", id, t.env.run, state, 0) < 0 || !(k.size = strdup(size)) ||
+        !(k.sha256 = strdup(hex)) || !(k.slot = strdup("0.0.0")) ||
+        !(k.task_path = strdup(task.dir)) || !(k.plan_text = strdup("the baseline")))
+        goto oom;
+    k.source = src;
+    src = NULL;
+    {
+        char topic[80];
+        snprintf(topic, sizeof topic, "accelopt.kernels.%s", t.env.target);
+        if (out_add(outbox, topic, &ao_msg_kernel, &k) < 0)
+            goto oom;
+    }
+    if (ao_rs_sadd(sel->store, ACTIVE, t.env.run, err, sizeof err) < 0) {
+        rc = ao_io_fail(io, "run store: %s", err);
+        goto out;
+    }
+    ao_info("run %s: %s at %s, baseline sent", t.env.run, t.env.task, size);
+    {
+        cJSON *beam = cJSON_CreateArray();
+        rc = beam ? step(sel, io, t.env.run, state, beam, outbox) : ao_io_fail(io, "out of memory");
+        cJSON_Delete(beam);
+    }
+    goto out;
+oom:
+    rc = ao_io_fail(io, "out of memory");
+out:
+    free(src);
+    cJSON_Delete(have);
+    cJSON_Delete(state);
+    cJSON_Delete(config);
+    cJSON_Delete(outbox);
+    ao_msg_release(&ao_msg_kernel, &k);
+    ao_msg_release(&ao_msg_task, &t);
+    return rc;
+}
+
+/* ---- results fill the iteration ---- */
+
+/* "r.p.s" into its numbers; 0 or -1. */
+static int parse_slot(const char *slot, int *r, int *p, int *s)
+{
+    int n = 0;
+    return slot && sscanf(slot, "%d.%d.%d%n", r, p, s, &n) == 3 && slot[n] == '\0' && *r >= 0 &&
+                   *p >= 0 && *s >= 0
+               ? 0
+               : -1;
+}
+
+/* A beam member made from a result. */
+static cJSON *member(const cJSON *res, long long iter)
+{
+    static const char *const prof[] = {"latency_min_ns", "spread", "t_min_ns", "bound",
+                                       "speedup_vs_baseline", "max_rel_l2", "repeats"};
+    cJSON *m = cJSON_CreateObject(), *p = cJSON_CreateObject();
+
+    if (!m || !p) {
+        cJSON_Delete(m);
+        cJSON_Delete(p);
+        return NULL;
+    }
+    for (const char *const *f = (const char *const[]){"kernel_id", "sha256", "source", "parent",
+                                                       "plan", "plan_text", "slot", NULL};
+         *f; f++)
+        if (gets(res, *f))
+            cJSON_AddStringToObject(m, *f, gets(res, *f));
+    cJSON_AddNumberToObject(m, "latency_ns", getn(res, "latency_ns"));
+    if (isfinite(getn(res, "pct_of_peak")))
+        cJSON_AddNumberToObject(m, "pct_of_peak", getn(res, "pct_of_peak"));
+    cJSON_AddNumberToObject(m, "iter", (double)iter);
+    for (size_t i = 0; i < sizeof prof / sizeof prof[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(res, prof[i]);
+        if (cJSON_IsNumber(v) || cJSON_IsString(v))
+            cJSON_AddItemToObject(p, prof[i], cJSON_Duplicate(v, 0));
+    }
+    cJSON_AddItemToObject(m, "profile", p);
+    return m;
+}
+
+static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long long iter,
+                    const cJSON *parent, const cJSON *child, double speedup, int rank, int plan,
+                    cJSON *ids)
+{
+    struct ao_pair_msg p;
+    const cJSON *slow = speedup > 1 ? parent : child, *fast = speedup > 1 ? child : parent;
+    char id[400];
+    int rc;
+
+    ao_msg_init(&ao_msg_pair, &p);
+    snprintf(id, sizeof id, "pair:%s:%lld:%d.%d", run, iter, rank, plan);
+    p.speedup = speedup > 1 ? speedup : 1 / speedup; /* how much faster the fast one is */
+    rc = env_from(&p.env, "pair", id, run, state, iter) < 0 ||
+         !(p.slow_source = dup_or_null(gets(slow, "source"))) ||
+         !(p.fast_source = dup_or_null(gets(fast, "source"))) ||
+         !(p.slow_sha256 = dup_or_null(gets(slow, "sha256"))) ||
+         !(p.fast_sha256 = dup_or_null(gets(fast, "sha256"))) ||
+         !(p.direction = strdup(speedup > 1 ? "+" : "-")) ||
+         (gets(child, "plan_text") && !(p.plan = strdup(gets(child, "plan_text")))) ||
+         !(p.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
+         out_add(outbox, "accelopt.pairs", &ao_msg_pair, &p) < 0 ? -1 : 0;
+    if (rc == 0)
+        cJSON_AddItemToArray(ids, cJSON_CreateString(id));
+    ao_msg_release(&ao_msg_pair, &p);
+    return rc;
+}
+
+/* Every slot of the iteration has its result: choose, then pairs or on. */
+static int close_iteration(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+                           cJSON *beam, const char *slots_key)
+{
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config"), *it;
+    long long iter = (long long)getn(state, "iter");
+    int nbeam = cJSON_GetArraySize(beam), n = 0, nok = 0, nfail = 0, order[MAX_BEAM], npairs = 0,
+        nsel;
+    double parent_ns[MAX_BEAM];
+    char err[AO_ERRLEN];
+    cJSON *all, **res = NULL, *newbeam = NULL, *outbox = NULL, *hist = NULL, *statuses = NULL,
+                *pair_ids = NULL;
+    struct ao_sel_kernel *k = NULL;
+    struct ao_sel_pair pairs[64];
+    int rc = -1, memory;
+
+    if (!(all = ao_rs_hgetall(sel->store, slots_key, err, sizeof err)))
+        return ao_io_fail(io, "run store: %s", err);
+    n = cJSON_GetArraySize(all);
+    if (!(res = calloc((size_t)n + 1, sizeof *res)) ||
+        !(k = calloc((size_t)(n + nbeam) + 1, sizeof *k)) || !(newbeam = cJSON_CreateArray()) ||
+        !(outbox = cJSON_CreateArray()) || !(hist = cJSON_CreateObject()) ||
+        !(statuses = cJSON_CreateObject()) || !(pair_ids = cJSON_CreateArray()))
+        goto oom;
+    for (int r = 0; r < nbeam; r++) {
+        const cJSON *b = cJSON_GetArrayItem(beam, r);
+        parent_ns[r] = getn(b, "latency_ns");
+        k[r] = (struct ao_sel_kernel){gets(b, "sha256"), parent_ns[r], 1, r, -1};
+    }
+    {
+        int i = 0, m = nbeam;
+        cJSON_ArrayForEach(it, all) {
+            const char *st;
+            int r, p, s;
+            res[i] = cJSON_Parse(it->valuestring);
+            st = gets(res[i], "status");
+            st = st ? st : "unknown";
+            setn(statuses, st, getn(statuses, st) > 0 ? getn(statuses, st) + 1 : 1);
+            if (strcmp(st, "ok") == 0 && getn(res[i], "latency_ns") > 0 &&
+                parse_slot(it->string, &r, &p, &s) == 0) {
+                k[m++] = (struct ao_sel_kernel){gets(res[i], "sha256"), getn(res[i], "latency_ns"),
+                                                0, r, p};
+                nok++;
+            } else {
+                nfail++;
+            }
+            i++;
+        }
+        /* k[nbeam..m) are the correct children; res[] is by slot order, so
+         * map a child back to its result by the slot's position */
+        nsel = ao_select_beam(k, m, (int)getn(cfg, "beam"), order);
+        for (int j = 0; j < nsel; j++) {
+            const struct ao_sel_kernel *x = &k[order[j]];
+            cJSON *mb = NULL;
+            if (x->parent) {
+                mb = cJSON_Duplicate(cJSON_GetArrayItem(beam, x->rank), 1);
+            } else {
+                for (int q = 0; q < n && !mb; q++)
+                    if (gets(res[q], "sha256") && x->sha256 && strcmp(gets(res[q], "sha256"), x->sha256) == 0 &&
+                        getn(res[q], "latency_ns") == x->latency_ns)
+                        mb = member(res[q], iter);
+            }
+            if (!mb)
+                goto oom;
+            cJSON_AddItemToArray(newbeam, mb);
+        }
+        memory = strcmp(gets(cfg, "memory_scope"), "none") != 0;
+        if (iter > 0 && memory)
+            npairs = ao_select_pairs(k, m, parent_ns, nbeam, (int)getn(cfg, "topk"), pairs);
+        for (int j = 0; j < npairs; j++) {
+            const struct ao_sel_kernel *x = &k[pairs[j].child];
+            cJSON *child = NULL;
+            for (int q = 0; q < n && !child; q++) {
+                char slot[64];
+                snprintf(slot, sizeof slot, "%d.%d.", x->rank, x->plan);
+                if (gets(res[q], "slot") && strncmp(gets(res[q], "slot"), slot, strlen(slot)) == 0 &&
+                    getn(res[q], "latency_ns") == x->latency_ns)
+                    child = res[q];
+            }
+            if (child && add_pair(outbox, run, state, iter, cJSON_GetArrayItem(beam, x->rank),
+                                  child, pairs[j].speedup, x->rank, x->plan, pair_ids) < 0)
+                goto oom;
+        }
+    }
+    setn(state, "kernels", getn(state, "kernels") + n);
+    setn(state, "failures", getn(state, "failures") + nfail);
+    if (iter == 0) {
+        if (nok == 0) {
+            const char *why = n ? gets(res[0], "reason") : NULL;
+            char r2[600];
+            snprintf(r2, sizeof r2, "the baseline did not pass: %s (%s)",
+                     n && gets(res[0], "status") ? gets(res[0], "status") : "no result",
+                     why ? why : "no reason given");
+            cJSON_AddNumberToObject(hist, "iter", 0);
+            cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(state, "history"), hist);
+            hist = NULL;
+            if (add_done(sel, outbox, run, state, newbeam, "baseline_failed", r2) < 0)
+                goto oom;
+            rc = step(sel, io, run, state, newbeam, outbox);
+            goto out;
+        }
+        setn(state, "baseline_ns", getn(cJSON_GetArrayItem(newbeam, 0), "latency_ns"));
+    }
+    {
+        const cJSON *best = cJSON_GetArrayItem(newbeam, 0);
+        cJSON_AddNumberToObject(hist, "iter", (double)iter);
+        cJSON_AddNumberToObject(hist, "kernels", n);
+        cJSON_AddNumberToObject(hist, "ok", nok);
+        cJSON_AddItemToObject(hist, "statuses", statuses);
+        statuses = NULL;
+        cJSON_AddNumberToObject(hist, "best_ns", getn(best, "latency_ns"));
+        cJSON_AddNumberToObject(hist, "speedup", getn(state, "baseline_ns") / getn(best, "latency_ns"));
+        if (isfinite(getn(best, "pct_of_peak")))
+            cJSON_AddNumberToObject(hist, "pct_of_peak", getn(best, "pct_of_peak"));
+        cJSON_AddNumberToObject(hist, "pairs", npairs);
+        cJSON_AddNumberToObject(hist, "seconds", now_s() - getn(state, "opened"));
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(state, "history"), hist);
+        hist = NULL;
+        ao_info("run %s: iteration %lld closed: %d kernels, %d correct, best %.4g ns (%.3gx), %d pairs",
+                run, iter, n, nok, getn(best, "latency_ns"),
+                getn(state, "baseline_ns") / getn(best, "latency_ns"), npairs);
+    }
+    if (npairs > 0) {
+        sets(state, "phase", "memory");
+        setj(state, "pairs", pair_ids);
+        pair_ids = NULL;
+        setn(state, "deadline", now_s() + getn(cfg, "memory_deadline_s"));
+        rc = step(sel, io, run, state, newbeam, outbox);
+    } else {
+        /* nothing to learn: on at once (the beam is stored with the step) */
+        if (store_json(sel, run, "beam", newbeam, io) < 0)
+            goto out;
+        rc = advance(sel, io, run, state, newbeam);
+    }
+    goto out;
+oom:
+    rc = ao_io_fail(io, "out of memory");
+out:
+    for (int i = 0; res && i < n; i++)
+        cJSON_Delete(res[i]);
+    free(res);
+    free(k);
+    cJSON_Delete(all);
+    cJSON_Delete(newbeam);
+    cJSON_Delete(outbox);
+    cJSON_Delete(hist);
+    cJSON_Delete(statuses);
+    cJSON_Delete(pair_ids);
+    return rc;
+}
+
+static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
+                     size_t len)
+{
+    struct ao_result_msg r;
+    cJSON *state = NULL, *beam = NULL;
+    char key[300], err[AO_ERRLEN], *text = NULL;
+    const cJSON *cfg;
+    int rank, plan, sample, rc = -1, isnew;
+    long have;
+    long long iter;
+
+    if (ao_msg_decode(&ao_msg_result, msg, &r, reason, len) < 0)
+        return -1;
+    if (!(state = load_json(sel, r.env.run, "state", io)))
+        goto out;
+    if (cJSON_IsNull(state)) {
+        snprintf(reason, len, "no run '%.80s' (no task started it, or its state is gone)", r.env.run);
+        goto out;
+    }
+    iter = (long long)getn(state, "iter");
+    cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+    if (r.env.iter != iter || strcmp(gets(state, "phase"), "done") == 0 ||
+        strcmp(gets(state, "phase"), "memory") == 0) {
+        ao_debug("run %s: result %s of iteration %lld is late or repeated; ignored", r.env.run,
+                 r.env.id, r.env.iter);
+        rc = 0;
+        goto out;
+    }
+    if (parse_slot(r.slot, &rank, &plan, &sample) < 0 ||
+        (iter == 0 ? (rank || plan || sample)
+                   : (rank >= (int)(getn(state, "expected") / getn(cfg, "plans") / getn(cfg, "samples")) ||
+                      plan >= (int)getn(cfg, "plans") || sample >= (int)getn(cfg, "samples")))) {
+        snprintf(reason, len, "slot '%.40s' is not one of iteration %lld's", r.slot ? r.slot : "(none)",
+                 iter);
+        goto out;
+    }
+    snprintf(key, sizeof key, "run:%s:iter:%lld", r.env.run, iter);
+    if (!(text = cJSON_PrintUnformatted(msg))) {
+        rc = ao_io_fail(io, "out of memory");
+        goto out;
+    }
+    if ((isnew = ao_rs_hsetnx(sel->store, key, r.slot, text, err, sizeof err)) < 0 ||
+        (have = ao_rs_hlen(sel->store, key, err, sizeof err)) < 0) {
+        rc = ao_io_fail(io, "run store: %s", err);
+        goto out;
+    }
+    if (!isnew)
+        ao_debug("run %s: slot %s already has its result", r.env.run, r.slot);
+    if (save(sel, io) < 0)
+        goto out;
+    rc = 0;
+    /* the last slot (or a redelivered one after a crash mid-close) closes it */
+    if (have >= (long)getn(state, "expected")) {
+        if (!(beam = load_json(sel, r.env.run, "beam", io)))
+            rc = -1;
+        else
+            rc = close_iteration(sel, io, r.env.run, state, beam, key);
+    }
+out:
+    free(text);
+    cJSON_Delete(state);
+    cJSON_Delete(beam);
+    ao_msg_release(&ao_msg_result, &r);
+    return rc;
+}
+
+/* ---- acks from the summarizer ---- */
+
+static int on_experience(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
+                         size_t len)
+{
+    struct ao_experience_msg e;
+    cJSON *state = NULL, *beam = NULL;
+    const cJSON *pairs, *it;
+    char key[300], err[AO_ERRLEN];
+    int rc = -1, ours = 0;
+    long have;
+
+    if (ao_msg_decode(&ao_msg_experience, msg, &e, reason, len) < 0)
+        return -1;
+    if (!(state = load_json(sel, e.env.run, "state", io)))
+        goto out;
+    if (cJSON_IsNull(state)) {
+        snprintf(reason, len, "no run '%.80s' (no task started it, or its state is gone)", e.env.run);
+        goto out;
+    }
+    pairs = cJSON_GetObjectItemCaseSensitive(state, "pairs");
+    cJSON_ArrayForEach(it, pairs)
+        ours |= cJSON_IsString(it) && strcmp(it->valuestring, e.pair_id) == 0;
+    rc = 0;
+    if (strcmp(gets(state, "phase"), "memory") != 0 || !ours) {
+        ao_debug("run %s: ack of %s is late or repeated; ignored", e.env.run, e.pair_id);
+        goto out;
+    }
+    snprintf(key, sizeof key, "run:%s:acks:%lld", e.env.run, (long long)getn(state, "iter"));
+    if (ao_rs_hsetnx(sel->store, key, e.pair_id, e.stored == 1 ? "stored" : "not stored", err,
+                     sizeof err) < 0 ||
+        (have = ao_rs_hlen(sel->store, key, err, sizeof err)) < 0) {
+        rc = ao_io_fail(io, "run store: %s", err);
+        goto out;
+    }
+    if (save(sel, io) < 0) {
+        rc = -1;
+        goto out;
+    }
+    if (have >= cJSON_GetArraySize(pairs)) {
+        cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(state, "history"),
+                               cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(state, "history")) - 1);
+        if (h)
+            setn(h, "acked", (double)have);
+        rc = (beam = load_json(sel, e.env.run, "beam", io)) ? advance(sel, io, e.env.run, state, beam)
+                                                           : -1;
+    }
+out:
+    cJSON_Delete(state);
+    cJSON_Delete(beam);
+    ao_msg_release(&ao_msg_experience, &e);
+    return rc;
+}
+
+static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
+{
+    const char *type = gets(msg, "type");
+
+    if (!type)
+        return snprintf(reason, len, "no message type"), -1;
+    if (strcmp(type, "task") == 0)
+        return on_task(ctx, io, msg, reason, len);
+    if (strcmp(type, "result") == 0)
+        return on_result(ctx, io, msg, reason, len);
+    if (strcmp(type, "experience") == 0)
+        return on_experience(ctx, io, msg, reason, len);
+    snprintf(reason, len, "the selector takes task, result and experience messages, not '%.40s'", type);
+    return -1;
+}
+
+/* ---- time: memory deadlines, wall-time budgets, stalled iterations ---- */
+
+static void warn_missing(struct selector *sel, const char *run, const cJSON *state)
+{
+    double waited = now_s() - getn(state, "opened");
+    long mark = (long)(waited / 120);
+    struct warned *w;
+    char key[300], err[AO_ERRLEN];
+    cJSON *have;
+    struct ao_buf b = {0};
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+    long long iter = (long long)getn(state, "iter");
+    int ranks, shown = 0;
+
+    if (mark < 1)
+        return;
+    for (w = sel->warned; w && strcmp(w->run, run) != 0; w = w->next)
+        ;
+    if (w && w->mark == mark)
+        return;
+    if (!w && (w = calloc(1, sizeof *w))) {
+        snprintf(w->run, sizeof w->run, "%s", run);
+        w->next = sel->warned;
+        sel->warned = w;
+    }
+    if (w)
+        w->mark = mark;
+    snprintf(key, sizeof key, "run:%s:iter:%lld", run, iter);
+    if (!(have = ao_rs_hgetall(sel->store, key, err, sizeof err)))
+        return;
+    ranks = iter == 0 ? 1 : (int)(getn(state, "expected") / getn(cfg, "plans") / getn(cfg, "samples"));
+    for (int r = 0; r < ranks; r++)
+        for (int p = 0; p < (iter ? (int)getn(cfg, "plans") : 1); p++)
+            for (int s = 0; s < (iter ? (int)getn(cfg, "samples") : 1); s++) {
+                char slot[64];
+                snprintf(slot, sizeof slot, "%d.%d.%d", r, p, s);
+                if (!cJSON_GetObjectItemCaseSensitive(have, slot) && shown++ < 12)
+                    ao_buf_printf(&b, " %s", slot);
+            }
+    ao_warn("run %s: iteration %lld has waited %.0f s for %d of %.0f results; missing:%s%s", run,
+            iter, waited, shown, getn(state, "expected"), b.data ? b.data : "",
+            shown > 12 ? " ..." : "");
+    ao_buf_release(&b);
+    cJSON_Delete(have);
+}
+
+static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
+{
+    cJSON *state = load_json(sel, run, "state", io), *beam = NULL, *outbox = NULL;
+    const char *phase, *stop;
+    int rc = 0;
+
+    if (!state)
+        return -1;
+    if (cJSON_IsNull(state) || !(phase = gets(state, "phase")) || strcmp(phase, "done") == 0)
+        goto out;
+    if ((stop = budget_stop(sel, run, state)) && strcmp(stop, "wall_time") == 0) {
+        if (!(beam = load_json(sel, run, "beam", io)) || !(outbox = cJSON_CreateArray())) {
+            rc = ao_io_fail(io, "out of memory");
+            goto out;
+        }
+        if (add_done(sel, outbox, run, state, beam, stop, "the run's wall time ran out") < 0) {
+            rc = ao_io_fail(io, "out of memory");
+            goto out;
+        }
+        rc = step(sel, io, run, state, NULL, outbox);
+    } else if (strcmp(phase, "memory") == 0 && now_s() > getn(state, "deadline")) {
+        ao_warn("run %s: memory deadline passed with pairs unacked; going on without them", run);
+        cJSON_AddBoolToObject(state, "memory_deadline_missed", 1);
+        rc = (beam = load_json(sel, run, "beam", io)) ? advance(sel, io, run, state, beam) : -1;
+    } else if (strcmp(phase, "collect") == 0 || strcmp(phase, "baseline") == 0) {
+        warn_missing(sel, run, state);
+    }
+out:
+    cJSON_Delete(state);
+    cJSON_Delete(beam);
+    cJSON_Delete(outbox);
+    return rc;
+}
+
+/* The runs in flight, each with `fn`. */
+static int each_run(struct selector *sel, struct ao_io *io,
+                    int (*fn)(struct selector *, struct ao_io *, const char *))
+{
+    char err[AO_ERRLEN];
+    cJSON *runs = ao_rs_smembers(sel->store, ACTIVE, err, sizeof err);
+    const cJSON *it;
+    int rc = 0;
+
+    if (!runs)
+        return ao_io_fail(io, "run store: %s", err);
+    cJSON_ArrayForEach(it, runs)
+        if (rc == 0)
+            rc = fn(sel, io, it->valuestring);
+    cJSON_Delete(runs);
+    return rc;
+}
+
+static int tick(void *ctx, struct ao_io *io)
+{
+    struct selector *sel = ctx;
+    double t = now_s();
+
+    if (t - sel->last_tick < 1)
+        return 0;
+    sel->last_tick = t;
+    return each_run(sel, io, tick_run);
+}
+
+/* At start: resend outboxes a crash left unsent; forget finished runs. */
+static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
+{
+    char key[300], err[AO_ERRLEN], *pending = NULL;
+    cJSON *state = load_json(sel, run, "state", io), *outbox = NULL;
+    int rc = 0;
+
+    if (!state)
+        return -1;
+    snprintf(key, sizeof key, "run:%s", run);
+    if (ao_rs_hget(sel->store, key, "outbox_pending", &pending, err, sizeof err) < 0) {
+        rc = ao_io_fail(io, "run store: %s", err);
+    } else if (pending && strcmp(pending, "1") == 0) {
+        ao_info("run %s: resending the last step's messages", run);
+        rc = (outbox = load_json(sel, run, "outbox", io)) ? send_outbox(sel, io, run, outbox) : -1;
+    }
+    if (rc == 0 && !cJSON_IsNull(state) && gets(state, "phase") &&
+        strcmp(gets(state, "phase"), "done") == 0 &&
+        ao_rs_srem(sel->store, ACTIVE, run, err, sizeof err) < 0)
+        rc = ao_io_fail(io, "run store: %s", err);
+    free(pending);
+    cJSON_Delete(state);
+    cJSON_Delete(outbox);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct ao_stage s;
+    struct selector sel = {0};
+    char err[AO_ERRLEN];
+    const char *url, *state_file;
+    int code;
+
+    if (!ao_stage_open(&s, "accelopt-selector",
+                       "accelopt-selector [options] < tasks-results-experiences.jsonl > out.jsonl",
+                       options, NOPTS, topics, argc, argv, &code))
+        return ao_stage_close(&s, code);
+    sel.cfg = &s.cfg;
+    url = ao_config_str(&s.cfg, "redis");
+    state_file = ao_config_str(&s.cfg, "state");
+    if (url && state_file) {
+        ao_err("--redis and --state are two places for the same state: give one");
+        return ao_stage_close(&s, AO_EXIT_USAGE);
+    }
+    {
+        char reason[AO_ERRLEN];
+        cJSON *c = run_config(&sel, NULL, reason, sizeof reason);
+        if (!c) {
+            ao_err("%s", reason);
+            return ao_stage_close(&s, AO_EXIT_USAGE);
+        }
+        cJSON_Delete(c);
+    }
+    if (url && !(sel.redis = ao_redis_new(url, ao_config_str(&s.cfg, "redis-prefix"), err, sizeof err))) {
+        ao_err("%s", err);
+        return ao_stage_close(&s, AO_EXIT_FAIL);
+    }
+    sel.store = sel.redis ? ao_runstore_redis(sel.redis) : ao_runstore_file(state_file, err, sizeof err);
+    if (!sel.store) {
+        ao_err("%s", sel.redis ? "out of memory" : err);
+        ao_redis_free(sel.redis);
+        return ao_stage_close(&s, AO_EXIT_FAIL);
+    }
+    if (each_run(&sel, s.io, resume_run) < 0) {
+        ao_err("%s", s.io->err);
+        code = ao_stage_close(&s, AO_EXIT_FAIL);
+    } else {
+        s.tick = tick;
+        code = ao_stage_run(&s, process, &sel, "messages", "messages");
+    }
+    {
+        char e2[AO_ERRLEN];
+        if (ao_runstore_save(sel.store, e2, sizeof e2) < 0)
+            ao_err("%s", e2);
+    }
+    ao_runstore_free(sel.store);
+    ao_redis_free(sel.redis);
+    while (sel.warned) {
+        struct warned *w = sel.warned;
+        sel.warned = w->next;
+        free(w);
+    }
+    return code;
+}
