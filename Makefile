@@ -51,7 +51,8 @@ build/libaccelopt.a: $(LIB_OBJ)
 	@echo "  AR  $@"
 	$(Q)$(AR) rcs $@ $^
 
-bin/accelopt: build/tools/accelopt/accelopt.o build/tools/accelopt/topics.o build/libaccelopt.a
+FRONT_OBJ := $(patsubst %.c,build/%.o,$(wildcard tools/accelopt/*.c))
+bin/accelopt: $(FRONT_OBJ) build/libaccelopt.a
 	@mkdir -p bin
 	@echo "  LD  $@"
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -133,6 +133,22 @@ static void kafka_close(struct ao_io *io)
 
 static const struct ao_io_ops kafka_ops = {kafka_next, kafka_emit, kafka_commit, kafka_close};
 
+/* librdkafka's own log lines go through ours.  The -X settings are given to
+ * the consumer and the producer alike, so each warns about the other's
+ * keys: those warnings say nothing and are dropped. */
+static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    (void)rk;
+    if (strcmp(fac, "CONFWARN") == 0 && (strstr(buf, "will be ignored by this") || strstr(buf, "No `bootstrap.servers`")))
+        return;
+    if (level <= 3)
+        ao_err("kafka: %s: %s", fac, buf);
+    else if (level == 4)
+        ao_warn("kafka: %s: %s", fac, buf);
+    else
+        ao_debug("kafka: %s: %s", fac, buf);
+}
+
 /* Apply bootstrap servers and the -X lines to a config; 0 or -1 + err
  * (which names the key, never the value). */
 static int configure(rd_kafka_conf_t *conf, const char *brokers, const char *props, char *err,
@@ -141,6 +157,7 @@ static int configure(rd_kafka_conf_t *conf, const char *brokers, const char *pro
     char e[256];
     const char *line = props;
 
+    rd_kafka_conf_set_log_cb(conf, log_cb);
     if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, e, sizeof e) != RD_KAFKA_CONF_OK) {
         snprintf(err, errlen, "bad --brokers: %s", e);
         return -1;
@@ -249,6 +266,7 @@ struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char
         goto fail;
     }
     /* the mock cluster lives inside a client handle that does nothing else */
+    rd_kafka_conf_set_log_cb(conf, log_cb);
     if (!(b->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, e, sizeof e))) {
         snprintf(err, errlen, "cannot start librdkafka: %s", e);
         goto fail;

@@ -55,6 +55,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: accelopt COMMAND [options]\n\n"
             "commands:\n"
+            "  run        optimize tasks end to end: redis, broker and the five stages, then runs/<id>/\n"
             "  profile    compile, check and time one kernel file; prints one result line\n"
             "  calibrate  measure this machine's single-core peaks for the cpu target\n"
             "  bench      profile every benchmark baseline and print a table\n"
@@ -498,6 +499,8 @@ int main(int argc, char **argv)
         code = cmd_calibrate(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "bench"))
         code = cmd_bench(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "run"))
+        code = cmd_run(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "broker"))
         code = cmd_broker(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "produce"))

@@ -16,4 +16,7 @@ int cmd_broker(int argc, char **argv);
 int cmd_produce(int argc, char **argv);
 int cmd_consume(int argc, char **argv);
 
+/* run.c: the whole loop on one machine. */
+int cmd_run(int argc, char **argv);
+
 #endif

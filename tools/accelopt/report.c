@@ -1,0 +1,222 @@
+/* report.c - progress lines and the runs/<id>/ directory of `accelopt run` */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "report.h"
+#include "util.h"
+
+static cJSON *field(struct ao_runstore *rs, const char *run, const char *name)
+{
+    char key[300], err[AO_ERRLEN], *text = NULL;
+    cJSON *j = NULL;
+
+    snprintf(key, sizeof key, "run:%s", run);
+    if (ao_rs_hget(rs, key, name, &text, err, sizeof err) == 1)
+        j = cJSON_Parse(text);
+    free(text);
+    return j;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(j) ? j->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(j) ? j->valuestring : NULL;
+}
+
+static const cJSON *last(const cJSON *state, const char *list)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(state, list);
+    return cJSON_GetArrayItem(h, cJSON_GetArraySize(h) - 1);
+}
+
+static double usage(struct ao_runstore *rs, const char *run, const char *name)
+{
+    char key[300], err[AO_ERRLEN], *v = NULL;
+    double x = 0;
+
+    snprintf(key, sizeof key, "run:%s", run);
+    if (ao_rs_hget(rs, key, name, &v, err, sizeof err) == 1)
+        x = atof(v);
+    free(v);
+    return x;
+}
+
+void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,
+                     int *drawn)
+{
+    if (*drawn)
+        fprintf(tty, "\033[%dA", *drawn);
+    for (int i = 0; i < n; i++) {
+        cJSON *st = field(rs, t[i].run, "state");
+        const cJSON *h = last(st, "history"), *cfg = cJSON_GetObjectItemCaseSensitive(st, "config");
+        const char *phase = str(st, "phase");
+        double tokens = usage(rs, t[i].run, "tokens_prompt") + usage(rs, t[i].run, "tokens_completion");
+
+        fprintf(tty, "\r\033[K%-22.22s ", t[i].task);
+        if (!st)
+            fprintf(tty, "waiting for the selector");
+        else
+            fprintf(tty, "%-8s iter %2.0f/%-2.0f  kernels %4.0f  failed %3.0f  best %5.2fx  %5.1f%% of peak  %.0f tok  $%.4f",
+                    phase ? phase : "?", num(st, "iter"), num(cfg, "iters"), num(st, "kernels"),
+                    num(st, "failures"), h && isfinite(num(h, "speedup")) ? num(h, "speedup") : 1.0,
+                    h && isfinite(num(h, "pct_of_peak")) ? 100 * num(h, "pct_of_peak") : 0.0,
+                    tokens, usage(rs, t[i].run, "cost_usd"));
+        fputc('\n', tty);
+        cJSON_Delete(st);
+    }
+    fflush(tty);
+    *drawn = n;
+}
+
+/* "r.p.s" slots in numeric order */
+static int slot_cmp(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    int p[3] = {0}, q[3] = {0};
+    sscanf(x->string, "%d.%d.%d", &p[0], &p[1], &p[2]);
+    sscanf(y->string, "%d.%d.%d", &q[0], &q[1], &q[2]);
+    for (int i = 0; i < 3; i++)
+        if (p[i] != q[i])
+            return p[i] - q[i];
+    return 0;
+}
+
+/* Every kernel of the run with its parent, plan and result, one per line. */
+static int write_history(struct ao_runstore *rs, const char *run, const cJSON *state,
+                         const char *path, char *err, size_t errlen)
+{
+    static const char *const keep[] = {
+        "iter", "slot", "kernel_id", "parent", "sha256", "plan", "plan_text", "status", "reason",
+        "latency_ns", "spread", "speedup", "speedup_vs_baseline", "pct_of_peak", "max_rel_l2",
+        "cached", "source"};
+    FILE *f = fopen(path, "w");
+    int rc = 0;
+
+    if (!f)
+        return snprintf(err, errlen, "cannot write '%s'", path), -1;
+    for (long long i = 0; i <= (long long)num(state, "iter"); i++) {
+        char key[300];
+        cJSON *slots, *it, **v;
+        int n, k = 0;
+
+        snprintf(key, sizeof key, "run:%s:iter:%lld", run, i);
+        if (!(slots = ao_rs_hgetall(rs, key, err, errlen))) {
+            rc = -1;
+            break;
+        }
+        n = cJSON_GetArraySize(slots);
+        if ((v = calloc((size_t)n + 1, sizeof *v))) {
+            cJSON_ArrayForEach(it, slots)
+                v[k++] = it;
+            qsort(v, (size_t)n, sizeof *v, slot_cmp);
+            for (k = 0; k < n; k++) {
+                cJSON *r = cJSON_Parse(v[k]->valuestring), *o = cJSON_CreateObject();
+                char *line;
+                for (size_t q = 0; r && o && q < sizeof keep / sizeof keep[0]; q++) {
+                    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, keep[q]);
+                    if (x)
+                        cJSON_AddItemToObject(o, keep[q], cJSON_Duplicate(x, 1));
+                }
+                if (o && (line = cJSON_PrintUnformatted(o))) {
+                    fprintf(f, "%s\n", line);
+                    cJSON_free(line);
+                }
+                cJSON_Delete(r);
+                cJSON_Delete(o);
+            }
+            free(v);
+        }
+        cJSON_Delete(slots);
+    }
+    if (fclose(f) != 0 && rc == 0)
+        rc = -1, snprintf(err, errlen, "cannot write '%s'", path);
+    return rc;
+}
+
+static int write_json(const char *path, const cJSON *j, char *err, size_t errlen)
+{
+    char *text = cJSON_Print(j);
+    struct ao_buf b = {0};
+    int rc;
+
+    if (!text)
+        return snprintf(err, errlen, "out of memory"), -1;
+    ao_buf_printf(&b, "%s\n", text);
+    cJSON_free(text);
+    rc = ao_write_file(path, b.data, b.len, err, errlen);
+    ao_buf_release(&b);
+    return rc;
+}
+
+int report_write(const char *dir, struct ao_runstore *rs, const struct run_task *t, int n,
+                 char *err, size_t errlen)
+{
+    char path[900];
+    struct ao_buf sum = {0};
+    int rc = 0;
+
+    ao_buf_printf(&sum, "%-22s %-16s %5s %7s %6s %12s %12s %8s %17s\n", "task", "stopped", "iters",
+                  "kernels", "failed", "baseline_us", "best_us", "speedup", "pct_of_peak");
+    for (int i = 0; i < n; i++) {
+        cJSON *st = field(rs, t[i].run, "state"), *beam = field(rs, t[i].run, "beam");
+        const cJSON *best = cJSON_GetArrayItem(beam, 0);
+        const cJSON *h0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "history"), 0);
+        const char *stopped = t[i].done ? str(t[i].done, "stopped") : "interrupted";
+        double base = num(st, "baseline_ns"), bestns = num(best, "latency_ns");
+
+        snprintf(path, sizeof path, "%s/%s", dir, t[i].task);
+        if (ao_mkdirs(path, 0755) < 0) {
+            snprintf(err, errlen, "cannot make '%s'", path);
+            rc = -1;
+        }
+        if (rc == 0 && best && str(best, "source")) {
+            snprintf(path, sizeof path, "%s/%s/best.c", dir, t[i].task);
+            rc = ao_write_file(path, str(best, "source"), strlen(str(best, "source")), err, errlen);
+        }
+        if (rc == 0 && st) {
+            snprintf(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task);
+            rc = write_history(rs, t[i].run, st, path, err, errlen);
+        }
+        if (rc == 0) {
+            /* the done message, or what is known of an interrupted run */
+            cJSON *d = t[i].done ? cJSON_Duplicate(t[i].done, 1) : cJSON_CreateObject();
+            if (d && !t[i].done) {
+                cJSON_AddStringToObject(d, "run", t[i].run);
+                cJSON_AddStringToObject(d, "task", t[i].task);
+                cJSON_AddStringToObject(d, "stopped", "interrupted");
+                if (st) {
+                    cJSON_AddNumberToObject(d, "iter", num(st, "iter"));
+                    cJSON_AddNumberToObject(d, "kernels_evaluated", num(st, "kernels"));
+                    cJSON_AddItemToObject(d, "history",
+                                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(st, "history"), 1));
+                }
+                if (best)
+                    cJSON_AddItemToObject(d, "best", cJSON_Duplicate(best, 1));
+            }
+            snprintf(path, sizeof path, "%s/%s/done.json", dir, t[i].task);
+            rc = d ? write_json(path, d, err, errlen) : (snprintf(err, errlen, "out of memory"), -1);
+            cJSON_Delete(d);
+        }
+        ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6.0f %12.2f %12.2f %7.3fx %7.2f%% -> %5.2f%%\n",
+                      t[i].task, stopped ? stopped : "?", st ? num(st, "completed") : 0.0,
+                      st ? num(st, "kernels") : 0.0, st ? num(st, "failures") : 0.0, base / 1e3,
+                      bestns / 1e3, base / bestns, 100 * num(h0, "pct_of_peak"),
+                      100 * num(best, "pct_of_peak"));
+        cJSON_Delete(st);
+        cJSON_Delete(beam);
+    }
+    if (rc == 0) {
+        snprintf(path, sizeof path, "%s/summary.txt", dir);
+        rc = ao_write_file(path, sum.data ? sum.data : "", sum.len, err, errlen);
+    }
+    ao_buf_release(&sum);
+    return rc;
+}

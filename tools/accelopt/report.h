@@ -1,0 +1,26 @@
+/* report.h - what `accelopt run` shows while it runs and leaves in runs/<id>/ */
+#ifndef AO_REPORT_H
+#define AO_REPORT_H
+
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "runstore.h"
+
+struct run_task {
+    char task[64];
+    char run[200]; /* the run id: the Kafka key and the redis run:<id> */
+    cJSON *done;   /* the done message, once it came */
+};
+
+/* One line per task (iteration, kernels, failures, best speedup, % of peak,
+ * tokens, cost), redrawn in place on a terminal. */
+void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,
+                     int *drawn);
+/* Write dir/<task>/{best.c,done.json,history.jsonl} and dir/summary.txt
+ * from the run store (and the done messages that came); 0 or -1 + err. */
+int report_write(const char *dir, struct ao_runstore *rs, const struct run_task *t, int n,
+                 char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,418 @@
+/* run.c - accelopt run: the whole loop on one machine.  Starts a private
+ * redis-server (AOF on) and the embedded broker unless --redis / --brokers
+ * name real ones, starts and supervises the five stages, submits one run per
+ * task, shows progress, waits for every `done`, and writes runs/<id>/. */
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exitcode.h"
+#include "front.h"
+#include "io.h"
+#include "kafka.h"
+#include "log.h"
+#include "msg.h"
+#include "procs.h"
+#include "redis.h"
+#include "report.h"
+#include "runstore.h"
+#include "signals.h"
+#include "task.h"
+#include "util.h"
+
+#define MAX_TASKS 64
+#define MAX_RESTARTS 20
+
+static const struct ao_option run_opts[] = {
+    {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},
+    {"iters", 't', AO_OPT_INT, "4", "T", "iterations per task"},
+    {"beam", 'b', AO_OPT_INT, "2", "B", "kernels kept per iteration"},
+    {"plans", 'n', AO_OPT_INT, "4", "N", "plans per kept kernel"},
+    {"samples", 'k', AO_OPT_INT, "1", "K", "kernels per plan"},
+    {"topk", 0, AO_OPT_INT, "4", "N", "pairs summarized per iteration at most"},
+    {"expn", 0, AO_OPT_INT, "16", "N", "memory items kept"},
+    {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory: target (shared by tasks), task, or a name"},
+    {"no-memory", 0, AO_OPT_BOOL, "0", NULL, "no optimization memory (memory scope none)"},
+    {"seed", 0, AO_OPT_INT, "0", "N", "seed of the agents"},
+    {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS", "go on without unacked experiences after this"},
+    {"budget-tokens", 0, AO_OPT_INT, "0", "N", "stop a run after this many model tokens (0: no limit)"},
+    {"budget-usd", 0, AO_OPT_NUM, "0", "USD", "stop a run after this many dollars (0: no limit)"},
+    {"wall-time", 0, AO_OPT_NUM, "0", "SECONDS", "stop a run after this long (0: no limit)"},
+    {"out", 'o', AO_OPT_STR, NULL, "DIR", "where results go (default: runs/<id>)"},
+    {"json", 0, AO_OPT_BOOL, "0", NULL, "print one done message per task on stdout"},
+    {"redis", 0, AO_OPT_STR, NULL, "URL", "use this redis (default: a private one, AOF on)"},
+    {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
+    {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "use this Kafka cluster (default: the embedded broker)"},
+    {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting for every stage (repeatable)"},
+    AO_COMMON_OPTIONS,
+};
+#define N(a) ((int)(sizeof a / sizeof a[0]))
+
+static const char *const stages[] = {"selector", "planner", "executor", "profiler", "summarizer"};
+#define NSTAGES 5
+
+struct run {
+    struct ao_config c;
+    char id[64], dir[600], bindir[PATH_MAX], redis_url[300], brokers[300], props[2048];
+    struct ao_broker *broker;
+    struct proc redis;
+    struct proc stage[NSTAGES];
+    struct ao_redis *r;
+    struct ao_runstore *rs;
+    struct ao_io *io;
+    struct run_task t[MAX_TASKS];
+    int n, ndone;
+};
+
+static void make_id(char *id, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    unsigned char rnd[2] = {0};
+    char stamp[32];
+
+    ao_random_bytes(rnd, sizeof rnd);
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    snprintf(id, len, "%s-%02x%02x", stamp, rnd[0], rnd[1]);
+}
+
+/* The tasks named on the command line: names under nkibench/ or paths. */
+static int resolve_tasks(struct run *R, char *err, size_t errlen)
+{
+    for (int i = 0; i < R->c.nargs; i++) {
+        const char *a = R->c.args[i];
+        char path[PATH_MAX], copy[PATH_MAX];
+        struct ao_task task;
+        long long dims[AO_MAX_DIMS];
+
+        if (R->n >= MAX_TASKS)
+            return snprintf(err, errlen, "at most %d tasks per run", MAX_TASKS), -1;
+        if (strchr(a, '/'))
+            snprintf(path, sizeof path, "%s", a);
+        else
+            snprintf(path, sizeof path, "%s/nkibench/%s", ao_home(), a);
+        if (ao_task_load(path, &task, err, errlen) < 0 ||
+            ao_task_size(&task, ao_config_str(&R->c, "size"), dims, err, errlen) < 0)
+            return -1;
+        snprintf(copy, sizeof copy, "%s", task.dir);
+        snprintf(R->t[R->n].task, sizeof R->t[R->n].task, "%s", task.name);
+        snprintf(R->t[R->n].run, sizeof R->t[R->n].run, "%s-%s", R->id, task.name);
+        for (int j = 0; j < R->n; j++)
+            if (strcmp(R->t[j].run, R->t[R->n].run) == 0)
+                snprintf(R->t[R->n].run, sizeof R->t[R->n].run, "%s-%s-%d", R->id, task.name, R->n);
+        R->n++;
+    }
+    return 0;
+}
+
+static int start_redis(struct run *R, char *err, size_t errlen)
+{
+    char dir[700];
+    int port = free_port();
+    struct proc *p = &R->redis;
+
+    snprintf(dir, sizeof dir, "%s/redis", R->dir);
+    if (!port || ao_mkdirs(dir, 0700) < 0)
+        return snprintf(err, errlen, "cannot prepare the private redis in '%s'", dir), -1;
+    snprintf(p->name, sizeof p->name, "redis");
+    snprintf(p->log, sizeof p->log, "%s/logs/redis.log", R->dir);
+    if (proc_arg(p, "redis-server") || proc_arg(p, "--port") || proc_arg(p, "%d", port) ||
+        proc_arg(p, "--bind") || proc_arg(p, "127.0.0.1") || proc_arg(p, "--appendonly") ||
+        proc_arg(p, "yes") || proc_arg(p, "--dir") || proc_arg(p, "%s", dir) ||
+        proc_arg(p, "--save") || proc_arg(p, "%s", "") || proc_arg(p, "--daemonize") || proc_arg(p, "no"))
+        return snprintf(err, errlen, "out of memory"), -1;
+    if (proc_start(p, err, errlen) < 0)
+        return -1;
+    snprintf(R->redis_url, sizeof R->redis_url, "redis://127.0.0.1:%d", port);
+    for (double until = mono_s() + 10; mono_s() < until;) {
+        int st;
+        struct timespec ts = {0, 50000000L};
+        if (proc_reap(p, &st))
+            return snprintf(err, errlen, "redis-server exited at start (see %s; is it installed? "
+                            "apt install redis-server, or name one with --redis)", p->log), -1;
+        if ((R->r = ao_redis_new(R->redis_url, ao_config_str(&R->c, "redis-prefix"), err, errlen)))
+            return 0;
+        nanosleep(&ts, NULL);
+    }
+    return snprintf(err, errlen, "redis-server did not answer within 10 s (see %s)", p->log), -1;
+}
+
+static int stage_args(struct run *R, int i)
+{
+    struct proc *p = &R->stage[i];
+    const char *lv = ao_config_str(&R->c, "log");
+
+    snprintf(p->name, sizeof p->name, "%s", stages[i]);
+    snprintf(p->log, sizeof p->log, "%s/logs/%s.log", R->dir, stages[i]);
+    if (proc_arg(p, "%s/accelopt-%s", R->bindir, stages[i]) || proc_arg(p, "--brokers") ||
+        proc_arg(p, "%s", R->brokers) || proc_arg(p, "--redis") || proc_arg(p, "%s", R->redis_url) ||
+        proc_arg(p, "--redis-prefix") || proc_arg(p, "%s", ao_config_str(&R->c, "redis-prefix")) ||
+        (lv && (proc_arg(p, "--log") || proc_arg(p, "%s", lv))))
+        return -1;
+    /* -X settings, one line each (the embedded broker's first) */
+    for (char *s = R->props, *nl; s && *s; s = nl ? nl + 1 : NULL) {
+        nl = strchr(s, '\n');
+        if (proc_arg(p, "-X") || proc_arg(p, "%.*s", nl ? (int)(nl - s) : (int)strlen(s), s))
+            return -1;
+    }
+    return 0;
+}
+
+/* Restart stages that died; -1 when one cannot be kept running. */
+static int supervise(struct run *R, char *err, size_t errlen)
+{
+    for (int i = 0; i < NSTAGES; i++) {
+        struct proc *p = &R->stage[i];
+        int st;
+
+        if (p->pid > 0 && proc_reap(p, &st)) {
+            if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+                return snprintf(err, errlen, "%s refused its settings (see %s)", p->name, p->log), -1;
+            if (++p->restarts > MAX_RESTARTS)
+                return snprintf(err, errlen, "%s died %d times (see %s)", p->name, p->restarts, p->log), -1;
+            ao_warn("%s %s %d; restarting it (see %s)", p->name,
+                    WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
+                    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), p->log);
+            p->next_start = mono_s() + 1;
+        }
+        if (p->pid == 0 && mono_s() >= p->next_start && proc_start(p, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int submit(struct run *R, char *err, size_t errlen)
+{
+    for (int i = 0; i < R->n; i++) {
+        struct ao_task_msg t;
+        char id[300], path[PATH_MAX];
+        cJSON *j, *c;
+        int rc;
+
+        ao_msg_init(&ao_msg_task, &t);
+        snprintf(id, sizeof id, "task:%s", R->t[i].run);
+        snprintf(path, sizeof path, "%s/nkibench/%s", ao_home(), R->t[i].task);
+        for (int a = 0; a < R->c.nargs; a++) /* a task given as a path keeps it */
+            if (strchr(R->c.args[a], '/') && strstr(R->c.args[a], R->t[i].task))
+                snprintf(path, sizeof path, "%s", R->c.args[a]);
+        if (ao_env_set(&t.env, "task", id, R->t[i].run, R->t[i].task, "cpu", 0) < 0 ||
+            !(t.spec = strdup(path)) || !(t.size = strdup(ao_config_str(&R->c, "size"))) ||
+            !(t.config = c = cJSON_CreateObject())) {
+            ao_msg_release(&ao_msg_task, &t);
+            return snprintf(err, errlen, "out of memory"), -1;
+        }
+        cJSON_AddNumberToObject(c, "beam", (double)ao_config_int(&R->c, "beam"));
+        cJSON_AddNumberToObject(c, "plans", (double)ao_config_int(&R->c, "plans"));
+        cJSON_AddNumberToObject(c, "samples", (double)ao_config_int(&R->c, "samples"));
+        cJSON_AddNumberToObject(c, "iters", (double)ao_config_int(&R->c, "iters"));
+        cJSON_AddNumberToObject(c, "topk", (double)ao_config_int(&R->c, "topk"));
+        cJSON_AddNumberToObject(c, "expn", (double)ao_config_int(&R->c, "expn"));
+        cJSON_AddStringToObject(c, "memory_scope", ao_config_bool(&R->c, "no-memory")
+                                                       ? "none" : ao_config_str(&R->c, "memory-scope"));
+        cJSON_AddNumberToObject(c, "seed", (double)ao_config_int(&R->c, "seed"));
+        cJSON_AddNumberToObject(c, "memory_deadline_s", ao_config_num(&R->c, "memory-deadline"));
+        if (ao_config_int(&R->c, "budget-tokens") > 0)
+            cJSON_AddNumberToObject(c, "budget_tokens", (double)ao_config_int(&R->c, "budget-tokens"));
+        if (ao_config_num(&R->c, "budget-usd") > 0)
+            cJSON_AddNumberToObject(c, "budget_usd", ao_config_num(&R->c, "budget-usd"));
+        if (ao_config_num(&R->c, "wall-time") > 0)
+            cJSON_AddNumberToObject(c, "wall_s", ao_config_num(&R->c, "wall-time"));
+        j = ao_msg_encode(&ao_msg_task, &t);
+        rc = j ? ao_io_emit_json(R->io, "accelopt.tasks", R->t[i].run, j) : -1;
+        cJSON_Delete(j);
+        ao_msg_release(&ao_msg_task, &t);
+        if (rc < 0)
+            return snprintf(err, errlen, "cannot submit: %s", R->io->err), -1;
+    }
+    {
+        struct ao_inmsg none = {0};
+        if (ao_io_commit(R->io, &none) < 0)
+            return snprintf(err, errlen, "cannot submit: %s", R->io->err), -1;
+    }
+    return 0;
+}
+
+/* A message on accelopt.runs: ours? */
+static void on_done(struct run *R, const struct ao_inmsg *m)
+{
+    cJSON *j = cJSON_ParseWithLength(m->raw, m->len);
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(j, "run");
+
+    for (int i = 0; cJSON_IsString(run) && i < R->n; i++)
+        if (!R->t[i].done && strcmp(R->t[i].run, run->valuestring) == 0) {
+            R->t[i].done = j;
+            R->ndone++;
+            j = NULL;
+            break;
+        }
+    cJSON_Delete(j);
+}
+
+static int setup(struct run *R, char *err, size_t errlen)
+{
+    char logs[700], self[PATH_MAX];
+    const char *x = ao_config_str(&R->c, "kafka");
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+    if (n <= 0)
+        return snprintf(err, errlen, "cannot find where accelopt is installed"), -1;
+    self[n] = '\0';
+    snprintf(R->bindir, sizeof R->bindir, "%s", dirname(self));
+    snprintf(logs, sizeof logs, "%s/logs", R->dir);
+    if (ao_mkdirs(logs, 0755) < 0)
+        return snprintf(err, errlen, "cannot make '%s'", logs), -1;
+    if (ao_config_str(&R->c, "brokers")) {
+        snprintf(R->brokers, sizeof R->brokers, "%s", ao_config_str(&R->c, "brokers"));
+    } else {
+        if (!(R->broker = ao_broker_new(4, R->brokers, sizeof R->brokers, err, errlen)))
+            return -1;
+        /* a restarted stage rejoins its group quickly on the embedded broker */
+        snprintf(R->props, sizeof R->props, "session.timeout.ms=6000\nheartbeat.interval.ms=500\n");
+    }
+    if (x)
+        snprintf(R->props + strlen(R->props), sizeof R->props - strlen(R->props), "%s", x);
+    if (ao_config_str(&R->c, "redis")) {
+        snprintf(R->redis_url, sizeof R->redis_url, "%s", ao_config_str(&R->c, "redis"));
+        if (!(R->r = ao_redis_new(R->redis_url, ao_config_str(&R->c, "redis-prefix"), err, errlen)))
+            return -1;
+    } else if (start_redis(R, err, errlen) < 0) {
+        return -1;
+    }
+    if (!(R->rs = ao_runstore_redis(R->r)))
+        return snprintf(err, errlen, "out of memory"), -1;
+    {
+        char group[128];
+        static const char *const topics[] = {"accelopt.runs", NULL};
+        snprintf(group, sizeof group, "accelopt-run-%s", R->id);
+        if (!(R->io = ao_io_kafka_new("run", R->brokers, group, topics, R->props, err, errlen)))
+            return -1;
+    }
+    for (int i = 0; i < NSTAGES; i++)
+        if (stage_args(R, i) < 0)
+            return snprintf(err, errlen, "out of memory"), -1;
+    ao_info("run %s: redis %s, brokers %s, logs in %s", R->id, R->redis_url, R->brokers, logs);
+    return supervise(R, err, errlen);
+}
+
+static void teardown(struct run *R)
+{
+    proc_stop_all(R->stage, NSTAGES, 30); /* a profiler finishes the kernel in hand */
+    ao_io_free(R->io);
+    R->io = NULL;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run *R = calloc(1, sizeof *R);
+    char err[AO_ERRLEN];
+    int code, drawn = 0, interrupted = 0;
+    FILE *tty = isatty(2) ? stderr : NULL;
+    double last_draw = 0;
+
+    if (!R)
+        return AO_EXIT_FAIL;
+    if (front_setup(&R->c, run_opts, N(run_opts), argc, argv, "accelopt run [options] TASK...",
+                    &code) < 0)
+        goto out;
+    code = AO_EXIT_USAGE;
+    make_id(R->id, sizeof R->id);
+    if (R->c.nargs < 1) {
+        ao_err("run needs at least one task (e.g. accelopt run matmul silu)");
+        goto out;
+    }
+    if (ao_config_int(&R->c, "iters") < 0 || ao_config_int(&R->c, "beam") < 1 ||
+        ao_config_int(&R->c, "plans") < 1 || ao_config_int(&R->c, "samples") < 1) {
+        ao_err("--iters must be at least 0; --beam, --plans and --samples at least 1");
+        goto out;
+    }
+    if (resolve_tasks(R, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
+    if (ao_config_str(&R->c, "out"))
+        snprintf(R->dir, sizeof R->dir, "%s", ao_config_str(&R->c, "out"));
+    else
+        snprintf(R->dir, sizeof R->dir, "runs/%s", R->id);
+    ao_signals_install();
+    code = AO_EXIT_FAIL;
+    if (setup(R, err, sizeof err) < 0 || submit(R, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto stop;
+    }
+    ao_info("run %s: %d task%s submitted at size %s", R->id, R->n, R->n == 1 ? "" : "s",
+            ao_config_str(&R->c, "size"));
+    while (R->ndone < R->n) {
+        struct ao_inmsg m;
+        int rc;
+
+        if (ao_stop_requested()) {
+            interrupted = 1;
+            break;
+        }
+        if ((rc = ao_io_next(R->io, &m, 200)) < 0) {
+            ao_err("%s", R->io->err);
+            goto stop;
+        }
+        if (rc == 1) {
+            on_done(R, &m);
+            ao_io_commit(R->io, &m);
+        }
+        if (supervise(R, err, sizeof err) < 0) {
+            ao_err("%s", err);
+            goto stop;
+        }
+        if (tty && mono_s() - last_draw >= 1) {
+            report_progress(tty, R->rs, R->t, R->n, &drawn);
+            last_draw = mono_s();
+        }
+    }
+    code = interrupted ? AO_EXIT_SIGNAL : AO_EXIT_OK;
+stop:
+    if (interrupted)
+        ao_info("stopping: the stages finish what they hold, then the partial results are written");
+    teardown(R);
+    if (tty && R->rs)
+        report_progress(tty, R->rs, R->t, R->n, &drawn);
+    if (R->rs) {
+        if (report_write(R->dir, R->rs, R->t, R->n, err, sizeof err) < 0) {
+            ao_err("%s", err);
+            code = AO_EXIT_FAIL;
+        } else {
+            char path[700], *sum;
+            snprintf(path, sizeof path, "%s/summary.txt", R->dir);
+            if (!ao_config_bool(&R->c, "json") && (sum = ao_read_file(path, NULL, err, sizeof err))) {
+                fputs(sum, stdout);
+                free(sum);
+            }
+            ao_info("results in %s/", R->dir);
+        }
+    }
+    if (ao_config_bool(&R->c, "json"))
+        for (int i = 0; i < R->n; i++)
+            if (R->t[i].done) {
+                char *s = cJSON_PrintUnformatted(R->t[i].done);
+                if (s)
+                    printf("%s\n", s);
+                cJSON_free(s);
+            }
+    ao_runstore_free(R->rs);
+    ao_redis_free(R->r);
+    proc_stop(&R->redis, 10);
+    ao_broker_free(R->broker);
+out:
+    for (int i = 0; i < NSTAGES; i++)
+        proc_release(&R->stage[i]);
+    proc_release(&R->redis);
+    for (int i = 0; i < R->n; i++)
+        cJSON_Delete(R->t[i].done);
+    ao_config_release(&R->c);
+    free(R);
+    return code;
+}
