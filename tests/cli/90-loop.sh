@@ -1,0 +1,139 @@
+# 90-loop.sh - the whole loop: `accelopt run` through the embedded broker and a
+# private redis (builtin model, then a scripted model server), the pipe-mode
+# scripts, a selector killed mid-run and resumed, and Ctrl-C
+. tests/cli/helpers.sh
+ensure_calibration
+M=/usr/bin/python3
+export ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02 # quick timing: these runs test flow, not speed
+export ACCELOPT_LOG=info                          # the stage logs are read below
+
+# every process a run started is gone: stages, redis-server (its dir names the run)
+leftovers() { pgrep -f "$1" >/dev/null && pgrep -fa "$1" >&2 && return 1; return 0; }
+
+# expected kernels: 1 baseline, then beam(i) * N * K per iteration
+# --- accelopt run, builtin model -------------------------------------------
+bin/accelopt run matmul silu --iters 2 --beam 2 --plans 2 --samples 1 --topk 2 --json \
+    --out "$T/r1" >"$T/r1.jsonl" 2>"$T/r1.err"
+ok $? "accelopt run finishes (builtin model, embedded broker, private redis)"
+cp "$T/r1.jsonl" "$RESULTS/run-done.jsonl"
+[ "$(wc -l <"$T/r1.jsonl")" -eq 2 ]; ok $? "--json prints one done message per task"
+$M - "$T/r1.jsonl" <<'PY'
+import json, sys, jsonschema
+schema = json.load(open("schemas/done.json"))
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    jsonschema.validate(d, schema)
+    assert d["stopped"] == "iterations" and d["iterations"] == 2, d["stopped"]
+    # iteration 1 has 1 candidate, iteration 2 has 2 (beam 2): 1 + 2 + 4
+    assert d["kernels_evaluated"] == 7, d["kernels_evaluated"]
+    assert d["speedup"] >= 1.0 and 0 < d["pct_of_peak"] <= 1, (d["speedup"], d["pct_of_peak"])
+    assert abs(d["speedup"] - d["baseline_latency_ns"] / d["best"]["latency_ns"]) < 1e-9
+    assert [h["iter"] for h in d["history"]] == [0, 1, 2]
+    assert "source" in d["best"] and d["best"]["sha256"]
+PY
+ok $? "done messages are schema-valid with 7 kernels, 3 history entries, speedup = baseline / best"
+for t in matmul silu; do
+    [ -s "$T/r1/$t/best.c" ] && [ -s "$T/r1/$t/done.json" ] && [ "$(wc -l <"$T/r1/$t/history.jsonl")" -eq 7 ] || break
+done
+ok $? "runs/<id>/<task>/ holds best.c, done.json and all 7 kernels in history.jsonl"
+$M - "$T/r1/matmul/history.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+slots = [(r["iter"], r["slot"]) for r in rows]
+assert len(set(slots)) == len(slots)
+for r in rows[1:]:
+    assert r["parent"] and r["plan"] and r["plan_text"] and r["status"] and r["source"], r
+PY
+ok $? "history: every kernel once, with its parent, plan and result"
+grep -q '^matmul ' "$T/r1/summary.txt" && grep -q '^silu ' "$T/r1/summary.txt"
+ok $? "summary.txt has a row per task"
+grep -q 'pairs in, .* experiences out' "$T/r1/logs/summarizer.log" && ls "$T"/r1/redis/appendonlydir/*.aof >/dev/null
+ok $? "the private redis kept an AOF"
+leftovers "$T/r1"; ok $? "no stage or redis-server is left running"
+
+# --- the scripted model server on the model path ---------------------------
+# the executor's kernel is the baseline with BLOCK_N 256 (about 1.5x faster)
+$M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
+start_llm loop "$($M - "$T/fast.c" <<'PY'
+import json, sys
+fast = open(sys.argv[1]).read()
+summary = open("tests/replies/summary-01-format.md").read()
+print(json.dumps({"plan-m": [{"content": "Widen the j tile to 256 columns.", "usage": [1000, 50]}],
+                  "exec-m": [{"content": "```c\n" + fast + "```", "usage": [2000, 900]}],
+                  "sum-m": [{"content": summary, "usage": [1500, 200]}]}))
+PY
+)"
+ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-loop-secret-0001 \
+    bin/accelopt run matmul --iters 1 --beam 1 --plans 2 --samples 1 --json --out "$T/r2" \
+    >"$T/r2.jsonl" 2>"$T/r2.err"
+ok $? "accelopt run finishes with the model server on the model path"
+$M - "$T/r2.jsonl" "$LLM_LOG" "$(sha256sum <"$T/fast.c" | cut -d" " -f1)" <<'PY'
+import json, sys
+d = json.loads(open(sys.argv[1]).readline())
+reqs = [json.loads(l) for l in open(sys.argv[2])]
+models = sorted(r["model"] for r in reqs)
+# 2 plans, 2 kernels, and the 1 pair (the same kernel twice: one plan's best)
+assert models.count("plan-m") == 2 and models.count("exec-m") == 2, models
+assert d["best"]["sha256"] == sys.argv[3], "the model's kernel (BLOCK_N 256) should win"
+assert d["tokens"]["prompt"] == 2 * 1000 + 2 * 2000 + 1500 * models.count("sum-m"), d["tokens"]
+PY
+ok $? "model path: 2 plans and 2 kernels asked for, the model's kernel wins, tokens add up"
+! grep -rq 'sk-loop-secret-0001' "$T/r2" "$T/r2.jsonl" "$T/r2.err"
+ok $? "the key appears in no log, result file or output"
+
+# --- pipe mode --------------------------------------------------------------
+printf '%s\n' '{"type":"task","v":1,"id":"task:p1","run":"p1","task":"matmul","target":"cpu","iter":0,"size":"tiny","config":{"beam":2,"plans":2,"samples":1,"iters":2,"topk":2}}' >"$T/task.jsonl"
+ACCELOPT_LOG=warn pipeline/loop.sh "$T/task.jsonl" >"$T/loop.jsonl" 2>"$T/loop.err"
+ok $? "pipeline/loop.sh runs the loop through a FIFO"
+[ "$(field "$T/loop.jsonl" 'r["kernels_evaluated"]')" = 7 ]; ok $? "loop.sh: one done with 7 kernels"
+cp "$T/task.jsonl" "$T/in.jsonl"
+for pass in 1 2 3 4 5 6 7 8; do
+    ACCELOPT_LOG=warn pipeline/iterate.sh "$T/st.json" <"$T/in.jsonl" >"$T/out.jsonl" 2>>"$T/it.err" || break
+    mv "$T/out.jsonl" "$T/in.jsonl"
+    [ -s "$T/in.jsonl" ] || break
+done
+[ "$(field "$T/st.done.jsonl" 'r["kernels_evaluated"]')" = 7 ] && [ ! -s "$T/in.jsonl" ]
+ok $? "pipeline/iterate.sh, one pass at a time with a state file, ends with the same 7 kernels"
+
+# the selector resends an outbox a crash left unsent
+$M - "$T/st.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["run:p1"]["outbox_pending"] = "1"
+json.dump(s, open(sys.argv[1], "w"))
+PY
+bin/accelopt-selector --state "$T/st.json" </dev/null >"$T/resent.jsonl" 2>/dev/null
+grep -q '"type":"done"' "$T/resent.jsonl" && [ "$(field "$T/st.json" 'r["run:p1"]["outbox_pending"]')" = 0 ]
+ok $? "a selector that starts resends the outbox a crash left pending"
+# duplicates and strangers
+printf '%s\n' '{"type":"result","v":1,"id":"x","run":"nope","task":"matmul","target":"cpu","iter":1,"kernel_id":"k","slot":"0.0.0","size":"tiny","status":"ok"}' \
+    '{"type":"plan","v":1}' | bin/accelopt-selector --state "$T/st.json" --dlq "$T/sel.dlq" >/dev/null 2>&1
+grep -q "no run 'nope'" "$T/sel.dlq" && grep -q "takes task, result and experience" "$T/sel.dlq"
+ok $? "a result of an unknown run and a wrong type go to the dead letters"
+
+# --- a selector killed -9 mid-run: supervised restart, resumed from redis ---
+bin/accelopt run matmul --iters 3 --beam 2 --plans 2 --samples 1 --topk 2 --json --out "$T/r3" \
+    >"$T/r3.jsonl" 2>"$T/r3.err" &
+run=$!
+for _ in $(seq 600); do grep -q 'iteration 2, ' "$T/r3/logs/selector.log" 2>/dev/null && break; sleep 0.05; done
+pkill -9 -f "accelopt-selector.*--redis" 2>/dev/null
+wait $run
+ok $? "the run finishes after its selector was killed -9"
+grep -q 'selector was killed by signal 9; restarting' "$T/r3.err"; ok $? "accelopt run restarted the selector"
+[ "$(field "$T/r3.jsonl" 'r["kernels_evaluated"]')" = 11 ] &&
+    [ "$(wc -l <"$T/r3/matmul/history.jsonl")" -eq 11 ]
+ok $? "every slot counted once: 11 kernels (1 + 2 + 4 + 4)"
+
+# --- Ctrl-C: everything stops, partial results are written ------------------
+bin/accelopt run matmul silu --iters 50 --out "$T/r4" >"$T/r4.out" 2>"$T/r4.err" &
+run=$!
+for _ in $(seq 600); do grep -q 'iteration 1 closed' "$T/r4/logs/selector.log" 2>/dev/null && break; sleep 0.05; done
+kill -INT $run
+wait $run
+[ $? -eq 130 ]; ok $? "SIGINT stops accelopt run with status 130"
+grep -q '"stopped":	"interrupted"' "$T/r4/matmul/done.json" && [ -s "$T/r4/matmul/best.c" ] &&
+    grep -q '^matmul ' "$T/r4/summary.txt"
+ok $? "the partial results are written"
+sleep 0.5
+leftovers "$T/r4"; ok $? "no stage, redis-server or broker is left running"

@@ -1,0 +1,80 @@
+/* test_select.c - the beam and the pairs of DESIGN.md section 5 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "runstore.h"
+#include "select.h"
+
+int main(void)
+{
+    /* two parents (rank 0: 100, rank 1: 120) and children of plans */
+    const struct ao_sel_kernel k[] = {
+        {"p0", 100, 1, 0, -1}, {"p1", 120, 1, 1, -1},
+        {"a", 80, 0, 0, 0},   {"a", 80, 0, 0, 0},    /* the same kernel twice */
+        {"b", 100, 0, 0, 1},  {"c", 150, 0, 0, 2},   /* a tie with p0; a regression */
+        {"d", 90, 0, 1, 0},   {"e", 130, 0, 1, 0},   /* plan 1.0's two samples */
+        {"f", 119, 0, 1, 1},  {"g", 200, 0, 1, 2},
+    };
+    int n = (int)(sizeof k / sizeof k[0]), out[16], m;
+    double parents[] = {100, 120};
+    struct ao_sel_pair p[16];
+
+    m = ao_select_beam(k, n, 4, out);
+    CHECK(m == 4 && out[0] == 2 && out[1] == 6 && out[2] == 0 && out[3] == 4,
+          "beam: fastest first, duplicates once, a parent before a child of equal time (%d: %d %d %d %d)",
+          m, out[0], out[1], out[2], out[3]);
+    m = ao_select_beam(k, 2, 6, out);
+    CHECK(m == 2, "beam: no more than there are");
+
+    m = ao_select_pairs(k, n, parents, 2, 8, p);
+    /* per plan best: 0.0 a 1.25, 0.1 b 1.0, 0.2 c 0.667, 1.0 d 1.333, 1.1 f 1.008, 1.2 g 0.6 */
+    CHECK(m == 4, "pairs: 2 over 1.04 and 2 under 1/1.15 (%d)", m);
+    CHECK(m == 4 && p[0].child == 6 && p[1].child == 2, "positives best first (d 1.33x, then a 1.25x)");
+    CHECK(m == 4 && p[2].child == 9 && p[3].child == 5, "negatives worst first (g 0.6x, then c 0.67x)");
+    CHECK(m == 4 && p[0].speedup > 1.33 && p[0].speedup < 1.34, "speedup is parent / child (%g)", p[0].speedup);
+    m = ao_select_pairs(k, n, parents, 2, 2, p);
+    CHECK(m == 2 && p[0].child == 6 && p[1].child == 9, "topk 2: one positive (TopK/2), one negative fills");
+    m = ao_select_pairs(k, n, parents, 2, 0, p);
+    CHECK(m == 0, "topk 0: no pairs");
+    {
+        const struct ao_sel_kernel edge[] = {{"x", 100, 1, 0, -1}, {"y", 100 / 1.039, 0, 0, 0},
+                                             {"z", 114.9, 0, 0, 1}};
+        double pe[] = {100};
+        m = ao_select_pairs(edge, 3, pe, 1, 8, p);
+        CHECK(m == 0, "1.039x faster or 1.149x slower is not a pair (%d)", m);
+    }
+
+    /* the file store keeps what Redis would, and survives a reload */
+    {
+        char path[] = "/tmp/test-runstore-XXXXXX", err[256], *v = NULL;
+        int fd = mkstemp(path);
+        struct ao_runstore *s;
+        cJSON *all;
+        close(fd);
+        unlink(path);
+        s = ao_runstore_file(path, err, sizeof err);
+        CHECK(s && ao_rs_hsetnx(s, "run:a:iter:1", "0.0.0", "r1", err, sizeof err) == 1 &&
+                  ao_rs_hsetnx(s, "run:a:iter:1", "0.0.0", "r2", err, sizeof err) == 0 &&
+                  ao_rs_hlen(s, "run:a:iter:1", err, sizeof err) == 1,
+              "hsetnx records a slot once");
+        CHECK(ao_rs_sadd(s, "runs:active", "a", err, sizeof err) == 0 &&
+                  ao_runstore_save(s, err, sizeof err) == 0, "saved");
+        ao_runstore_free(s);
+        s = ao_runstore_file(path, err, sizeof err);
+        CHECK(s && ao_rs_hget(s, "run:a:iter:1", "0.0.0", &v, err, sizeof err) == 1 && v && v[0] == 'r' && v[1] == '1',
+              "reloaded: the first value stayed");
+        all = s ? ao_rs_smembers(s, "runs:active", err, sizeof err) : NULL;
+        CHECK(cJSON_GetArraySize(all) == 1, "reloaded: the set");
+        cJSON_Delete(all);
+        ao_rs_srem(s, "runs:active", "a", err, sizeof err);
+        all = ao_rs_smembers(s, "runs:active", err, sizeof err);
+        CHECK(cJSON_GetArraySize(all) == 0, "srem");
+        cJSON_Delete(all);
+        free(v);
+        ao_runstore_free(s);
+        unlink(path);
+    }
+    return CHECK_DONE();
+}
