@@ -86,9 +86,13 @@ deps:
 test: all
 	$(Q)tests/run.sh
 
-# The main job until the optimization loop exists: profile every baseline.
+# The main job: optimize a few tasks end to end with the builtin model (or
+# the LLM agents when ACCELOPT_LLM_URL is set).
+TASKS ?= matmul bmm lora
+SIZE  ?= cpu
+ITERS ?= 4
 run: all
-	$(Q)bin/accelopt bench --size $${SIZE:-tiny}
+	$(Q)bin/accelopt run $(TASKS) --size $(SIZE) --iters $(ITERS)
 
 clean:
 	rm -rf build bin

@@ -200,6 +200,18 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
     io->ops = &kafka_ops;
     io->stage = stage;
     io->priv = p;
+    /* Latency defaults (-X may override them): a stage hands each message
+     * on at once (no linger, no Nagle delay; its commit flushes anyway), and an idle fetch
+     * returns soon, so a message waits milliseconds, not half a second, at
+     * each of an iteration's hops (the 2.0.2 mock cluster does not answer a
+     * waiting fetch early when data arrives). */
+    if (rd_kafka_conf_set(cc, "fetch.wait.max.ms", "5", e, sizeof e) ||
+        rd_kafka_conf_set(pc, "linger.ms", "0", e, sizeof e) ||
+        rd_kafka_conf_set(cc, "socket.nagle.disable", "true", e, sizeof e) ||
+        rd_kafka_conf_set(pc, "socket.nagle.disable", "true", e, sizeof e)) {
+        snprintf(err, errlen, "kafka settings: %s", e);
+        goto fail;
+    }
     if (configure(cc, brokers, props, err, errlen) < 0 ||
         configure(pc, brokers, props, err, errlen) < 0)
         goto fail;

@@ -58,7 +58,7 @@ int proc_start(struct proc *p, char *err, size_t errlen)
         int null = open("/dev/null", O_RDONLY);
         sigset_t none;
         setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a stuck child must not outlive us */
         if (getppid() != parent)
             _exit(127); /* the parent died before prctl */
         sigemptyset(&none);

@@ -20,7 +20,7 @@ struct proc {
 /* Append an argument (copied); -1 when full or out of memory. */
 int proc_arg(struct proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Start it in its own process group (so a terminal's Ctrl-C reaches only
- * `accelopt run`, which stops the children in order); it gets SIGTERM if
+ * `accelopt run`, which stops the children in order); it gets SIGKILL if
  * we die.  0 or -1 + err. */
 int proc_start(struct proc *p, char *err, size_t errlen);
 /* Reap it if it exited: 1 and *status (a waitpid status), 0 still running. */
