@@ -89,7 +89,7 @@ test: all
 # The main job: optimize a few tasks end to end with the builtin model (or
 # the LLM agents when ACCELOPT_LLM_URL is set).
 TASKS ?= matmul bmm lora
-SIZE  ?= cpu
+SIZE  ?= tiny
 ITERS ?= 4
 run: all
 	$(Q)bin/accelopt run $(TASKS) --size $(SIZE) --iters $(ITERS)

@@ -919,8 +919,8 @@ static void warn_missing(struct selector *sel, const char *run, const cJSON *sta
                 if (!cJSON_GetObjectItemCaseSensitive(have, slot) && shown++ < 12)
                     ao_buf_printf(&b, " %s", slot);
             }
-    ao_warn("run %s: iteration %lld has waited %.0f s for %d of %.0f results; missing:%s%s", run,
-            iter, waited, shown, getn(state, "expected"), b.data ? b.data : "",
+    ao_warn("run %s: iteration %lld, open for %.0f s, still misses %d of its %.0f results:%s%s",
+            run, iter, waited, shown, getn(state, "expected"), b.data ? b.data : "",
             shown > 12 ? " ..." : "");
     ao_buf_release(&b);
     cJSON_Delete(have);
