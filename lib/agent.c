@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 
 #include "agent.h"
+#include "msg.h"
 #include "calib.h"
 #include "exitcode.h"
 #include "log.h"
@@ -202,12 +203,6 @@ void ao_problem_release(struct ao_problem *p)
     memset(p, 0, sizeof *p);
 }
 
-static const char *jstr(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 char *ao_memory_text(const cJSON *items)
 {
     struct ao_buf b = {0};
@@ -216,30 +211,18 @@ char *ao_memory_text(const cJSON *items)
 
     cJSON_ArrayForEach(it, items) {
         const cJSON *sp = cJSON_GetObjectItemCaseSensitive(it, "speedup");
-        int regression = strcmp(jstr(it, "direction"), "-") == 0;
+        int regression = strcmp(ao_json_str(it, "direction", ""), "-") == 0;
         ao_buf_printf(&b, "%s### Experience %d: %s\n(%s; %s %.2fx)\n%s\n", i ? "\n" : "", i + 1,
-                      jstr(it, "title"), jstr(it, "task"),
+                      ao_json_str(it, "title", ""), ao_json_str(it, "task", ""),
                       regression ? "learned from a regression: the reverse was slower by"
                                  : "faster by",
-                      cJSON_IsNumber(sp) ? sp->valuedouble : 0.0, jstr(it, "summary"));
-        if (*jstr(it, "before") || *jstr(it, "after"))
+                      cJSON_IsNumber(sp) ? sp->valuedouble : 0.0, ao_json_str(it, "summary", ""));
+        if (*ao_json_str(it, "before", "") || *ao_json_str(it, "after", ""))
             ao_buf_printf(&b, "Original:\n```\n%s\n```\nOptimized:\n```\n%s\n```\n",
-                          jstr(it, "before"), jstr(it, "after"));
+                          ao_json_str(it, "before", ""), ao_json_str(it, "after", ""));
         i++;
     }
     if (!i)
         ao_buf_printf(&b, "(none yet)\n");
     return b.data;
-}
-
-double ao_agent_setting_num(const cJSON *config, const char *name, double def)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, name);
-    return cJSON_IsNumber(v) ? v->valuedouble : def;
-}
-
-const char *ao_agent_setting_str(const cJSON *config, const char *name, const char *def)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, name);
-    return cJSON_IsString(v) ? v->valuestring : def;
 }

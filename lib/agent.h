@@ -79,9 +79,4 @@ void ao_problem_release(struct ao_problem *p);
 /* The memory items as the planner's prompt shows them (caller frees). */
 char *ao_memory_text(const cJSON *items);
 
-/* A number from a run config object, or def. */
-double ao_agent_setting_num(const cJSON *config, const char *name, double def);
-/* A string from a run config object, or def. */
-const char *ao_agent_setting_str(const cJSON *config, const char *name, const char *def);
-
 #endif

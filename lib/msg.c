@@ -387,3 +387,15 @@ int ao_env_set(struct ao_env *env, const char *type, const char *id, const char 
            dup_or_null(&env->run, run) | dup_or_null(&env->task, task) |
            dup_or_null(&env->target, target);
 }
+
+double ao_json_num(const cJSON *o, const char *name, double def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+const char *ao_json_str(const cJSON *o, const char *name, const char *def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsString(v) ? v->valuestring : def;
+}

@@ -124,6 +124,11 @@ int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
 /* Encode msg as a new JSON object (the caller deletes it); NULL on OOM. */
 cJSON *ao_msg_encode(const struct ao_msg_type *t, const void *msg);
 
+/* A member of a JSON object: the number, or def when absent or not a
+ * number; the string, or def. */
+double ao_json_num(const cJSON *o, const char *name, double def);
+const char *ao_json_str(const cJSON *o, const char *name, const char *def);
+
 /* Fill an envelope; strings are copied. */
 int ao_env_set(struct ao_env *env, const char *type, const char *id, const char *run,
                const char *task, const char *target, long long iter);

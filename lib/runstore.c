@@ -268,3 +268,19 @@ cJSON *ao_rs_smembers(struct ao_runstore *s, const char *key, char *err, size_t 
         cJSON_AddItemToArray(out, cJSON_CreateString(it->string));
     return out;
 }
+
+struct ao_run_usage ao_runstore_usage(struct ao_runstore *s, const char *run)
+{
+    static const char *const fields[] = {"tokens_prompt", "tokens_completion", "cost_usd"};
+    double v[3] = {0, 0, 0};
+    char key[300], err[256];
+
+    snprintf(key, sizeof key, "run:%s", run);
+    for (int i = 0; i < 3; i++) {
+        char *text = NULL;
+        if (ao_rs_hget(s, key, fields[i], &text, err, sizeof err) == 1)
+            v[i] = atof(text);
+        free(text);
+    }
+    return (struct ao_run_usage){v[0], v[1], v[2]};
+}

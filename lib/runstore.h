@@ -40,4 +40,11 @@ int ao_rs_srem(struct ao_runstore *s, const char *key, const char *member, char 
                size_t errlen);
 cJSON *ao_rs_smembers(struct ao_runstore *s, const char *key, char *err, size_t errlen);
 
+/* A run's model usage so far: the counters lib/budget keeps in run:<id>
+ * (0 where absent or unreadable). */
+struct ao_run_usage {
+    double prompt, completion, usd;
+};
+struct ao_run_usage ao_runstore_usage(struct ao_runstore *s, const char *run);
+
 #endif

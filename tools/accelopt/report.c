@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "msg.h"
 #include "report.h"
 #include "util.h"
 
@@ -19,34 +20,10 @@ static cJSON *field(struct ao_runstore *rs, const char *run, const char *name)
     return j;
 }
 
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(j) ? j->valuedouble : NAN;
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(j) ? j->valuestring : NULL;
-}
-
 static const cJSON *last(const cJSON *state, const char *list)
 {
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(state, list);
     return cJSON_GetArrayItem(h, cJSON_GetArraySize(h) - 1);
-}
-
-static double usage(struct ao_runstore *rs, const char *run, const char *name)
-{
-    char key[300], err[AO_ERRLEN], *v = NULL;
-    double x = 0;
-
-    snprintf(key, sizeof key, "run:%s", run);
-    if (ao_rs_hget(rs, key, name, &v, err, sizeof err) == 1)
-        x = atof(v);
-    free(v);
-    return x;
 }
 
 void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,
@@ -57,18 +34,18 @@ void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t
     for (int i = 0; i < n; i++) {
         cJSON *st = field(rs, t[i].run, "state");
         const cJSON *h = last(st, "history"), *cfg = cJSON_GetObjectItemCaseSensitive(st, "config");
-        const char *phase = str(st, "phase");
-        double tokens = usage(rs, t[i].run, "tokens_prompt") + usage(rs, t[i].run, "tokens_completion");
+        const char *phase = ao_json_str(st, "phase", NULL);
+        struct ao_run_usage u = ao_runstore_usage(rs, t[i].run);
 
         fprintf(tty, "\r\033[K%-22.22s ", t[i].task);
         if (!st)
             fprintf(tty, "waiting for the selector");
         else
             fprintf(tty, "%-8s iter %2.0f/%-2.0f  kernels %4.0f  failed %3.0f  best %5.2fx  %5.1f%% of peak  %.0f tok  $%.4f",
-                    phase ? phase : "?", num(st, "iter"), num(cfg, "iters"), num(st, "kernels"),
-                    num(st, "failures"), h && isfinite(num(h, "speedup")) ? num(h, "speedup") : 1.0,
-                    h && isfinite(num(h, "pct_of_peak")) ? 100 * num(h, "pct_of_peak") : 0.0,
-                    tokens, usage(rs, t[i].run, "cost_usd"));
+                    phase ? phase : "?", ao_json_num(st, "iter", NAN), ao_json_num(cfg, "iters", NAN), ao_json_num(st, "kernels", NAN),
+                    ao_json_num(st, "failures", NAN), h && isfinite(ao_json_num(h, "speedup", NAN)) ? ao_json_num(h, "speedup", NAN) : 1.0,
+                    h && isfinite(ao_json_num(h, "pct_of_peak", NAN)) ? 100 * ao_json_num(h, "pct_of_peak", NAN) : 0.0,
+                    u.prompt + u.completion, u.usd);
         fputc('\n', tty);
         cJSON_Delete(st);
     }
@@ -102,7 +79,7 @@ static int write_history(struct ao_runstore *rs, const char *run, const cJSON *s
 
     if (!f)
         return snprintf(err, errlen, "cannot write '%s'", path), -1;
-    for (long long i = 0; i <= (long long)num(state, "iter"); i++) {
+    for (long long i = 0; i <= (long long)ao_json_num(state, "iter", NAN); i++) {
         char key[300];
         cJSON *slots, *it, **v;
         int n, k = 0;
@@ -169,17 +146,17 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         cJSON *st = field(rs, t[i].run, "state"), *beam = field(rs, t[i].run, "beam");
         const cJSON *best = cJSON_GetArrayItem(beam, 0);
         const cJSON *h0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "history"), 0);
-        const char *stopped = t[i].done ? str(t[i].done, "stopped") : "interrupted";
-        double base = num(st, "baseline_ns"), bestns = num(best, "latency_ns");
+        const char *stopped = t[i].done ? ao_json_str(t[i].done, "stopped", NULL) : "interrupted";
+        double base = ao_json_num(st, "baseline_ns", NAN), bestns = ao_json_num(best, "latency_ns", NAN);
 
         snprintf(path, sizeof path, "%s/%s", dir, t[i].task);
         if (ao_mkdirs(path, 0755) < 0) {
             snprintf(err, errlen, "cannot make '%s'", path);
             rc = -1;
         }
-        if (rc == 0 && best && str(best, "source")) {
+        if (rc == 0 && best && ao_json_str(best, "source", NULL)) {
             snprintf(path, sizeof path, "%s/%s/best.c", dir, t[i].task);
-            rc = ao_write_file(path, str(best, "source"), strlen(str(best, "source")), err, errlen);
+            rc = ao_write_file(path, ao_json_str(best, "source", NULL), strlen(ao_json_str(best, "source", NULL)), err, errlen);
         }
         if (rc == 0 && st) {
             snprintf(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task);
@@ -193,8 +170,8 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                 cJSON_AddStringToObject(d, "task", t[i].task);
                 cJSON_AddStringToObject(d, "stopped", "interrupted");
                 if (st) {
-                    cJSON_AddNumberToObject(d, "iter", num(st, "iter"));
-                    cJSON_AddNumberToObject(d, "kernels_evaluated", num(st, "kernels"));
+                    cJSON_AddNumberToObject(d, "iter", ao_json_num(st, "iter", NAN));
+                    cJSON_AddNumberToObject(d, "kernels_evaluated", ao_json_num(st, "kernels", NAN));
                     cJSON_AddItemToObject(d, "history",
                                           cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(st, "history"), 1));
                 }
@@ -206,10 +183,10 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
             cJSON_Delete(d);
         }
         ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6.0f %12.2f %12.2f %7.3fx %7.2f%% -> %5.2f%%\n",
-                      t[i].task, stopped ? stopped : "?", st ? num(st, "completed") : 0.0,
-                      st ? num(st, "kernels") : 0.0, st ? num(st, "failures") : 0.0, base / 1e3,
-                      bestns / 1e3, base / bestns, 100 * num(h0, "pct_of_peak"),
-                      100 * num(best, "pct_of_peak"));
+                      t[i].task, stopped ? stopped : "?", st ? ao_json_num(st, "completed", NAN) : 0.0,
+                      st ? ao_json_num(st, "kernels", NAN) : 0.0, st ? ao_json_num(st, "failures", NAN) : 0.0, base / 1e3,
+                      bestns / 1e3, base / bestns, 100 * ao_json_num(h0, "pct_of_peak", NAN),
+                      100 * ao_json_num(best, "pct_of_peak", NAN));
         cJSON_Delete(st);
         cJSON_Delete(beam);
     }

@@ -80,7 +80,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
 
     if (ao_msg_decode(&ao_msg_plan, msg, &p, reason, len) < 0)
         return -1;
-    samples = (long)ao_agent_setting_num(p.config, "samples", (double)ex->samples);
+    samples = (long)ao_json_num(p.config, "samples", (double)ex->samples);
     size = p.size ? p.size : ex->agent.size;
     if (samples < 1 || samples > MAX_SAMPLES) {
         snprintf(reason, len, "samples must be 1 to %d, not %ld", MAX_SAMPLES, samples);

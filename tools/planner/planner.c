@@ -154,7 +154,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
 
     if (ao_msg_decode(&ao_msg_candidate, msg, &c, reason, len) < 0)
         return -1;
-    plans = (long)ao_agent_setting_num(c.config, "plans", (double)pl->plans);
+    plans = (long)ao_json_num(c.config, "plans", (double)pl->plans);
     if (plans < 1 || plans > MAX_PLANS) {
         snprintf(reason, len, "plans must be 1 to %d, not %ld", MAX_PLANS, plans);
         goto out;
@@ -162,12 +162,12 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     size = c.size ? c.size : pl->agent.size;
     rank = c.rank == AO_ABSENT_INT ? 0 : c.rank;
     /* the memory, read at planning time */
-    has_key = ao_memory_key(ao_agent_setting_str(c.config, "memory_scope", pl->scope), c.env.target,
+    has_key = ao_memory_key(ao_json_str(c.config, "memory_scope", pl->scope), c.env.target,
                             c.env.task, key, sizeof key, reason, len);
     if (has_key < 0)
         goto out;
     if (has_key && pl->agent.redis) {
-        long expn = (long)ao_agent_setting_num(c.config, "expn", (double)pl->expn);
+        long expn = (long)ao_json_num(c.config, "expn", (double)pl->expn);
         if (!(memory = ao_memory_read(pl->agent.redis, key, (int)expn, reason, len))) {
             rc = ao_io_fail(io, "cannot read the memory: %s", reason); /* not the message's fault */
             goto out;
@@ -187,7 +187,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     }
     if (pl->agent.conf.builtin) {
         nmoves = ao_builtin_plan(c.source, c.env.task, memory,
-                                 (unsigned long long)ao_agent_setting_num(c.config, "seed", (double)pl->seed),
+                                 (unsigned long long)ao_json_num(c.config, "seed", (double)pl->seed),
                                  moves, (int)plans);
     } else {
         if (ao_problem_load(c.env.task, c.task_path, size, &prob, reason, len) < 0 ||

@@ -46,7 +46,8 @@ static const struct ao_option options[] = {
     {"expn", 0, AO_OPT_INT, "16", "N", "memory items kept per scope"},
     {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory: target, task, none or a name"},
     {"seed", 0, AO_OPT_INT, "0", "N", "seed passed to the agents"},
-    {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS", "release the next iteration this long after its pairs were sent, acked or not"},
+    {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS",
+     "release the next iteration this long after its pairs were sent, acked or not"},
     {"size", 0, AO_OPT_STR, "tiny", "CLASS", "size class when a task names none"},
     {"redis", 0, AO_OPT_STR, NULL, "URL", "keep run state in redis (redis://host:port)"},
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
@@ -83,26 +84,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int num(const cJSON *o, const char *k, double dflt, double *v)
-{
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
-    *v = cJSON_IsNumber(j) ? j->valuedouble : dflt;
-    return cJSON_IsNumber(j);
-}
-
-static double getn(const cJSON *o, const char *k)
-{
-    double v;
-    num(o, k, NAN, &v);
-    return v;
-}
-
-static const char *gets(const cJSON *o, const char *k)
-{
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(j) ? j->valuestring : NULL;
 }
 
 static void setn(cJSON *o, const char *k, double v)
@@ -154,7 +135,7 @@ static cJSON *run_config(struct selector *sel, const cJSON *given, char *reason,
         }
         setn(c, s->key, v);
     }
-    if (!(scope = gets(c, "memory_scope"))) {
+    if (!(scope = ao_json_str(c, "memory_scope", NULL))) {
         scope = ao_config_str(sel->cfg, "memory-scope");
         cJSON_AddStringToObject(c, "memory_scope", scope);
     }
@@ -216,7 +197,7 @@ static int send_outbox(struct selector *sel, struct ao_io *io, const char *run, 
     struct ao_inmsg none = {0};
 
     cJSON_ArrayForEach(it, outbox) {
-        const char *topic = gets(it, "topic");
+        const char *topic = ao_json_str(it, "topic", NULL);
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "msg");
         if (topic && m && ao_io_emit_json(io, topic, run, m) < 0)
             return -1;
@@ -270,7 +251,8 @@ static char *dup_or_null(const char *s)
 static int env_from(struct ao_env *env, const char *type, const char *id, const char *run,
                     const cJSON *state, long long iter)
 {
-    return ao_env_set(env, type, id, run, gets(state, "task"), gets(state, "target"), iter);
+    return ao_env_set(env, type, id, run, ao_json_str(state, "task", NULL),
+                      ao_json_str(state, "target", NULL), iter);
 }
 
 /* The beam's member of rank r as the candidate of iteration iter. */
@@ -278,20 +260,22 @@ static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, con
                          int r, long long iter)
 {
     struct ao_candidate_msg c;
+    const char *tp = ao_json_str(state, "task_path", NULL);
     char id[400];
     int rc;
 
     ao_msg_init(&ao_msg_candidate, &c);
     snprintf(id, sizeof id, "candidate:%s:%lld:%d", run, iter, r);
     c.rank = r;
-    c.latency_ns = getn(b, "latency_ns");
-    c.pct_of_peak = getn(b, "pct_of_peak");
-    c.baseline_latency_ns = getn(state, "baseline_ns");
+    c.latency_ns = ao_json_num(b, "latency_ns", NAN);
+    c.pct_of_peak = ao_json_num(b, "pct_of_peak", NAN);
+    c.baseline_latency_ns = ao_json_num(state, "baseline_ns", NAN);
     rc = env_from(&c.env, "candidate", id, run, state, iter) < 0 ||
-         !(c.source = dup_or_null(gets(b, "source"))) || !(c.sha256 = dup_or_null(gets(b, "sha256"))) ||
-         !(c.kernel_id = dup_or_null(gets(b, "kernel_id"))) ||
-         !(c.size = dup_or_null(gets(state, "size"))) ||
-         (gets(state, "task_path") && !(c.task_path = strdup(gets(state, "task_path")))) ||
+         !(c.source = dup_or_null(ao_json_str(b, "source", NULL))) ||
+         !(c.sha256 = dup_or_null(ao_json_str(b, "sha256", NULL))) ||
+         !(c.kernel_id = dup_or_null(ao_json_str(b, "kernel_id", NULL))) ||
+         !(c.size = dup_or_null(ao_json_str(state, "size", NULL))) ||
+         (tp && !(c.task_path = strdup(tp))) ||
          !(c.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
          (cJSON_GetObjectItemCaseSensitive(b, "profile") &&
           !(c.profile = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(b, "profile"), 1))) ||
@@ -300,62 +284,42 @@ static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, con
     return rc;
 }
 
-/* The run's tokens and dollars so far (the agents count them in run:<id>). */
-static void usage(struct selector *sel, const char *run, double *prompt, double *completion,
-                  double *usd)
-{
-    char key[300], err[AO_ERRLEN];
-    cJSON *h;
-
-    *prompt = *completion = *usd = 0;
-    snprintf(key, sizeof key, "run:%s", run);
-    if (!(h = ao_rs_hgetall(sel->store, key, err, sizeof err)))
-        return;
-    if (gets(h, "tokens_prompt"))
-        *prompt = atof(gets(h, "tokens_prompt"));
-    if (gets(h, "tokens_completion"))
-        *completion = atof(gets(h, "tokens_completion"));
-    if (gets(h, "cost_usd"))
-        *usd = atof(gets(h, "cost_usd"));
-    cJSON_Delete(h);
-}
-
 /* End the run: the `done` message goes to the outbox. */
 static int add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
                     const cJSON *beam, const char *stopped, const char *reason)
 {
     struct ao_done_msg d;
     const cJSON *best = cJSON_GetArrayItem(beam, 0);
-    double p, c, usd, base = getn(state, "baseline_ns");
+    struct ao_run_usage u = ao_runstore_usage(sel->store, run);
+    double base = ao_json_num(state, "baseline_ns", NAN);
     char id[300];
     int rc;
 
     ao_msg_init(&ao_msg_done, &d);
     snprintf(id, sizeof id, "done:%s", run);
-    usage(sel, run, &p, &c, &usd);
-    d.iterations = (long long)getn(state, "completed");
-    d.kernels_evaluated = (long long)getn(state, "kernels");
+    d.iterations = (long long)ao_json_num(state, "completed", NAN);
+    d.kernels_evaluated = (long long)ao_json_num(state, "kernels", NAN);
     d.memory_deadline_missed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(state, "memory_deadline_missed"));
-    d.cost_usd = usd;
+    d.cost_usd = u.usd;
     d.baseline_latency_ns = base;
     if (best) {
-        d.speedup = base / getn(best, "latency_ns");
-        d.pct_of_peak = getn(best, "pct_of_peak");
+        d.speedup = base / ao_json_num(best, "latency_ns", NAN);
+        d.pct_of_peak = ao_json_num(best, "pct_of_peak", NAN);
     }
-    rc = env_from(&d.env, "done", id, run, state, (long long)getn(state, "iter")) < 0 ||
+    rc = env_from(&d.env, "done", id, run, state, (long long)ao_json_num(state, "iter", NAN)) < 0 ||
          !(d.stopped = strdup(stopped)) || (reason && !(d.reason = strdup(reason))) ||
          (best && !(d.best = cJSON_Duplicate(best, 1))) ||
          !(d.history = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "history"), 1)) ||
          !(d.tokens = cJSON_CreateObject()) ||
-         !cJSON_AddNumberToObject(d.tokens, "prompt", p) ||
-         !cJSON_AddNumberToObject(d.tokens, "completion", c) ||
+         !cJSON_AddNumberToObject(d.tokens, "prompt", u.prompt) ||
+         !cJSON_AddNumberToObject(d.tokens, "completion", u.completion) ||
          out_add(outbox, "accelopt.runs", &ao_msg_done, &d) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_done, &d);
     sets(state, "phase", "done");
     sets(state, "stopped", stopped);
     ao_info("run %s: done (%s) after %lld iterations, %lld kernels, best %.3gx", run, stopped,
-            (long long)getn(state, "completed"), (long long)getn(state, "kernels"),
-            best ? base / getn(best, "latency_ns") : 1.0);
+            (long long)ao_json_num(state, "completed", NAN), (long long)ao_json_num(state, "kernels", NAN),
+            best ? base / ao_json_num(best, "latency_ns", NAN) : 1.0);
     return rc;
 }
 
@@ -363,14 +327,14 @@ static int add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON 
 static const char *budget_stop(struct selector *sel, const char *run, const cJSON *state)
 {
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
-    double p, c, usd, lim;
+    struct ao_run_usage u = ao_runstore_usage(sel->store, run);
+    double lim;
 
-    usage(sel, run, &p, &c, &usd);
-    if (num(cfg, "budget_tokens", 0, &lim) && lim > 0 && p + c >= lim)
+    if ((lim = ao_json_num(cfg, "budget_tokens", 0)) > 0 && u.prompt + u.completion >= lim)
         return "tokens";
-    if (num(cfg, "budget_usd", 0, &lim) && lim > 0 && usd >= lim)
+    if ((lim = ao_json_num(cfg, "budget_usd", 0)) > 0 && u.usd >= lim)
         return "dollars";
-    if (num(cfg, "wall_s", 0, &lim) && lim > 0 && now_s() - getn(state, "started") >= lim)
+    if ((lim = ao_json_num(cfg, "wall_s", 0)) > 0 && now_s() - ao_json_num(state, "started", NAN) >= lim)
         return "wall_time";
     return NULL;
 }
@@ -381,14 +345,14 @@ static int advance(struct selector *sel, struct ao_io *io, const char *run, cJSO
 {
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
     cJSON *outbox = cJSON_CreateArray();
-    long long iter = (long long)getn(state, "iter");
+    long long iter = (long long)ao_json_num(state, "iter", NAN);
     const char *stop = NULL;
     int rc = -1, nbeam = cJSON_GetArraySize(beam);
 
     if (!outbox)
         return ao_io_fail(io, "out of memory");
     setn(state, "completed", (double)iter);
-    if (iter >= (long long)getn(cfg, "iters"))
+    if (iter >= (long long)ao_json_num(cfg, "iters", NAN))
         stop = "iterations";
     else
         stop = budget_stop(sel, run, state);
@@ -399,14 +363,14 @@ static int advance(struct selector *sel, struct ao_io *io, const char *run, cJSO
         iter++;
         setn(state, "iter", (double)iter);
         sets(state, "phase", "collect");
-        setn(state, "expected", nbeam * getn(cfg, "plans") * getn(cfg, "samples"));
+        setn(state, "candidates", nbeam);
         setn(state, "opened", now_s());
         for (int r = 0; r < nbeam; r++)
             if (add_candidate(outbox, run, state, cJSON_GetArrayItem(beam, r), r, iter) < 0)
                 goto oom;
         ao_info("run %s: iteration %lld, %d candidates", run, iter, nbeam);
     }
-    rc = step(sel, io, run, state, NULL, outbox);
+    rc = step(sel, io, run, state, beam, outbox);
     goto out;
 oom:
     rc = ao_io_fail(io, "out of memory");
@@ -476,7 +440,7 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
     sets(state, "size", size);
     sets(state, "task_path", task.dir);
     setn(state, "iter", 0);
-    setn(state, "expected", 1);
+    setn(state, "candidates", 1);
     setn(state, "completed", 0);
     setn(state, "kernels", 0);
     setn(state, "failures", 0);
@@ -536,6 +500,21 @@ static int parse_slot(const char *slot, int *r, int *p, int *s)
                : -1;
 }
 
+/* The slots of the open iteration: candidates x plans x samples (1x1x1 for
+ * the baseline). */
+struct shape {
+    int ranks, plans, samples;
+};
+
+static struct shape shape_of(const cJSON *state)
+{
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+    if (ao_json_num(state, "iter", 0) == 0)
+        return (struct shape){1, 1, 1};
+    return (struct shape){(int)ao_json_num(state, "candidates", 1), (int)ao_json_num(cfg, "plans", 1),
+                          (int)ao_json_num(cfg, "samples", 1)};
+}
+
 /* A beam member made from a result. */
 static cJSON *member(const cJSON *res, long long iter)
 {
@@ -551,11 +530,11 @@ static cJSON *member(const cJSON *res, long long iter)
     for (const char *const *f = (const char *const[]){"kernel_id", "sha256", "source", "parent",
                                                        "plan", "plan_text", "slot", NULL};
          *f; f++)
-        if (gets(res, *f))
-            cJSON_AddStringToObject(m, *f, gets(res, *f));
-    cJSON_AddNumberToObject(m, "latency_ns", getn(res, "latency_ns"));
-    if (isfinite(getn(res, "pct_of_peak")))
-        cJSON_AddNumberToObject(m, "pct_of_peak", getn(res, "pct_of_peak"));
+        if (ao_json_str(res, *f, NULL))
+            cJSON_AddStringToObject(m, *f, ao_json_str(res, *f, NULL));
+    cJSON_AddNumberToObject(m, "latency_ns", ao_json_num(res, "latency_ns", NAN));
+    if (isfinite(ao_json_num(res, "pct_of_peak", NAN)))
+        cJSON_AddNumberToObject(m, "pct_of_peak", ao_json_num(res, "pct_of_peak", NAN));
     cJSON_AddNumberToObject(m, "iter", (double)iter);
     for (size_t i = 0; i < sizeof prof / sizeof prof[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(res, prof[i]);
@@ -572,6 +551,7 @@ static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long lon
 {
     struct ao_pair_msg p;
     const cJSON *slow = speedup > 1 ? parent : child, *fast = speedup > 1 ? child : parent;
+    const char *plan_text = ao_json_str(child, "plan_text", NULL);
     char id[400];
     int rc;
 
@@ -579,12 +559,12 @@ static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long lon
     snprintf(id, sizeof id, "pair:%s:%lld:%d.%d", run, iter, rank, plan);
     p.speedup = speedup > 1 ? speedup : 1 / speedup; /* how much faster the fast one is */
     rc = env_from(&p.env, "pair", id, run, state, iter) < 0 ||
-         !(p.slow_source = dup_or_null(gets(slow, "source"))) ||
-         !(p.fast_source = dup_or_null(gets(fast, "source"))) ||
-         !(p.slow_sha256 = dup_or_null(gets(slow, "sha256"))) ||
-         !(p.fast_sha256 = dup_or_null(gets(fast, "sha256"))) ||
+         !(p.slow_source = dup_or_null(ao_json_str(slow, "source", NULL))) ||
+         !(p.fast_source = dup_or_null(ao_json_str(fast, "source", NULL))) ||
+         !(p.slow_sha256 = dup_or_null(ao_json_str(slow, "sha256", NULL))) ||
+         !(p.fast_sha256 = dup_or_null(ao_json_str(fast, "sha256", NULL))) ||
          !(p.direction = strdup(speedup > 1 ? "+" : "-")) ||
-         (gets(child, "plan_text") && !(p.plan = strdup(gets(child, "plan_text")))) ||
+         (plan_text && !(p.plan = strdup(plan_text))) ||
          !(p.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
          out_add(outbox, "accelopt.pairs", &ao_msg_pair, &p) < 0 ? -1 : 0;
     if (rc == 0)
@@ -598,7 +578,7 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
                            cJSON *beam, const char *slots_key)
 {
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config"), *it;
-    long long iter = (long long)getn(state, "iter");
+    long long iter = (long long)ao_json_num(state, "iter", NAN);
     int nbeam = cJSON_GetArraySize(beam), n = 0, nok = 0, nfail = 0, order[MAX_BEAM], npairs = 0,
         nsel;
     double parent_ns[MAX_BEAM];
@@ -607,84 +587,68 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
                 *pair_ids = NULL;
     struct ao_sel_kernel *k = NULL;
     struct ao_sel_pair pairs[64];
-    int rc = -1, memory;
+    int *from = NULL, rc = -1;
 
     if (!(all = ao_rs_hgetall(sel->store, slots_key, err, sizeof err)))
         return ao_io_fail(io, "run store: %s", err);
     n = cJSON_GetArraySize(all);
     if (!(res = calloc((size_t)n + 1, sizeof *res)) ||
-        !(k = calloc((size_t)(n + nbeam) + 1, sizeof *k)) || !(newbeam = cJSON_CreateArray()) ||
+        !(k = calloc((size_t)(n + nbeam) + 1, sizeof *k)) ||
+        !(from = calloc((size_t)(n + nbeam) + 1, sizeof *from)) || !(newbeam = cJSON_CreateArray()) ||
         !(outbox = cJSON_CreateArray()) || !(hist = cJSON_CreateObject()) ||
         !(statuses = cJSON_CreateObject()) || !(pair_ids = cJSON_CreateArray()))
         goto oom;
     for (int r = 0; r < nbeam; r++) {
         const cJSON *b = cJSON_GetArrayItem(beam, r);
-        parent_ns[r] = getn(b, "latency_ns");
-        k[r] = (struct ao_sel_kernel){gets(b, "sha256"), parent_ns[r], 1, r, -1};
+        parent_ns[r] = ao_json_num(b, "latency_ns", NAN);
+        k[r] = (struct ao_sel_kernel){ao_json_str(b, "sha256", NULL), parent_ns[r], 1, r, -1};
     }
     {
         int i = 0, m = nbeam;
         cJSON_ArrayForEach(it, all) {
             const char *st;
+            double ns;
             int r, p, s;
             res[i] = cJSON_Parse(it->valuestring);
-            st = gets(res[i], "status");
-            st = st ? st : "unknown";
-            setn(statuses, st, getn(statuses, st) > 0 ? getn(statuses, st) + 1 : 1);
-            if (strcmp(st, "ok") == 0 && getn(res[i], "latency_ns") > 0 &&
-                parse_slot(it->string, &r, &p, &s) == 0) {
-                k[m++] = (struct ao_sel_kernel){gets(res[i], "sha256"), getn(res[i], "latency_ns"),
-                                                0, r, p};
+            st = ao_json_str(res[i], "status", "unknown");
+            ns = ao_json_num(res[i], "latency_ns", NAN);
+            setn(statuses, st, ao_json_num(statuses, st, 0) + 1);
+            if (strcmp(st, "ok") == 0 && ns > 0 && parse_slot(it->string, &r, &p, &s) == 0) {
+                from[m] = i; /* the child's result */
+                k[m++] = (struct ao_sel_kernel){ao_json_str(res[i], "sha256", NULL), ns, 0, r, p};
                 nok++;
             } else {
                 nfail++;
             }
             i++;
         }
-        /* k[nbeam..m) are the correct children; res[] is by slot order, so
-         * map a child back to its result by the slot's position */
-        nsel = ao_select_beam(k, m, (int)getn(cfg, "beam"), order);
+        /* k[0..nbeam) are the parents, k[nbeam..m) the correct children */
+        nsel = ao_select_beam(k, m, (int)ao_json_num(cfg, "beam", 1), order);
         for (int j = 0; j < nsel; j++) {
             const struct ao_sel_kernel *x = &k[order[j]];
-            cJSON *mb = NULL;
-            if (x->parent) {
-                mb = cJSON_Duplicate(cJSON_GetArrayItem(beam, x->rank), 1);
-            } else {
-                for (int q = 0; q < n && !mb; q++)
-                    if (gets(res[q], "sha256") && x->sha256 && strcmp(gets(res[q], "sha256"), x->sha256) == 0 &&
-                        getn(res[q], "latency_ns") == x->latency_ns)
-                        mb = member(res[q], iter);
-            }
+            cJSON *mb = x->parent ? cJSON_Duplicate(cJSON_GetArrayItem(beam, x->rank), 1)
+                                  : member(res[from[order[j]]], iter);
             if (!mb)
                 goto oom;
             cJSON_AddItemToArray(newbeam, mb);
         }
-        memory = strcmp(gets(cfg, "memory_scope"), "none") != 0;
-        if (iter > 0 && memory)
-            npairs = ao_select_pairs(k, m, parent_ns, nbeam, (int)getn(cfg, "topk"), pairs);
+        if (iter > 0 && strcmp(ao_json_str(cfg, "memory_scope", "target"), "none") != 0)
+            npairs = ao_select_pairs(k, m, parent_ns, nbeam, (int)ao_json_num(cfg, "topk", 0), pairs);
         for (int j = 0; j < npairs; j++) {
             const struct ao_sel_kernel *x = &k[pairs[j].child];
-            cJSON *child = NULL;
-            for (int q = 0; q < n && !child; q++) {
-                char slot[64];
-                snprintf(slot, sizeof slot, "%d.%d.", x->rank, x->plan);
-                if (gets(res[q], "slot") && strncmp(gets(res[q], "slot"), slot, strlen(slot)) == 0 &&
-                    getn(res[q], "latency_ns") == x->latency_ns)
-                    child = res[q];
-            }
-            if (child && add_pair(outbox, run, state, iter, cJSON_GetArrayItem(beam, x->rank),
-                                  child, pairs[j].speedup, x->rank, x->plan, pair_ids) < 0)
+            if (add_pair(outbox, run, state, iter, cJSON_GetArrayItem(beam, x->rank),
+                         res[from[pairs[j].child]], pairs[j].speedup, x->rank, x->plan, pair_ids) < 0)
                 goto oom;
         }
     }
-    setn(state, "kernels", getn(state, "kernels") + n);
-    setn(state, "failures", getn(state, "failures") + nfail);
+    setn(state, "kernels", ao_json_num(state, "kernels", NAN) + n);
+    setn(state, "failures", ao_json_num(state, "failures", NAN) + nfail);
     if (iter == 0) {
         if (nok == 0) {
-            const char *why = n ? gets(res[0], "reason") : NULL;
+            const char *why = n ? ao_json_str(res[0], "reason", NULL) : NULL;
             char r2[600];
             snprintf(r2, sizeof r2, "the baseline did not pass: %s (%s)",
-                     n && gets(res[0], "status") ? gets(res[0], "status") : "no result",
+                     n ? ao_json_str(res[0], "status", "no status") : "no result",
                      why ? why : "no reason given");
             cJSON_AddNumberToObject(hist, "iter", 0);
             cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(state, "history"), hist);
@@ -694,38 +658,35 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
             rc = step(sel, io, run, state, newbeam, outbox);
             goto out;
         }
-        setn(state, "baseline_ns", getn(cJSON_GetArrayItem(newbeam, 0), "latency_ns"));
+        setn(state, "baseline_ns", ao_json_num(cJSON_GetArrayItem(newbeam, 0), "latency_ns", NAN));
     }
     {
         const cJSON *best = cJSON_GetArrayItem(newbeam, 0);
+        double best_ns = ao_json_num(best, "latency_ns", NAN), base = ao_json_num(state, "baseline_ns", NAN);
         cJSON_AddNumberToObject(hist, "iter", (double)iter);
         cJSON_AddNumberToObject(hist, "kernels", n);
         cJSON_AddNumberToObject(hist, "ok", nok);
         cJSON_AddItemToObject(hist, "statuses", statuses);
         statuses = NULL;
-        cJSON_AddNumberToObject(hist, "best_ns", getn(best, "latency_ns"));
-        cJSON_AddNumberToObject(hist, "speedup", getn(state, "baseline_ns") / getn(best, "latency_ns"));
-        if (isfinite(getn(best, "pct_of_peak")))
-            cJSON_AddNumberToObject(hist, "pct_of_peak", getn(best, "pct_of_peak"));
+        cJSON_AddNumberToObject(hist, "best_ns", best_ns);
+        cJSON_AddNumberToObject(hist, "speedup", base / best_ns);
+        if (isfinite(ao_json_num(best, "pct_of_peak", NAN)))
+            cJSON_AddNumberToObject(hist, "pct_of_peak", ao_json_num(best, "pct_of_peak", NAN));
         cJSON_AddNumberToObject(hist, "pairs", npairs);
-        cJSON_AddNumberToObject(hist, "seconds", now_s() - getn(state, "opened"));
+        cJSON_AddNumberToObject(hist, "seconds", now_s() - ao_json_num(state, "opened", NAN));
         cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(state, "history"), hist);
         hist = NULL;
         ao_info("run %s: iteration %lld closed: %d kernels, %d correct, best %.4g ns (%.3gx), %d pairs",
-                run, iter, n, nok, getn(best, "latency_ns"),
-                getn(state, "baseline_ns") / getn(best, "latency_ns"), npairs);
+                run, iter, n, nok, best_ns, base / best_ns, npairs);
     }
     if (npairs > 0) {
         sets(state, "phase", "memory");
         setj(state, "pairs", pair_ids);
         pair_ids = NULL;
-        setn(state, "deadline", now_s() + getn(cfg, "memory_deadline_s"));
+        setn(state, "deadline", now_s() + ao_json_num(cfg, "memory_deadline_s", NAN));
         rc = step(sel, io, run, state, newbeam, outbox);
     } else {
-        /* nothing to learn: on at once (the beam is stored with the step) */
-        if (store_json(sel, run, "beam", newbeam, io) < 0)
-            goto out;
-        rc = advance(sel, io, run, state, newbeam);
+        rc = advance(sel, io, run, state, newbeam); /* nothing to learn: on at once */
     }
     goto out;
 oom:
@@ -735,6 +696,7 @@ out:
         cJSON_Delete(res[i]);
     free(res);
     free(k);
+    free(from);
     cJSON_Delete(all);
     cJSON_Delete(newbeam);
     cJSON_Delete(outbox);
@@ -750,7 +712,7 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
     struct ao_result_msg r;
     cJSON *state = NULL, *beam = NULL;
     char key[300], err[AO_ERRLEN], *text = NULL;
-    const cJSON *cfg;
+    struct shape sh;
     int rank, plan, sample, rc = -1, isnew;
     long have;
     long long iter;
@@ -763,19 +725,17 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
         snprintf(reason, len, "no run '%.80s' (no task started it, or its state is gone)", r.env.run);
         goto out;
     }
-    iter = (long long)getn(state, "iter");
-    cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
-    if (r.env.iter != iter || strcmp(gets(state, "phase"), "done") == 0 ||
-        strcmp(gets(state, "phase"), "memory") == 0) {
+    iter = (long long)ao_json_num(state, "iter", NAN);
+    sh = shape_of(state);
+    if (r.env.iter != iter || strcmp(ao_json_str(state, "phase", ""), "done") == 0 ||
+        strcmp(ao_json_str(state, "phase", ""), "memory") == 0) {
         ao_debug("run %s: result %s of iteration %lld is late or repeated; ignored", r.env.run,
                  r.env.id, r.env.iter);
         rc = 0;
         goto out;
     }
-    if (parse_slot(r.slot, &rank, &plan, &sample) < 0 ||
-        (iter == 0 ? (rank || plan || sample)
-                   : (rank >= (int)(getn(state, "expected") / getn(cfg, "plans") / getn(cfg, "samples")) ||
-                      plan >= (int)getn(cfg, "plans") || sample >= (int)getn(cfg, "samples")))) {
+    if (parse_slot(r.slot, &rank, &plan, &sample) < 0 || rank >= sh.ranks || plan >= sh.plans ||
+        sample >= sh.samples) {
         snprintf(reason, len, "slot '%.40s' is not one of iteration %lld's", r.slot ? r.slot : "(none)",
                  iter);
         goto out;
@@ -796,7 +756,7 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
         goto out;
     rc = 0;
     /* the last slot (or a redelivered one after a crash mid-close) closes it */
-    if (have >= (long)getn(state, "expected")) {
+    if (have >= (long)sh.ranks * sh.plans * sh.samples) {
         if (!(beam = load_json(sel, r.env.run, "beam", io)))
             rc = -1;
         else
@@ -834,11 +794,11 @@ static int on_experience(struct selector *sel, struct ao_io *io, const cJSON *ms
     cJSON_ArrayForEach(it, pairs)
         ours |= cJSON_IsString(it) && strcmp(it->valuestring, e.pair_id) == 0;
     rc = 0;
-    if (strcmp(gets(state, "phase"), "memory") != 0 || !ours) {
+    if (strcmp(ao_json_str(state, "phase", ""), "memory") != 0 || !ours) {
         ao_debug("run %s: ack of %s is late or repeated; ignored", e.env.run, e.pair_id);
         goto out;
     }
-    snprintf(key, sizeof key, "run:%s:acks:%lld", e.env.run, (long long)getn(state, "iter"));
+    snprintf(key, sizeof key, "run:%s:acks:%lld", e.env.run, (long long)ao_json_num(state, "iter", NAN));
     if (ao_rs_hsetnx(sel->store, key, e.pair_id, e.stored == 1 ? "stored" : "not stored", err,
                      sizeof err) < 0 ||
         (have = ao_rs_hlen(sel->store, key, err, sizeof err)) < 0) {
@@ -850,8 +810,8 @@ static int on_experience(struct selector *sel, struct ao_io *io, const cJSON *ms
         goto out;
     }
     if (have >= cJSON_GetArraySize(pairs)) {
-        cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(state, "history"),
-                               cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(state, "history")) - 1);
+        cJSON *hs = cJSON_GetObjectItemCaseSensitive(state, "history");
+        cJSON *h = cJSON_GetArrayItem(hs, cJSON_GetArraySize(hs) - 1);
         if (h)
             setn(h, "acked", (double)have);
         rc = (beam = load_json(sel, e.env.run, "beam", io)) ? advance(sel, io, e.env.run, state, beam)
@@ -866,7 +826,7 @@ out:
 
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
 {
-    const char *type = gets(msg, "type");
+    const char *type = ao_json_str(msg, "type", NULL);
 
     if (!type)
         return snprintf(reason, len, "no message type"), -1;
@@ -884,15 +844,15 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
 
 static void warn_missing(struct selector *sel, const char *run, const cJSON *state)
 {
-    double waited = now_s() - getn(state, "opened");
+    double waited = now_s() - ao_json_num(state, "opened", NAN);
     long mark = (long)(waited / 120);
     struct warned *w;
     char key[300], err[AO_ERRLEN];
     cJSON *have;
     struct ao_buf b = {0};
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
-    long long iter = (long long)getn(state, "iter");
-    int ranks, shown = 0;
+    long long iter = (long long)ao_json_num(state, "iter", NAN);
+    struct shape sh = shape_of(state);
+    int shown = 0;
 
     if (mark < 1)
         return;
@@ -910,17 +870,16 @@ static void warn_missing(struct selector *sel, const char *run, const cJSON *sta
     snprintf(key, sizeof key, "run:%s:iter:%lld", run, iter);
     if (!(have = ao_rs_hgetall(sel->store, key, err, sizeof err)))
         return;
-    ranks = iter == 0 ? 1 : (int)(getn(state, "expected") / getn(cfg, "plans") / getn(cfg, "samples"));
-    for (int r = 0; r < ranks; r++)
-        for (int p = 0; p < (iter ? (int)getn(cfg, "plans") : 1); p++)
-            for (int s = 0; s < (iter ? (int)getn(cfg, "samples") : 1); s++) {
+    for (int r = 0; r < sh.ranks; r++)
+        for (int p = 0; p < sh.plans; p++)
+            for (int q = 0; q < sh.samples; q++) {
                 char slot[64];
-                snprintf(slot, sizeof slot, "%d.%d.%d", r, p, s);
+                snprintf(slot, sizeof slot, "%d.%d.%d", r, p, q);
                 if (!cJSON_GetObjectItemCaseSensitive(have, slot) && shown++ < 12)
                     ao_buf_printf(&b, " %s", slot);
             }
-    ao_warn("run %s: iteration %lld, open for %.0f s, still misses %d of its %.0f results:%s%s",
-            run, iter, waited, shown, getn(state, "expected"), b.data ? b.data : "",
+    ao_warn("run %s: iteration %lld, open for %.0f s, still misses %d of its %d results:%s%s", run,
+            iter, waited, shown, sh.ranks * sh.plans * sh.samples, b.data ? b.data : "",
             shown > 12 ? " ..." : "");
     ao_buf_release(&b);
     cJSON_Delete(have);
@@ -934,7 +893,7 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
 
     if (!state)
         return -1;
-    if (cJSON_IsNull(state) || !(phase = gets(state, "phase")) || strcmp(phase, "done") == 0)
+    if (cJSON_IsNull(state) || !(phase = ao_json_str(state, "phase", NULL)) || strcmp(phase, "done") == 0)
         goto out;
     if ((stop = budget_stop(sel, run, state)) && strcmp(stop, "wall_time") == 0) {
         if (!(beam = load_json(sel, run, "beam", io)) || !(outbox = cJSON_CreateArray())) {
@@ -946,7 +905,7 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
             goto out;
         }
         rc = step(sel, io, run, state, NULL, outbox);
-    } else if (strcmp(phase, "memory") == 0 && now_s() > getn(state, "deadline")) {
+    } else if (strcmp(phase, "memory") == 0 && now_s() > ao_json_num(state, "deadline", NAN)) {
         ao_warn("run %s: memory deadline passed with pairs unacked; going on without them", run);
         cJSON_AddBoolToObject(state, "memory_deadline_missed", 1);
         rc = (beam = load_json(sel, run, "beam", io)) ? advance(sel, io, run, state, beam) : -1;
@@ -1005,8 +964,8 @@ static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
         ao_info("run %s: resending the last step's messages", run);
         rc = (outbox = load_json(sel, run, "outbox", io)) ? send_outbox(sel, io, run, outbox) : -1;
     }
-    if (rc == 0 && !cJSON_IsNull(state) && gets(state, "phase") &&
-        strcmp(gets(state, "phase"), "done") == 0 &&
+    if (rc == 0 && !cJSON_IsNull(state) && ao_json_str(state, "phase", NULL) &&
+        strcmp(ao_json_str(state, "phase", ""), "done") == 0 &&
         ao_rs_srem(sel->store, ACTIVE, run, err, sizeof err) < 0)
         rc = ao_io_fail(io, "run store: %s", err);
     free(pending);
@@ -1043,11 +1002,13 @@ int main(int argc, char **argv)
         }
         cJSON_Delete(c);
     }
-    if (url && !(sel.redis = ao_redis_new(url, ao_config_str(&s.cfg, "redis-prefix"), err, sizeof err))) {
+    if (url && !(sel.redis = ao_redis_new(url, ao_config_str(&s.cfg, "redis-prefix"), err,
+                                          sizeof err))) {
         ao_err("%s", err);
         return ao_stage_close(&s, AO_EXIT_FAIL);
     }
-    sel.store = sel.redis ? ao_runstore_redis(sel.redis) : ao_runstore_file(state_file, err, sizeof err);
+    sel.store = sel.redis ? ao_runstore_redis(sel.redis)
+                          : ao_runstore_file(state_file, err, sizeof err);
     if (!sel.store) {
         ao_err("%s", sel.redis ? "out of memory" : err);
         ao_redis_free(sel.redis);

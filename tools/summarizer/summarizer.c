@@ -132,7 +132,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     ao_msg_init(&ao_msg_experience, &e);
     if (ao_msg_decode(&ao_msg_pair, msg, &p, reason, len) < 0)
         return -1;
-    has_key = ao_memory_key(ao_agent_setting_str(p.config, "memory_scope", sm->scope), p.env.target,
+    has_key = ao_memory_key(ao_json_str(p.config, "memory_scope", sm->scope), p.env.target,
                             p.env.task, key, sizeof key, reason, len);
     if (has_key < 0)
         goto out;
@@ -189,7 +189,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     if (!(ack = ao_msg_encode(&ao_msg_experience, &e)))
         goto oom;
     if (sm->agent.redis) {
-        long expn = (long)ao_agent_setting_num(p.config, "expn", (double)sm->expn);
+        long expn = (long)ao_json_num(p.config, "expn", (double)sm->expn);
         int w;
         if (!(ack_text = cJSON_PrintUnformatted(ack)))
             goto oom;
