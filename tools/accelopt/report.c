@@ -41,10 +41,11 @@ void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t
         if (!st)
             fprintf(tty, "waiting for the selector");
         else
-            fprintf(tty, "%-8s iter %2.0f/%-2.0f  kernels %4.0f  failed %3.0f  best %5.2fx  %5.1f%% of peak  %.0f tok  $%.4f",
-                    phase ? phase : "?", ao_json_num(st, "iter", NAN), ao_json_num(cfg, "iters", NAN), ao_json_num(st, "kernels", NAN),
-                    ao_json_num(st, "failures", NAN), h && isfinite(ao_json_num(h, "speedup", NAN)) ? ao_json_num(h, "speedup", NAN) : 1.0,
-                    h && isfinite(ao_json_num(h, "pct_of_peak", NAN)) ? 100 * ao_json_num(h, "pct_of_peak", NAN) : 0.0,
+            fprintf(tty, "%-8s iter %2.0f/%-2.0f  kernels %4.0f  failed %3.0f  best %5.2fx  "
+                    "%5.1f%% of peak  %.0f tok  $%.4f",
+                    phase ? phase : "?", ao_json_num(st, "iter", 0), ao_json_num(cfg, "iters", 0),
+                    ao_json_num(st, "kernels", 0), ao_json_num(st, "failures", 0),
+                    ao_json_num(h, "speedup", 1), 100 * ao_json_num(h, "pct_of_peak", 0),
                     u.prompt + u.completion, u.usd);
         fputc('\n', tty);
         cJSON_Delete(st);
@@ -134,7 +135,7 @@ static int write_json(const char *path, const cJSON *j, char *err, size_t errlen
 }
 
 int report_write(const char *dir, struct ao_runstore *rs, const struct run_task *t, int n,
-                 char *err, size_t errlen)
+                 FILE *echo, char *err, size_t errlen)
 {
     char path[900];
     struct ao_buf sum = {0};
@@ -156,7 +157,8 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         }
         if (rc == 0 && best && ao_json_str(best, "source", NULL)) {
             snprintf(path, sizeof path, "%s/%s/best.c", dir, t[i].task);
-            rc = ao_write_file(path, ao_json_str(best, "source", NULL), strlen(ao_json_str(best, "source", NULL)), err, errlen);
+            const char *src = ao_json_str(best, "source", NULL);
+            rc = ao_write_file(path, src, strlen(src), err, errlen);
         }
         if (rc == 0 && st) {
             snprintf(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task);
@@ -194,6 +196,8 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         snprintf(path, sizeof path, "%s/summary.txt", dir);
         rc = ao_write_file(path, sum.data ? sum.data : "", sum.len, err, errlen);
     }
+    if (rc == 0 && echo && sum.data)
+        fputs(sum.data, echo);
     ao_buf_release(&sum);
     return rc;
 }

@@ -11,6 +11,7 @@
 struct run_task {
     char task[64];
     char run[200]; /* the run id: the Kafka key and the redis run:<id> */
+    char spec[512];  /* the task's directory */
     cJSON *done;   /* the done message, once it came */
 };
 
@@ -19,8 +20,9 @@ struct run_task {
 void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,
                      int *drawn);
 /* Write dir/<task>/{best.c,done.json,history.jsonl} and dir/summary.txt
- * from the run store (and the done messages that came); 0 or -1 + err. */
+ * from the run store (and the done messages that came), and print the
+ * summary on `echo` unless it is NULL; 0 or -1 + err. */
 int report_write(const char *dir, struct ao_runstore *rs, const struct run_task *t, int n,
-                 char *err, size_t errlen);
+                 FILE *echo, char *err, size_t errlen);
 
 #endif

@@ -88,7 +88,7 @@ static int resolve_tasks(struct run *R, char *err, size_t errlen)
 {
     for (int i = 0; i < R->c.nargs; i++) {
         const char *a = R->c.args[i];
-        char path[PATH_MAX], copy[PATH_MAX];
+        char path[PATH_MAX];
         struct ao_task task;
         long long dims[AO_MAX_DIMS];
 
@@ -101,7 +101,7 @@ static int resolve_tasks(struct run *R, char *err, size_t errlen)
         if (ao_task_load(path, &task, err, errlen) < 0 ||
             ao_task_size(&task, ao_config_str(&R->c, "size"), dims, err, errlen) < 0)
             return -1;
-        snprintf(copy, sizeof copy, "%s", task.dir);
+        snprintf(R->t[R->n].spec, sizeof R->t[R->n].spec, "%s", task.dir);
         snprintf(R->t[R->n].task, sizeof R->t[R->n].task, "%s", task.name);
         snprintf(R->t[R->n].run, sizeof R->t[R->n].run, "%s-%s", R->id, task.name);
         for (int j = 0; j < R->n; j++)
@@ -192,18 +192,14 @@ static int submit(struct run *R, char *err, size_t errlen)
 {
     for (int i = 0; i < R->n; i++) {
         struct ao_task_msg t;
-        char id[300], path[PATH_MAX];
+        char id[300];
         cJSON *j, *c;
         int rc;
 
         ao_msg_init(&ao_msg_task, &t);
         snprintf(id, sizeof id, "task:%s", R->t[i].run);
-        snprintf(path, sizeof path, "%s/nkibench/%s", ao_home(), R->t[i].task);
-        for (int a = 0; a < R->c.nargs; a++) /* a task given as a path keeps it */
-            if (strchr(R->c.args[a], '/') && strstr(R->c.args[a], R->t[i].task))
-                snprintf(path, sizeof path, "%s", R->c.args[a]);
         if (ao_env_set(&t.env, "task", id, R->t[i].run, R->t[i].task, "cpu", 0) < 0 ||
-            !(t.spec = strdup(path)) || !(t.size = strdup(ao_config_str(&R->c, "size"))) ||
+            !(t.spec = strdup(R->t[i].spec)) || !(t.size = strdup(ao_config_str(&R->c, "size"))) ||
             !(t.config = c = cJSON_CreateObject())) {
             ao_msg_release(&ao_msg_task, &t);
             return snprintf(err, errlen, "out of memory"), -1;
@@ -381,16 +377,11 @@ stop:
     if (tty && R->rs)
         report_progress(tty, R->rs, R->t, R->n, &drawn);
     if (R->rs) {
-        if (report_write(R->dir, R->rs, R->t, R->n, err, sizeof err) < 0) {
+        if (report_write(R->dir, R->rs, R->t, R->n, ao_config_bool(&R->c, "json") ? NULL : stdout,
+                         err, sizeof err) < 0) {
             ao_err("%s", err);
             code = AO_EXIT_FAIL;
         } else {
-            char path[700], *sum;
-            snprintf(path, sizeof path, "%s/summary.txt", R->dir);
-            if (!ao_config_bool(&R->c, "json") && (sum = ao_read_file(path, NULL, err, sizeof err))) {
-                fputs(sum, stdout);
-                free(sum);
-            }
             ao_info("results in %s/", R->dir);
         }
     }
