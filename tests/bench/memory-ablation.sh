@@ -12,16 +12,13 @@ out=${1:-runs/bench-memory}
 size=${2:-tiny}
 seq="matmul transpose_matmul lora rmsnorm_matmul matmul_add_rmsnorm add_rmsnorm_matmul bmm"
 rm -rf "$out"; mkdir -p "$out"
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$out/redis.log" 2>&1 &
-redis=$!
-trap 'kill $redis 2>/dev/null; wait $redis 2>/dev/null || true' EXIT
-for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+. tests/bench/redis.sh
+private_redis "$out/redis.log"
 for arm in on off; do
     mem=(--memory-scope "ablation-$$"); [ $arm = on ] || mem=(--no-memory)
     for t in $seq; do
         bin/accelopt run "$t" --size "$size" --iters 4 --beam 1 --plans 2 --samples 1 --topk 4 \
-            --seed 1 "${mem[@]}" --redis "redis://127.0.0.1:$port" --json --out "$out/$arm/$t" \
+            --seed 1 "${mem[@]}" --redis "$REDIS_URL" --json --out "$out/$arm/$t" \
             >>"$out/$arm.jsonl" 2>>"$out/$arm.err"
     done
 done

@@ -11,13 +11,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-runs/bench-overhead}
 rm -rf "$out"; mkdir -p "$out"
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$out/redis.log" 2>&1 &
-redis=$!
-trap 'kill $redis 2>/dev/null; wait $redis 2>/dev/null || true' EXIT
-for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+. tests/bench/redis.sh
+private_redis "$out/redis.log"
 args=(matmul silu --size tiny --iters 4 --beam 2 --plans 4 --samples 2 --topk 4 --seed 7
-      --redis "redis://127.0.0.1:$port" --json)
+      --redis "$REDIS_URL" --json)
 bin/accelopt run "${args[@]}" --out "$out/measured" >"$out/measured.jsonl" 2>"$out/measured.err"
 start=$(date +%s%N)
 bin/accelopt run "${args[@]}" --out "$out/cached" >"$out/cached.jsonl" 2>"$out/cached.err"
