@@ -45,7 +45,8 @@ static int validate(const struct ao_option *o, const char *v, const char *where,
         break;
     case AO_OPT_STR:
     case AO_OPT_LIST:
-        if (strchr(v, '\n')) {
+        /* one environment variable holds a whole list, a value a line */
+        if (strchr(v, '\n') && !(o->kind == AO_OPT_LIST && strcmp(where, "env") == 0)) {
             snprintf(err, errlen, "%s: '%s' may not hold a newline", where, o->name);
             return -1;
         }

@@ -5,7 +5,8 @@
 #include <stdio.h>
 
 /* AO_OPT_LIST repeats (-X a=1 -X b=2): the values of one layer are kept in
- * order, joined by newlines; a later layer replaces the whole list. */
+ * order, joined by newlines; a later layer replaces the whole list.  In the
+ * environment one variable holds a whole list, a value a line. */
 enum ao_opt_kind { AO_OPT_STR, AO_OPT_INT, AO_OPT_NUM, AO_OPT_BOOL, AO_OPT_LIST };
 
 /* One option: the long flag `--name`, the config-file key `name` and the

@@ -41,6 +41,8 @@ static int stdio_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
         m->raw = p->line;
         m->len = (size_t)n;
         m->topic = "stdin";
+        m->partition = 0;
+        m->offset = io->in;
         m->handle = NULL;
         return 1;
     }
@@ -71,7 +73,20 @@ static void stdio_close(struct ao_io *io)
     free(p);
 }
 
-static const struct ao_io_ops stdio_ops = {stdio_next, stdio_emit, stdio_commit, stdio_close};
+static int stdio_owns(struct ao_io *io, const char *key)
+{
+    (void)io; (void)key;
+    return 1;
+}
+
+static unsigned stdio_generation(struct ao_io *io)
+{
+    (void)io;
+    return 1;
+}
+
+static const struct ao_io_ops stdio_ops = {stdio_next,  stdio_emit, stdio_commit,
+                                           stdio_close, stdio_owns, stdio_generation};
 
 struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq)
 {
@@ -119,6 +134,16 @@ int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const 
 int ao_io_commit(struct ao_io *io, struct ao_inmsg *m)
 {
     return io->ops->commit(io, m);
+}
+
+int ao_io_owns(struct ao_io *io, const char *key)
+{
+    return io->ops->owns(io, key);
+}
+
+unsigned ao_io_generation(struct ao_io *io)
+{
+    return io->ops->generation(io);
 }
 
 int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason)
@@ -180,6 +205,8 @@ void ao_io_free(struct ao_io *io)
     if (!io)
         return;
     io->ops->close(io);
+    if (io->guard.release)
+        io->guard.release(io->guard.ctx);
     free(io);
 }
 
@@ -193,7 +220,8 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
     while (!ao_stop_requested()) {
         struct ao_inmsg m;
         char reason[512] = "";
-        cJSON *j;
+        cJSON *j = NULL;
+        long tries = 0;
         int rc;
 
         if (tick && tick(ctx, io) < 0)
@@ -202,18 +230,26 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
             return io->err[0] ? -1 : 0;
         if (rc == 0)
             continue;
-        if (m.len > AO_MAX_MESSAGE) {
+        if (io->guard.begin && m.handle && (tries = io->guard.begin(io->guard.ctx, io, &m)) < 0)
+            return -1;
+        if (io->guard.begin && tries > io->guard.max) {
+            snprintf(reason, sizeof reason,
+                     "handed out %ld times; each time before, the stage died with it in hand "
+                     "(a poison message)", tries);
+        } else if (m.len > AO_MAX_MESSAGE) {
             snprintf(reason, sizeof reason, "message of %zu bytes is over the %u byte limit",
                      m.len, AO_MAX_MESSAGE);
-            j = NULL;
         } else if (!(j = cJSON_ParseWithLength(m.raw, m.len))) {
             snprintf(reason, sizeof reason, "not valid JSON near byte %ld",
                      (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - m.raw : 0));
         } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
             reason[0] = '\0';
         } else if (io->err[0]) {
-            /* the output side failed: the message is not lost, stop here */
+            /* the output side failed: the message is not lost, stop here;
+             * not the message's fault, so its attempt is forgotten */
             cJSON_Delete(j);
+            if (tries)
+                io->guard.end(io->guard.ctx, &m);
             return -1;
         }
         cJSON_Delete(j);
@@ -223,6 +259,8 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
         }
         if (ao_io_commit(io, &m) < 0)
             return -1;
+        if (tries)
+            io->guard.end(io->guard.ctx, &m);
     }
     return 0;
 }

@@ -13,6 +13,8 @@ struct ao_inmsg {
     const char *raw;
     size_t len;
     const char *topic; /* where it came from ("stdin" in pipe mode) */
+    int partition;     /* Kafka: where in the topic (pipe mode: 0, and offset the line number) */
+    long long offset;
     void *handle;      /* transport private (a Kafka message) */
 };
 
@@ -23,9 +25,26 @@ struct ao_io_ops {
     int (*next)(struct ao_io *io, struct ao_inmsg *m, int timeout_ms);
     /* send a message; 0 or -1 */
     int (*emit)(struct ao_io *io, const char *topic, const char *key, const char *json);
-    /* the message was handled and its outputs delivered: it may be forgotten */
+    /* the message was handled: once its outputs are delivered it may be
+     * forgotten (Kafka batches this); a message with no handle: deliver
+     * every output now */
     int (*commit)(struct ao_io *io, struct ao_inmsg *m);
     void (*close)(struct ao_io *io);
+    /* does this consumer own the key (its partition of the first input
+     * topic) now?  A pipe owns everything. */
+    int (*owns)(struct ao_io *io, const char *key);
+    /* changes whenever what this consumer owns may have changed */
+    unsigned (*generation)(struct ao_io *io);
+};
+
+/* Counts how often each input was handed out (attempts.h); begin returns
+ * the count with this one, or -1 with io->err; end forgets the input. */
+struct ao_io_guard {
+    long (*begin)(void *ctx, struct ao_io *io, const struct ao_inmsg *m);
+    void (*end)(void *ctx, const struct ao_inmsg *m);
+    void (*release)(void *ctx);
+    void *ctx;
+    long max; /* attempts before the input goes to the dead letters */
 };
 
 struct ao_io {
@@ -35,6 +54,7 @@ struct ao_io {
                             they are emitted to the accelopt.dlq topic */
     char err[512];       /* the last error */
     long long in, out, dead;
+    struct ao_io_guard guard; /* none when begin is NULL */
     void *priv;
 };
 
@@ -45,6 +65,8 @@ struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq)
 int ao_io_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms);
 int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const cJSON *msg);
 int ao_io_commit(struct ao_io *io, struct ao_inmsg *m);
+int ao_io_owns(struct ao_io *io, const char *key);
+unsigned ao_io_generation(struct ao_io *io);
 /* Record a refused message with the reason as a `dlq` message. */
 int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason);
 void ao_io_free(struct ao_io *io);

@@ -2,14 +2,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
 #include "kafka.h"
 #include "log.h"
+#include "signals.h"
+#include "util.h"
 
-#define FLUSH_MS 30000 /* how long outputs may take to be delivered */
+/* Handled inputs are committed in batches: their offsets are stored once
+ * their outputs are delivered, which is when the batch is this big, this
+ * old, or the input runs dry.  A crash loses no input, only redoes the
+ * batch (at-least-once). */
+#define BATCH_MAX 500
+#define BATCH_NS (20 * 1000000LL)
 
 const char *const ao_kafka_topics[] = {
     "accelopt.tasks", "accelopt.candidates", "accelopt.plans", "accelopt.kernels.cpu",
@@ -21,7 +29,34 @@ struct kafka_priv {
     rd_kafka_message_t *held; /* the input being handled */
     long failed;              /* outputs whose delivery failed since the last commit */
     char failure[256];
+    rd_kafka_topic_partition_list_t *batch; /* handled inputs: next offset per partition */
+    int nbatch;
+    long long batch_since;
+    rd_kafka_topic_partition_list_t *owned; /* the current assignment */
+    unsigned generation;                    /* bumped by every rebalance */
+    char keyed_topic[128];                  /* the first input topic, for ao_io_owns */
+    int keyed_partitions;
 };
+
+/* Topics whose messages are spread over the partitions round-robin: their
+ * consumers keep no state per run, so one run's work is shared by every
+ * replica.  The rest (a run's tasks, results, experiences, done) go by the
+ * key's hash, so each run stays on one partition and one selector. */
+static int spread_topic(const char *t)
+{
+    return strcmp(t, "accelopt.candidates") == 0 || strcmp(t, "accelopt.plans") == 0 ||
+           strcmp(t, "accelopt.pairs") == 0 || strncmp(t, "accelopt.kernels.", 17) == 0;
+}
+
+static int32_t partition_of(const rd_kafka_topic_t *rkt, const void *key, size_t keylen,
+                            int32_t count, void *topic_opaque, void *msg_opaque)
+{
+    static unsigned next;
+    if (spread_topic(rd_kafka_topic_name(rkt)))
+        return (int32_t)(__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % (unsigned)count);
+    return rd_kafka_msg_partitioner_consistent_random(rkt, key, keylen, count, topic_opaque,
+                                                      msg_opaque);
+}
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
@@ -41,6 +76,8 @@ static void release_held(struct kafka_priv *p)
     p->held = NULL;
 }
 
+static int flush_batch(struct ao_io *io);
+
 static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
 {
     struct kafka_priv *p = io->priv;
@@ -52,7 +89,10 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
         snprintf(io->err, sizeof io->err, "this transport only produces");
         return -1;
     }
-    if (!(rm = rd_kafka_consumer_poll(p->consumer, timeout_ms)))
+    rm = p->nbatch ? rd_kafka_consumer_poll(p->consumer, 0) : NULL;
+    if (!rm && p->nbatch && flush_batch(io) < 0) /* the input ran dry: commit */
+        return -1;
+    if (!rm && !(rm = rd_kafka_consumer_poll(p->consumer, timeout_ms)))
         return 0;
     if (rm->err) {
         if (rm->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
@@ -64,6 +104,8 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
     m->raw = rm->payload ? rm->payload : "";
     m->len = rm->payload ? rm->len : 0;
     m->topic = rd_kafka_topic_name(rm->rkt);
+    m->partition = rm->partition;
+    m->offset = rm->offset;
     m->handle = rm;
     return 1;
 }
@@ -89,30 +131,144 @@ static int kafka_emit(struct ao_io *io, const char *topic, const char *key, cons
     return 0;
 }
 
-/* The outputs are delivered, then the input's offset is stored: a crash
- * before this point means the input comes again (at-least-once). */
+/* Wait until every output is delivered; a broker outage is waited out
+ * (librdkafka retries) until message.timeout.ms fails the delivery. */
+static int flush_outputs(struct ao_io *io)
+{
+    struct kafka_priv *p = io->priv;
+    long long since = ao_now_ns(), warned = since;
+
+    while (rd_kafka_flush(p->producer, 1000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (ao_stop_requested()) {
+            snprintf(io->err, sizeof io->err, "stopped with outputs undelivered");
+            return -1;
+        }
+        if (ao_now_ns() - warned > 30 * 1000000000LL) {
+            warned = ao_now_ns();
+            ao_warn("kafka: %d outputs waiting %.0f s for the brokers", rd_kafka_outq_len(p->producer),
+                    (double)(warned - since) / 1e9);
+        }
+    }
+    if (p->failed) {
+        snprintf(io->err, sizeof io->err, "%s", p->failure); /* sticky: the batch is never stored */
+        return -1;
+    }
+    return 0;
+}
+
+/* The outputs are delivered, then the batch's offsets are stored: a crash
+ * before this point means its inputs come again (at-least-once). */
+static int flush_batch(struct ao_io *io)
+{
+    struct kafka_priv *p = io->priv;
+
+    if (flush_outputs(io) < 0)
+        return -1;
+    if (p->nbatch && rd_kafka_offsets_store(p->consumer, p->batch)) {
+        for (int i = 0; i < p->batch->cnt; i++)
+            if (p->batch->elems[i].err) /* revoked meanwhile: its new owner redoes it */
+                ao_warn("kafka: offset of '%s' [%d] not stored: %s", p->batch->elems[i].topic,
+                        p->batch->elems[i].partition, rd_kafka_err2str(p->batch->elems[i].err));
+    }
+    if (p->nbatch) {
+        rd_kafka_topic_partition_list_destroy(p->batch);
+        p->batch = rd_kafka_topic_partition_list_new(8);
+        p->nbatch = 0;
+    }
+    return 0;
+}
+
 static int kafka_commit(struct ao_io *io, struct ao_inmsg *m)
 {
     struct kafka_priv *p = io->priv;
     rd_kafka_message_t *rm = m->handle;
-    rd_kafka_resp_err_t e;
 
-    if (rd_kafka_flush(p->producer, FLUSH_MS) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        snprintf(io->err, sizeof io->err, "outputs not delivered within %d s", FLUSH_MS / 1000);
-        return -1;
+    if (!rm) /* flush now */
+        return flush_batch(io);
+    {
+        const char *topic = rd_kafka_topic_name(rm->rkt);
+        rd_kafka_topic_partition_t *tp =
+            rd_kafka_topic_partition_list_find(p->batch, topic, rm->partition);
+        if (!tp)
+            tp = rd_kafka_topic_partition_list_add(p->batch, topic, rm->partition);
+        tp->offset = rm->offset + 1; /* the next one to read */
     }
-    if (p->failed) {
-        snprintf(io->err, sizeof io->err, "%s", p->failure);
-        p->failed = 0;
-        return -1;
-    }
-    if (rm && (e = rd_kafka_offset_store(rm->rkt, rm->partition, rm->offset))) {
-        /* the partition was revoked meanwhile: its new owner handles it again */
-        ao_warn("kafka: offset of '%s' [%d] not stored: %s", rd_kafka_topic_name(rm->rkt),
-                rm->partition, rd_kafka_err2str(e));
-    }
+    if (!p->nbatch++)
+        p->batch_since = ao_now_ns();
     release_held(p);
+    if (p->nbatch >= BATCH_MAX || ao_now_ns() - p->batch_since > BATCH_NS)
+        return flush_batch(io);
     return 0;
+}
+
+/* Rebalances: handled inputs are committed before their partitions go, so
+ * their new owner does not redo them; a lost assignment (the group gave
+ * the partitions away, e.g. after a stall) commits nothing. */
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+    struct ao_io *io = opaque;
+    struct kafka_priv *p = io->priv;
+
+    p->generation++;
+    if (p->owned)
+        rd_kafka_topic_partition_list_destroy(p->owned);
+    p->owned = NULL;
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        p->owned = rd_kafka_topic_partition_list_copy(parts);
+        ao_info("kafka: assigned %d partitions", parts->cnt);
+        rd_kafka_assign(rk, parts);
+        return;
+    }
+    if (rd_kafka_assignment_lost(rk)) {
+        if (p->nbatch)
+            ao_warn("kafka: assignment lost; %d handled inputs left uncommitted for their new owner",
+                    p->nbatch);
+        rd_kafka_topic_partition_list_destroy(p->batch);
+        p->batch = rd_kafka_topic_partition_list_new(8);
+        p->nbatch = 0;
+    } else if (flush_batch(io) == 0) {
+        rd_kafka_resp_err_t e = rd_kafka_commit(rk, NULL, 0);
+        if (e && e != RD_KAFKA_RESP_ERR__NO_OFFSET)
+            ao_warn("kafka: commit before a rebalance failed: %s", rd_kafka_err2str(e));
+    } else {
+        ao_warn("kafka: %s; the revoked inputs are redone by their new owner", io->err);
+        io->err[0] = '\0';
+    }
+    ao_info("kafka: %d partitions revoked", parts->cnt);
+    rd_kafka_assign(rk, NULL);
+}
+
+static int kafka_owns(struct ao_io *io, const char *key)
+{
+    struct kafka_priv *p = io->priv;
+    int32_t part;
+
+    if (!p->consumer)
+        return 0;
+    if (!p->owned)
+        return 0;
+    if (!p->keyed_partitions) {
+        const struct rd_kafka_metadata *md;
+        rd_kafka_topic_t *rkt = rd_kafka_topic_new(p->consumer, p->keyed_topic, NULL);
+        if (rkt && rd_kafka_metadata(p->consumer, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            if (md->topic_cnt == 1 && !md->topics[0].err)
+                p->keyed_partitions = md->topics[0].partition_cnt;
+            rd_kafka_metadata_destroy(md);
+        }
+        if (rkt)
+            rd_kafka_topic_destroy(rkt);
+        if (!p->keyed_partitions)
+            return 0;
+    }
+    part = rd_kafka_msg_partitioner_consistent(NULL, key, strlen(key), p->keyed_partitions, NULL,
+                                               NULL);
+    return rd_kafka_topic_partition_list_find(p->owned, p->keyed_topic, part) != NULL;
+}
+
+static unsigned kafka_generation(struct ao_io *io)
+{
+    return ((struct kafka_priv *)io->priv)->generation;
 }
 
 static void kafka_close(struct ao_io *io)
@@ -120,18 +276,25 @@ static void kafka_close(struct ao_io *io)
     struct kafka_priv *p = io->priv;
 
     release_held(p);
+    if (p->consumer) {
+        /* leaving the group revokes the partitions: on_rebalance delivers
+         * the outputs and commits the handled inputs */
+        rd_kafka_consumer_close(p->consumer);
+        rd_kafka_destroy(p->consumer);
+    }
     if (p->producer) {
         rd_kafka_flush(p->producer, 5000);
         rd_kafka_destroy(p->producer);
     }
-    if (p->consumer) {
-        rd_kafka_consumer_close(p->consumer);
-        rd_kafka_destroy(p->consumer);
-    }
+    if (p->batch)
+        rd_kafka_topic_partition_list_destroy(p->batch);
+    if (p->owned)
+        rd_kafka_topic_partition_list_destroy(p->owned);
     free(p);
 }
 
-static const struct ao_io_ops kafka_ops = {kafka_next, kafka_emit, kafka_commit, kafka_close};
+static const struct ao_io_ops kafka_ops = {kafka_next,  kafka_emit,       kafka_commit,
+                                           kafka_close, kafka_owns, kafka_generation};
 
 /* librdkafka's own log lines go through ours.  The -X settings are given to
  * the consumer and the producer alike, so each warns about the other's
@@ -200,6 +363,10 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
     io->ops = &kafka_ops;
     io->stage = stage;
     io->priv = p;
+    if (!(p->batch = rd_kafka_topic_partition_list_new(8))) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     /* Latency defaults (-X may override them): a stage hands each message
      * on at once (no linger, no Nagle delay; its commit flushes anyway), and an idle fetch
      * returns soon, so a message waits milliseconds, not half a second, at
@@ -224,6 +391,11 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
     }
     rd_kafka_conf_set_dr_msg_cb(pc, on_delivery);
     rd_kafka_conf_set_opaque(pc, p);
+    {
+        rd_kafka_topic_conf_t *tc = rd_kafka_topic_conf_new();
+        rd_kafka_topic_conf_set_partitioner_cb(tc, partition_of);
+        rd_kafka_conf_set_default_topic_conf(pc, tc);
+    }
     if (!(p->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, e, sizeof e))) {
         snprintf(err, errlen, "cannot make a kafka producer: %s", e);
         goto fail;
@@ -233,6 +405,24 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
         rd_kafka_conf_destroy(cc);
         return io;
     }
+    /* A stage that keeps state per run (the selector) must get a run's
+     * partition of every topic it reads: the range assignor gives a member
+     * the same partitions of co-partitioned topics.  Stateless stages get
+     * round-robin, so consecutive partitions, where a run's work was
+     * spread, go to different replicas.  -X may override it. */
+    if (!strstr(props ? props : "", "partition.assignment.strategy=")) {
+        int keyed = 0;
+        for (int i = 0; topics[i]; i++)
+            keyed |= !spread_topic(topics[i]);
+        if (rd_kafka_conf_set(cc, "partition.assignment.strategy", keyed ? "range" : "roundrobin",
+                              e, sizeof e)) {
+            snprintf(err, errlen, "kafka settings: %s", e);
+            goto fail;
+        }
+    }
+    snprintf(p->keyed_topic, sizeof p->keyed_topic, "%s", topics[0]);
+    rd_kafka_conf_set_rebalance_cb(cc, on_rebalance);
+    rd_kafka_conf_set_opaque(cc, io);
     if (!(p->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cc, e, sizeof e))) {
         snprintf(err, errlen, "cannot make a kafka consumer: %s", e);
         goto fail;

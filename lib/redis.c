@@ -9,6 +9,8 @@
 
 #include "log.h"
 #include "redis.h"
+#include "signals.h"
+#include "util.h"
 
 struct ao_redis {
     redisContext *c;
@@ -146,19 +148,36 @@ int ao_redis_set(struct ao_redis *r, const char *key, const char *val, char *err
     return 0;
 }
 
-/* Run a command, reconnecting with backoff when the connection is dead. */
+/* Run a command, reconnecting when the connection is dead: with backoff,
+ * for as long as it takes (a stage waits out a Redis restart instead of
+ * failing the message in hand), until a stop is requested. */
 struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv,
                                  const size_t *lens, char *err, size_t errlen)
 {
-    for (int attempt = 0; attempt < 4; attempt++) {
+    long long down_since = 0, warned = 0;
+
+    for (int attempt = 0;; attempt++) {
         redisReply *rep;
         if (attempt > 0) {
-            struct timespec ts = {0, 100000000L << (attempt - 1)};
+            long ms = attempt < 5 ? 100L << (attempt - 1) : 1000;
+            struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+            long long now = ao_now_ns();
+            if (ao_stop_requested())
+                return NULL; /* err says why it was down */
+            if (!down_since)
+                down_since = now;
+            if (now - warned > 30 * 1000000000LL) {
+                ao_warn("%s; retrying", err);
+                warned = now;
+            }
             nanosleep(&ts, NULL);
         }
         if (!r->c && connect_once(r, err, errlen) < 0)
             continue;
         rep = redisCommandArgv(r->c, argc, argv, lens);
+        if (rep && down_since)
+            ao_info("redis '%s:%d' is back after %.1f s", r->host, r->port,
+                    (double)(ao_now_ns() - down_since) / 1e9);
         if (rep && rep->type == REDIS_REPLY_ERROR) {
             snprintf(err, errlen, "redis %s failed: %s", argv[0], rep->str);
             freeReplyObject(rep);
@@ -170,7 +189,18 @@ struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv
         redisFree(r->c);
         r->c = NULL;
     }
-    return NULL;
+}
+
+char *ao_redis_url_masked(const char *url, char *buf, size_t len)
+{
+    const char *scheme = strncmp(url, "redis://", 8) == 0 ? "redis://" : "";
+    const char *p = url + strlen(scheme), *at = strrchr(p, '@');
+
+    if (at)
+        snprintf(buf, len, "%s***@%s", scheme, at + 1);
+    else
+        snprintf(buf, len, "%s", url);
+    return buf;
 }
 
 char *ao_redis_key(const struct ao_redis *r, char *buf, size_t len, const char *fmt, ...)

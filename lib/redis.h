@@ -11,6 +11,8 @@ struct ao_redis;
  * password is never logged. */
 struct ao_redis *ao_redis_new(const char *url, const char *prefix, char *err, size_t errlen);
 void ao_redis_free(struct ao_redis *r);
+/* The URL with its password masked, for logs; returns buf. */
+char *ao_redis_url_masked(const char *url, char *buf, size_t len);
 
 /* GET prefix+key: 1 and *val (malloc'd) if present, 0 if absent, -1 + err. */
 int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, size_t errlen);

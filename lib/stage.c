@@ -2,9 +2,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attempts.h"
 #include "exitcode.h"
 #include "kafka.h"
 #include "log.h"
+#include "redis.h"
 #include "signals.h"
 #include "stage.h"
 #include "util.h"
@@ -54,6 +56,28 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
             ao_err("%s", err);
             return 0;
         }
+        if (ao_config_int(&s->cfg, "max-attempts") < 1) {
+            ao_err("--max-attempts must be at least 1");
+            return 0;
+        }
+        if (ao_config_str(&s->cfg, "redis")) {
+            const char *g = ao_config_str(&s->cfg, "group") ? ao_config_str(&s->cfg, "group") : group;
+            if (!(s->guard_redis = ao_redis_new(ao_config_str(&s->cfg, "redis"),
+                                                ao_config_str(&s->cfg, "redis-prefix"), err,
+                                                sizeof err))) {
+                ao_err("%s", err);
+                *code = AO_EXIT_FAIL;
+                return 0;
+            }
+            if (ao_attempts_guard(s->io, s->guard_redis, g, ao_config_int(&s->cfg, "max-attempts")) < 0) {
+                ao_err("out of memory");
+                *code = AO_EXIT_FAIL;
+                return 0;
+            }
+        } else {
+            ao_warn("no --redis: an input that kills this stage is not counted, and comes again "
+                    "after every restart");
+        }
         ao_info("consuming '%s' from %s", topics[0], brokers);
     } else {
         if ((dlq = ao_config_str(&s->cfg, "dlq")) && !(s->dlq = fopen(dlq, "a"))) {
@@ -74,6 +98,8 @@ int ao_stage_close(struct ao_stage *s, int code)
 {
     ao_io_free(s->io);
     s->io = NULL;
+    ao_redis_free(s->guard_redis);
+    s->guard_redis = NULL;
     if (s->dlq)
         fclose(s->dlq);
     s->dlq = NULL;

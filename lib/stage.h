@@ -13,7 +13,8 @@
     {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "Kafka mode: bootstrap brokers (unset: stdin/stdout)"}, \
     {"group", 0, AO_OPT_STR, NULL, "ID", "Kafka consumer group (default: accelopt-<stage>)"},   \
     {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable; TLS, SASL...)"}, \
-    {"dlq", 0, AO_OPT_STR, NULL, "FILE", "pipe mode: append dead letters to FILE (default stderr)"}
+    {"dlq", 0, AO_OPT_STR, NULL, "FILE", "pipe mode: append dead letters to FILE (default stderr)"}, \
+    {"max-attempts", 0, AO_OPT_INT, "5", "N", "Kafka mode with --redis: an input in hand at N deaths of the stage goes to the dead letters"}
 
 struct ao_stage {
     const char *tool;  /* "accelopt-planner" */
@@ -21,6 +22,7 @@ struct ao_stage {
     struct ao_config cfg;
     FILE *dlq;
     struct ao_io *io;
+    struct ao_redis *guard_redis; /* the attempt counts (attempts.h) */
     ao_tick_fn tick;   /* set before ao_stage_run for work due by the clock */
 };
 

@@ -151,17 +151,14 @@ static int stage_args(struct run *R, int i)
 
     snprintf(p->name, sizeof p->name, "%s", stages[i]);
     snprintf(p->log, sizeof p->log, "%s/logs/%s.log", R->dir, stages[i]);
+    /* the redis URL and the -X settings may hold secrets: they go by the
+     * environment (ACCELOPT_REDIS, ACCELOPT_KAFKA; see setup), never argv,
+     * which every user of the machine can read */
     if (proc_arg(p, "%s/accelopt-%s", R->bindir, stages[i]) || proc_arg(p, "--brokers") ||
-        proc_arg(p, "%s", R->brokers) || proc_arg(p, "--redis") || proc_arg(p, "%s", R->redis_url) ||
+        proc_arg(p, "%s", R->brokers) ||
         proc_arg(p, "--redis-prefix") || proc_arg(p, "%s", ao_config_str(&R->c, "redis-prefix")) ||
         (lv && (proc_arg(p, "--log") || proc_arg(p, "%s", lv))))
         return -1;
-    /* -X settings, one line each (the embedded broker's first) */
-    for (char *s = R->props, *nl; s && *s; s = nl ? nl + 1 : NULL) {
-        nl = strchr(s, '\n');
-        if (proc_arg(p, "-X") || proc_arg(p, "%.*s", nl ? (int)(nl - s) : (int)strlen(s), s))
-            return -1;
-    }
     return 0;
 }
 
@@ -290,10 +287,17 @@ static int setup(struct run *R, char *err, size_t errlen)
         if (!(R->io = ao_io_kafka_new("run", R->brokers, group, topics, R->props, err, errlen)))
             return -1;
     }
+    if (setenv("ACCELOPT_REDIS", R->redis_url, 1) < 0 ||
+        (R->props[0] ? setenv("ACCELOPT_KAFKA", R->props, 1) : unsetenv("ACCELOPT_KAFKA")) < 0)
+        return snprintf(err, errlen, "out of memory"), -1;
     for (int i = 0; i < NSTAGES; i++)
         if (stage_args(R, i) < 0)
             return snprintf(err, errlen, "out of memory"), -1;
-    ao_info("run %s: redis %s, brokers %s, logs in %s", R->id, R->redis_url, R->brokers, logs);
+    {
+        char masked[300];
+        ao_info("run %s: redis %s, brokers %s, logs in %s", R->id,
+                ao_redis_url_masked(R->redis_url, masked, sizeof masked), R->brokers, logs);
+    }
     return supervise(R, err, errlen);
 }
 

@@ -76,6 +76,7 @@ struct selector {
     struct ao_redis *redis;
     struct ao_runstore *store;
     double last_tick;
+    unsigned resumed; /* the transport's generation whose runs were resumed */
     struct warned { char run[200]; long mark; struct warned *next; } *warned;
 };
 
@@ -919,7 +920,8 @@ out:
     return rc;
 }
 
-/* The runs in flight, each with `fn`. */
+/* The runs in flight that this replica owns (their partition is assigned
+ * to it; replicas share the work by runs), each with `fn`. */
 static int each_run(struct selector *sel, struct ao_io *io,
                     int (*fn)(struct selector *, struct ao_io *, const char *))
 {
@@ -931,24 +933,33 @@ static int each_run(struct selector *sel, struct ao_io *io,
     if (!runs)
         return ao_io_fail(io, "run store: %s", err);
     cJSON_ArrayForEach(it, runs)
-        if (rc == 0)
+        if (rc == 0 && ao_io_owns(io, it->valuestring))
             rc = fn(sel, io, it->valuestring);
     cJSON_Delete(runs);
     return rc;
 }
 
+static int resume_run(struct selector *sel, struct ao_io *io, const char *run);
+
 static int tick(void *ctx, struct ao_io *io)
 {
     struct selector *sel = ctx;
     double t = now_s();
+    unsigned g = ao_io_generation(io);
 
+    if (g != sel->resumed) { /* runs came to this replica: finish their last steps */
+        sel->resumed = g;
+        if (each_run(sel, io, resume_run) < 0)
+            return -1;
+    }
     if (t - sel->last_tick < 1)
         return 0;
     sel->last_tick = t;
     return each_run(sel, io, tick_run);
 }
 
-/* At start: resend outboxes a crash left unsent; forget finished runs. */
+/* When a run comes to this replica (at start, or from another replica):
+ * resend the outbox a crash left unsent; forget it if finished. */
 static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
 {
     char key[300], err[AO_ERRLEN], *pending = NULL;
@@ -1014,13 +1025,8 @@ int main(int argc, char **argv)
         ao_redis_free(sel.redis);
         return ao_stage_close(&s, AO_EXIT_FAIL);
     }
-    if (each_run(&sel, s.io, resume_run) < 0) {
-        ao_err("%s", s.io->err);
-        code = ao_stage_close(&s, AO_EXIT_FAIL);
-    } else {
-        s.tick = tick;
-        code = ao_stage_run(&s, process, &sel, "messages", "messages");
-    }
+    s.tick = tick;
+    code = ao_stage_run(&s, process, &sel, "messages", "messages");
     {
         char e2[AO_ERRLEN];
         if (ao_runstore_save(sel.store, e2, sizeof e2) < 0)
