@@ -215,6 +215,19 @@ int ao_io_run(struct ao_io *io, ao_process_fn process, void *ctx)
     return ao_io_run_ticking(io, process, NULL, ctx);
 }
 
+/* Fault injection for the fault tests (tests/faults): a stage dies on any
+ * message holding this text, as if it had a bug that input triggers. */
+static void crash_if_asked(const struct ao_inmsg *m)
+{
+    static const char *text;
+    static int looked;
+
+    if (!looked++)
+        text = getenv("ACCELOPT_FAULT_CRASH_ON");
+    if (text && *text && memmem(m->raw, m->len, text, strlen(text)))
+        abort();
+}
+
 int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx)
 {
     while (!ao_stop_requested()) {
@@ -242,7 +255,7 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
         } else if (!(j = cJSON_ParseWithLength(m.raw, m.len))) {
             snprintf(reason, sizeof reason, "not valid JSON near byte %ld",
                      (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - m.raw : 0));
-        } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
+        } else if (crash_if_asked(&m), process(ctx, io, j, reason, sizeof reason) == 0) {
             reason[0] = '\0';
         } else if (io->err[0]) {
             /* the output side failed: the message is not lost, stop here;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <librdkafka/rdkafka.h>
@@ -501,4 +502,72 @@ void ao_broker_free(struct ao_broker *b)
     if (b->rk)
         rd_kafka_destroy(b->rk);
     free(b);
+}
+
+static const struct {
+    const char *name;
+    int16_t key;
+} apis[] = {{"produce", 0},         {"fetch", 1},          {"listoffsets", 2},
+            {"metadata", 3},        {"offsetcommit", 8},   {"offsetfetch", 9},
+            {"findcoordinator", 10}, {"joingroup", 11},    {"heartbeat", 12},
+            {"leavegroup", 13},     {"syncgroup", 14},     {"initproducerid", 22}};
+#define NAPIS ((int)(sizeof apis / sizeof apis[0]))
+
+static int api_key(const char *s)
+{
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (*s && !*end && n >= 0 && n < 100)
+        return (int)n;
+    for (int i = 0; i < NAPIS; i++)
+        if (strcasecmp(s, apis[i].name) == 0)
+            return apis[i].key;
+    return -1;
+}
+
+static int error_code(const char *s, rd_kafka_resp_err_t *e)
+{
+    const struct rd_kafka_err_desc *d;
+    size_t n;
+
+    rd_kafka_get_err_descs(&d, &n);
+    for (size_t i = 0; i < n; i++)
+        if (d[i].name && strcasecmp(d[i].name, s) == 0) {
+            *e = d[i].code;
+            return 0;
+        }
+    return -1;
+}
+
+int ao_broker_control(struct ao_broker *b, const char *line, char *err, size_t errlen)
+{
+    char cmd[32] = "", a1[64] = "", a3[96] = "";
+    long n = 0;
+    int got = sscanf(line, "%31s %63s %ld %95s", cmd, a1, &n, a3);
+
+    if (got >= 1 && strcmp(cmd, "down") == 0)
+        return rd_kafka_mock_broker_set_down(b->mc, 1) ? snprintf(err, errlen, "cannot"), -1 : 0;
+    if (got >= 1 && strcmp(cmd, "up") == 0)
+        return rd_kafka_mock_broker_set_up(b->mc, 1) ? snprintf(err, errlen, "cannot"), -1 : 0;
+    if (got >= 2 && strcmp(cmd, "rtt") == 0)
+        return rd_kafka_mock_broker_set_rtt(b->mc, 1, atoi(a1)) ? snprintf(err, errlen, "cannot"), -1 : 0;
+    if (got >= 1 && strcmp(cmd, "clear") == 0) {
+        for (int i = 0; i < NAPIS; i++)
+            rd_kafka_mock_clear_request_errors(b->mc, apis[i].key);
+        return 0;
+    }
+    if (got == 4 && strcmp(cmd, "errors") == 0) {
+        int key = api_key(a1);
+        rd_kafka_resp_err_t e, *errs;
+        if (key < 0 || n < 1 || n > 100000 || error_code(a3, &e) < 0)
+            return snprintf(err, errlen, "errors wants API N ERROR (an API name, a count, a Kafka error name)"), -1;
+        if (!(errs = malloc(sizeof *errs * (size_t)n)))
+            return snprintf(err, errlen, "out of memory"), -1;
+        for (long i = 0; i < n; i++)
+            errs[i] = e;
+        rd_kafka_mock_push_request_errors_array(b->mc, (int16_t)key, (size_t)n, errs);
+        free(errs);
+        return 0;
+    }
+    return snprintf(err, errlen, "unknown command (down, up, rtt MS, errors API N ERROR, clear)"), -1;
 }

@@ -23,6 +23,17 @@ struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char
                                 size_t errlen);
 void ao_broker_free(struct ao_broker *b);
 
+/* Fault injection on the embedded broker, one command a line:
+ *   down | up              take the broker off the network, or back
+ *   rtt MS                 delay every answer by MS milliseconds
+ *   errors API N ERROR     fail the next N requests of API (produce, fetch,
+ *                          metadata, offsetcommit, joingroup, heartbeat,
+ *                          syncgroup, findcoordinator... or a number) with
+ *                          ERROR (a Kafka error name, e.g. NOT_LEADER_FOR_PARTITION)
+ *   clear                  forget the pending request errors
+ * 0, or -1 + err for a command it does not know. */
+int ao_broker_control(struct ao_broker *b, const char *line, char *err, size_t errlen);
+
 /* The topics of DESIGN.md section 4 (kernels for the cpu target). */
 extern const char *const ao_kafka_topics[];
 

@@ -339,7 +339,8 @@ static int compile_job(struct ao_profiler *p, struct job *j, char **diag, long l
     spec.file_bytes = 256LL << 20;
     spec.max_procs = 64;
     spec.seccomp = AO_SECCOMP_COMPILE;
-    spec.cpu = -1;
+    spec.cpu = p->o.cpu; /* a pinned profiler compiles on its own core too, so
+                            it never disturbs its neighbour's timing */
     spec.slot = 0;
     if (ao_sandbox_start(&spec, &sb, err, errlen) < 0)
         goto out;

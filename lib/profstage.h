@@ -47,7 +47,7 @@ const struct ao_calib *ao_profstage_calib(const struct ao_profstage *s);
     {"warmup", 0, AO_OPT_NUM, "0.1", "SEC", "run a kernel this long before measuring it"},      \
     {"spread", 0, AO_OPT_NUM, "0.02", "FRAC", "repeat until the IQR/median is under this"},    \
     {"max-calls", 0, AO_OPT_INT, "200", "N", "measured calls at most"},                       \
-    {"cpu", 0, AO_OPT_INT, "-1", "N", "pin kernels to CPU N (-1: not pinned)"},                \
+    {"cpu", 0, AO_OPT_INT, "-1", "N", "pin compiles and kernels to CPU N, one profiler per core (-1: not pinned)"},                \
     {"work-dir", 0, AO_OPT_STR, "/tmp", "DIR", "where job directories are made"}
 
 /* Fill o from the options above; 0 or -1 + err on a bad value. */

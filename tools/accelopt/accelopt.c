@@ -56,6 +56,8 @@ static void usage(FILE *out)
             "usage: accelopt COMMAND [options]\n\n"
             "commands:\n"
             "  run        optimize tasks end to end: redis, broker and the five stages, then runs/<id>/\n"
+            "  submit     send tasks to stages already running (--brokers, --redis); --wait for them\n"
+            "  status     the runs in flight and their progress, from redis\n"
             "  profile    compile, check and time one kernel file; prints one result line\n"
             "  calibrate  measure this machine's single-core peaks for the cpu target\n"
             "  bench      profile every benchmark baseline and print a table\n"
@@ -501,6 +503,10 @@ int main(int argc, char **argv)
         code = cmd_bench(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "run"))
         code = cmd_run(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "submit"))
+        code = cmd_submit(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "status"))
+        code = cmd_status(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "broker"))
         code = cmd_broker(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "produce"))

@@ -16,7 +16,12 @@ int cmd_broker(int argc, char **argv);
 int cmd_produce(int argc, char **argv);
 int cmd_consume(int argc, char **argv);
 
-/* run.c: the whole loop on one machine. */
+/* run.c: the whole loop on one machine, or runs submitted to stages
+ * already running. */
 int cmd_run(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+
+/* status.c: the runs in flight, from redis. */
+int cmd_status(int argc, char **argv);
 
 #endif

@@ -29,27 +29,39 @@
 #define MAX_TASKS 64
 #define MAX_RESTARTS 20
 
+/* What a run is asked to do: `run` and `submit` alike. */
+#define RUN_CONFIG_OPTIONS                                                                     \
+    {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},             \
+    {"iters", 't', AO_OPT_INT, "4", "T", "iterations per task"},                                   \
+    {"beam", 'b', AO_OPT_INT, "2", "B", "kernels kept per iteration"},                             \
+    {"plans", 'n', AO_OPT_INT, "4", "N", "plans per kept kernel"},                                 \
+    {"samples", 'k', AO_OPT_INT, "1", "K", "kernels per plan"},                                    \
+    {"topk", 0, AO_OPT_INT, "4", "N", "pairs summarized per iteration at most"},                   \
+    {"expn", 0, AO_OPT_INT, "16", "N", "memory items kept"},                                       \
+    {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory: target (shared by tasks), task, or a name"}, \
+    {"no-memory", 0, AO_OPT_BOOL, "0", NULL, "no optimization memory (memory scope none)"},        \
+    {"seed", 0, AO_OPT_INT, "0", "N", "seed of the agents"},                                       \
+    {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS", "go on without unacked experiences after this"}, \
+    {"budget-tokens", 0, AO_OPT_INT, "0", "N", "stop a run after this many model tokens (0: no limit)"}, \
+    {"budget-usd", 0, AO_OPT_NUM, "0", "USD", "stop a run after this many dollars (0: no limit)"}, \
+    {"wall-time", 0, AO_OPT_NUM, "0", "SECONDS", "stop a run after this long (0: no limit)"},      \
+    {"out", 'o', AO_OPT_STR, NULL, "DIR", "where results go (default: runs/<id>)"},            \
+    {"json", 0, AO_OPT_BOOL, "0", NULL, "print one done message per task on stdout"},         \
+    {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},        \
+    {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable)"}
+
 static const struct ao_option run_opts[] = {
-    {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},
-    {"iters", 't', AO_OPT_INT, "4", "T", "iterations per task"},
-    {"beam", 'b', AO_OPT_INT, "2", "B", "kernels kept per iteration"},
-    {"plans", 'n', AO_OPT_INT, "4", "N", "plans per kept kernel"},
-    {"samples", 'k', AO_OPT_INT, "1", "K", "kernels per plan"},
-    {"topk", 0, AO_OPT_INT, "4", "N", "pairs summarized per iteration at most"},
-    {"expn", 0, AO_OPT_INT, "16", "N", "memory items kept"},
-    {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory: target (shared by tasks), task, or a name"},
-    {"no-memory", 0, AO_OPT_BOOL, "0", NULL, "no optimization memory (memory scope none)"},
-    {"seed", 0, AO_OPT_INT, "0", "N", "seed of the agents"},
-    {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS", "go on without unacked experiences after this"},
-    {"budget-tokens", 0, AO_OPT_INT, "0", "N", "stop a run after this many model tokens (0: no limit)"},
-    {"budget-usd", 0, AO_OPT_NUM, "0", "USD", "stop a run after this many dollars (0: no limit)"},
-    {"wall-time", 0, AO_OPT_NUM, "0", "SECONDS", "stop a run after this long (0: no limit)"},
-    {"out", 'o', AO_OPT_STR, NULL, "DIR", "where results go (default: runs/<id>)"},
-    {"json", 0, AO_OPT_BOOL, "0", NULL, "print one done message per task on stdout"},
+    RUN_CONFIG_OPTIONS,
     {"redis", 0, AO_OPT_STR, NULL, "URL", "use this redis (default: a private one, AOF on)"},
-    {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
     {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "use this Kafka cluster (default: the embedded broker)"},
-    {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting for every stage (repeatable)"},
+    AO_COMMON_OPTIONS,
+};
+
+static const struct ao_option submit_opts[] = {
+    RUN_CONFIG_OPTIONS,
+    {"redis", 0, AO_OPT_STR, NULL, "URL", "the stages' redis (required)"},
+    {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "the stages' Kafka cluster (required)"},
+    {"wait", 'w', AO_OPT_BOOL, "0", NULL, "wait for every done, show progress, write the results"},
     AO_COMMON_OPTIONS,
 };
 #define N(a) ((int)(sizeof a / sizeof a[0]))
@@ -68,6 +80,7 @@ struct run {
     struct ao_io *io;
     struct run_task t[MAX_TASKS];
     int n, ndone;
+    int submit; /* accelopt submit: the stages, redis and brokers are already running */
 };
 
 static void make_id(char *id, size_t len)
@@ -125,7 +138,7 @@ static int start_redis(struct run *R, char *err, size_t errlen)
     snprintf(p->log, sizeof p->log, "%s/logs/redis.log", R->dir);
     if (proc_arg(p, "redis-server") || proc_arg(p, "--port") || proc_arg(p, "%d", port) ||
         proc_arg(p, "--bind") || proc_arg(p, "127.0.0.1") || proc_arg(p, "--appendonly") ||
-        proc_arg(p, "yes") || proc_arg(p, "--dir") || proc_arg(p, "%s", dir) ||
+        proc_arg(p, "yes") || proc_arg(p, "--appendfsync") || proc_arg(p, "always") || proc_arg(p, "--dir") || proc_arg(p, "%s", dir) ||
         proc_arg(p, "--save") || proc_arg(p, "%s", "") || proc_arg(p, "--daemonize") || proc_arg(p, "no"))
         return snprintf(err, errlen, "out of memory"), -1;
     if (proc_start(p, err, errlen) < 0)
@@ -287,6 +300,8 @@ static int setup(struct run *R, char *err, size_t errlen)
         if (!(R->io = ao_io_kafka_new("run", R->brokers, group, topics, R->props, err, errlen)))
             return -1;
     }
+    if (R->submit)
+        return 0;
     if (setenv("ACCELOPT_REDIS", R->redis_url, 1) < 0 ||
         (R->props[0] ? setenv("ACCELOPT_KAFKA", R->props, 1) : unsetenv("ACCELOPT_KAFKA")) < 0)
         return snprintf(err, errlen, "out of memory"), -1;
@@ -308,7 +323,8 @@ static void teardown(struct run *R)
     R->io = NULL;
 }
 
-int cmd_run(int argc, char **argv)
+/* accelopt run, or with submit set accelopt submit */
+static int run_or_submit(int argc, char **argv, int submitting)
 {
     struct run *R = calloc(1, sizeof *R);
     char err[AO_ERRLEN];
@@ -318,7 +334,11 @@ int cmd_run(int argc, char **argv)
 
     if (!R)
         return AO_EXIT_FAIL;
-    if (front_setup(&R->c, run_opts, N(run_opts), argc, argv, "accelopt run [options] TASK...",
+    R->submit = submitting;
+    if (front_setup(&R->c, submitting ? submit_opts : run_opts, submitting ? N(submit_opts) : N(run_opts),
+                    argc, argv,
+                    submitting ? "accelopt submit --brokers B --redis URL [options] TASK..."
+                           : "accelopt run [options] TASK...",
                     &code) < 0)
         goto out;
     code = AO_EXIT_USAGE;
@@ -330,6 +350,10 @@ int cmd_run(int argc, char **argv)
     if (ao_config_int(&R->c, "iters") < 0 || ao_config_int(&R->c, "beam") < 1 ||
         ao_config_int(&R->c, "plans") < 1 || ao_config_int(&R->c, "samples") < 1) {
         ao_err("--iters must be at least 0; --beam, --plans and --samples at least 1");
+        goto out;
+    }
+    if (R->submit && (!ao_config_str(&R->c, "brokers") || !ao_config_str(&R->c, "redis"))) {
+        ao_err("submit wants the stages' --brokers and --redis (or ACCELOPT_BROKERS, ACCELOPT_REDIS)");
         goto out;
     }
     if (resolve_tasks(R, err, sizeof err) < 0) {
@@ -348,6 +372,12 @@ int cmd_run(int argc, char **argv)
     }
     ao_info("run %s: %d task%s submitted at size %s", R->id, R->n, R->n == 1 ? "" : "s",
             ao_config_str(&R->c, "size"));
+    if (R->submit && !ao_config_bool(&R->c, "wait")) { /* the run ids, for status and scripts */
+        for (int i = 0; i < R->n; i++)
+            printf("%s\n", R->t[i].run);
+        code = AO_EXIT_OK;
+        goto stop;
+    }
     while (R->ndone < R->n) {
         struct ao_inmsg m;
         int rc;
@@ -364,7 +394,7 @@ int cmd_run(int argc, char **argv)
             on_done(R, &m);
             ao_io_commit(R->io, &m);
         }
-        if (supervise(R, err, sizeof err) < 0) {
+        if (!R->submit && supervise(R, err, sizeof err) < 0) {
             ao_err("%s", err);
             goto stop;
         }
@@ -376,11 +406,12 @@ int cmd_run(int argc, char **argv)
     code = interrupted ? AO_EXIT_SIGNAL : AO_EXIT_OK;
 stop:
     if (interrupted)
-        ao_info("stopping: the stages finish what they hold, then the partial results are written");
+        ao_info(R->submit ? "stopped waiting; the runs go on (accelopt status shows them)"
+                          : "stopping: the stages finish what they hold, then the partial results are written");
     teardown(R);
-    if (tty && R->rs)
+    if (tty && R->rs && (!R->submit || ao_config_bool(&R->c, "wait")))
         report_progress(tty, R->rs, R->t, R->n, &drawn);
-    if (R->rs) {
+    if (R->rs && (!R->submit || ao_config_bool(&R->c, "wait"))) {
         if (report_write(R->dir, R->rs, R->t, R->n, ao_config_bool(&R->c, "json") ? NULL : stdout,
                          err, sizeof err) < 0) {
             ao_err("%s", err);
@@ -410,4 +441,14 @@ out:
     ao_config_release(&R->c);
     free(R);
     return code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    return run_or_submit(argc, argv, 0);
+}
+
+int cmd_submit(int argc, char **argv)
+{
+    return run_or_submit(argc, argv, 1);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,7 +22,9 @@
     {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable)"}
 
 static const struct ao_option broker_opts[] = {
-    {"partitions", 'p', AO_OPT_INT, "4", "N", "partitions of each accelopt topic"},
+    {"partitions", 'p', AO_OPT_INT, "12", "N", "partitions of each accelopt topic"},
+    {"control", 0, AO_OPT_BOOL, "0", NULL, "read fault-injection commands from stdin "
+     "(down, up, rtt MS, errors API N ERROR, clear)"},
     AO_COMMON_OPTIONS,
 };
 
@@ -64,6 +67,27 @@ int cmd_broker(int argc, char **argv)
     if (printf("%s\n", addr) < 0 || fflush(stdout) != 0)
         goto out;
     ao_info("serving on %s until stopped", addr);
+    if (ao_config_bool(&c, "control")) {
+        char *line = NULL;
+        size_t cap = 0;
+        struct pollfd pf = {0, POLLIN, 0};
+        while (!ao_stop_requested()) {
+            ssize_t n;
+            if (poll(&pf, 1, 100) <= 0)
+                continue;
+            if ((n = getline(&line, &cap, stdin)) < 0)
+                break; /* the controller left: serve on, as without --control */
+            while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+                line[--n] = '\0';
+            if (n == 0)
+                continue;
+            if (ao_broker_control(b, line, err, sizeof err) < 0)
+                ao_err("control '%s': %s", line, err);
+            else
+                ao_info("control: %s", line);
+        }
+        free(line);
+    }
     while (!ao_stop_requested())
         usleep(100000);
     code = AO_EXIT_OK;

@@ -223,9 +223,13 @@ static int step(struct selector *sel, struct ao_io *io, const char *run, const c
         ao_rs_hset(sel->store, key, "outbox_pending", "1", err, sizeof err) < 0 ||
         store_json(sel, run, "state", state, io) < 0) /* last: the step is taken */
         return io->err[0] ? -1 : ao_io_fail(io, "run store: %s", err);
-    if (save(sel, io) < 0)
+    if (save(sel, io) < 0 || send_outbox(sel, io, run, outbox) < 0)
         return -1;
-    return send_outbox(sel, io, run, outbox);
+    /* a finished run is no longer in flight (accelopt status, ticks) */
+    if (strcmp(ao_json_str(state, "phase", ""), "done") == 0 &&
+        ao_rs_srem(sel->store, ACTIVE, run, err, sizeof err) < 0)
+        return ao_io_fail(io, "run store: %s", err);
+    return 0;
 }
 
 static int out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg)

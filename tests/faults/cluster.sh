@@ -1,0 +1,140 @@
+# cluster.sh - sourced by the fault tests after tests/cli/helpers.sh: a
+# streaming deployment on this machine, as systemd would run it.  The
+# embedded broker takes fault commands on a FIFO; redis runs with AOF
+# (appendfsync always: an acknowledged write survives kill -9); each stage
+# replica runs under a restart loop like Restart=on-failure with
+# RestartPreventExitStatus=2.
+export ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02 # quick timing: these tests check flow
+export ACCELOPT_LOG=info
+FAST="-X session.timeout.ms=4000 -X heartbeat.interval.ms=400" # quick group rejoins
+mkdir -p "$T/logs"
+
+# start_broker: sets B (its address); `broker_ctl CMD` sends a fault command
+start_broker() {
+    mkfifo "$T/broker.ctl"
+    bin/accelopt broker --control <"$T/broker.ctl" >"$T/broker.out" 2>"$T/logs/broker.log" &
+    SERVICE_PIDS="$SERVICE_PIDS $!"
+    exec 7>"$T/broker.ctl" # held open: the broker reads commands until the test ends
+    for _ in $(seq 100); do [ -s "$T/broker.out" ] && break; sleep 0.05; done
+    B=$(head -1 "$T/broker.out")
+    [ -n "$B" ]
+}
+broker_ctl() { echo "$*" >&7; }
+
+# start_fsync_redis NAME: start_redis with every write on disk before the reply
+start_fsync_redis() {
+    start_redis "$1" && rcli config set appendfsync always >/dev/null
+}
+
+# start_replica STAGE ID [ARGS...]: one replica under a restart loop; its
+# log is $T/logs/STAGE-ID.log, its restarts counted in $T/logs/STAGE-ID.starts
+start_replica() {
+    local stage=$1 id=$2
+    shift 2
+    (
+        trap 'kill -TERM $child 2>/dev/null; wait $child; exit 0' TERM
+        while :; do
+            echo start >>"$T/logs/$stage-$id.starts"
+            bin/accelopt-"$stage" --brokers "$B" --redis "$REDIS_URL" $FAST "$@" \
+                </dev/null >/dev/null 2>>"$T/logs/$stage-$id.log" &
+            child=$!
+            echo "$child" >"$T/logs/$stage-$id.pid"
+            wait $child
+            rc=$?
+            [ "$rc" -eq 2 ] && exit 2 # refused its settings: restarting cannot help
+            [ -e "$T/logs/$stage-$id.stop" ] && exit 0
+            sleep 0.3
+        done
+    ) &
+    SUPERVISORS="${SUPERVISORS:-} $!"
+    echo $! >"$T/logs/$stage-$id.sup"
+}
+replica_pid() { cat "$T/logs/$1-$2.pid" 2>/dev/null; }
+replica_starts() { wc -l <"$T/logs/$1-$2.starts"; }
+stop_replica() { # stop_replica STAGE ID: SIGTERM, no restart
+    touch "$T/logs/$1-$2.stop"
+    kill -TERM "$(cat "$T/logs/$1-$2.sup")" 2>/dev/null
+    wait "$(cat "$T/logs/$1-$2.sup")" 2>/dev/null
+}
+
+# start_stages: one replica of each of the five stages
+start_stages() {
+    for s in selector planner executor profiler summarizer; do start_replica $s 1; done
+}
+
+stop_all_replicas() {
+    local p
+    touch "$T/logs/all.stop"
+    for f in "$T"/logs/*.sup; do
+        [ -e "$f" ] || continue
+        touch "${f%.sup}.stop"
+        kill -TERM "$(cat "$f")" 2>/dev/null
+    done
+    for p in ${SUPERVISORS:-}; do wait "$p" 2>/dev/null; done
+}
+
+# submit_runs OUT TASK... (extra options in SUBMIT_OPTS): the run ids to OUT
+submit_runs() {
+    local out=$1
+    shift
+    bin/accelopt submit --brokers "$B" --redis "$REDIS_URL" $FAST ${SUBMIT_OPTS:-} "$@" >"$out" 2>>"$T/logs/submit.log"
+}
+
+# wait_done RUNS-FILE SECONDS: until every run's state says done
+wait_done() {
+    local until=$(($(date +%s) + $2)) run left
+    while [ "$(date +%s)" -lt "$until" ]; do
+        left=0
+        for run in $(cat "$1"); do
+            rcli hget "accelopt:run:$run" state | grep -q '"phase":"done"' || left=1
+        done
+        [ "$left" -eq 0 ] && return 0
+        sleep 0.5
+    done
+    return 1
+}
+
+# check_runs RUNS-FILE KERNELS: every slot of every iteration holds exactly
+# one result, every run counted KERNELS kernels, and accelopt.runs carries
+# one done per run (a resent done has the same id).  Prints the number of
+# result messages on accelopt.results beyond one per slot (redone work).
+check_runs() {
+    bin/accelopt consume -b "$B" accelopt.runs --idle 8 >"$T/done.jsonl" 2>/dev/null
+    bin/accelopt consume -b "$B" accelopt.results --idle 8 >"$T/results.jsonl" 2>/dev/null
+    /usr/bin/python3 - "$1" "$2" "$REDIS_PORT" "$T/done.jsonl" "$T/results.jsonl" <<'PY'
+import json, subprocess, sys, collections
+runs = open(sys.argv[1]).read().split()
+assert runs, "no runs"
+kernels, port = int(sys.argv[2]), sys.argv[3]
+def r(*a):
+    return subprocess.run(["redis-cli", "-p", port, *a], capture_output=True, text=True).stdout
+done = collections.defaultdict(set)
+for line in open(sys.argv[4]):
+    d = json.loads(line)
+    done[d["run"]].add(d["id"])
+results = collections.Counter()
+for line in open(sys.argv[5]):
+    d = json.loads(line)
+    if d["run"] in runs:
+        results[(d["run"], d["kernel_id"])] += 1
+slots = 0
+for run in runs:
+    st = json.loads(r("hget", f"accelopt:run:{run}", "state"))
+    assert st["phase"] == "done", (run, st["phase"])
+    assert st["kernels"] == kernels, (run, st["kernels"], kernels)
+    assert len(done[run]) == 1, (run, done[run])
+    for i in range(0, int(st["iter"]) + 1):
+        h = r("hgetall", f"accelopt:run:{run}:iter:{i}").split("\n")
+        filled = [v for v in h[1::2] if v]
+        slots += len(filled)
+        for v in filled:
+            assert json.loads(v)["type"] == "result"
+assert slots == kernels * len(runs), (slots, kernels * len(runs))
+# every slot's kernel reached accelopt.results at least once
+assert len(results) == slots, (len(results), slots)
+print(sum(results.values()) - slots)
+PY
+}
+
+# nothing of this test left running: stages (they name our broker) and supervisors
+leftovers() { ! pgrep -f "accelopt-.*--brokers $B" >/dev/null; }
