@@ -222,9 +222,8 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         return;
     }
     if (rd_kafka_assignment_lost(rk)) {
-        if (p->nbatch)
-            ao_warn("kafka: assignment lost; %d handled inputs left uncommitted for their new owner",
-                    p->nbatch);
+        ao_warn("kafka: assignment lost (the group gave it away); %d handled inputs left "
+                "uncommitted for their new owner", p->nbatch);
         rd_kafka_topic_partition_list_destroy(p->batch);
         p->batch = rd_kafka_topic_partition_list_new(8);
         p->nbatch = 0;

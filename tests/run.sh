@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# run.sh - every test: C unit tests, CLI scripts, reference and schema checks.
+# run.sh - every test: C unit tests, CLI scripts, fault tests (reduced
+# counts; ACCELOPT_KILL_ROUNDS=30 for the full count), reference and schema
+# checks.
 # Each test prints TAP lines ("ok N - ...", "not ok N - ..."); this counts
 # them and ends with "N passed, M failed".  A test that exits non-zero
 # without a "not ok" line counts as one failure.
@@ -40,6 +42,9 @@ for t in build/tests/test_*; do
 done
 for t in tests/cli/[0-9]*.sh; do
     run_one "cli/$(basename "$t")" bash "$t"
+done
+for t in tests/faults/[0-9]*.sh; do
+    run_one "faults/$(basename "$t")" bash "$t"
 done
 run_one "references" /usr/bin/python3 tests/references.py
 run_one "schemas" /usr/bin/python3 tests/schemas.py

@@ -1,0 +1,37 @@
+# 30-broker.sh - broker outages and request errors injected through the mock
+# cluster's fault injection while runs are in flight: no stage exits,
+# nothing is lost, the work resumes when the fault clears.
+. tests/cli/helpers.sh
+. tests/faults/cluster.sh
+ensure_calibration
+
+start_broker && start_fsync_redis broker
+ok $? "a broker with fault control and a redis"
+start_stages
+SUBMIT_OPTS="--iters 3 --beam 2 --plans 2 --samples 1 --topk 2" submit_runs "$T/runs" matmul silu swiglu
+ok $? "runs submitted"
+sleep 2
+broker_ctl down
+sleep 4
+broker_ctl up
+sleep 2
+broker_ctl errors produce 30 NOT_LEADER_FOR_PARTITION
+broker_ctl errors fetch 30 NOT_LEADER_FOR_PARTITION
+sleep 2
+broker_ctl errors offsetcommit 10 REQUEST_TIMED_OUT
+broker_ctl errors heartbeat 5 NOT_COORDINATOR
+broker_ctl rtt 300
+sleep 3
+broker_ctl rtt 0
+grep -c "control:" "$T/logs/broker.log" | grep -q '^8$'; ok $? "the broker took the 8 fault commands"
+wait_done "$T/runs" 240
+ok $? "every run finished across an outage, request errors and a slow broker"
+check_runs "$T/runs" 11 >/dev/null
+ok $? "every slot holds exactly one result, every run one done"
+restarts=0
+for s in selector planner executor profiler summarizer; do
+    restarts=$((restarts + $(replica_starts $s 1) - 1))
+done
+[ "$restarts" -eq 0 ]; ok $? "no stage exited ($restarts restarts)"
+stop_all_replicas
+leftovers; ok $? "no stage is left running"

@@ -1,0 +1,40 @@
+# 40-poison.sh - a message that crashes its stage goes to the dead letters
+# after --max-attempts deaths, with the reason; the partition keeps flowing
+# behind it; the stage does not crash-loop; malformed messages go at once.
+. tests/cli/helpers.sh
+. tests/faults/cluster.sh
+M=/usr/bin/python3
+
+start_broker && start_fsync_redis poison
+ok $? "a broker and a redis"
+# the planner dies (abort) on any message holding POISON (a fault-injection knob)
+ACCELOPT_FAULT_CRASH_ON=POISON start_replica planner 1 --max-attempts 2
+$M tests/msgs.py candidate matmul - '{"plans": 1}' >"$T/cand.json"
+$M - "$T/cand.json" >"$T/in.jsonl" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+out = []
+p = dict(c, id="cand:run-POISON:1:0", run="run-POISON")
+out.append(p)
+for i in range(24): # two rounds of the 12 partitions: some sit behind the poison
+    out.append(dict(c, id="cand:run-ok%d:1:0" % i, run="run-ok%d" % i))
+for m in out:
+    print(json.dumps(m))
+print('{"type": "candidate", "v": 1')
+PY
+bin/accelopt produce -b "$B" accelopt.candidates <"$T/in.jsonl" 2>/dev/null
+ok $? "a poison candidate, 24 good ones and a malformed one produced"
+bin/accelopt consume -b "$B" accelopt.plans -n 24 --idle 60 >"$T/plans.jsonl" 2>/dev/null
+ok $? "every good candidate got its plan: the partitions kept flowing"
+bin/accelopt consume -b "$B" accelopt.dlq -n 2 --idle 30 >"$T/dlq.jsonl" 2>/dev/null
+ok $? "two dead letters"
+grep '"source_topic":"accelopt.candidates"' "$T/dlq.jsonl" | grep '"stage":"planner"' |
+    grep -q 'handed out 3 times; each time before, the stage died with it in hand'
+ok $? "the poison message is a dead letter with the reason after 2 deaths"
+grep -q '"reason":"not valid JSON' "$T/dlq.jsonl"; ok $? "the malformed message is a dead letter at once"
+[ "$(replica_starts planner 1)" -eq 3 ]; ok $? "the planner died twice, then went on (3 starts: $(replica_starts planner 1))"
+sleep 1
+kill -0 "$(replica_pid planner 1)"; ok $? "and it is still running"
+[ -z "$(rcli hkeys accelopt:attempts:accelopt-planner)" ]; ok $? "no attempt count is left behind"
+stop_all_replicas
+leftovers; ok $? "no stage is left running"
