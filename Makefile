@@ -72,7 +72,8 @@ build/tests/%: build/tests/unit/%.o build/libaccelopt.a
 # Debian packages for the build, the tests and the main job.
 DEB_PKGS := build-essential pkg-config librdkafka-dev libhiredis-dev \
             libcjson-dev libseccomp-dev libcurl4-openssl-dev libssl-dev \
-            redis-server python3 python3-jsonschema python3-numpy libopenblas-dev procps
+            redis-server python3 python3-jsonschema python3-numpy libopenblas-dev procps \
+            systemd
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q '^install ok installed' || echo $$p; done); \
