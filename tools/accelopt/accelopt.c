@@ -63,7 +63,8 @@ static void usage(FILE *out)
             "  bench      profile every benchmark baseline and print a table\n"
             "  broker     run an embedded Kafka-protocol broker; prints its address\n"
             "  produce    send JSON Lines from stdin to a topic\n"
-            "  consume    print a topic's messages as JSON Lines\n\n"
+            "  consume    print a topic's messages as JSON Lines\n"
+            "  relay      copy one topic to another through the stage loop (no work)\n\n"
             "'accelopt COMMAND --help' shows a command's options.\n");
 }
 
@@ -511,6 +512,8 @@ int main(int argc, char **argv)
         code = cmd_broker(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "produce"))
         code = cmd_produce(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "relay"))
+        code = cmd_relay(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "consume"))
         code = cmd_consume(argc - 1, argv + 1);
     else {

@@ -11,10 +11,12 @@
 int front_setup(struct ao_config *c, const struct ao_option *opts, int n, int argc, char **argv,
                 const char *synopsis, int *code);
 
-/* topics.c: the embedded broker, and kcat-like produce and consume. */
+/* topics.c: the embedded broker, kcat-like produce and consume, and relay
+ * (the stage loop with no work). */
 int cmd_broker(int argc, char **argv);
 int cmd_produce(int argc, char **argv);
 int cmd_consume(int argc, char **argv);
+int cmd_relay(int argc, char **argv);
 
 /* run.c: the whole loop on one machine, or runs submitted to stages
  * already running. */
