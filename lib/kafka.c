@@ -22,6 +22,7 @@
  * one stage pass over 10,000 messages/s (tests/bench/transport.sh). */
 #define BATCH_MAX 5000
 #define BATCH_NS (100 * 1000000LL)
+#define CLOSE_NS (10 * 1000000000LL) /* to leave the group at exit */
 
 const char *const ao_kafka_topics[] = {
     "accelopt.tasks", "accelopt.candidates", "accelopt.plans", "accelopt.kernels.cpu",
@@ -281,14 +282,32 @@ static void kafka_close(struct ao_io *io)
     release_held(p);
     if (p->consumer) {
         /* leaving the group revokes the partitions: on_rebalance delivers
-         * the outputs and commits the handled inputs */
-        rd_kafka_consumer_close(p->consumer);
-        rd_kafka_destroy(p->consumer);
+         * the outputs and commits the handled inputs.  With the brokers
+         * gone, librdkafka 2.0.2 would wait for ever to leave: give it
+         * CLOSE_NS, then let go (the group forgets us after the session
+         * timeout; what was not committed is redone). */
+        rd_kafka_queue_t *q = rd_kafka_queue_new(p->consumer);
+        rd_kafka_error_t *e = q ? rd_kafka_consumer_close_queue(p->consumer, q) : NULL;
+        long long until = ao_now_ns() + CLOSE_NS;
+        int closed = 0;
+
+        if (q && !e) {
+            while (!(closed = rd_kafka_consumer_closed(p->consumer)) && ao_now_ns() < until)
+                rd_kafka_queue_poll_callback(q, 100);
+            if (!closed)
+                ao_warn("kafka: could not leave the group within %lld s (brokers gone?)",
+                        CLOSE_NS / 1000000000LL);
+        }
+        if (e)
+            rd_kafka_error_destroy(e);
+        if (q)
+            rd_kafka_queue_destroy(q);
+        rd_kafka_destroy_flags(p->consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
     }
-    if (p->producer) {
-        rd_kafka_flush(p->producer, 5000);
-        rd_kafka_destroy(p->producer);
-    }
+    if (p->producer && rd_kafka_flush(p->producer, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        ao_warn("kafka: %d outputs not delivered at close", rd_kafka_outq_len(p->producer));
+    if (p->producer)
+        rd_kafka_destroy_flags(p->producer, 0);
     if (p->batch)
         rd_kafka_topic_partition_list_destroy(p->batch);
     if (p->owned)
