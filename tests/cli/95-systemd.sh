@@ -26,8 +26,11 @@ done
 ok $bad "every stage unit: hardening, the dedicated user, restart on failure but not after exit 2"
 grep -q -- "--cpu %i" systemd/accelopt-profiler@.service; ok $? "a profiler instance is pinned to its core"
 
-bin/accelopt-planner --config systemd/kafka.conf.example --help >/dev/null 2>&1
-ok $? "the TLS/SASL example is a valid stage config"
+bad=0
+for s in selector planner executor summarizer profiler; do
+    bin/accelopt-$s --config systemd/kafka.conf.example --help >/dev/null 2>&1 || bad=1
+done
+ok $bad "the TLS/SASL example is a valid config of every stage"
 (set -a; . systemd/accelopt.env.example; bin/accelopt-planner --help >/dev/null 2>&1)
 ok $? "the environment-file example is valid for a stage"
 
