@@ -96,15 +96,19 @@ done
 [ "$(field "$T/st.done.jsonl" 'r["kernels_evaluated"]')" = 7 ] && [ ! -s "$T/in.jsonl" ]
 ok $? "pipeline/iterate.sh, one pass at a time with a state file, ends with the same 7 kernels"
 
-# the selector resends an outbox a crash left unsent
+# the selector resends an outbox a crash left unsent (the crash came before
+# the run left runs:active)
 $M - "$T/st.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
+assert "p1" not in s.get("runs:active", {}), "a finished run leaves runs:active"
 s["run:p1"]["outbox_pending"] = "1"
+s.setdefault("runs:active", {})["p1"] = "1"
 json.dump(s, open(sys.argv[1], "w"))
 PY
 bin/accelopt-selector --state "$T/st.json" </dev/null >"$T/resent.jsonl" 2>/dev/null
-grep -q '"type":"done"' "$T/resent.jsonl" && [ "$(field "$T/st.json" 'r["run:p1"]["outbox_pending"]')" = 0 ]
+grep -q '"type":"done"' "$T/resent.jsonl" && [ "$(field "$T/st.json" 'r["run:p1"]["outbox_pending"]')" = 0 ] &&
+    [ "$(field "$T/st.json" 'r["runs:active"].get("p1")')" = "" ]
 ok $? "a selector that starts resends the outbox a crash left pending"
 # duplicates and strangers
 printf '%s\n' '{"type":"result","v":1,"id":"x","run":"nope","task":"matmul","target":"cpu","iter":1,"kernel_id":"k","slot":"0.0.0","size":"tiny","status":"ok"}' \

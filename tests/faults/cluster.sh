@@ -7,6 +7,7 @@
 export ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02 # quick timing: these tests check flow
 export ACCELOPT_LOG=info
 FAST="-X session.timeout.ms=4000 -X heartbeat.interval.ms=400" # quick group rejoins
+T=$T/$(basename "$0" .sh) # a directory of its own: the tests share ACCELOPT_TEST_TMP
 mkdir -p "$T/logs"
 
 # start_broker: sets B (its address); `broker_ctl CMD` sends a fault command
