@@ -225,6 +225,10 @@ static int child_main(void *arg)
         (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
          setresuid(NOBODY, NOBODY, NOBODY) < 0))
         die(a, "drop to uid 65534");
+    /* changing credentials cleared the parent-death signal: set it again,
+     * or a kernel outlives a profiler killed -9 */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+        die(a, "parent-death signal");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         die(a, "no_new_privs");
     if (a->filter && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, a->filter) < 0)

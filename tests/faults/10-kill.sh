@@ -15,6 +15,18 @@ start_stages
 SUBMIT_OPTS="--iters 3 --beam 2 --plans 2 --samples 1 --topk 2" submit_runs "$T/runs" $TASKS
 ok $? "accelopt submit sends the runs to the running stages"
 [ "$(wc -l <"$T/runs")" -eq "$(echo $TASKS | wc -w)" ]; ok $? "submit prints one run id per task"
+for _ in $(seq 100); do
+    bin/accelopt status --redis "$REDIS_URL" --json >"$T/status.jsonl" 2>/dev/null
+    [ "$(grep -c '"phase":"' "$T/status.jsonl")" -eq "$(wc -l <"$T/runs")" ] && break
+    sleep 0.1
+done
+python3 - "$T/status.jsonl" "$T/runs" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert sorted(r["run"] for r in rows) == sorted(open(sys.argv[2]).read().split()), rows
+assert all(r["phase"] in ("baseline", "collect", "memory") and r["iters"] == 3 for r in rows), rows
+PY
+ok $? "accelopt status lists the runs in flight with their phase and iterations"
 
 kills=0
 stages=(selector planner executor profiler summarizer)
@@ -33,4 +45,4 @@ echo "# $kills kills, $redone result messages redone" >&2
 bin/accelopt status --redis "$REDIS_URL" >"$T/status.txt"
 [ "$(grep -c done "$T/status.txt")" -eq 0 ]; ok $? "accelopt status lists no finished run as in flight"
 stop_all_replicas
-leftovers; ok $? "no stage is left running"
+leftovers; ok $? "no stage and no kernel of a killed profiler is left running"

@@ -31,6 +31,9 @@ check_runs "$T/runs" 11 >/dev/null
 ok $? "every slot holds exactly one result, every run one done"
 grep -q "assigned" "$T/logs/selector-2.log" && grep -q "assigned" "$T/logs/executor-3.log"
 ok $? "the new replicas got partitions"
+stop_replica executor 2
+grep -E -q "accelopt-executor: [1-9][0-9]* plans in" "$T/logs/executor-2.log"
+ok $? "an added executor took a share of the plans ($(grep -o '[0-9]* plans in' "$T/logs/executor-2.log" | tail -1))"
 grep -q "assignment lost" "$T/logs/planner-2.log"
 ok $? "the stalled planner noticed its assignment was lost and committed none of it"
 grep -q "not stored" "$T"/logs/*.log && echo "# a late commit after a lost assignment was refused" >&2
