@@ -39,6 +39,7 @@ struct kafka_priv {
     long long batch_since;
     rd_kafka_topic_partition_list_t *owned; /* the current assignment */
     unsigned generation;                    /* bumped by every rebalance */
+    int closing;                            /* leaving the group: it commits itself */
     char keyed_topic[128];                  /* the first input topic, for ao_io_owns */
     int keyed_partitions;
 };
@@ -231,11 +232,11 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         rd_kafka_topic_partition_list_destroy(p->batch);
         p->batch = rd_kafka_topic_partition_list_new(8);
         p->nbatch = 0;
-    } else if (flush_batch(io) == 0) {
+    } else if (flush_batch(io) == 0 && !p->closing) {
         rd_kafka_resp_err_t e = rd_kafka_commit(rk, NULL, 0);
         if (e && e != RD_KAFKA_RESP_ERR__NO_OFFSET)
             ao_warn("kafka: commit before a rebalance failed: %s", rd_kafka_err2str(e));
-    } else {
+    } else if (io->err[0]) {
         ao_warn("kafka: %s; the revoked inputs are redone by their new owner", io->err);
         io->err[0] = '\0';
     }
@@ -287,6 +288,7 @@ static void kafka_close(struct ao_io *io)
          * CLOSE_NS, then let go (the group forgets us after the session
          * timeout; what was not committed is redone). */
         rd_kafka_queue_t *q = rd_kafka_queue_new(p->consumer);
+        p->closing = 1;
         rd_kafka_error_t *e = q ? rd_kafka_consumer_close_queue(p->consumer, q) : NULL;
         long long until = ao_now_ns() + CLOSE_NS;
         int closed = 0;
