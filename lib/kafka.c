@@ -222,7 +222,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     p->owned = NULL;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         p->owned = rd_kafka_topic_partition_list_copy(parts);
-        ao_info("kafka: assigned %d partitions", parts->cnt);
+        ao_debug("kafka: assigned %d partitions", parts->cnt);
         rd_kafka_assign(rk, parts);
         return;
     }
@@ -240,7 +240,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         ao_warn("kafka: %s; the revoked inputs are redone by their new owner", io->err);
         io->err[0] = '\0';
     }
-    ao_info("kafka: %d partitions revoked", parts->cnt);
+    ao_debug("kafka: %d partitions revoked", parts->cnt);
     rd_kafka_assign(rk, NULL);
 }
 

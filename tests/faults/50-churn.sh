@@ -12,7 +12,7 @@ start_stages
 SUBMIT_OPTS="--iters 3 --beam 2 --plans 2 --samples 1 --topk 2" submit_runs "$T/runs" matmul silu swiglu bmm
 ok $? "runs submitted"
 sleep 1
-start_replica selector 2
+start_replica selector 2 --log debug
 start_replica planner 2
 start_replica executor 2
 start_replica profiler 2 --cpu 1
@@ -24,7 +24,7 @@ kill -CONT "$(replica_pid planner 2)"       # ...and finds its assignment lost
 touch "$T/logs/profiler-2.stop"
 kill -9 "$(replica_pid profiler 2)"         # dies, not restarted
 stop_replica selector 1                     # selector 2 takes its runs over
-start_replica executor 3
+start_replica executor 3 --log debug
 wait_done "$T/runs" 240
 ok $? "every run finished through the churn"
 check_runs "$T/runs" 11 >/dev/null
