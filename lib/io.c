@@ -42,7 +42,7 @@ static int stdio_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
         m->len = (size_t)n;
         m->topic = "stdin";
         m->partition = 0;
-        m->offset = io->in;
+        m->offset = 0;
         m->handle = NULL;
         return 1;
     }
@@ -245,7 +245,9 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
             continue;
         if (io->guard.begin && m.handle && (tries = io->guard.begin(io->guard.ctx, io, &m)) < 0)
             return -1;
-        if (io->guard.begin && tries > io->guard.max) {
+        if (tries <= io->guard.max)
+            crash_if_asked(&m); /* counted first, like a real crash while handling it */
+        if (tries > io->guard.max) { /* tries is 0 without a guard */
             snprintf(reason, sizeof reason,
                      "handed out %ld times; each time before, the stage died with it in hand "
                      "(a poison message)", tries);
@@ -255,7 +257,7 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
         } else if (!(j = cJSON_ParseWithLength(m.raw, m.len))) {
             snprintf(reason, sizeof reason, "not valid JSON near byte %ld",
                      (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - m.raw : 0));
-        } else if (crash_if_asked(&m), process(ctx, io, j, reason, sizeof reason) == 0) {
+        } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
             reason[0] = '\0';
         } else if (io->err[0]) {
             /* the output side failed: the message is not lost, stop here;

@@ -13,7 +13,7 @@ struct ao_inmsg {
     const char *raw;
     size_t len;
     const char *topic; /* where it came from ("stdin" in pipe mode) */
-    int partition;     /* Kafka: where in the topic (pipe mode: 0, and offset the line number) */
+    int partition;     /* Kafka: where in the topic (pipe mode: 0 and 0) */
     long long offset;
     void *handle;      /* transport private (a Kafka message) */
 };

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -32,7 +31,7 @@ const char *const ao_kafka_topics[] = {
 struct kafka_priv {
     rd_kafka_t *consumer, *producer;
     rd_kafka_message_t *held; /* the input being handled */
-    long failed;              /* outputs whose delivery failed since the last commit */
+    long failed;              /* outputs whose delivery failed (sticky: nothing is stored after) */
     char failure[256];
     rd_kafka_topic_partition_list_t *batch; /* handled inputs: next offset per partition */
     int nbatch;
@@ -83,6 +82,14 @@ static void release_held(struct kafka_priv *p)
 }
 
 static int flush_batch(struct ao_io *io);
+
+/* Forget the batch (stored, or given up with a lost assignment). */
+static void batch_reset(struct kafka_priv *p)
+{
+    rd_kafka_topic_partition_list_destroy(p->batch);
+    p->batch = rd_kafka_topic_partition_list_new(8);
+    p->nbatch = 0;
+}
 
 static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
 {
@@ -176,11 +183,8 @@ static int flush_batch(struct ao_io *io)
                 ao_warn("kafka: offset of '%s' [%d] not stored: %s", p->batch->elems[i].topic,
                         p->batch->elems[i].partition, rd_kafka_err2str(p->batch->elems[i].err));
     }
-    if (p->nbatch) {
-        rd_kafka_topic_partition_list_destroy(p->batch);
-        p->batch = rd_kafka_topic_partition_list_new(8);
-        p->nbatch = 0;
-    }
+    if (p->nbatch)
+        batch_reset(p);
     return 0;
 }
 
@@ -229,9 +233,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     if (rd_kafka_assignment_lost(rk)) {
         ao_warn("kafka: assignment lost (the group gave it away); %d handled inputs left "
                 "uncommitted for their new owner", p->nbatch);
-        rd_kafka_topic_partition_list_destroy(p->batch);
-        p->batch = rd_kafka_topic_partition_list_new(8);
-        p->nbatch = 0;
+        batch_reset(p);
     } else if (flush_batch(io) == 0 && !p->closing) {
         rd_kafka_resp_err_t e = rd_kafka_commit(rk, NULL, 0);
         if (e && e != RD_KAFKA_RESP_ERR__NO_OFFSET)
@@ -249,9 +251,7 @@ static int kafka_owns(struct ao_io *io, const char *key)
     struct kafka_priv *p = io->priv;
     int32_t part;
 
-    if (!p->consumer)
-        return 0;
-    if (!p->owned)
+    if (!p->owned) /* nothing assigned now, or it only produces */
         return 0;
     if (!p->keyed_partitions) {
         const struct rd_kafka_metadata *md;
@@ -288,11 +288,12 @@ static void kafka_close(struct ao_io *io)
          * CLOSE_NS, then let go (the group forgets us after the session
          * timeout; what was not committed is redone). */
         rd_kafka_queue_t *q = rd_kafka_queue_new(p->consumer);
-        p->closing = 1;
-        rd_kafka_error_t *e = q ? rd_kafka_consumer_close_queue(p->consumer, q) : NULL;
+        rd_kafka_error_t *e;
         long long until = ao_now_ns() + CLOSE_NS;
         int closed = 0;
 
+        p->closing = 1;
+        e = q ? rd_kafka_consumer_close_queue(p->consumer, q) : NULL;
         if (q && !e) {
             while (!(closed = rd_kafka_consumer_closed(p->consumer)) && ao_now_ns() < until)
                 rd_kafka_queue_poll_callback(q, 100);
