@@ -943,25 +943,6 @@ static int each_run(struct selector *sel, struct ao_io *io,
     return rc;
 }
 
-static int resume_run(struct selector *sel, struct ao_io *io, const char *run);
-
-static int tick(void *ctx, struct ao_io *io)
-{
-    struct selector *sel = ctx;
-    double t = now_s();
-    unsigned g = ao_io_generation(io);
-
-    if (g != sel->resumed) { /* runs came to this replica: finish their last steps */
-        sel->resumed = g;
-        if (each_run(sel, io, resume_run) < 0)
-            return -1;
-    }
-    if (t - sel->last_tick < 1)
-        return 0;
-    sel->last_tick = t;
-    return each_run(sel, io, tick_run);
-}
-
 /* When a run comes to this replica (at start, or from another replica):
  * resend the outbox a crash left unsent; forget it if finished. */
 static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
@@ -987,6 +968,23 @@ static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
     cJSON_Delete(state);
     cJSON_Delete(outbox);
     return rc;
+}
+
+static int tick(void *ctx, struct ao_io *io)
+{
+    struct selector *sel = ctx;
+    double t = now_s();
+    unsigned g = ao_io_generation(io);
+
+    if (g != sel->resumed) { /* runs came to this replica: finish their last steps */
+        sel->resumed = g;
+        if (each_run(sel, io, resume_run) < 0)
+            return -1;
+    }
+    if (t - sel->last_tick < 1)
+        return 0;
+    sel->last_tick = t;
+    return each_run(sel, io, tick_run);
 }
 
 int main(int argc, char **argv)
