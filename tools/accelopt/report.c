@@ -1,7 +1,9 @@
-/* report.c - progress lines and the runs/<id>/ directory of `accelopt run` */
+/* report.c - progress lines, status rows and the runs/<id>/ directory of `accelopt run` */
+#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "msg.h"
@@ -26,29 +28,60 @@ static const cJSON *last(const cJSON *state, const char *list)
     return cJSON_GetArrayItem(h, cJSON_GetArraySize(h) - 1);
 }
 
+cJSON *report_run_row(struct ao_runstore *rs, const char *run)
+{
+    cJSON *st = field(rs, run, "state"), *o = cJSON_CreateObject();
+    const cJSON *h = last(st, "history"), *cfg = cJSON_GetObjectItemCaseSensitive(st, "config");
+    struct ao_run_usage u = ao_runstore_usage(rs, run);
+    struct timespec now;
+    char path[512];
+
+    if (!o || !cJSON_AddStringToObject(o, "run", run)) {
+        cJSON_Delete(st);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    if (!st)
+        return o;
+    clock_gettime(CLOCK_REALTIME, &now); /* the selector stamps `started` by this clock */
+    snprintf(path, sizeof path, "%s", ao_json_str(st, "task_path", "?"));
+    cJSON_AddStringToObject(o, "task", basename(path));
+    cJSON_AddStringToObject(o, "phase", ao_json_str(st, "phase", "?"));
+    cJSON_AddNumberToObject(o, "iter", ao_json_num(st, "iter", 0));
+    cJSON_AddNumberToObject(o, "iters", ao_json_num(cfg, "iters", 0));
+    cJSON_AddNumberToObject(o, "kernels", ao_json_num(st, "kernels", 0));
+    cJSON_AddNumberToObject(o, "failures", ao_json_num(st, "failures", 0));
+    cJSON_AddNumberToObject(o, "speedup", ao_json_num(h, "speedup", 1));
+    cJSON_AddNumberToObject(o, "pct_of_peak", ao_json_num(h, "pct_of_peak", 0));
+    cJSON_AddNumberToObject(o, "tokens", (double)(u.prompt + u.completion));
+    cJSON_AddNumberToObject(o, "cost_usd", u.usd);
+    cJSON_AddNumberToObject(o, "age_s",
+                            round((double)now.tv_sec - ao_json_num(st, "started", (double)now.tv_sec)));
+    cJSON_Delete(st);
+    return o;
+}
+
 void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,
                      int *drawn)
 {
     if (*drawn)
         fprintf(tty, "\033[%dA", *drawn);
     for (int i = 0; i < n; i++) {
-        cJSON *st = field(rs, t[i].run, "state");
-        const cJSON *h = last(st, "history"), *cfg = cJSON_GetObjectItemCaseSensitive(st, "config");
-        const char *phase = ao_json_str(st, "phase", NULL);
-        struct ao_run_usage u = ao_runstore_usage(rs, t[i].run);
+        cJSON *o = report_run_row(rs, t[i].run);
 
         fprintf(tty, "\r\033[K%-22.22s ", t[i].task);
-        if (!st)
+        if (!ao_json_str(o, "phase", NULL))
             fprintf(tty, "waiting for the selector");
         else
             fprintf(tty, "%-8s iter %2.0f/%-2.0f  kernels %4.0f  failed %3.0f  best %5.2fx  "
                     "%5.1f%% of peak  %.0f tok  $%.4f",
-                    phase ? phase : "?", ao_json_num(st, "iter", 0), ao_json_num(cfg, "iters", 0),
-                    ao_json_num(st, "kernels", 0), ao_json_num(st, "failures", 0),
-                    ao_json_num(h, "speedup", 1), 100 * ao_json_num(h, "pct_of_peak", 0),
-                    u.prompt + u.completion, u.usd);
+                    ao_json_str(o, "phase", "?"), ao_json_num(o, "iter", 0),
+                    ao_json_num(o, "iters", 0), ao_json_num(o, "kernels", 0),
+                    ao_json_num(o, "failures", 0), ao_json_num(o, "speedup", 1),
+                    100 * ao_json_num(o, "pct_of_peak", 0), ao_json_num(o, "tokens", 0),
+                    ao_json_num(o, "cost_usd", 0));
         fputc('\n', tty);
-        cJSON_Delete(st);
+        cJSON_Delete(o);
     }
     fflush(tty);
     *drawn = n;

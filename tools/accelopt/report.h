@@ -15,6 +15,10 @@ struct run_task {
     cJSON *done;   /* the done message, once it came */
 };
 
+/* A run's progress as an object: run, and once the selector has it task,
+ * phase, iter, iters, kernels, failures, speedup, pct_of_peak, tokens,
+ * cost_usd, age_s.  NULL on OOM. */
+cJSON *report_run_row(struct ao_runstore *rs, const char *run);
 /* One line per task (iteration, kernels, failures, best speedup, % of peak,
  * tokens, cost), redrawn in place on a terminal. */
 void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,

@@ -1,7 +1,9 @@
 /* run.c - accelopt run: the whole loop on one machine.  Starts a private
  * redis-server (AOF on) and the embedded broker unless --redis / --brokers
  * name real ones, starts and supervises the five stages, submits one run per
- * task, shows progress, waits for every `done`, and writes runs/<id>/. */
+ * task, shows progress, waits for every `done`, and writes runs/<id>/.
+ * accelopt submit: the same runs sent to stages already running; with
+ * --wait it too shows progress and writes runs/<id>/. */
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -81,6 +83,7 @@ struct run {
     struct run_task t[MAX_TASKS];
     int n, ndone;
     int submit; /* accelopt submit: the stages, redis and brokers are already running */
+    int waits;  /* for the done messages, then writes runs/<id>/ (run; submit --wait) */
 };
 
 static void make_id(char *id, size_t len)
@@ -297,7 +300,8 @@ static int setup(struct run *R, char *err, size_t errlen)
         char group[128];
         static const char *const topics[] = {"accelopt.runs", NULL};
         snprintf(group, sizeof group, "accelopt-run-%s", R->id);
-        if (!(R->io = ao_io_kafka_new("run", R->brokers, group, topics, R->props, err, errlen)))
+        if (!(R->io = ao_io_kafka_new("run", R->brokers, group, R->waits ? topics : NULL, R->props,
+                                      err, errlen)))
             return -1;
     }
     if (R->submit)
@@ -352,6 +356,7 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("--iters must be at least 0; --beam, --plans and --samples at least 1");
         goto out;
     }
+    R->waits = !R->submit || ao_config_bool(&R->c, "wait");
     if (R->submit && (!ao_config_str(&R->c, "brokers") || !ao_config_str(&R->c, "redis"))) {
         ao_err("submit wants the stages' --brokers and --redis (or ACCELOPT_BROKERS, ACCELOPT_REDIS)");
         goto out;
@@ -372,7 +377,7 @@ static int run_or_submit(int argc, char **argv, int submitting)
     }
     ao_info("run %s: %d task%s submitted at size %s", R->id, R->n, R->n == 1 ? "" : "s",
             ao_config_str(&R->c, "size"));
-    if (R->submit && !ao_config_bool(&R->c, "wait")) { /* the run ids, for status and scripts */
+    if (!R->waits) { /* the run ids, for status and scripts */
         for (int i = 0; i < R->n; i++)
             printf("%s\n", R->t[i].run);
         code = AO_EXIT_OK;
@@ -409,9 +414,9 @@ stop:
         ao_info(R->submit ? "stopped waiting; the runs go on (accelopt status shows them)"
                           : "stopping: the stages finish what they hold, then the partial results are written");
     teardown(R);
-    if (tty && R->rs && (!R->submit || ao_config_bool(&R->c, "wait")))
+    if (tty && R->rs && R->waits)
         report_progress(tty, R->rs, R->t, R->n, &drawn);
-    if (R->rs && (!R->submit || ao_config_bool(&R->c, "wait"))) {
+    if (R->rs && R->waits) {
         if (report_write(R->dir, R->rs, R->t, R->n, ao_config_bool(&R->c, "json") ? NULL : stdout,
                          err, sizeof err) < 0) {
             ao_err("%s", err);
