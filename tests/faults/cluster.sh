@@ -52,6 +52,12 @@ start_replica() {
 }
 replica_pid() { cat "$T/logs/$1-$2.pid" 2>/dev/null; }
 replica_starts() { wc -l <"$T/logs/$1-$2.starts"; }
+# restarts of the first replica of every stage, together
+restarts() {
+    local n=0 s
+    for s in selector planner executor profiler summarizer; do n=$((n + $(replica_starts $s 1) - 1)); done
+    echo $n
+}
 stop_replica() { # stop_replica STAGE ID: SIGTERM, no restart
     touch "$T/logs/$1-$2.stop"
     kill -TERM "$(cat "$T/logs/$1-$2.sup")" 2>/dev/null
