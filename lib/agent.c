@@ -162,11 +162,8 @@ int ao_problem_load(const char *task, const char *task_path, const char *size,
     char path[1024], ref[1100];
 
     memset(p, 0, sizeof *p);
-    if (task_path)
-        snprintf(path, sizeof path, "%s", task_path);
-    else
-        snprintf(path, sizeof path, "%s/nkibench/%s", ao_home(), task);
-    if (ao_task_load(path, &t, err, errlen) < 0 || ao_task_size(&t, size, dims, err, errlen) < 0)
+    snprintf(path, sizeof path, "%s", task_path ? task_path : task);
+    if (ao_task_find(path, &t, err, errlen) < 0 || ao_task_size(&t, size, dims, err, errlen) < 0)
         return -1;
     snprintf(ref, sizeof ref, "%s/reference.c", t.dir);
     if (!(p->reference = ao_read_file(ref, NULL, err, errlen)))

@@ -96,10 +96,8 @@ out:
 
 int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen)
 {
-    char dir[] = "/tmp/accelopt-calib-XXXXXX", cmd[2048], out[4096];
-    FILE *p = NULL;
+    char dir[] = "/tmp/accelopt-calib-XXXXXX", cmd[2048], out[4096], *outp = NULL;
     cJSON *j = NULL;
-    size_t n;
     int rc = -1, st;
     struct { const char *name; double best, spread; } bw[] = {
         {"bw_read", 0, 0}, {"bw_copy", 0, 0}, {"bw_stream", 0, 0}, {"bw_triad", 0, 0}};
@@ -109,15 +107,31 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
         snprintf(err, errlen, "cannot create a temporary directory: %s", strerror(errno));
         return -1;
     }
-    snprintf(cmd, sizeof cmd, "%s %s %s/nkibench/harness/cpu/peak.c -o %s/peak 2>&1 && %s/peak %d 7",
-             AO_CPU_CC, AO_CPU_CFLAGS, ao_home(), dir, dir, bw_mib);
-    if (!(p = popen(cmd, "r"))) {
-        snprintf(err, errlen, "cannot run the peak benchmark: %s", strerror(errno));
-        goto out;
+    {
+        /* argv, never a shell; the flags split as the compiler expects */
+        char src[700], exe[700], mib[32], flags[] = AO_CPU_CFLAGS, *argv[32];
+        int n = 0;
+        argv[n++] = (char *)AO_CPU_CC;
+        for (char *f = strtok(flags, " "); f && n < 26; f = strtok(NULL, " "))
+            argv[n++] = f;
+        snprintf(src, sizeof src, "%s/nkibench/harness/cpu/peak.c", ao_home());
+        snprintf(exe, sizeof exe, "%s/peak", dir);
+        argv[n++] = src;
+        argv[n++] = (char *)"-o";
+        argv[n++] = exe;
+        argv[n] = NULL;
+        if (ao_spawn(argv, NULL, &outp, sizeof out - 1, &st, err, errlen) < 0)
+            goto out;
+        if (st == 0) {
+            char *run[] = {exe, mib, (char *)"7", NULL};
+            free(outp);
+            outp = NULL;
+            snprintf(mib, sizeof mib, "%d", bw_mib);
+            if (ao_spawn(run, NULL, &outp, sizeof out - 1, &st, err, errlen) < 0)
+                goto out;
+        }
+        snprintf(out, sizeof out, "%s", outp);
     }
-    n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    st = pclose(p);
     if (st != 0 || !(j = cJSON_Parse(out))) {
         snprintf(err, errlen, "the peak benchmark failed: %.300s", out);
         goto out;
@@ -160,6 +174,7 @@ bad:
     snprintf(err, errlen, "the peak benchmark printed no usable series: %.300s", out);
 out:
     cJSON_Delete(j);
+    free(outp);
     snprintf(cmd, sizeof cmd, "%s/peak", dir);
     unlink(cmd);
     rmdir(dir);

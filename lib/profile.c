@@ -146,13 +146,20 @@ static double rel_l2(const float *k, const float *r, size_t n)
 
 /* --- compiling --- */
 
-static int run_host(const char *cmd, char *err, size_t errlen)
+/* Run a trusted build step on the host: an argv, never a shell. */
+static int run_host(char *const argv[], char *err, size_t errlen)
 {
-    int st = system(cmd);
-    if (st != 0) {
-        snprintf(err, errlen, "command failed (status %d): %.300s", st, cmd);
+    char *out = NULL;
+    int st = 0;
+
+    if (ao_spawn(argv, NULL, &out, 2000, &st, err, errlen) < 0)
+        return -1;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, errlen, "'%s' failed (status %d): %.400s", argv[0], st, out);
+        free(out);
         return -1;
     }
+    free(out);
     return 0;
 }
 
@@ -172,7 +179,7 @@ static void gen_stub(const struct ao_task *t, struct ao_buf *b)
 static int build_harness(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen)
 {
     struct ao_buf b = {0};
-    char path[800], cmd[3000];
+    char path[800];
     int rc = -1;
 
     snprintf(pl->harness, sizeof pl->harness, "%s/harness-%s-%u", p->root, pl->task.name, p->seq++);
@@ -189,11 +196,19 @@ static int build_harness(struct ao_profiler *p, struct pool *pl, char *err, size
     snprintf(path, sizeof path, "%s/stub.c", pl->harness);
     if (ao_write_file(path, b.data, b.len, err, errlen) < 0)
         goto out;
-    snprintf(cmd, sizeof cmd,
-             "cd '%s' && %s -O2 -std=gnu11 -I'%s/lib' -c '%s/nkibench/harness/cpu/runner.c' -o runner.o"
-             " && %s -O2 -std=gnu11 -c stub.c -o stub.o",
-             pl->harness, AO_CPU_CC, ao_home(), ao_home(), AO_CPU_CC);
-    rc = run_host(cmd, err, errlen);
+    {
+        char inc[700], src[700], obj[800], stub[800], stubo[800];
+        char *cc_runner[] = {(char *)AO_CPU_CC, (char *)"-O2", (char *)"-std=gnu11", inc,
+                             (char *)"-c", src, (char *)"-o", obj, NULL};
+        char *cc_stub[] = {(char *)AO_CPU_CC, (char *)"-O2", (char *)"-std=gnu11", (char *)"-c",
+                           stub, (char *)"-o", stubo, NULL};
+        snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
+        snprintf(src, sizeof src, "%s/nkibench/harness/cpu/runner.c", ao_home());
+        snprintf(obj, sizeof obj, "%s/runner.o", pl->harness);
+        snprintf(stub, sizeof stub, "%s/stub.c", pl->harness);
+        snprintf(stubo, sizeof stubo, "%s/stub.o", pl->harness);
+        rc = run_host(cc_runner, err, errlen) < 0 || run_host(cc_stub, err, errlen) < 0 ? -1 : 0;
+    }
 out:
     ao_buf_release(&b);
     return rc;

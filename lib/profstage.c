@@ -111,18 +111,14 @@ static const struct ao_task *find_task(struct ao_profstage *s, const struct ao_k
     char path[600];
     struct loaded_task *t;
 
-    if (k->task_path)
-        snprintf(path, sizeof path, "%s", k->task_path);
-    else if (strchr(k->env.task, '/') || strstr(k->env.task, ".."))
-        return snprintf(err, errlen, "task name '%.60s' is not a plain name", k->env.task), NULL;
-    else
-        snprintf(path, sizeof path, "%s/nkibench/%s", ao_home(), k->env.task);
+    /* found by name (or a directory in the task roots), never any path */
+    snprintf(path, sizeof path, "%s", k->task_path ? k->task_path : k->env.task);
     for (t = s->tasks; t; t = t->next)
         if (strcmp(t->path, path) == 0)
             return &t->task;
     if (!(t = calloc(1, sizeof *t)))
         return snprintf(err, errlen, "out of memory"), NULL;
-    if (ao_task_load(path, &t->task, err, errlen) < 0) {
+    if (ao_task_find(path, &t->task, err, errlen) < 0) {
         free(t);
         return NULL;
     }

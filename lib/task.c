@@ -1,8 +1,10 @@
 /* task.c - load nkibench task.json files and compute their work counts */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
@@ -134,7 +136,7 @@ static int dim_index(struct ao_task *t, const char *name, int add)
     for (int i = 0; i < t->ndims; i++)
         if (strcmp(t->dims[i], name) == 0)
             return i;
-    if (!add || t->ndims == AO_MAX_DIMS || strlen(name) >= sizeof t->dims[0])
+    if (!add || t->ndims == AO_MAX_DIMS || !ao_is_identifier(name, sizeof t->dims[0] - 1))
         return -1;
     snprintf(t->dims[t->ndims], sizeof t->dims[0], "%s", name);
     return t->ndims++;
@@ -186,17 +188,19 @@ static int load_tensor(struct ao_task *t, const cJSON *j, struct ao_tensor *x, i
     const cJSON *stress = cJSON_GetObjectItemCaseSensitive(j, "stress");
     const cJSON *d;
 
-    if (!cJSON_IsString(name) || strlen(name->valuestring) >= sizeof x->name ||
+    if (!cJSON_IsString(name) || !ao_is_identifier(name->valuestring, sizeof x->name - 1) ||
         !cJSON_IsArray(shape) || cJSON_GetArraySize(shape) < 1 ||
         cJSON_GetArraySize(shape) > AO_MAX_RANK) {
-        snprintf(err, errlen, "a tensor needs a name and a shape of 1 to %d sizes", AO_MAX_RANK);
+        snprintf(err, errlen, "a tensor needs a name (a C identifier) and a shape of 1 to %d sizes",
+                 AO_MAX_RANK);
         return -1;
     }
     snprintf(x->name, sizeof x->name, "%s", name->valuestring);
     cJSON_ArrayForEach(d, shape) {
         int k;
         if (!cJSON_IsString(d) || (k = dim_index(t, d->valuestring, 1)) < 0) {
-            snprintf(err, errlen, "tensor '%s': shape entries are size names", x->name);
+            snprintf(err, errlen, "tensor '%s': shape entries are size names (C identifiers)",
+                     x->name);
             return -1;
         }
         x->dim[x->rank++] = k;
@@ -291,7 +295,7 @@ int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen)
         snprintf(t->dir, sizeof t->dir, "%.*s", slash ? (int)(slash - path) : 1,
                  slash ? path : ".");
     }
-    if (!(text = ao_read_file(file, NULL, ferr, sizeof ferr))) {
+    if (!(text = ao_read_file_max(file, 1 << 20, NULL, ferr, sizeof ferr))) {
         snprintf(err, errlen, "%s", ferr);
         goto out;
     }
@@ -302,6 +306,12 @@ int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen)
     if (copy_str(j, "name", t->name, sizeof t->name, 1, err, errlen) < 0 ||
         copy_str(j, "signature", t->signature, sizeof t->signature, 1, err, errlen) < 0)
         goto bad;
+    /* the name reaches file names, keys and prompts: an identifier only */
+    if (!ao_is_identifier(t->name, sizeof t->name - 1)) {
+        snprintf(err, errlen, "the task name '%.40s' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
+                 t->name);
+        goto bad;
+    }
     ins = cJSON_GetObjectItemCaseSensitive(j, "inputs");
     outs = cJSON_GetObjectItemCaseSensitive(j, "outputs");
     if (!cJSON_IsArray(ins) || !cJSON_IsArray(outs) || cJSON_GetArraySize(outs) < 1 ||
@@ -451,4 +461,122 @@ size_t ao_task_elems(const struct ao_task *t, int i, const long long *dims)
     for (int k = 0; k < t->t[i].rank; k++)
         n *= (size_t)dims[t->t[i].dim[k]];
     return n;
+}
+
+/* --- finding tasks --- */
+
+const char *ao_task_roots(void)
+{
+    static char def[PATH_MAX + 16];
+    const char *r = getenv("ACCELOPT_TASK_ROOTS");
+    if (r && *r)
+        return r;
+    snprintf(def, sizeof def, "%s/nkibench", ao_home());
+    return def;
+}
+
+int ao_task_allow(const char *dir, char *err, size_t errlen)
+{
+    char real[PATH_MAX];
+    struct ao_buf b = {0};
+    int rc = -1;
+
+    if (!realpath(dir, real)) {
+        snprintf(err, errlen, "cannot resolve '%s': %s", dir, strerror(errno));
+        return -1;
+    }
+    if (strchr(real, ':')) {
+        snprintf(err, errlen, "a task directory may not have ':' in its path: '%s'", real);
+        return -1;
+    }
+    if (ao_buf_printf(&b, "%s:%s", ao_task_roots(), real) == 0 &&
+        setenv("ACCELOPT_TASK_ROOTS", b.data, 1) == 0)
+        rc = 0;
+    else
+        snprintf(err, errlen, "out of memory");
+    ao_buf_release(&b);
+    return rc;
+}
+
+/* Is the resolved directory `real` a root, or directly inside one? */
+static int under_roots(const char *real)
+{
+    const char *r = ao_task_roots();
+    char entry[PATH_MAX], rr[PATH_MAX];
+
+    while (*r) {
+        size_t n = strcspn(r, ":");
+        if (n > 0 && n < sizeof entry) {
+            memcpy(entry, r, n);
+            entry[n] = '\0';
+            if (realpath(entry, rr)) {
+                size_t m = strlen(rr);
+                if (strcmp(real, rr) == 0)
+                    return 1;
+                if (strncmp(real, rr, m) == 0 && real[m] == '/' && !strchr(real + m + 1, '/'))
+                    return 1;
+            }
+        }
+        r += n;
+        if (*r == ':')
+            r++;
+    }
+    return 0;
+}
+
+int ao_task_find(const char *ref, struct ao_task *t, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    const char *r = ao_task_roots();
+
+    if (ao_is_identifier(ref, sizeof t->name - 1)) {
+        /* a name: the first root that has it */
+        while (*r) {
+            size_t n = strcspn(r, ":");
+            struct stat st;
+            snprintf(path, sizeof path, "%.*s/%s", (int)n, r, ref);
+            if (n > 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                return ao_task_find_dir(path, t, err, errlen);
+            r += n;
+            if (*r == ':')
+                r++;
+        }
+        snprintf(err, errlen, "no task '%s' in the task roots (%.300s)", ref, ao_task_roots());
+        return -1;
+    }
+    return ao_task_find_dir(ref, t, err, errlen);
+}
+
+int ao_task_find_dir(const char *dir, struct ao_task *t, char *err, size_t errlen)
+{
+    struct stat st;
+    char real[PATH_MAX];
+
+    if (!realpath(dir, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "task '%.200s' is not a task directory", dir);
+        return -1;
+    }
+    if (!under_roots(real)) {
+        snprintf(err, errlen, "task '%.200s' is outside the task roots (ACCELOPT_TASK_ROOTS: "
+                 "%.300s)", dir, ao_task_roots());
+        return -1;
+    }
+    return ao_task_load(real, t, err, errlen);
+}
+
+int ao_task_from_user(const char *arg, struct ao_task *t, char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+
+    if (!strchr(arg, '/'))
+        return ao_task_find(arg, t, err, errlen);
+    snprintf(dir, sizeof dir, "%s", arg);
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) { /* .../task.json */
+        char *slash = strrchr(dir, '/');
+        *slash = '\0';
+    }
+    if (ao_task_allow(dir, err, errlen) < 0)
+        return -1;
+    return ao_task_find_dir(dir, t, err, errlen);
 }

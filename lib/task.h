@@ -47,6 +47,21 @@ struct ao_task {
  * declared signature is the one the convention derives.  0 or -1 + err. */
 int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen);
 
+/* Tasks are found only in the task roots: ACCELOPT_TASK_ROOTS (directories
+ * separated by ':', each holding task directories or being one), else
+ * $ACCELOPT_HOME/nkibench.  A message can name a task, never a path
+ * elsewhere.  ao_task_find takes a task name (searched in the roots in
+ * order) or a directory (refused unless in a root); 0 or -1 + err. */
+const char *ao_task_roots(void);
+int ao_task_find(const char *name_or_dir, struct ao_task *t, char *err, size_t errlen);
+int ao_task_find_dir(const char *dir, struct ao_task *t, char *err, size_t errlen);
+/* Trusted callers only (a task named on the command line): make dir a task
+ * root of this process and the stages it starts.  0 or -1 + err. */
+int ao_task_allow(const char *dir, char *err, size_t errlen);
+/* A task the user named on the command line: a name in the roots, or a
+ * directory (or its task.json), which ao_task_allow makes a root. */
+int ao_task_from_user(const char *arg, struct ao_task *t, char *err, size_t errlen);
+
 /* The dims of a size class ("tiny", "cpu", "paper"); 0 or -1 + err. */
 int ao_task_size(const struct ao_task *t, const char *size, long long dims[AO_MAX_DIMS],
                  char *err, size_t errlen);

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +18,8 @@
 #include <openssl/evp.h>
 
 #include "util.h"
+
+extern char **environ;
 
 int ao_buf_append(struct ao_buf *b, const void *p, size_t n)
 {
@@ -67,27 +71,43 @@ void ao_buf_release(struct ao_buf *b)
     b->len = b->cap = 0;
 }
 
-char *ao_read_file(const char *path, size_t *len, char *err, size_t errlen)
+char *ao_read_file_max(const char *path, size_t max, size_t *len, char *err, size_t errlen)
 {
     struct ao_buf b = {0};
     char chunk[65536];
-    size_t n;
-    FILE *f = fopen(path, "rb");
+    struct stat st;
+    ssize_t n;
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
-    if (!f) {
+    if (fd < 0) {
         snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
         return NULL;
     }
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        if (ao_buf_append(&b, chunk, n) < 0) {
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "'%s' is not a regular file", path);
+        goto fail;
+    }
+    for (;;) {
+        n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+            goto fail;
+        }
+        if (n == 0)
+            break;
+        if (b.len + (size_t)n > max) {
+            snprintf(err, errlen, "'%s' is over the %zu byte limit", path, max);
+            goto fail;
+        }
+        if (ao_buf_append(&b, chunk, (size_t)n) < 0) {
             snprintf(err, errlen, "out of memory reading '%s'", path);
             goto fail;
         }
-    if (ferror(f)) {
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-        goto fail;
     }
-    fclose(f);
+    close(fd);
     if (!b.data && ao_buf_append(&b, "", 0) < 0) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -96,9 +116,82 @@ char *ao_read_file(const char *path, size_t *len, char *err, size_t errlen)
         *len = b.len;
     return b.data;
 fail:
-    fclose(f);
+    close(fd);
     ao_buf_release(&b);
     return NULL;
+}
+
+char *ao_read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+    return ao_read_file_max(path, AO_FILE_MAX, len, err, errlen);
+}
+
+int ao_spawn(char *const argv[], char *const envp[], char **out, size_t out_max, int *status,
+             char *err, size_t errlen)
+{
+    posix_spawn_file_actions_t fa;
+    struct ao_buf b = {0};
+    int pipefd[2] = {-1, -1}, rc = -1, have_fa = 0;
+    pid_t pid;
+    char chunk[4096];
+    ssize_t n;
+
+    if (out)
+        *out = NULL;
+    if (pipe2(pipefd, O_CLOEXEC) < 0 || posix_spawn_file_actions_init(&fa) != 0) {
+        snprintf(err, errlen, "cannot run '%s': %s", argv[0], strerror(errno));
+        goto out;
+    }
+    have_fa = 1;
+    if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2) != 0) {
+        snprintf(err, errlen, "cannot run '%s'", argv[0]);
+        goto out;
+    }
+    if ((errno = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp ? envp : environ)) != 0) {
+        snprintf(err, errlen, "cannot run '%s': %s", argv[0], strerror(errno));
+        goto out;
+    }
+    close(pipefd[1]);
+    pipefd[1] = -1;
+    /* read it all (a full pipe would stall the child), keep up to out_max */
+    while ((n = read(pipefd[0], chunk, sizeof chunk)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        if (b.len < out_max)
+            ao_buf_append(&b, chunk, (size_t)n < out_max - b.len ? (size_t)n : out_max - b.len);
+    }
+    while (waitpid(pid, status, 0) < 0)
+        if (errno != EINTR) {
+            snprintf(err, errlen, "lost '%s': %s", argv[0], strerror(errno));
+            goto out;
+        }
+    if (!b.data)
+        ao_buf_append(&b, "", 0);
+    if (out) {
+        *out = b.data;
+        b.data = NULL;
+    }
+    rc = 0;
+out:
+    if (have_fa)
+        posix_spawn_file_actions_destroy(&fa);
+    for (int i = 0; i < 2; i++)
+        if (pipefd[i] >= 0)
+            close(pipefd[i]);
+    ao_buf_release(&b);
+    return rc;
+}
+
+int ao_is_identifier(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max || !(s[0] == '_' || ((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z')))
+        return 0;
+    return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == n;
 }
 
 int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t errlen)

@@ -18,10 +18,25 @@ int ao_buf_printf(struct ao_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void ao_buf_release(struct ao_buf *b);
 
-/* Read a whole file (NUL-terminated); NULL with err filled on failure.
- * The caller frees the result. */
+/* Read a whole regular file (NUL-terminated); NULL with err filled on
+ * failure.  A FIFO, device or directory is refused without blocking, and a
+ * file over max bytes (AO_FILE_MAX for ao_read_file) is refused.  The caller
+ * frees the result. */
+#define AO_FILE_MAX (16u << 20)
 char *ao_read_file(const char *path, size_t *len, char *err, size_t errlen);
+char *ao_read_file_max(const char *path, size_t max, size_t *len, char *err, size_t errlen);
 int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t errlen);
+
+/* Run argv[0] (searched in PATH) with that argv, no shell, stdin from
+ * /dev/null, stdout and stderr captured together into *out (up to out_max
+ * bytes kept; the caller frees it; out may be NULL).  envp NULL keeps ours.
+ * Waits for it; 0 with *status its wait status, or -1 + err if it could not
+ * be run. */
+int ao_spawn(char *const argv[], char *const envp[], char **out, size_t out_max, int *status,
+             char *err, size_t errlen);
+
+/* Is s a C identifier of 1..max characters ([A-Za-z_][A-Za-z0-9_]*)? */
+int ao_is_identifier(const char *s, size_t max);
 
 /* Remove a directory tree (no symlinks followed); 0 or -1. */
 int ao_rmtree(const char *path);

@@ -15,11 +15,10 @@
 int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_vendor_result *r,
                     char *err, size_t errlen)
 {
-    char dir[] = "/tmp/accelopt-sgemm-XXXXXX", cmd[2048], *out = NULL;
+    char dir[] = "/tmp/accelopt-sgemm-XXXXXX", cmd[2048], *out = NULL, *out2 = NULL;
     double *lat = NULL;
     cJSON *j = NULL, *v;
-    FILE *p;
-    size_t n = 0, cap = 1 << 16;
+    size_t cap = 1 << 16;
     int rc = -1, st, k = 0;
 
     memset(r, 0, sizeof *r);
@@ -32,20 +31,64 @@ int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_ve
         snprintf(err, errlen, "'%.40s' is not an OpenBLAS core name", core);
         goto out;
     }
-    /* an inherited OPENBLAS_CORETYPE is dropped: the kernels are chosen here */
-    snprintf(cmd, sizeof cmd,
-             "%s -O2 -std=gnu11 '%s/nkibench/harness/cpu/sgemm.c' -o %s/sgemm "
-             "$(pkg-config --cflags --libs openblas 2>/dev/null || echo -lopenblas) -lm 2>&1 && "
-             "env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS=1 %s%s %s/sgemm %d %d %d %d 2>&1",
-             AO_CPU_CC, ao_home(), dir, core ? "OPENBLAS_CORETYPE=" : "", core ? core : "", dir,
-             M, K, N, cpu);
-    if (!(out = malloc(cap)) || !(p = popen(cmd, "r"))) {
-        snprintf(err, errlen, "cannot run the sgemm harness: %s", strerror(errno));
-        goto out;
+    {
+        /* argv, never a shell: pkg-config's words become arguments */
+        char src[700], exe[700], *pc = NULL, *argv[64], ms[16], ks[16], ns[16], cs[16];
+        char *pcargv[] = {(char *)"pkg-config", (char *)"--cflags", (char *)"--libs",
+                          (char *)"openblas", NULL};
+        char *run[] = {exe, ms, ks, ns, cs, NULL}, *envp[256], coretype[80];
+        int a = 0, e = 0;
+        extern char **environ;
+
+        snprintf(src, sizeof src, "%s/nkibench/harness/cpu/sgemm.c", ao_home());
+        snprintf(exe, sizeof exe, "%s/sgemm", dir);
+        argv[a++] = (char *)AO_CPU_CC;
+        argv[a++] = (char *)"-O2";
+        argv[a++] = (char *)"-std=gnu11";
+        argv[a++] = src;
+        argv[a++] = (char *)"-o";
+        argv[a++] = exe;
+        if (ao_spawn(pcargv, NULL, &pc, 4000, &st, err, errlen) == 0 && st == 0) {
+            for (char *w = strtok(pc, " \t\n"); w && a < 60; w = strtok(NULL, " \t\n"))
+                argv[a++] = w;
+        } else {
+            argv[a++] = (char *)"-lopenblas";
+        }
+        argv[a++] = (char *)"-lm";
+        argv[a] = NULL;
+        if (!(out = malloc(cap))) {
+            free(pc);
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+        if (ao_spawn(argv, NULL, &out2, cap - 1, &st, err, errlen) < 0) {
+            free(pc);
+            goto out;
+        }
+        free(pc);
+        if (st == 0) {
+            /* an inherited OPENBLAS_CORETYPE is dropped: the kernels are chosen here */
+            for (char **ev = environ; *ev && e < 250; ev++)
+                if (strncmp(*ev, "OPENBLAS_CORETYPE=", 18) != 0 &&
+                    strncmp(*ev, "OPENBLAS_NUM_THREADS=", 21) != 0)
+                    envp[e++] = *ev;
+            envp[e++] = (char *)"OPENBLAS_NUM_THREADS=1";
+            if (core) {
+                snprintf(coretype, sizeof coretype, "OPENBLAS_CORETYPE=%s", core);
+                envp[e++] = coretype;
+            }
+            envp[e] = NULL;
+            snprintf(ms, sizeof ms, "%d", M);
+            snprintf(ks, sizeof ks, "%d", K);
+            snprintf(ns, sizeof ns, "%d", N);
+            snprintf(cs, sizeof cs, "%d", cpu);
+            free(out2);
+            out2 = NULL;
+            if (ao_spawn(run, envp, &out2, cap - 1, &st, err, errlen) < 0)
+                goto out;
+        }
+        snprintf(out, cap, "%s", out2);
     }
-    n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    st = pclose(p);
     if (st != 0 || !(j = cJSON_Parse(out))) {
         snprintf(err, errlen, "the OpenBLAS sgemm harness failed (is libopenblas-dev "
                  "installed?): %.300s", out);
@@ -85,6 +128,7 @@ out:
     cJSON_Delete(j);
     free(lat);
     free(out);
+    free(out2);
     snprintf(cmd, sizeof cmd, "%s/sgemm", dir);
     unlink(cmd);
     rmdir(dir);

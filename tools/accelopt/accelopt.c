@@ -147,7 +147,7 @@ static int cmd_profile(int argc, char **argv)
         goto out;
     }
     if (ao_profstage_opts_from_config(&c, &po, err, sizeof err) < 0 ||
-        ao_task_load(ao_config_str(&c, "task"), &t, err, sizeof err) < 0 ||
+        ao_task_from_user(ao_config_str(&c, "task"), &t, err, sizeof err) < 0 ||
         ao_task_size(&t, ao_config_str(&c, "size"), (long long[AO_MAX_DIMS]){0}, err, sizeof err) < 0 ||
         !(src = ao_read_file(c.args[0], NULL, err, sizeof err))) {
         ao_err("%s", err);
@@ -321,7 +321,7 @@ static cJSON *bench_vendor(const char *size, const struct ao_calib *cal, int cpu
     cJSON *o, *tried;
 
     snprintf(path, sizeof path, "%s/nkibench/matmul", ao_home());
-    if (ao_task_load(path, &t, err, sizeof err) < 0 || ao_task_size(&t, size, d, err, sizeof err) < 0 ||
+    if (ao_task_find_dir(path, &t, err, sizeof err) < 0 || ao_task_size(&t, size, d, err, sizeof err) < 0 ||
         ao_task_work(&t, d, &mm, &vec, &bytes, err, sizeof err) < 0) {
         ao_warn("vendor reference point: %s", err);
         return NULL;

@@ -104,17 +104,13 @@ static int resolve_tasks(struct run *R, char *err, size_t errlen)
 {
     for (int i = 0; i < R->c.nargs; i++) {
         const char *a = R->c.args[i];
-        char path[PATH_MAX];
         struct ao_task task;
         long long dims[AO_MAX_DIMS];
 
         if (R->n >= MAX_TASKS)
             return snprintf(err, errlen, "at most %d tasks per run", MAX_TASKS), -1;
-        if (strchr(a, '/'))
-            snprintf(path, sizeof path, "%s", a);
-        else
-            snprintf(path, sizeof path, "%s/nkibench/%s", ao_home(), a);
-        if (ao_task_load(path, &task, err, errlen) < 0 ||
+        /* a path becomes a task root of this run's stages (they inherit it) */
+        if (ao_task_from_user(a, &task, err, errlen) < 0 ||
             ao_task_size(&task, ao_config_str(&R->c, "size"), dims, err, errlen) < 0)
             return -1;
         snprintf(R->t[R->n].spec, sizeof R->t[R->n].spec, "%s", task.dir);

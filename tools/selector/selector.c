@@ -411,13 +411,8 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
         snprintf(reason, len, "target '%.40s': only cpu kernels have a baseline here", t.env.target);
         goto out;
     }
-    if (t.spec)
-        snprintf(path, sizeof path, "%s", t.spec);
-    else if (strchr(t.env.task, '/') || strstr(t.env.task, ".."))
-        snprintf(path, sizeof path, "/"); /* refused below */
-    else
-        snprintf(path, sizeof path, "%s/nkibench/%s", ao_home(), t.env.task);
-    if (ao_task_load(path, &task, err, sizeof err) < 0) {
+    snprintf(path, sizeof path, "%s", t.spec ? t.spec : t.env.task);
+    if (ao_task_find(path, &task, err, sizeof err) < 0) {
         snprintf(reason, len, "task '%.60s': %s", t.env.task, err);
         goto out;
     }
