@@ -30,7 +30,6 @@
 
 #define NOMINAL_CHECKS 3
 #define VERIFIED_TIMED 3
-#define BASE_SETS 2
 #define POOLS_MAX_BYTES (3ull << 30) /* older pools are dropped past this */
 #define STRESS_CHECK 2
 /* A call under the roofline is impossible, but the peaks are measured too:
@@ -54,8 +53,7 @@ struct pool {
     long long dims[AO_MAX_DIMS];
     struct dataset check[NOMINAL_CHECKS + 1]; /* the last one at another shape */
     int nchecks;
-    struct dataset verify[VERIFIED_TIMED];    /* fresh inputs for timed calls */
-    struct dataset base[BASE_SETS];           /* rotated into unchecked timed calls */
+    struct dataset verify[VERIFIED_TIMED];    /* timed calls checked in secret */
     char harness[600];                        /* dir with runner.o and stub.o */
     size_t bytes;                             /* memory its tensors hold */
 };
@@ -83,6 +81,11 @@ struct job {
     long long deadline;
     double timeout_s;
     unsigned place_a, place_b, placed; /* the order of tensor positions */
+    /* where the tensors are, as we placed them: never read back from the
+     * header, which the kernel's process can rewrite */
+    size_t off[AO_MAX_TENSORS], bytes[AO_MAX_TENSORS];
+    char out_path[720];                /* the runner's stdout and stderr, capped */
+    int stopped;                       /* held by SIGSTOP between calls */
     /* why it failed, once it did */
     const char *status;
     char reason[512];
@@ -109,6 +112,30 @@ static void fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
         p[i] = (float)a;
         if (i + 1 < n)
             p[i + 1] = (float)b;
+    }
+}
+
+/* Inputs of timed calls, drawn fresh for every call: one 64-bit draw per
+ * element (normals as a scaled sum of four 16-bit uniforms, which keeps the
+ * mean and spread).  The verified timed sets are drawn the same way, so a
+ * kernel cannot tell a checked timed call from an unchecked one. */
+static void fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
+{
+    const double sc = 1.0 / 65536.0, root3 = 1.7320508075688772;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = ao_rng_next(r);
+        double a;
+        if (x->kind == AO_DIST_UNIFORM) {
+            a = x->a + (x->b - x->a) * (((double)(v >> 11) + 0.5) * (1.0 / 9007199254740992.0));
+        } else {
+            double u = (double)(v & 0xffff) + (double)((v >> 16) & 0xffff) +
+                       (double)((v >> 32) & 0xffff) + (double)(v >> 48);
+            a = ((u + 2.0) * sc - 2.0) * root3; /* mean 0, variance 1 */
+            a = x->a + x->b * a;
+            if (x->kind == AO_DIST_ABS_NORMAL)
+                a = fabs(a);
+        }
+        p[i] = (float)a;
     }
 }
 
@@ -416,7 +443,7 @@ static int job_start(struct ao_profiler *p, struct job *j, const struct ao_task 
     char size_arg[32], nptr_arg[16], runner[] = "/work/runner";
     char *argv[] = {runner, size_arg, nptr_arg, NULL};
     struct ao_sandbox_spec spec = {0};
-    int fd = -1, rc = -1;
+    int fd = -1, outfd = -1, rc = -1;
 
     j->task = t;
     j->slot_size = tensors_bytes(t, dims) + (PLACES / 2) * 64;
@@ -438,14 +465,22 @@ static int job_start(struct ao_profiler *p, struct job *j, const struct ao_task 
     j->hdr->magic = AO_RUN_MAGIC;
     j->hdr->total_size = j->shm_size;
     j->hdr->bpf_len = (uint32_t)p->bpf_len;
+    j->hdr->bad_syscall = -1;
     memcpy(j->shm + AO_RUN_HDR_SIZE, p->bpf, p->bpf_len);
     snprintf(size_arg, sizeof size_arg, "%zu", j->shm_size);
     snprintf(nptr_arg, sizeof nptr_arg, "%d", t->ninputs + t->noutputs);
+    /* the kernel's own output goes to a file of ours, outside its work
+     * directory, capped by RLIMIT_FSIZE; diagnostics may quote it */
+    snprintf(j->out_path, sizeof j->out_path, "%s.out", j->dir);
+    if ((outfd = open(j->out_path, O_CREAT | O_TRUNC | O_WRONLY | O_APPEND | O_CLOEXEC, 0600)) < 0) {
+        snprintf(err, errlen, "cannot create '%s': %s", j->out_path, strerror(errno));
+        goto out;
+    }
     spec.workdir = j->dir;
     spec.argv = argv;
     spec.keep_fds = &fd;
     spec.nkeep = 1;
-    spec.out_fd = -1;
+    spec.out_fd = outfd;
     spec.cpu_seconds = (long)timeout_s + 5;
     spec.mem_bytes = (long long)j->shm_size + p->o.mem_bytes;
     spec.file_bytes = 1 << 20;
@@ -463,6 +498,8 @@ static int job_start(struct ao_profiler *p, struct job *j, const struct ao_task 
 out:
     if (fd >= 0)
         close(fd);
+    if (outfd >= 0)
+        close(outfd);
     return rc;
 }
 
@@ -475,6 +512,30 @@ static int job_release(struct job *j, char *err, size_t errlen)
     return 0;
 }
 
+/* Quote the start of what the kernel printed, if anything, after a failure:
+ * printable ASCII only, and short. */
+static void quote_output(struct job *j)
+{
+    char buf[161];
+    size_t n, len = strlen(j->reason);
+    int fd;
+    ssize_t r;
+
+    if (!j->out_path[0] || (fd = open(j->out_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+        return;
+    r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0)
+        return;
+    n = (size_t)r;
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] < 0x20 || buf[i] > 0x7e)
+            buf[i] = buf[i] == '\n' ? '|' : '?';
+    buf[n] = '\0';
+    snprintf(j->reason + len, sizeof j->reason - len, "; it printed: %s%s", buf,
+             n == sizeof buf - 1 ? "..." : "");
+}
+
 /* The runner is gone: say why, from its wait status. */
 static void classify_exit(struct job *j, int st, int timed_out, const char *phase)
 {
@@ -483,7 +544,10 @@ static void classify_exit(struct job *j, int st, int timed_out, const char *phas
         snprintf(j->reason, sizeof j->reason, "still running %s after the time limit", phase);
     } else if ((WIFEXITED(st) && WEXITSTATUS(st) == AO_RUN_EXIT_SYSCALL) ||
                (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)) {
-        const char *name = ao_syscall_name(j->hdr->bad_syscall);
+        /* the number is the runner's word (its memory is the kernel's too):
+         * a name to show, never acted on */
+        int nr = __atomic_load_n(&j->hdr->bad_syscall, __ATOMIC_RELAXED);
+        const char *name = nr >= 0 ? ao_syscall_name(nr) : NULL;
         j->status = "rejected";
         snprintf(j->reason, sizeof j->reason,
                  "made the system call '%s' %s; kernels may only compute and allocate memory",
@@ -508,6 +572,7 @@ static void classify_exit(struct job *j, int st, int timed_out, const char *phas
         snprintf(j->reason, sizeof j->reason, "the process exited (status %d) %s; kernels must "
                  "return", WIFEXITED(st) ? WEXITSTATUS(st) : -1, phase);
     }
+    quote_output(j);
 }
 
 static void job_stop(struct job *j, const char *phase)
@@ -520,6 +585,9 @@ static void job_stop(struct job *j, const char *phase)
         /* a clean exit */
         j->hdr->cmd = AO_RUN_CMD_EXIT;
         __atomic_store_n(&j->hdr->go, j->seq + 1, __ATOMIC_SEQ_CST);
+        if (j->stopped)
+            kill(j->sb.pid, SIGCONT);
+        j->stopped = 0;
         syscall(SYS_futex, (uint32_t *)&j->hdr->go, FUTEX_WAKE, 1, NULL, NULL, 0);
         ao_sandbox_wait(&j->sb, ao_now_ns() + 5000000000LL, &st, &to);
         if (to || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
@@ -540,6 +608,9 @@ static void job_free(struct job *j)
     if (j->dir[0])
         ao_rmtree(j->dir);
     j->dir[0] = '\0';
+    if (j->out_path[0])
+        unlink(j->out_path);
+    j->out_path[0] = '\0';
 }
 
 /* Has the runner ended?  Peek without reaping, so ao_sandbox_wait can. */
@@ -562,9 +633,11 @@ static void place(struct job *j, const long long *dims)
 
     j->hdr->ninputs = (uint32_t)t->ninputs;
     for (int i = 0; i < t->ninputs + t->noutputs; i++) {
+        j->off[i] = off;
+        j->bytes[i] = ao_task_elems(t, i, dims) * sizeof(float);
         j->hdr->off[i] = off;
-        j->hdr->bytes[i] = ao_task_elems(t, i, dims) * sizeof(float);
-        off += ((j->hdr->bytes[i] + 63) & ~(size_t)63) + STAGGER;
+        j->hdr->bytes[i] = j->bytes[i];
+        off += ((j->bytes[i] + 63) & ~(size_t)63) + STAGGER;
     }
     for (int i = 0; i < t->ndims; i++)
         j->hdr->dims[i] = (int32_t)dims[i];
@@ -572,39 +645,76 @@ static void place(struct job *j, const long long *dims)
 
 static float *tensor(struct job *j, int i)
 {
-    return (float *)(j->shm + j->hdr->off[i]);
+    return (float *)(j->shm + j->off[i]);
 }
 
-/* Give the runner one command and wait until it is done (or gone). */
-static int run_cmd(struct job *j, uint32_t cmd, const char *phase)
+/* The runner is kept stopped (SIGSTOP) whenever it is not inside a timed
+ * call.  We write a call's inputs while it cannot run and copy its outputs
+ * after it is stopped again, so a kernel that takes over the runner's loop
+ * can neither see a call's inputs before the clock starts nor work on after
+ * it stops.  -1 (with j->status) if the runner is gone. */
+static int runner_gone(struct job *j, int timed_out, const char *phase)
+{
+    int st = 0, to = 0;
+    if (timed_out)
+        ao_sandbox_kill(&j->sb);
+    ao_sandbox_wait(&j->sb, ao_now_ns() + 5000000000LL, &st, &to);
+    j->started = 0;
+    j->stopped = 0;
+    classify_exit(j, st, timed_out || to, phase);
+    return -1;
+}
+
+static int runner_stop(struct job *j, const char *phase)
+{
+    siginfo_t si;
+
+    if (j->stopped)
+        return 0;
+    if (kill(j->sb.pid, SIGSTOP) < 0)
+        return runner_gone(j, 0, phase);
+    for (;;) {
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)j->sb.pid, &si, WSTOPPED | WEXITED | WNOWAIT) == 0)
+            break;
+        if (errno != EINTR)
+            return runner_gone(j, 0, phase);
+    }
+    if (si.si_code != CLD_STOPPED && si.si_code != CLD_TRAPPED)
+        return runner_gone(j, 0, phase); /* it ended: reap it and say why */
+    memset(&si, 0, sizeof si);
+    waitid(P_PID, (id_t)j->sb.pid, &si, WSTOPPED | WNOHANG); /* consume the report */
+    j->stopped = 1;
+    return 0;
+}
+
+/* One command to the (stopped) runner: the clock starts, the runner
+ * continues, the clock stops the moment it says done, and it is stopped
+ * again.  Returns the elapsed ns, or -1 with j->status set. */
+static long long run_call(struct job *j, uint32_t cmd, const char *phase)
 {
     struct ao_run_hdr *h = j->hdr;
-    long long t0, now;
+    long long t0, t1, now;
     unsigned spins = 0;
 
+    if (runner_stop(j, phase) < 0)
+        return -1;
     h->cmd = cmd;
     j->seq++;
-    t0 = ao_now_ns();
     __atomic_store_n(&h->go, j->seq, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&h->runner_sleeping, __ATOMIC_SEQ_CST))
-        syscall(SYS_futex, (uint32_t *)&h->go, FUTEX_WAKE, 1, NULL, NULL, 0);
+    t0 = ao_now_ns();
+    kill(j->sb.pid, SIGCONT);
+    j->stopped = 0;
     for (;;) {
         if (__atomic_load_n(&h->done, __ATOMIC_ACQUIRE) == j->seq)
-            return 0;
+            break;
         if (++spins & 1023) {
             __builtin_ia32_pause();
             continue;
         }
         now = ao_now_ns();
-        if (now > j->deadline || runner_ended(j)) {
-            int st = 0, to = 0;
-            if (now > j->deadline)
-                ao_sandbox_kill(&j->sb);
-            ao_sandbox_wait(&j->sb, ao_now_ns() + 5000000000LL, &st, &to);
-            j->started = 0;
-            classify_exit(j, st, now > j->deadline || to, phase);
-            return -1;
-        }
+        if (now > j->deadline || runner_ended(j))
+            return runner_gone(j, now > j->deadline, phase);
         if (now - t0 > 20000000) { /* long call: sleep instead of spinning */
             struct timespec ts = {0, 5000000};
             __atomic_store_n(&h->parent_sleeping, 1, __ATOMIC_SEQ_CST);
@@ -614,23 +724,30 @@ static int run_cmd(struct job *j, uint32_t cmd, const char *phase)
             __atomic_store_n(&h->parent_sleeping, 0, __ATOMIC_SEQ_CST);
         }
     }
+    t1 = ao_now_ns();
+    if (runner_stop(j, phase) < 0)
+        return -1;
+    return t1 - t0;
 }
 
-/* One call: inputs copied in (each rotated by rot[i] elements), outputs
- * poisoned, the clock started, the runner released, the clock stopped the
- * moment it says done, and the outputs copied out at once into out[] (if
- * given).  Returns elapsed ns, or -1 with j->status set. */
+/* One call: inputs written (copied from in[], or drawn fresh from rng when
+ * in is NULL), outputs poisoned, the call timed by run_call, and the
+ * outputs copied out into out[] (if given) while the runner is stopped.
+ * Returns elapsed ns, or -1 with j->status set. */
 static long long job_call(struct job *j, const long long *dims, float *const *in,
-                          const size_t *rot, uint32_t poison, float **out, const char *phase)
+                          struct ao_rng *rng, uint32_t poison, float **out, const char *phase)
 {
     const struct ao_task *t = j->task;
-    long long t0, t1;
+    long long e;
 
+    if (runner_stop(j, phase) < 0)
+        return -1;
     for (int i = 0; i < t->ninputs; i++) {
-        size_t n = ao_task_elems(t, i, dims), r = rot ? rot[i] % n : 0;
-        float *dst = tensor(j, i);
-        memcpy(dst, in[i] + r, (n - r) * sizeof(float));
-        memcpy(dst + (n - r), in[i], r * sizeof(float));
+        size_t n = ao_task_elems(t, i, dims);
+        if (in)
+            memcpy(tensor(j, i), in[i], n * sizeof(float));
+        else
+            fill_timed(rng, &t->t[i].dist, tensor(j, i), n);
     }
     for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
         uint32_t *o = (uint32_t *)tensor(j, i);
@@ -638,16 +755,12 @@ static long long job_call(struct job *j, const long long *dims, float *const *in
         for (size_t k = 0; k < n; k++)
             o[k] = poison;
     }
-    if (run_cmd(j, AO_RUN_CMD_PREPARE, phase) < 0)
+    if ((e = run_call(j, AO_RUN_CMD_CALL, phase)) < 0)
         return -1;
-    t0 = ao_now_ns();
-    if (run_cmd(j, AO_RUN_CMD_CALL, phase) < 0)
-        return -1;
-    t1 = ao_now_ns();
     for (int i = 0; out && i < t->noutputs; i++)
         memcpy(out[i], tensor(j, t->ninputs + i),
                ao_task_elems(t, t->ninputs + i, dims) * sizeof(float));
-    return t1 - t0;
+    return e;
 }
 
 /* Did the call leave its inputs as they were given?  Names the first one not. */
@@ -717,8 +830,6 @@ static void pool_free(struct pool *pl)
         dataset_free(&pl->check[s]);
     for (int s = 0; s < VERIFIED_TIMED; s++)
         dataset_free(&pl->verify[s]);
-    for (int s = 0; s < BASE_SETS; s++)
-        dataset_free(&pl->base[s]);
     if (pl->harness[0])
         ao_rmtree(pl->harness);
     free(pl);
@@ -791,7 +902,7 @@ static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, con
     if (ao_task_size(t, size, pl->dims, err, errlen) < 0)
         goto fail;
     extra_shape(p, t, pl->dims, xdims);
-    pl->bytes = (NOMINAL_CHECKS + 1 + VERIFIED_TIMED + BASE_SETS) * tensors_bytes(t, pl->dims);
+    pl->bytes = (NOMINAL_CHECKS + 1 + VERIFIED_TIMED) * tensors_bytes(t, pl->dims);
     pools_trim(p, pl->bytes);
     pl->nchecks = NOMINAL_CHECKS + (memcmp(xdims, pl->dims, sizeof xdims) != 0);
     for (int s = 0; s < pl->nchecks; s++) {
@@ -807,13 +918,7 @@ static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, con
         if (dataset_alloc(t, &pl->verify[s], pl->dims, 1) < 0)
             goto oom;
         for (int i = 0; i < t->ninputs; i++)
-            fill(&p->rng, &t->t[i].dist, pl->verify[s].t[i], ao_task_elems(t, i, pl->dims));
-    }
-    for (int s = 0; s < BASE_SETS; s++) {
-        if (dataset_alloc(t, &pl->base[s], pl->dims, 0) < 0)
-            goto oom;
-        for (int i = 0; i < t->ninputs; i++)
-            fill(&p->rng, &t->t[i].dist, pl->base[s].t[i], ao_task_elems(t, i, pl->dims));
+            fill_timed(&p->rng, &t->t[i].dist, pl->verify[s].t[i], ao_task_elems(t, i, pl->dims));
     }
     if (build_harness(p, pl, err, errlen) < 0 || compute_references(p, pl, err, errlen) < 0)
         goto fail;
@@ -951,17 +1056,12 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
      * left any low-power state before the clock counts; the last call
      * sizes the run */
     for (int w = 0; w < 2 || (warm < (long long)(p->o.warmup_s * 1e9) && w < 100000); w++) {
-        const struct dataset *b = &pl->base[w % BASE_SETS];
-        size_t rot[AO_MAX_TENSORS];
         if (w < 2) {
-            for (int i = 0; i < t->ninputs; i++)
-                rot[i] = (size_t)ao_rng_next(&p->rng);
             place(j, pl->dims);
-            e = job_call(j, pl->dims, b->t, rot, 0x7fc00000u, NULL, "while warming up");
+            e = job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "while warming up");
         } else {
             /* the same inputs again: warming up needs no fresh data */
-            long long t0 = ao_now_ns();
-            e = run_cmd(j, AO_RUN_CMD_CALL, "while warming up") < 0 ? -1 : ao_now_ns() - t0;
+            e = run_call(j, AO_RUN_CMD_CALL, "while warming up");
         }
         if (e < 0)
             goto out;
@@ -1005,11 +1105,8 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
                 goto out;
             }
         } else {
-            const struct dataset *b = &pl->base[n % BASE_SETS];
-            size_t rot[AO_MAX_TENSORS];
-            for (int i = 0; i < t->ninputs; i++)
-                rot[i] = (size_t)ao_rng_next(&p->rng);
-            if ((e = job_call(j, pl->dims, b->t, rot, 0x7fc00000u, NULL, "in a timed call")) < 0)
+            /* values the kernel's process has never seen */
+            if ((e = job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "in a timed call")) < 0)
                 goto out;
         }
         m->kernel_ns += e;
@@ -1105,9 +1202,14 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     /* a big jump over the parent is measured again, cold, in a new process */
     if (isfinite(parent_ns) && parent_ns / m.st.median > 10) {
         struct job j2;
+        int rc2;
         memset(&j2, 0, sizeof j2);
         snprintf(j2.dir, sizeof j2.dir, "%s", j.dir);
-        if (run_once(p, pl, &j2, r, errors, &max_err, &m2, err, errlen) < 0)
+        rc2 = run_once(p, pl, &j2, r, errors, &max_err, &m2, err, errlen);
+        job_stop(&j2, "at exit");
+        if (j2.shm) /* the directory is j's, removed with it */
+            munmap(j2.shm, j2.shm_size);
+        if (rc2 < 0)
             goto fail;
         if (j2.status) {
             j.status = j2.status;

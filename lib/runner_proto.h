@@ -13,10 +13,10 @@
 #define AO_RUN_BPF_MAX (60 * 1024)
 #define AO_RUN_DATA_OFFSET (64 * 1024)
 
-/* PREPARE: bring the call's tensors into this core's caches (read every
- * input line, rewrite every output line), untimed, so each timed call
- * starts from the same cache state whichever core the profiler wrote from */
-enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2, AO_RUN_CMD_PREPARE = 3 };
+/* The header is shared with the kernel's process, so the profiler reads
+ * nothing back from it but `done`, `runner_sleeping` and `bad_syscall`
+ * (a number it only names); offsets and sizes it keeps to itself. */
+enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2 };
 #define AO_RUN_EXIT_SYSCALL 159 /* the runner's status after a forbidden syscall */
 
 struct ao_run_hdr {
@@ -30,7 +30,7 @@ struct ao_run_hdr {
     _Alignas(64) uint32_t cmd;
     int32_t dims[AO_RUN_MAX_DIMS];
     uint64_t off[AO_RUN_MAX_PTRS];           /* tensor offsets from the mapping base */
-    uint64_t bytes[AO_RUN_MAX_PTRS];         /* tensor sizes, for PREPARE */
+    uint64_t bytes[AO_RUN_MAX_PTRS];         /* tensor sizes */
     uint32_t ninputs;
 };
 

@@ -200,8 +200,12 @@ static int child_main(void *arg)
     for (int i = 0; i < s->nkeep; i++)
         if (dup3(s->keep_fds[i], 200 + i, 0) < 0)
             die(a, "dup kept fd");
+    /* never the caller's own stdout and stderr: the output file, or nothing */
     if (s->out_fd >= 0 && (dup2(s->out_fd, 1) < 0 || dup2(s->out_fd, 2) < 0))
         die(a, "redirect output");
+    if (s->out_fd < 0 && ((devnull = open("/dev/null", O_WRONLY)) < 0 || dup2(devnull, 1) < 0 ||
+                          dup2(devnull, 2) < 0))
+        die(a, "redirect output to /dev/null");
     if ((devnull = open("/dev/null", O_RDONLY)) < 0 || dup2(devnull, 0) < 0)
         die(a, "open /dev/null");
     for (int i = 0; i < s->nkeep; i++)
@@ -643,7 +647,8 @@ int ao_sandbox_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
     int rc = -1;
 
     *bpf = NULL;
-    if (!ctx)
+    /* another ABI's call (x32, i386) traps too, so the handler can name it */
+    if (!ctx || seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP) < 0)
         goto out;
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
         int nr = seccomp_syscall_resolve_name(allowed[i]);
@@ -670,11 +675,15 @@ out:
 
 const char *ao_syscall_name(int nr)
 {
-    static char name[64];
-    char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    static char name[80];
+    /* the x32 ABI numbers its calls with bit 30 set (__X32_SYSCALL_BIT) */
+    int x32 = nr >= 0 && (nr & 0x40000000);
+    char *s = seccomp_syscall_resolve_num_arch(x32 ? SCMP_ARCH_X32 : SCMP_ARCH_NATIVE, nr);
+    if (!s && x32)
+        s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr & ~0x40000000);
     if (!s)
         return NULL;
-    snprintf(name, sizeof name, "%s", s);
+    snprintf(name, sizeof name, "%s%s", s, x32 ? " (x32 ABI)" : "");
     free(s);
     return name;
 }

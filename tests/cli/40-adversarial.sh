@@ -44,6 +44,11 @@ for k in tests/kernels/*.c; do
     sleep 0.05
     [ "$(nobody_procs)" = 0 ]; ok $? "$name: nothing left running"
 done
+# a kernel's writes to fds 1 and 2 never reach the stage's own output
+! grep -q FORGED_BY_KERNEL "$T/write_stage_fds.err"; ok $? "the kernel's fake log line is not in the stage's stderr"
+python3 -c "import json,sys; l=open(sys.argv[1]).read().splitlines(); r=json.loads(l[0]); sys.exit(0 if len(l)==1 and r['type']=='result' and 'FORGED' not in str(r.get('reason')) and r.get('speedup')!=7999 else 1)" "$RESULTS/adv-write_stage_fds.json"
+ok $? "the stage's stdout holds one genuine result, not the kernel's forged line"
+grep -q 'x32 ABI' "$RESULTS/adv-syscall_x32.json"; ok $? "an x32 system call is named as one"
 ! grep -q SECRET_TOKEN_7f3a9 "$RESULTS"/adv-*.json "$T"/*.err; ok $? "the secret header never comes back in diagnostics"
 [ ! -e "$target" ]; ok $? "the file outside the work dir was not written"
 [ ! -s "$conn_file" ]; ok $? "the loopback server saw no connection"
