@@ -16,16 +16,53 @@ struct stdio_priv {
     size_t cap;
 };
 
+/* Read one line, keeping at most AO_MAX_MESSAGE bytes of it: the limit is
+ * enforced while reading, so a huge line costs no memory.  Returns the
+ * line's full length (0 at a blank line), -1 at end of input or error. */
+static long long read_line(struct stdio_priv *p, size_t *kept)
+{
+    long long total = 0;
+    size_t n = 0;
+    int c;
+
+    flockfile(p->in);
+    while ((c = getc_unlocked(p->in)) != EOF && c != '\n') {
+        total++;
+        if (n >= AO_MAX_MESSAGE)
+            continue; /* over the limit: counted, not kept */
+        if (n + 2 > p->cap) {
+            size_t cap = p->cap ? p->cap * 2 : 4096;
+            char *d = realloc(p->line, cap);
+            if (!d) {
+                funlockfile(p->in);
+                errno = ENOMEM;
+                return -1;
+            }
+            p->line = d;
+            p->cap = cap;
+        }
+        p->line[n++] = (char)c;
+    }
+    funlockfile(p->in);
+    if (c == EOF && total == 0)
+        return -1;
+    if (p->line)
+        p->line[n] = '\0';
+    *kept = n;
+    return total;
+}
+
 static int stdio_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
 {
     struct stdio_priv *p = io->priv;
-    ssize_t n;
+    long long total;
+    size_t n = 0;
 
     (void)timeout_ms; /* a pipe blocks; signals interrupt the read */
     for (;;) {
         errno = 0;
-        n = getline(&p->line, &p->cap, p->in);
-        if (n < 0) {
+        total = read_line(p, &n);
+        if (total < 0) {
             if (errno == EINTR && !ao_stop_requested()) {
                 clearerr(p->in);
                 continue;
@@ -34,12 +71,13 @@ static int stdio_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
                 snprintf(io->err, sizeof io->err, "cannot read input: %s", strerror(errno));
             return -1;
         }
-        while (n > 0 && (p->line[n - 1] == '\n' || p->line[n - 1] == '\r'))
-            p->line[--n] = '\0';
-        if (n == 0)
+        while (n > 0 && (p->line[n - 1] == '\r'))
+            p->line[--n] = '\0', total--;
+        if (total == 0)
             continue; /* blank lines are not messages */
         m->raw = p->line;
-        m->len = (size_t)n;
+        m->len = n;
+        m->size = (size_t)total;
         m->topic = "stdin";
         m->partition = 0;
         m->offset = 0;
@@ -146,6 +184,41 @@ unsigned ao_io_generation(struct ao_io *io)
     return io->ops->generation(io);
 }
 
+/* The excerpt a dead letter keeps: the first DLQ_EXCERPT bytes, with
+ * control bytes and invalid UTF-8 shown as '?', so that its JSON form stays
+ * small (never the 6 bytes of a \u0001 per input byte) and valid. */
+#define DLQ_EXCERPT 2048
+static char *excerpt(const struct ao_inmsg *m)
+{
+    size_t n = m->len < DLQ_EXCERPT ? m->len : DLQ_EXCERPT;
+    char *e = malloc(n + 1), tmp[8];
+
+    if (!e)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)m->raw[i];
+        size_t k = 1;
+        if (c >= 0x80) {
+            char err[8];
+            k = n - i < 4 ? n - i : 4;
+            memcpy(tmp, m->raw + i, k);
+            /* the longest valid sequence here, or one '?' */
+            while (k > 0 && ao_msg_check_raw(tmp, k, err, sizeof err) < 0)
+                k--;
+            if (k == 0) {
+                e[i++] = '?';
+                continue;
+            }
+            memcpy(e + i, m->raw + i, k);
+        } else {
+            e[i] = c < 0x20 && c != '\t' ? '?' : (char)c;
+        }
+        i += k;
+    }
+    e[n] = '\0';
+    return e;
+}
+
 int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason)
 {
     struct ao_dlq_msg d;
@@ -158,8 +231,8 @@ int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *re
     ao_sha256_hex(m->raw, m->len, hex);
     snprintf(id, sizeof id, "dlq:%s:%.16s", io->stage, hex);
     ao_utc_now(now, sizeof now);
-    /* keep a bounded copy: the dead letter must never be larger than the input */
-    payload = strndup(m->raw, m->len);
+    /* a bounded excerpt and a hash: a dead letter stays small whatever came in */
+    payload = excerpt(m);
     if (!payload || ao_env_set(&d.env, "dlq", id, "", "", "", 0) < 0)
         goto out;
     d.stage = strdup(io->stage);
@@ -167,8 +240,11 @@ int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *re
     d.received_at = strdup(now);
     d.source_topic = m->topic ? strdup(m->topic) : NULL;
     d.payload = payload;
+    d.payload_bytes = (long long)(m->size > m->len ? m->size : m->len);
+    d.payload_sha256 = strdup(hex); /* of the bytes kept: all of them within the size limit */
     payload = NULL;
-    if (!d.stage || !d.reason || !d.received_at || !(j = ao_msg_encode(&ao_msg_dlq, &d)))
+    if (!d.stage || !d.reason || !d.received_at || !d.payload_sha256 ||
+        !(j = ao_msg_encode(&ao_msg_dlq, &d)))
         goto out;
     {
         char *s = cJSON_PrintUnformatted(j);
@@ -251,12 +327,11 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
             snprintf(reason, sizeof reason,
                      "handed out %ld times; each time before, the stage died with it in hand "
                      "(a poison message)", tries);
-        } else if (m.len > AO_MAX_MESSAGE) {
+        } else if (m.len > AO_MAX_MESSAGE || m.size > AO_MAX_MESSAGE) {
             snprintf(reason, sizeof reason, "message of %zu bytes is over the %u byte limit",
-                     m.len, AO_MAX_MESSAGE);
-        } else if (!(j = cJSON_ParseWithLength(m.raw, m.len))) {
-            snprintf(reason, sizeof reason, "not valid JSON near byte %ld",
-                     (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - m.raw : 0));
+                     m.size > m.len ? m.size : m.len, AO_MAX_MESSAGE);
+        } else if (!(j = ao_msg_parse(m.raw, m.len, reason, sizeof reason))) {
+            /* reason says why */
         } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
             reason[0] = '\0';
         } else if (io->err[0]) {
@@ -269,8 +344,13 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
         }
         cJSON_Delete(j);
         if (reason[0] && ao_io_dead_letter(io, &m, reason) < 0) {
-            snprintf(io->err, sizeof io->err, "cannot write a dead letter");
-            return -1;
+            if (tries <= io->guard.max || !tries) {
+                snprintf(io->err, sizeof io->err, "cannot write a dead letter (%.300s)", reason);
+                return -1; /* comes again; the poison guard counts it */
+            }
+            /* past the attempts: skipped all the same, so it cannot stop the stage */
+            ao_err("cannot write a dead letter for %s[%d]@%lld; skipped after %ld attempts: %s",
+                   m.topic ? m.topic : "?", m.partition, m.offset, tries, reason);
         }
         if (ao_io_commit(io, &m) < 0)
             return -1;

@@ -12,6 +12,8 @@
 struct ao_inmsg {
     const char *raw;
     size_t len;
+    size_t size;       /* its size on the wire: over len when it was over
+                          AO_MAX_MESSAGE and only the start was kept */
     const char *topic; /* where it came from ("stdin" in pipe mode) */
     int partition;     /* Kafka: where in the topic (pipe mode: 0 and 0) */
     long long offset;

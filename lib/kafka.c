@@ -116,6 +116,7 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
     p->held = rm;
     m->raw = rm->payload ? rm->payload : "";
     m->len = rm->payload ? rm->len : 0;
+    m->size = m->len;
     m->topic = rd_kafka_topic_name(rm->rkt);
     m->partition = rm->partition;
     m->offset = rm->offset;

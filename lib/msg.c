@@ -181,6 +181,8 @@ static const struct ao_field dlq_fields[] = {
     F(struct ao_dlq_msg, stage, AO_F_STR, 1),
     F(struct ao_dlq_msg, reason, AO_F_STR, 1),
     F(struct ao_dlq_msg, payload, AO_F_STR, 1),
+    F(struct ao_dlq_msg, payload_bytes, AO_F_INT, 0),
+    F(struct ao_dlq_msg, payload_sha256, AO_F_STR, 0),
     F(struct ao_dlq_msg, source_topic, AO_F_STR, 0),
     F(struct ao_dlq_msg, received_at, AO_F_STR, 1),
 };
@@ -287,6 +289,142 @@ oom:
     return -1;
 }
 
+/* --- the raw text, before cJSON sees it --- */
+
+/* Length of the UTF-8 sequence at p (at most n bytes), 0 if invalid:
+ * overlong forms, surrogates and code points past U+10FFFF are invalid. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+    unsigned c = p[0];
+    size_t k;
+    unsigned long cp;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        k = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        k = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        k = 4, cp = c & 0x07;
+    else
+        return 0;
+    if (k > n)
+        return 0;
+    for (size_t i = 1; i < k; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3f);
+    }
+    if ((k == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (k == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return k;
+}
+
+int ao_msg_check_raw(const char *raw, size_t len, char *err, size_t errlen)
+{
+    const unsigned char *p = (const unsigned char *)raw;
+    int in_str = 0;
+
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_len(p + i, len - i);
+        if (k == 0) {
+            snprintf(err, errlen, "invalid UTF-8 at byte %zu", i);
+            return -1;
+        }
+        if (p[i] == 0) {
+            snprintf(err, errlen, "a NUL byte at byte %zu", i);
+            return -1;
+        }
+        if (in_str && p[i] == '\\' && i + 1 < len) {
+            /* a \u0000 escape would cut the string short in the decoder */
+            if (p[i + 1] == 'u' && i + 5 < len && memcmp(p + i + 2, "0000", 4) == 0) {
+                snprintf(err, errlen, "a \\u0000 in a string at byte %zu", i);
+                return -1;
+            }
+            i += 2;
+            continue;
+        }
+        if (p[i] == '"')
+            in_str = !in_str;
+        i += k;
+    }
+    return 0;
+}
+
+/* Does any object in j have a key twice?  Names the first. */
+static const char *duplicate_key(const cJSON *j)
+{
+    for (const cJSON *a = j ? j->child : NULL; a; a = a->next) {
+        const char *d;
+        if (cJSON_IsObject(j))
+            for (const cJSON *b = a->next; b; b = b->next)
+                if (a->string && b->string && strcmp(a->string, b->string) == 0)
+                    return a->string;
+        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && (d = duplicate_key(a)))
+            return d;
+    }
+    return NULL;
+}
+
+cJSON *ao_msg_parse(const char *raw, size_t len, char *err, size_t errlen)
+{
+    const char *end = NULL, *dup;
+    cJSON *j;
+
+    if (ao_msg_check_raw(raw, len, err, errlen) < 0)
+        return NULL;
+    if (!(j = cJSON_ParseWithLengthOpts(raw, len, &end, 0))) {
+        snprintf(err, errlen, "not valid JSON near byte %ld",
+                 (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - raw : 0));
+        return NULL;
+    }
+    for (; end && end < raw + len; end++)
+        if (!strchr(" \t\r\n", *end)) {
+            snprintf(err, errlen, "trailing bytes after the JSON value at byte %ld",
+                     (long)(end - raw));
+            cJSON_Delete(j);
+            return NULL;
+        }
+    if ((dup = duplicate_key(j))) {
+        snprintf(err, errlen, "the key '%.40s' appears twice in one object", dup);
+        cJSON_Delete(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* A run's config travels in several messages; every stage reads it, so
+ * each known key must have its type (no silent default, no truncation). */
+static int check_config(const cJSON *c, char *err, size_t errlen)
+{
+    static const char *const whole[] = {"beam", "plans", "samples", "iters", "topk", "expn",
+                                        "seed", "budget_tokens", NULL};
+    static const char *const number[] = {"memory_deadline_s", "budget_usd", NULL};
+    const cJSON *v;
+
+    for (int i = 0; whole[i]; i++)
+        if ((v = cJSON_GetObjectItemCaseSensitive(c, whole[i])) &&
+            (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
+             v->valuedouble > 9007199254740992.0)) {
+            snprintf(err, errlen, "config '%s' must be a whole number, not %s", whole[i],
+                     cJSON_IsNumber(v) ? "a fraction or a negative" : "another type");
+            return -1;
+        }
+    for (int i = 0; number[i]; i++)
+        if ((v = cJSON_GetObjectItemCaseSensitive(c, number[i])) &&
+            (!cJSON_IsNumber(v) || v->valuedouble < 0)) {
+            snprintf(err, errlen, "config '%s' must be a number of at least 0", number[i]);
+            return -1;
+        }
+    if ((v = cJSON_GetObjectItemCaseSensitive(c, "memory_scope")) && !cJSON_IsString(v)) {
+        snprintf(err, errlen, "config 'memory_scope' must be a string");
+        return -1;
+    }
+    return 0;
+}
+
 int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
                   char *err, size_t errlen)
 {
@@ -323,6 +461,20 @@ int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
         snprintf(err, errlen, "message type '%.40s' where '%s' was expected",
                  ((struct ao_env *)msg)->type, t->name);
         goto fail;
+    }
+    if (((struct ao_env *)msg)->v != AO_MSG_VERSION) {
+        snprintf(err, errlen, "message version %lld: this stage speaks version %d",
+                 ((struct ao_env *)msg)->v, AO_MSG_VERSION);
+        goto fail;
+    }
+    if (((struct ao_env *)msg)->iter < 0) {
+        snprintf(err, errlen, "iteration %lld is negative", ((struct ao_env *)msg)->iter);
+        goto fail;
+    }
+    {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "config");
+        if (c && cJSON_IsObject(c) && check_config(c, err, errlen) < 0)
+            goto fail;
     }
     return 0;
 fail:

@@ -103,6 +103,8 @@ struct ao_done_msg {
 struct ao_dlq_msg {
     struct ao_env env;
     char *stage, *reason, *payload, *received_at, *source_topic;
+    long long payload_bytes;  /* the refused message's full size */
+    char *payload_sha256;     /* and its hash: payload is a bounded excerpt */
 };
 
 extern const struct ao_msg_type ao_msg_task, ao_msg_candidate, ao_msg_plan, ao_msg_kernel,
@@ -119,6 +121,12 @@ void ao_msg_release(const struct ao_msg_type *t, void *msg);
 
 /* Decode a JSON object into msg (initialised here).  Returns 0, or -1 with
  * err saying which field is wrong (the message goes to the dead letters). */
+/* Parse one message's raw text strictly: valid UTF-8 with no NUL and no
+ * \u0000 escape, one JSON value with nothing after it, no key twice in an
+ * object.  NULL with the reason in err. */
+cJSON *ao_msg_parse(const char *raw, size_t len, char *err, size_t errlen);
+int ao_msg_check_raw(const char *raw, size_t len, char *err, size_t errlen);
+
 int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
                   char *err, size_t errlen);
 /* Encode msg as a new JSON object (the caller deletes it); NULL on OOM. */

@@ -53,14 +53,23 @@ static void round_trip_file(const char *home, const struct ao_msg_type *t)
     free(text);
 }
 
-static void refuse(const char *json, const char *want, const char *what)
+/* through the stages' own path: the strict parse, then the decoder */
+static void refuse_as(const struct ao_msg_type *t, const char *json, size_t len, const char *want,
+                      const char *what)
 {
     char err[AO_ERRLEN] = "";
-    struct ao_result_msg r;
-    cJSON *j = cJSON_Parse(json);
-    int rc = ao_msg_decode(&ao_msg_result, j, &r, err, sizeof err);
+    union { struct ao_result_msg r; struct ao_plan_msg p; } m;
+    cJSON *j = ao_msg_parse(json, len, err, sizeof err);
+    int rc = j ? ao_msg_decode(t, j, &m, err, sizeof err) : -1;
     CHECK(rc < 0 && strstr(err, want), "%s is refused: %s", what, err);
+    if (rc == 0)
+        ao_msg_release(t, &m);
     cJSON_Delete(j);
+}
+
+static void refuse(const char *json, const char *want, const char *what)
+{
+    refuse_as(&ao_msg_result, json, strlen(json), want, what);
 }
 
 int main(int argc, char **argv)
@@ -84,6 +93,35 @@ int main(int argc, char **argv)
     refuse("{" ENV ",\"kernel_id\":\"k\",\"size\":\"tiny\",\"status\":\"ok\",\"repeats\":1.5}",
            "repeats", "a fraction where an integer belongs");
     refuse("[1,2]", "not a JSON object", "an array");
+    /* issue 14: what the decoder used to let through */
+#define OKR ",\"kernel_id\":\"k\",\"size\":\"tiny\",\"status\":\"ok\""
+    refuse("{" ENV OKR "} trailing", "trailing bytes", "trailing garbage");
+    refuse("{" ENV OKR ",\"status\":\"crash\"}", "appears twice", "a duplicate key");
+    refuse("{\"type\":\"result\",\"v\":999,\"id\":\"x\",\"run\":\"r\",\"task\":\"t\","
+           "\"target\":\"cpu\",\"iter\":0" OKR "}", "version 999", "v: 999");
+    refuse("{\"type\":\"result\",\"v\":1,\"id\":\"x\",\"run\":\"r\",\"task\":\"t\","
+           "\"target\":\"cpu\",\"iter\":-3" OKR "}", "negative", "a negative iteration");
+    refuse("{" ENV OKR ",\"reason\":\"cut\\u0000here\"}", "u0000", "a \\u0000 in a string");
+    refuse("{" ENV OKR ",\"reason\":\"bad \xff\xfe utf8\"}", "UTF-8", "invalid UTF-8");
+    refuse("{" ENV OKR ",\"reason\":\"overlong \xc0\xaf\"}", "UTF-8", "an overlong UTF-8 form");
+    refuse_as(&ao_msg_result, "{" ENV OKR ",\"reason\":\"a\0b\"}", sizeof("{" ENV OKR ",\"reason\":\"a\0b\"}") - 1,
+              "NUL", "a raw NUL byte");
+#define PLAN "{\"type\":\"plan\",\"v\":1,\"id\":\"p\",\"run\":\"r\",\"task\":\"t\",\"target\":\"cpu\"," \
+             "\"iter\":1,\"candidate_id\":\"c\",\"candidate_sha256\":\"e3\",\"index\":0,\"text\":\"t\""
+    refuse_as(&ao_msg_plan, PLAN ",\"config\":{\"samples\":1.5}}", strlen(PLAN ",\"config\":{\"samples\":1.5}}"),
+              "whole number", "a config value 1.5 where a whole number belongs");
+    refuse_as(&ao_msg_plan, PLAN ",\"config\":{\"samples\":\"4\"}}", strlen(PLAN ",\"config\":{\"samples\":\"4\"}}"),
+              "whole number", "a config value \"4\" (a string)");
+    refuse_as(&ao_msg_plan, PLAN ",\"config\":{\"a\":1,\"a\":2}}", strlen(PLAN ",\"config\":{\"a\":1,\"a\":2}}"),
+              "appears twice", "a duplicate key inside config");
+    {
+        /* and the escaped backslash before u0000 is plain text, accepted */
+        const char *ok = "{" ENV OKR ",\"reason\":\"a\\\\u0000 b \u00e9\"}";
+        char err[AO_ERRLEN] = "";
+        cJSON *j = ao_msg_parse(ok, strlen(ok), err, sizeof err);
+        CHECK(j != NULL, "an escaped backslash before 'u0000' and valid UTF-8 pass: %s", err);
+        cJSON_Delete(j);
+    }
     {
         char err[AO_ERRLEN];
         struct ao_kernel_msg k;

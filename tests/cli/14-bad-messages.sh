@@ -1,0 +1,50 @@
+# 14-bad-messages.sh - messages built to stop a stage or eat its memory are
+# refused with small dead letters, and the stage goes on (issue 14, part 6)
+. tests/cli/helpers.sh
+ensure_calibration
+good() {
+    python3 -c "import json;print(json.dumps(dict(type='kernel',v=1,id='good',run='r',task='matmul',target='cpu',iter=1,size='tiny',source=open('tests/kernels/honest.c').read())))"
+}
+
+# 900 KB of \x01 bytes in a string: the dead letter stays small
+{ python3 -c "import sys; sys.stdout.write('{\"type\":\"kernel\",\"x\":\"' + '\x01' * 900000 + '\"}\n')"; good; } |
+    timeout 120 bin/accelopt-profiler --dlq "$T/dlq1" >"$T/bm1.out" 2>"$T/bm1.err"
+rc=$?
+size=$(wc -c <"$T/dlq1")
+[ $rc -eq 0 ] && [ "$size" -lt 20000 ]; ok $? "a 900 KB message of control bytes makes a dead letter of $size bytes (under 20 KB)"
+python3 -c "
+import json, sys
+d = json.loads(open(sys.argv[1]).readline())
+sys.exit(0 if d['payload_bytes'] > 900000 and len(d['payload_sha256']) == 64 and len(d['payload']) <= 2048 else 1)" "$T/dlq1"
+ok $? "it carries the full size, the hash and a bounded excerpt"
+grep -q '"type":"result"' "$T/bm1.out"; ok $? "and the next message is still profiled"
+
+# a 300 MB line under a 300 MB address-space limit: refused while reading
+{ python3 -c "
+import sys
+sys.stdout.write('{\"type\":\"kernel\",\"x\":\"')
+chunk = 'x' * (1 << 20)
+for _ in range(300): sys.stdout.write(chunk)
+sys.stdout.write('\"}\n')"; good; } |
+    (ulimit -v 400000; timeout 120 bin/accelopt-profiler --dlq "$T/dlq2" >"$T/bm2.out" 2>"$T/bm2.err")
+rc=$?
+[ $rc -eq 0 ] && grep -q 'over the 16777216 byte limit' "$T/dlq2"; ok $? "a 300 MB line is refused without holding it (rc $rc)"
+grep -q '"type":"result"' "$T/bm2.out"; ok $? "and the next message is still profiled"
+
+# the malformed messages the decoder used to accept, on a live stage
+python3 - >"$T/bm3.in" <<'PY'
+import json
+base = dict(type='kernel', v=1, id='k', run='r', task='matmul', target='cpu', iter=1, size='tiny', source='x')
+def enc(d): return json.dumps(d)
+print(enc(base)[:-1] + '} garbage')
+print(enc(base)[:-1] + ', "size": "cpu"}')
+print(enc(dict(base, v=999)))
+print(enc(dict(base, iter=-1)))
+print(enc(dict(base, source='void kernel(){}\\u0000rest')).replace('\\\\u0000', '\\u0000'))
+PY
+printf '{"type":"kernel","v":1,"id":"k","run":"r","task":"matmul","target":"cpu","iter":1,"size":"tiny","source":"\xff\xfe"}\n' >>"$T/bm3.in"
+timeout 60 bin/accelopt-profiler --dlq "$T/dlq3" <"$T/bm3.in" >"$T/bm3.out" 2>"$T/bm3.err"
+for want in 'trailing bytes' 'appears twice' 'version 999' 'negative' 'u0000' 'invalid UTF-8'; do
+    grep -q "$want" "$T/dlq3"; ok $? "dead letter: $want"
+done
+[ "$(wc -l <"$T/dlq3")" -eq 6 ] && [ ! -s "$T/bm3.out" ]; ok $? "six refused, none profiled"
