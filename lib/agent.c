@@ -200,6 +200,27 @@ void ao_problem_release(struct ao_problem *p)
     memset(p, 0, sizeof *p);
 }
 
+/* Memory items are data, never instructions: each is fenced in tags the
+ * system prompt names as data, with its fields capped and anything that
+ * looks like our fence taken out, so an item cannot close its fence and
+ * speak as the prompt.  The whole text is capped too. */
+#define MEM_FIELD_MAX 1500
+#define MEM_SNIPPET_MAX 2000
+#define MEM_TEXT_MAX 24000
+static void fenced(struct ao_buf *b, const char *s, size_t max)
+{
+    size_t n = 0;
+    for (; *s && n < max; s++, n++) {
+        if (*s == '<' && (strncmp(s + 1, "memory", 6) == 0 || strncmp(s + 1, "/memory", 7) == 0)) {
+            ao_buf_append(b, "(", 1); /* no fence tag inside an item */
+            continue;
+        }
+        ao_buf_append(b, s, 1);
+    }
+    if (*s)
+        ao_buf_printf(b, " [cut at %zu characters]", max);
+}
+
 char *ao_memory_text(const cJSON *items)
 {
     struct ao_buf b = {0};
@@ -209,14 +230,28 @@ char *ao_memory_text(const cJSON *items)
     cJSON_ArrayForEach(it, items) {
         const cJSON *sp = cJSON_GetObjectItemCaseSensitive(it, "speedup");
         int regression = strcmp(ao_json_str(it, "direction", ""), "-") == 0;
-        ao_buf_printf(&b, "%s### Experience %d: %s\n(%s; %s %.2fx)\n%s\n", i ? "\n" : "", i + 1,
-                      ao_json_str(it, "title", ""), ao_json_str(it, "task", ""),
+        if (b.len > MEM_TEXT_MAX) {
+            ao_buf_printf(&b, "(%d older items left out for length)\n", cJSON_GetArraySize(items) - i);
+            break;
+        }
+        ao_buf_printf(&b, "%s<memory_item n=\"%d\">\n### Experience %d: ", i ? "\n" : "", i + 1, i + 1);
+        fenced(&b, ao_json_str(it, "title", ""), 200);
+        ao_buf_printf(&b, "\n(");
+        fenced(&b, ao_json_str(it, "task", ""), 64);
+        ao_buf_printf(&b, "; %s %.2fx)\n",
                       regression ? "learned from a regression: the reverse was slower by"
                                  : "faster by",
-                      cJSON_IsNumber(sp) ? sp->valuedouble : 0.0, ao_json_str(it, "summary", ""));
-        if (*ao_json_str(it, "before", "") || *ao_json_str(it, "after", ""))
-            ao_buf_printf(&b, "Original:\n```\n%s\n```\nOptimized:\n```\n%s\n```\n",
-                          ao_json_str(it, "before", ""), ao_json_str(it, "after", ""));
+                      cJSON_IsNumber(sp) ? sp->valuedouble : 0.0);
+        fenced(&b, ao_json_str(it, "summary", ""), MEM_FIELD_MAX);
+        ao_buf_printf(&b, "\n");
+        if (*ao_json_str(it, "before", "") || *ao_json_str(it, "after", "")) {
+            ao_buf_printf(&b, "Original:\n```\n");
+            fenced(&b, ao_json_str(it, "before", ""), MEM_SNIPPET_MAX);
+            ao_buf_printf(&b, "\n```\nOptimized:\n```\n");
+            fenced(&b, ao_json_str(it, "after", ""), MEM_SNIPPET_MAX);
+            ao_buf_printf(&b, "\n```\n");
+        }
+        ao_buf_printf(&b, "</memory_item>\n");
         i++;
     }
     if (!i)

@@ -121,6 +121,7 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, source, AO_F_STR, 0),
     F(struct ao_result_msg, plan, AO_F_STR, 0),
     F(struct ao_result_msg, plan_text, AO_F_STR, 0),
+    F(struct ao_result_msg, sig, AO_F_STR, 0),
 };
 TYPE(ao_msg_result, "result", struct ao_result_msg, result_fields);
 

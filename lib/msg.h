@@ -68,6 +68,7 @@ struct ao_result_msg {
     struct ao_env env;
     char *kernel_id, *sha256, *parent, *slot, *size, *status, *reason, *bound,
         *diagnostics, *calibration, *source, *plan, *plan_text;
+    char *sig; /* "hmac-sha256:<hex>" (sign.h) */
     double latency_ns, latency_min_ns, spread, t_min_ns, pct_of_peak, speedup,
         speedup_vs_baseline, max_rel_l2, tolerance;
     long long repeats, wall_ns;

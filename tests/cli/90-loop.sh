@@ -113,8 +113,26 @@ ok $? "a selector that starts resends the outbox a crash left pending"
 # duplicates and strangers
 printf '%s\n' '{"type":"result","v":1,"id":"x","run":"nope","task":"matmul","target":"cpu","iter":1,"kernel_id":"k","slot":"0.0.0","size":"tiny","status":"ok"}' \
     '{"type":"plan","v":1}' | bin/accelopt-selector --state "$T/st.json" --dlq "$T/sel.dlq" >/dev/null 2>&1
-grep -q "no run 'nope'" "$T/sel.dlq" && grep -q "takes task, result and experience" "$T/sel.dlq"
-ok $? "a result of an unknown run and a wrong type go to the dead letters"
+grep -q "not signed" "$T/sel.dlq" && grep -q "takes task, result and experience" "$T/sel.dlq"
+ok $? "an unsigned result and a wrong type go to the dead letters"
+
+# --- the run's redis and files are its owner's alone (issue 14, part 2) ------
+bin/accelopt run matmul --iters 3 --beam 2 --plans 2 --samples 1 --topk 2 --json --out "$T/rp" \
+    >"$T/rp.jsonl" 2>"$T/rp.err" &
+rp=$!
+for _ in $(seq 100); do [ -s "$T/rp/redis/redis.conf" ] && break; sleep 0.1; done
+port=$(sed -n 's/^port //p' "$T/rp/redis/redis.conf")
+pass=$(sed -n 's/^requirepass //p' "$T/rp/redis/redis.conf")
+out=$(redis-cli -p "$port" keys '*' 2>&1)
+echo "$out" | grep -q NOAUTH; ok $? "the private redis refuses a client without the password ($out)"
+out=$(redis-cli -p "$port" shutdown 2>&1); redis-cli --no-auth-warning -a "$pass" -p "$port" ping | grep -q PONG
+ok $? "so a local user cannot shut it down"
+[ ${#pass} -ge 32 ] && ! pgrep -f -- "$pass" >/dev/null; ok $? "its password is random and in no process's argv"
+wait $rp; ok $? "the run finishes"
+[ "$(stat -c %a "$T/rp" "$T/rp/logs" "$T/rp/redis" | sort -u)" = 700 ] &&
+    [ "$(stat -c %a "$T/rp"/logs/*.log "$T/rp/redis/redis.conf" | sort -u)" = 600 ]
+ok $? "the run directory, logs and redis are 0700, the logs and the redis config 0600"
+! grep -rq -- "$pass" "$T/rp/logs" "$T/rp.err" "$T/rp.jsonl"; ok $? "the password appears in no log"
 
 # --- a selector killed -9 mid-run: supervised restart, resumed from redis ---
 bin/accelopt run matmul --iters 3 --beam 2 --plans 2 --samples 1 --topk 2 --json --out "$T/r3" \

@@ -43,7 +43,7 @@ int proc_arg(struct proc *p, const char *fmt, ...)
 int proc_start(struct proc *p, char *err, size_t errlen)
 {
     pid_t parent = getpid(), pid;
-    int fd = open(p->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = open(p->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 
     if (fd < 0) {
         snprintf(err, errlen, "cannot open log '%s': %s", p->log, strerror(errno));

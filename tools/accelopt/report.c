@@ -184,7 +184,7 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         double base = ao_json_num(st, "baseline_ns", NAN), bestns = ao_json_num(best, "latency_ns", NAN);
 
         snprintf(path, sizeof path, "%s/%s", dir, t[i].task);
-        if (ao_mkdirs(path, 0755) < 0) {
+        if (ao_mkdirs(path, 0700) < 0) { /* a run's kernels and logs are its owner's */
             snprintf(err, errlen, "cannot make '%s'", path);
             rc = -1;
         }

@@ -4,12 +4,14 @@
  * task, shows progress, waits for every `done`, and writes runs/<id>/.
  * accelopt submit: the same runs sent to stages already running; with
  * --wait it too shows progress and writes runs/<id>/. */
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,6 +76,7 @@ static const char *const stages[] = {"selector", "planner", "executor", "profile
 struct run {
     struct ao_config c;
     char id[64], dir[600], bindir[PATH_MAX], redis_url[300], brokers[300], props[2048];
+    char redis_pass[64];
     struct ao_broker *broker;
     struct proc redis;
     struct proc stage[NSTAGES];
@@ -135,14 +138,36 @@ static int start_redis(struct run *R, char *err, size_t errlen)
         return snprintf(err, errlen, "cannot prepare the private redis in '%s'", dir), -1;
     snprintf(p->name, sizeof p->name, "redis");
     snprintf(p->log, sizeof p->log, "%s/logs/redis.log", R->dir);
-    if (proc_arg(p, "redis-server") || proc_arg(p, "--port") || proc_arg(p, "%d", port) ||
-        proc_arg(p, "--bind") || proc_arg(p, "127.0.0.1") || proc_arg(p, "--appendonly") ||
-        proc_arg(p, "yes") || proc_arg(p, "--appendfsync") || proc_arg(p, "always") || proc_arg(p, "--dir") || proc_arg(p, "%s", dir) ||
-        proc_arg(p, "--save") || proc_arg(p, "%s", "") || proc_arg(p, "--daemonize") || proc_arg(p, "no"))
-        return snprintf(err, errlen, "out of memory"), -1;
+    /* the settings, with a random password, go in a file only we can read:
+     * nothing secret in argv, which every local user can list */
+    {
+        unsigned char rnd[24];
+        char conf[800], text[1400];
+        if (ao_random_bytes(rnd, sizeof rnd) < 0)
+            return snprintf(err, errlen, "getrandom failed"), -1;
+        for (size_t i = 0; i < sizeof rnd; i++)
+            snprintf(R->redis_pass + 2 * i, 3, "%02x", rnd[i]);
+        snprintf(conf, sizeof conf, "%s/redis.conf", dir);
+        snprintf(text, sizeof text,
+                 "port %d\nbind 127.0.0.1\nprotected-mode yes\nrequirepass %s\n"
+                 "appendonly yes\nappendfsync always\ndir %s\nsave \"\"\ndaemonize no\n",
+                 port, R->redis_pass, dir);
+        unlink(conf);
+        {
+            int fd = open(conf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+            if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+                if (fd >= 0)
+                    close(fd);
+                return snprintf(err, errlen, "cannot write '%s'", conf), -1;
+            }
+            close(fd);
+        }
+        if (proc_arg(p, "redis-server") || proc_arg(p, "%s", conf))
+            return snprintf(err, errlen, "out of memory"), -1;
+    }
     if (proc_start(p, err, errlen) < 0)
         return -1;
-    snprintf(R->redis_url, sizeof R->redis_url, "redis://127.0.0.1:%d", port);
+    snprintf(R->redis_url, sizeof R->redis_url, "redis://:%s@127.0.0.1:%d", R->redis_pass, port);
     for (double until = mono_s() + 10; mono_s() < until;) {
         int st;
         struct timespec ts = {0, 50000000L};
@@ -271,7 +296,7 @@ static int setup(struct run *R, char *err, size_t errlen)
     self[n] = '\0';
     snprintf(R->bindir, sizeof R->bindir, "%s", dirname(self));
     snprintf(logs, sizeof logs, "%s/logs", R->dir);
-    if (ao_mkdirs(logs, 0755) < 0)
+    if (ao_mkdirs(logs, 0700) < 0 || chmod(R->dir, 0700) < 0 || chmod(logs, 0700) < 0)
         return snprintf(err, errlen, "cannot make '%s'", logs), -1;
     if (ao_config_str(&R->c, "brokers")) {
         snprintf(R->brokers, sizeof R->brokers, "%s", ao_config_str(&R->c, "brokers"));

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "msg.h"
 #include "profstage.h"
+#include "sign.h"
 #include "stage.h"
 #include "util.h"
 
@@ -21,10 +22,16 @@ static const struct ao_option options[] = {
 
 static const char *const topics[] = {"accelopt.kernels.cpu", NULL};
 
-/* One kernel message: decode, profile, emit its result. */
+struct profiler {
+    struct ao_profstage *st;
+    struct ao_sign_key key; /* results are signed: the selector takes no other */
+};
+
+/* One kernel message: decode, profile, emit its signed result. */
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
 {
-    struct ao_profstage *st = ctx;
+    struct profiler *pr = ctx;
+    struct ao_profstage *st = pr->st;
     struct ao_kernel_msg k;
     struct ao_result_msg r;
     cJSON *out = NULL;
@@ -40,6 +47,10 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         snprintf(reason, len, "out of memory encoding the result");
         goto out;
     }
+    if (ao_sign_add(out, &pr->key) < 0) {
+        snprintf(reason, len, "out of memory signing the result");
+        goto out;
+    }
     rc = ao_io_emit_json(io, "accelopt.results", r.env.run, out);
 out:
     cJSON_Delete(out);
@@ -52,7 +63,7 @@ int main(int argc, char **argv)
 {
     struct ao_stage s;
     struct ao_profstage_opts po;
-    struct ao_profstage *st;
+    struct profiler pr;
     char err[AO_ERRLEN];
     int code;
 
@@ -64,11 +75,16 @@ int main(int argc, char **argv)
         ao_err("%s", err);
         return ao_stage_close(&s, AO_EXIT_USAGE);
     }
-    if (!(st = ao_profstage_new(&po, err, sizeof err))) {
+    if (ao_sign_key_load(&pr.key, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        return ao_stage_close(&s, AO_EXIT_USAGE);
+    }
+    if (!(pr.st = ao_profstage_new(&po, err, sizeof err))) {
         ao_err("%s", err);
         return ao_stage_close(&s, AO_EXIT_FAIL);
     }
-    code = ao_stage_run(&s, process, st, "kernels", "results");
-    ao_profstage_free(st);
+    code = ao_stage_run(&s, process, &pr, "kernels", "results");
+    ao_profstage_free(pr.st);
+    memset(&pr.key, 0, sizeof pr.key);
     return code;
 }

@@ -27,6 +27,7 @@
 #include "redis.h"
 #include "runstore.h"
 #include "select.h"
+#include "sign.h"
 #include "signals.h"
 #include "stage.h"
 #include "task.h"
@@ -78,6 +79,7 @@ struct selector {
     double last_tick;
     unsigned resumed; /* the transport's generation whose runs were resumed */
     struct warned { char run[200]; long mark; struct warned *next; } *warned;
+    struct ao_sign_key key; /* a result counts only with a profiler's signature */
 };
 
 static double now_s(void)
@@ -717,7 +719,8 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
     long have;
     long long iter;
 
-    if (ao_msg_decode(&ao_msg_result, msg, &r, reason, len) < 0)
+    if (ao_sign_check(msg, &sel->key, reason, len) < 0 ||
+        ao_msg_decode(&ao_msg_result, msg, &r, reason, len) < 0)
         return -1;
     if (!(state = load_json(sel, r.env.run, "state", io)))
         goto out;
@@ -1009,6 +1012,10 @@ int main(int argc, char **argv)
             return ao_stage_close(&s, AO_EXIT_USAGE);
         }
         cJSON_Delete(c);
+    }
+    if (ao_sign_key_load(&sel.key, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        return ao_stage_close(&s, AO_EXIT_USAGE);
     }
     if (url && !(sel.redis = ao_redis_new(url, ao_config_str(&s.cfg, "redis-prefix"), err,
                                           sizeof err))) {

@@ -1,0 +1,33 @@
+/* sign.h - results signed by the profiler and checked by the selector
+ *
+ * Anyone who can produce to a topic can write a `result`; only a holder of
+ * the signing key can write one the selector accepts.  The signature is an
+ * HMAC-SHA256 over the message's canonical form (keys sorted, no "sig",
+ * compact JSON), carried in its "sig" field as "hmac-sha256:<hex>".  The key
+ * is 32 random bytes, hex, in a file only its owner may read:
+ * ACCELOPT_SIGN_KEY_FILE, else <state dir>/sign.key (made on first use).
+ * Profilers and selectors of one deployment share it (docs/OPERATING.md). */
+#ifndef AO_SIGN_H
+#define AO_SIGN_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#define AO_SIGN_KEY_BYTES 32
+
+struct ao_sign_key {
+    unsigned char k[AO_SIGN_KEY_BYTES];
+};
+
+/* Load the key (making the default file if there is none); 0 or -1 + err.
+ * A key file that others may read is refused. */
+int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen);
+
+/* Add (or replace) msg's "sig"; 0 or -1 (out of memory). */
+int ao_sign_add(cJSON *msg, const struct ao_sign_key *key);
+
+/* 0 if msg carries a valid signature, else -1 with the reason. */
+int ao_sign_check(const cJSON *msg, const struct ao_sign_key *key, char *reason, size_t len);
+
+#endif
