@@ -1,4 +1,4 @@
-/* expect: rejected - includes a file by path */
+/* expect: rejected|compile_error - includes a file by path */
 #include "/etc/passwd"
 void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
 {

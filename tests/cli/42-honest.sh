@@ -1,0 +1,14 @@
+# 42-honest.sh - honest kernels in every style models write (comments about
+# the rules, intrinsics, pragmas, builtins, attributes, static tables,
+# scratch buffers, system headers, vector extensions) all pass the checks
+# (issue 14, part 8: integrity works both ways)
+. tests/cli/helpers.sh
+ensure_calibration
+for k in tests/honest/*.c; do
+    name=$(basename "$k" .c)
+    out=$RESULTS/honest-$name.json
+    timeout 120 bin/accelopt profile --task nkibench/matmul --size tiny --budget 0.1 --warmup 0.02 \
+        "$k" >"$out" 2>"$T/honest-$name.err"
+    status=$(field "$out" "r['status']" 2>/dev/null)
+    [ "$status" = ok ]; ok $? "$name: ok (got ${status:-nothing}: $(field "$out" "(r.get('reason') or '')[:100]" 2>/dev/null))"
+done
