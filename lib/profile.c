@@ -1380,6 +1380,36 @@ void ao_profiler_free(struct ao_profiler *p)
     free(p);
 }
 
+/* What a verdict depends on beyond the kernel and the task: this code's
+ * checks (AO_PROFILER_CHECKS, raised whenever a check changes), the trusted
+ * runner, and the compiler with its flags.  Computed once. */
+static const char *verdict_basis(void)
+{
+    static char hex[65];
+    struct ao_buf b = {0};
+    char path[700], e[AO_ERRLEN], *text, *ver = NULL;
+    char *argv[] = {(char *)AO_CPU_CC, (char *)"--version", NULL};
+    int st = 0;
+
+    if (hex[0])
+        return hex;
+    ao_buf_printf(&b, "checks %d\nflags %s %s\n", AO_PROFILER_CHECKS, AO_CPU_CC, AO_CPU_CFLAGS);
+    if (ao_spawn(argv, NULL, &ver, 400, &st, e, sizeof e) == 0 && ver)
+        ao_buf_printf(&b, "compiler %.*s\n", (int)strcspn(ver, "\n"), ver);
+    free(ver);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, i ? "%s/lib/runner_proto.h" : "%s/nkibench/harness/cpu/runner.c",
+                 ao_home());
+        if ((text = ao_read_file(path, NULL, e, sizeof e))) {
+            ao_buf_append(&b, text, strlen(text));
+            free(text);
+        }
+    }
+    ao_sha256_hex(b.data ? b.data : "", b.len, hex);
+    ao_buf_release(&b);
+    return hex;
+}
+
 void ao_profile_key(const struct ao_task *t, const char *size, const char *source,
                     const struct ao_calib *c, char hex[65])
 {
@@ -1391,7 +1421,8 @@ void ao_profile_key(const struct ao_task *t, const char *size, const char *sourc
     tj = ao_read_file(path, NULL, e, sizeof e);
     ao_sha256_hex(tj ? tj : t->name, strlen(tj ? tj : t->name), th);
     free(tj);
-    ao_buf_printf(&b, "cpu\n%s\n%s\n%s\n%s\n", t->name, th, size, c ? c->id : "uncalibrated");
+    ao_buf_printf(&b, "cpu\n%s\n%s\n%s\n%s\n%s\n", t->name, th, size,
+                  c ? c->id : "uncalibrated", verdict_basis());
     ao_buf_append(&b, source, strlen(source));
     ao_sha256_hex(b.data, b.len, hex);
     ao_buf_release(&b);

@@ -40,7 +40,14 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
                     const char *source, double parent_ns, double baseline_ns,
                     struct ao_result_msg *r, char *err, size_t errlen);
 
-/* The cache key of a profile: kernel source, task, size, target, calibration. */
+/* The version of the profiler's checks: part of every cache key, so a
+ * verdict given under older checks is never served.  Raise it whenever a
+ * check, the timing protocol or a limit changes. */
+#define AO_PROFILER_CHECKS 2
+
+/* The cache key of a profile: kernel source, task, size, target,
+ * calibration, and what the verdict depends on (the checks' version, the
+ * trusted runner, the compiler and its flags). */
 void ao_profile_key(const struct ao_task *t, const char *size, const char *source,
                     const struct ao_calib *c, char hex[65]);
 

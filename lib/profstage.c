@@ -128,13 +128,23 @@ static const struct ao_task *find_task(struct ao_profstage *s, const struct ao_k
     return &t->task;
 }
 
+/* The verdicts kept in memory: most recently used first, at most
+ * CACHE_MAX; in Redis they expire after CACHE_TTL_S (a verdict is only as
+ * good as the checks that gave it, and the key names those). */
+#define CACHE_MAX 512
+#define CACHE_TTL_S (7 * 24 * 3600L)
+
 static char *cache_get(struct ao_profstage *s, const char *key)
 {
     char err[AO_ERRLEN], rkey[100], *val = NULL;
 
-    for (struct cached *c = s->cache; c; c = c->next)
-        if (strcmp(c->key, key) == 0)
+    for (struct cached **cp = &s->cache, *c; (c = *cp); cp = &c->next)
+        if (strcmp(c->key, key) == 0) {
+            *cp = c->next; /* to the front */
+            c->next = s->cache;
+            s->cache = c;
             return strdup(c->json);
+        }
     if (s->redis) {
         snprintf(rkey, sizeof rkey, "prof:cpu:%s", key);
         if (ao_redis_get(s->redis, rkey, &val, err, sizeof err) < 0)
@@ -147,6 +157,7 @@ static void cache_put(struct ao_profstage *s, const char *key, const char *json)
 {
     char err[AO_ERRLEN], rkey[100];
     struct cached *c = calloc(1, sizeof *c);
+    int n = 0;
 
     if (c && (c->json = strdup(json))) {
         snprintf(c->key, sizeof c->key, "%s", key);
@@ -155,8 +166,20 @@ static void cache_put(struct ao_profstage *s, const char *key, const char *json)
     } else {
         free(c);
     }
+    for (struct cached **cp = &s->cache; *cp; cp = &(*cp)->next)
+        if (++n == CACHE_MAX) { /* drop the least recently used */
+            struct cached *old = (*cp)->next;
+            (*cp)->next = NULL;
+            while (old) {
+                struct cached *next = old->next;
+                free(old->json);
+                free(old);
+                old = next;
+            }
+            break;
+        }
     snprintf(rkey, sizeof rkey, "prof:cpu:%s", key);
-    if (s->redis && ao_redis_set(s->redis, rkey, json, err, sizeof err) < 0)
+    if (s->redis && ao_redis_set_ex(s->redis, rkey, json, CACHE_TTL_S, err, sizeof err) < 0)
         ao_warn("cannot store the profile in the cache: %s", err);
 }
 

@@ -138,9 +138,18 @@ int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, siz
 
 int ao_redis_set(struct ao_redis *r, const char *key, const char *val, char *err, size_t errlen)
 {
-    char k[512];
-    const char *argv[3] = {"SET", ao_redis_key(r, k, sizeof k, "%s", key), val};
-    redisReply *rep = ao_redis_argv(r, 3, argv, NULL, err, errlen);
+    return ao_redis_set_ex(r, key, val, 0, err, errlen);
+}
+
+int ao_redis_set_ex(struct ao_redis *r, const char *key, const char *val, long ttl_s, char *err,
+                    size_t errlen)
+{
+    char k[512], ttl[32];
+    const char *argv[5] = {"SET", ao_redis_key(r, k, sizeof k, "%s", key), val, "EX", ttl};
+    redisReply *rep;
+
+    snprintf(ttl, sizeof ttl, "%ld", ttl_s);
+    rep = ao_redis_argv(r, ttl_s > 0 ? 5 : 3, argv, NULL, err, errlen);
 
     if (!rep)
         return -1;

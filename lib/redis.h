@@ -18,6 +18,9 @@ char *ao_redis_url_masked(const char *url, char *buf, size_t len);
 int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, size_t errlen);
 /* SET prefix+key val: 0 or -1 + err. */
 int ao_redis_set(struct ao_redis *r, const char *key, const char *val, char *err, size_t errlen);
+/* The same, expiring after ttl_s seconds (none when ttl_s <= 0). */
+int ao_redis_set_ex(struct ao_redis *r, const char *key, const char *val, long ttl_s, char *err,
+                    size_t errlen);
 
 /* Run a command given as an argument vector (binary safe; lens may be NULL
  * for C strings), reconnecting when the connection died.  Keys are passed
