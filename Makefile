@@ -95,8 +95,17 @@ ITERS ?= 4
 run: all
 	$(Q)bin/accelopt run $(TASKS) --size $(SIZE) --iters $(ITERS)
 
+# fuzz the message parser and decoders for FUZZ_S seconds (clang's libFuzzer)
+FUZZ_S ?= 60
+fuzz-msg:
+	@mkdir -p build/fuzz/corpus
+	@cp schemas/examples/*.jsonl build/fuzz/corpus/
+	clang -g -O1 -fsanitize=fuzzer,address -Ilib $(shell pkg-config --cflags libcjson) \
+	    tests/fuzz/msg_fuzz.c lib/msg.c $(shell pkg-config --libs libcjson) -lm -o build/fuzz/msg_fuzz
+	build/fuzz/msg_fuzz -max_total_time=$(FUZZ_S) -max_len=4096 build/fuzz/corpus
+
 clean:
 	rm -rf build bin
 
-.PHONY: all deps test run clean
+.PHONY: all deps test run clean fuzz-msg
 .SECONDARY:
