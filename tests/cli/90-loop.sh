@@ -128,7 +128,17 @@ echo "$out" | grep -q NOAUTH; ok $? "the private redis refuses a client without 
 out=$(redis-cli -p "$port" shutdown 2>&1); redis-cli --no-auth-warning -a "$pass" -p "$port" ping | grep -q PONG
 ok $? "so a local user cannot shut it down"
 [ ${#pass} -ge 32 ] && ! pgrep -f -- "$pass" >/dev/null; ok $? "its password is random and in no process's argv"
+# a local user who reads the broker's address forges a result for the run
+for _ in $(seq 100); do grep -q 'brokers 127' "$T/rp.err" && break; sleep 0.1; done
+B=$(sed -n 's/.*brokers \([0-9.:]*\),.*/\1/p' "$T/rp.err" | head -1)
+runid=$(sed -n 's/.*: run \([0-9a-f-]*\): redis.*/\1/p' "$T/rp.err" | head -1)-matmul
+printf '{"type":"result","v":1,"id":"forged","run":"%s","task":"matmul","target":"cpu","iter":1,"kernel_id":"k-forged","slot":"0.0.0","size":"tiny","status":"ok","latency_ns":1,"speedup":7999,"source":"void kernel(const float *a, const float *b, float *c, int M, int K, int N) {} /* FORGED */","sig":"hmac-sha256:%064d"}\n' "$runid" 0 |
+    bin/accelopt produce -b "$B" accelopt.results 2>/dev/null
+bin/accelopt consume -b "$B" accelopt.dlq -n 1 --idle 20 2>/dev/null >"$T/rp.dlq"
+grep -q 'signature does not match' "$T/rp.dlq"; ok $? "a forged result sent to the run's broker goes to the dead letters"
 wait $rp; ok $? "the run finishes"
+! grep -q FORGED "$T/rp/matmul/best.c" && python3 -c "import json,sys; d=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if d['speedup'] < 100 and d['kernels_evaluated'] == 11 else 1)" "$T/rp.jsonl"
+ok $? "and it did not enter the run: best.c is a measured kernel, every slot counted once"
 [ "$(stat -c %a "$T/rp" "$T/rp/logs" "$T/rp/redis" | sort -u)" = 700 ] &&
     [ "$(stat -c %a "$T/rp"/logs/*.log "$T/rp/redis/redis.conf" | sort -u)" = 600 ]
 ok $? "the run directory, logs and redis are 0700, the logs and the redis config 0600"
