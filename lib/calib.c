@@ -96,7 +96,7 @@ out:
 
 int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen)
 {
-    char dir[] = "/tmp/accelopt-calib-XXXXXX", cmd[2048], out[4096], *outp = NULL;
+    char dir[] = "/tmp/accelopt-calib-XXXXXX", cmd[2048], *out = NULL;
     cJSON *j = NULL;
     int rc = -1, st;
     struct { const char *name; double best, spread; } bw[] = {
@@ -120,17 +120,16 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
         argv[n++] = (char *)"-o";
         argv[n++] = exe;
         argv[n] = NULL;
-        if (ao_spawn(argv, NULL, &outp, sizeof out - 1, &st, err, errlen) < 0)
+        if (ao_spawn(argv, NULL, &out, 4096, &st, err, errlen) < 0)
             goto out;
         if (st == 0) {
             char *run[] = {exe, mib, (char *)"7", NULL};
-            free(outp);
-            outp = NULL;
+            free(out);
+            out = NULL;
             snprintf(mib, sizeof mib, "%d", bw_mib);
-            if (ao_spawn(run, NULL, &outp, sizeof out - 1, &st, err, errlen) < 0)
+            if (ao_spawn(run, NULL, &out, 4096, &st, err, errlen) < 0)
                 goto out;
         }
-        snprintf(out, sizeof out, "%s", outp);
     }
     if (st != 0 || !(j = cJSON_Parse(out))) {
         snprintf(err, errlen, "the peak benchmark failed: %.300s", out);
@@ -174,7 +173,7 @@ bad:
     snprintf(err, errlen, "the peak benchmark printed no usable series: %.300s", out);
 out:
     cJSON_Delete(j);
-    free(outp);
+    free(out);
     snprintf(cmd, sizeof cmd, "%s/peak", dir);
     unlink(cmd);
     rmdir(dir);

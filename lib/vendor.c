@@ -12,10 +12,12 @@
 #include "util.h"
 #include "vendor.h"
 
+extern char **environ;
+
 int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_vendor_result *r,
                     char *err, size_t errlen)
 {
-    char dir[] = "/tmp/accelopt-sgemm-XXXXXX", cmd[2048], *out = NULL, *out2 = NULL;
+    char dir[] = "/tmp/accelopt-sgemm-XXXXXX", cmd[2048], *out = NULL;
     double *lat = NULL;
     cJSON *j = NULL, *v;
     size_t cap = 1 << 16;
@@ -38,7 +40,6 @@ int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_ve
                           (char *)"openblas", NULL};
         char *run[] = {exe, ms, ks, ns, cs, NULL}, *envp[256], coretype[80];
         int a = 0, e = 0;
-        extern char **environ;
 
         snprintf(src, sizeof src, "%s/nkibench/harness/cpu/sgemm.c", ao_home());
         snprintf(exe, sizeof exe, "%s/sgemm", dir);
@@ -56,16 +57,10 @@ int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_ve
         }
         argv[a++] = (char *)"-lm";
         argv[a] = NULL;
-        if (!(out = malloc(cap))) {
-            free(pc);
-            snprintf(err, errlen, "out of memory");
-            goto out;
-        }
-        if (ao_spawn(argv, NULL, &out2, cap - 1, &st, err, errlen) < 0) {
-            free(pc);
-            goto out;
-        }
+        int built = ao_spawn(argv, NULL, &out, cap, &st, err, errlen);
         free(pc);
+        if (built < 0)
+            goto out;
         if (st == 0) {
             /* an inherited OPENBLAS_CORETYPE is dropped: the kernels are chosen here */
             for (char **ev = environ; *ev && e < 250; ev++)
@@ -82,12 +77,11 @@ int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_ve
             snprintf(ks, sizeof ks, "%d", K);
             snprintf(ns, sizeof ns, "%d", N);
             snprintf(cs, sizeof cs, "%d", cpu);
-            free(out2);
-            out2 = NULL;
-            if (ao_spawn(run, envp, &out2, cap - 1, &st, err, errlen) < 0)
+            free(out);
+            out = NULL;
+            if (ao_spawn(run, envp, &out, cap, &st, err, errlen) < 0)
                 goto out;
         }
-        snprintf(out, cap, "%s", out2);
     }
     if (st != 0 || !(j = cJSON_Parse(out))) {
         snprintf(err, errlen, "the OpenBLAS sgemm harness failed (is libopenblas-dev "
@@ -128,7 +122,6 @@ out:
     cJSON_Delete(j);
     free(lat);
     free(out);
-    free(out2);
     snprintf(cmd, sizeof cmd, "%s/sgemm", dir);
     unlink(cmd);
     rmdir(dir);
