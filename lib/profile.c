@@ -84,7 +84,7 @@ struct job {
     unsigned place_a, place_b, placed; /* the order of tensor positions */
     /* where the tensors are, as we placed them: never read back from the
      * header, which the kernel's process can rewrite */
-    size_t off[AO_MAX_TENSORS], bytes[AO_MAX_TENSORS];
+    size_t off[AO_MAX_TENSORS];
     char out_path[720];                /* the runner's stdout and stderr, capped */
     int stopped;                       /* held by SIGSTOP between calls */
     /* the runner's core, and ours to write its inputs from (so they are in
@@ -295,6 +295,23 @@ static int static_check(const char *src, char *reason, size_t len)
     return 0;
 }
 
+/* Is the identifier [w, c) `mode` or `__mode__` followed by (HF) or (BF),
+ * the attribute that declares a half type without naming one? */
+static int half_mode(const char *w, const char *c, const char *eol)
+{
+    size_t n = (size_t)(c - w);
+    if (!((n == 4 && !strncmp(w, "mode", 4)) || (n == 8 && !strncmp(w, "__mode__", 8))))
+        return 0;
+    while (c < eol && (*c == ' ' || *c == '\t'))
+        c++;
+    if (c >= eol || *c++ != '(')
+        return 0;
+    while (c < eol && (*c == ' ' || *c == '\t'))
+        c++;
+    return !strncmp(c, "HF", 2) || !strncmp(c, "BF", 2) || !strncmp(c, "__HF__", 6) ||
+           !strncmp(c, "__BF__", 6);
+}
+
 /* Rules checked on the preprocessed kernel (kernel.i, which is what gets
  * compiled): comments are gone and strings are skipped, so prose about the
  * rules never trips them.  Every file it includes must be a system header
@@ -310,9 +327,13 @@ static int preprocessed_check(const char *text, char *reason, size_t len)
     for (const char *p = text; *p;) {
         const char *eol = p + strcspn(p, "\n");
         if (p[0] == '#' && p[1] == ' ' && p[2] >= '0' && p[2] <= '9') {
-            /* a line marker: # LINE "FILE" FLAGS */
-            const char *q = strchr(p, '"'), *e = q ? strchr(q + 1, '"') : NULL;
-            if (q && e && e < eol) {
+            /* a line marker: # LINE "FILE" FLAGS (the name runs to the last
+             * quote: a quote inside it is escaped, and flags are digits) */
+            const char *q = memchr(p, '"', (size_t)(eol - p)), *e = eol;
+            while (e > p && e[-1] != '"')
+                e--;
+            e--;
+            if (q && e > q) {
                 size_t n = (size_t)(e - q - 1);
                 char file[300];
                 snprintf(file, sizeof file, "%.*s", (int)(n < sizeof file ? n : sizeof file - 1),
@@ -346,10 +367,25 @@ static int preprocessed_check(const char *text, char *reason, size_t len)
                                      "float32 or wider", low_precision[i]);
                             return 1;
                         }
-                } else if (*c >= '0' && *c <= '9') {
+                    if (half_mode(w, c, eol)) {
+                        snprintf(reason, len, "declares a half-precision type with a mode "
+                                 "attribute: kernels must compute in float32 or wider");
+                        return 1;
+                    }
+                } else if ((*c >= '0' && *c <= '9') || (*c == '.' && c[1] >= '0' && c[1] <= '9')) {
+                    const char *w = c;
                     while (c < eol && (*c == '.' || *c == '_' || (*c >= '0' && *c <= '9') ||
-                                       ((*c | 32) >= 'a' && (*c | 32) <= 'z')))
+                                       ((*c | 32) >= 'a' && (*c | 32) <= 'z') ||
+                                       ((*c == '+' || *c == '-') &&
+                                        ((c[-1] | 32) == 'e' || (c[-1] | 32) == 'p'))))
                         c++; /* a number, suffixes and all */
+                    int hex_int = w[0] == '0' && (w[1] | 32) == 'x' &&
+                                  !memchr(w, 'p', (size_t)(c - w)) && !memchr(w, 'P', (size_t)(c - w));
+                    if (c - w >= 3 && c[-1] == '6' && c[-2] == '1' && (c[-3] | 32) == 'f' && !hex_int) {
+                        snprintf(reason, len, "a half-precision literal '%.*s': kernels must "
+                                 "compute in float32 or wider", (int)(c - w), w);
+                        return 1;
+                    }
                 } else {
                     c++;
                 }
@@ -689,19 +725,25 @@ static void job_stop(struct job *j, const char *phase)
     j->started = 0;
 }
 
-static void job_free(struct job *j)
+/* The job's process and what it holds are gone; its directory stays. */
+static void job_end(struct job *j)
 {
     job_stop(j, "at exit");
     unpin_us(j);
     if (j->shm)
         munmap(j->shm, j->shm_size);
     j->shm = NULL;
-    if (j->dir[0])
-        ao_rmtree(j->dir);
-    j->dir[0] = '\0';
     if (j->out_path[0])
         unlink(j->out_path);
     j->out_path[0] = '\0';
+}
+
+static void job_free(struct job *j)
+{
+    job_end(j);
+    if (j->dir[0])
+        ao_rmtree(j->dir);
+    j->dir[0] = '\0';
 }
 
 /* Has the runner ended?  Peek without reaping, so ao_sandbox_wait can. */
@@ -717,11 +759,7 @@ static float *tensor(struct job *j, int i)
     return (float *)(j->shm + j->off[i]);
 }
 
-/* The runner is kept stopped (SIGSTOP) whenever it is not inside a timed
- * call.  We write a call's inputs while it cannot run and copy its outputs
- * after it is stopped again, so a kernel that takes over the runner's loop
- * can neither see a call's inputs before the clock starts nor work on after
- * it stops.  -1 (with j->status) if the runner is gone. */
+/* The runner has ended, or overran its deadline: reap it and say why; -1. */
 static int runner_gone(struct job *j, int timed_out, const char *phase)
 {
     int st = 0, to = 0;
@@ -734,6 +772,11 @@ static int runner_gone(struct job *j, int timed_out, const char *phase)
     return -1;
 }
 
+/* The runner is kept stopped (SIGSTOP) whenever it is not inside a timed
+ * call.  We write a call's inputs while it cannot run and copy its outputs
+ * after it is stopped again, so a kernel that takes over the runner's loop
+ * can neither see a call's inputs before the clock starts nor work on after
+ * it stops.  -1 (with j->status) if the runner is gone. */
 static int runner_stop(struct job *j, const char *phase)
 {
     siginfo_t si;
@@ -772,13 +815,9 @@ static void place(struct job *j, const long long *dims)
     /* the header too is written only while the runner cannot run (if it
      * is gone, the call that follows says why) */
     runner_stop(j, "between calls");
-    j->hdr->ninputs = (uint32_t)t->ninputs;
     for (int i = 0; i < t->ninputs + t->noutputs; i++) {
-        j->off[i] = off;
-        j->bytes[i] = ao_task_elems(t, i, dims) * sizeof(float);
-        j->hdr->off[i] = off;
-        j->hdr->bytes[i] = j->bytes[i];
-        off += ((j->bytes[i] + 63) & ~(size_t)63) + STAGGER;
+        j->off[i] = j->hdr->off[i] = off;
+        off += ((ao_task_elems(t, i, dims) * sizeof(float) + 63) & ~(size_t)63) + STAGGER;
     }
     for (int i = 0; i < t->ndims; i++)
         j->hdr->dims[i] = (int32_t)dims[i];
@@ -802,6 +841,8 @@ static long long run_call(struct job *j, uint32_t cmd, int hold, const char *pha
     t0 = ao_now_ns();
     if (j->stopped)
         kill(j->sb.pid, SIGCONT);
+    else /* a warm-up repeat: it may have gone to sleep on `go` */
+        syscall(SYS_futex, (uint32_t *)&h->go, FUTEX_WAKE, 1, NULL, NULL, 0);
     j->stopped = 0;
     for (;;) {
         if (__atomic_load_n(&h->done, __ATOMIC_ACQUIRE) == j->seq)
@@ -1319,10 +1360,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
         memset(&j2, 0, sizeof j2);
         snprintf(j2.dir, sizeof j2.dir, "%s", j.dir);
         rc2 = run_once(p, pl, &j2, r, errors, &max_err, &m2, err, errlen);
-        job_stop(&j2, "at exit");
-        unpin_us(&j2);
-        if (j2.shm) /* the directory is j's, removed with it */
-            munmap(j2.shm, j2.shm_size);
+        job_end(&j2); /* its directory is j's, removed with it */
         if (rc2 < 0)
             goto fail;
         if (j2.status) {

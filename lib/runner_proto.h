@@ -14,8 +14,8 @@
 #define AO_RUN_DATA_OFFSET (64 * 1024)
 
 /* The header is shared with the kernel's process, so the profiler reads
- * nothing back from it but `done`, `runner_sleeping` and `bad_syscall`
- * (a number it only names); offsets and sizes it keeps to itself. */
+ * nothing back from it but `done` and `bad_syscall` (a number it only
+ * names); the tensor offsets it keeps to itself. */
 enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2 };
 #define AO_RUN_EXIT_SYSCALL 159 /* the runner's status after a forbidden syscall */
 
@@ -25,13 +25,11 @@ struct ao_run_hdr {
     /* each flag on its own cache line: the two sides spin on them */
     _Alignas(64) volatile uint64_t go;       /* parent: sequence number of the call */
     _Alignas(64) volatile uint64_t done;     /* runner: last sequence finished */
-    _Alignas(64) volatile uint32_t runner_sleeping, parent_sleeping;
+    _Alignas(64) volatile uint32_t parent_sleeping;
     volatile int32_t bad_syscall;            /* set by the runner's SIGSYS handler */
     _Alignas(64) uint32_t cmd;
     int32_t dims[AO_RUN_MAX_DIMS];
     uint64_t off[AO_RUN_MAX_PTRS];           /* tensor offsets from the mapping base */
-    uint64_t bytes[AO_RUN_MAX_PTRS];         /* tensor sizes */
-    uint32_t ninputs;
 };
 
 #endif

@@ -3,10 +3,10 @@
 #include <string.h>
 #define GO 64
 #define DONE 128
-#define PARENT_SLEEPING 196
-#define CMD 320
-#define DIMS 324
-#define OFF 360
+#define PARENT_SLEEPING 192
+#define CMD 256
+#define DIMS 260
+#define OFF 296
 static void sys3(long nr, long a, long b, long c) { long r; register long r10 __asm__("r10") = 0; __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory"); (void)r; }
 static void tell(void) { sys3(110, 0, 0, 0); /* getppid: forbidden */ }
 static void matmul(const float *lhs, const float *rhs, float *out, int M, int K, int N)

@@ -1,6 +1,7 @@
 /* test_trust.c - the trusted side's guards (issue 14): result signatures,
  * memory items fenced as data, identifiers, files that are not regular */
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 
 #include "agent.h"
 #include "check.h"
+#include "runner_proto.h"
 #include "sign.h"
 #include "util.h"
 
@@ -121,6 +123,18 @@ static void files_and_names(const char *dir)
           "identifiers: letters, digits and _ only, not first a digit");
 }
 
+/* the attack kernels (tests/kernels/steer_header_offsets.c,
+ * hijack_runner_loop.c) write the header by these offsets: if the layout
+ * moves, they must move with it or they would attack nothing */
+static void header_layout(void)
+{
+    CHECK(offsetof(struct ao_run_hdr, go) == 64 && offsetof(struct ao_run_hdr, done) == 128 &&
+              offsetof(struct ao_run_hdr, parent_sleeping) == 192 &&
+              offsetof(struct ao_run_hdr, cmd) == 256 && offsetof(struct ao_run_hdr, dims) == 260 &&
+              offsetof(struct ao_run_hdr, off) == 296,
+          "the runner header's layout is the one the attack kernels write to");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/accelopt-trust-XXXXXX";
@@ -131,6 +145,7 @@ int main(void)
     key_files(dir);
     memory_fence();
     files_and_names(dir);
+    header_layout();
     ao_rmtree(dir);
     return CHECK_DONE();
 }

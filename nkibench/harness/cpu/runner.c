@@ -83,11 +83,9 @@ int main(int argc, char **argv)
                 __builtin_ia32_pause();
                 continue;
             }
-            /* idle for a while: sleep until the profiler wakes us */
-            __atomic_store_n(&hdr->runner_sleeping, 1, __ATOMIC_SEQ_CST);
-            if (__atomic_load_n(&hdr->go, __ATOMIC_SEQ_CST) == seq)
-                futex_wait(&hdr->go, seq);
-            __atomic_store_n(&hdr->runner_sleeping, 0, __ATOMIC_SEQ_CST);
+            /* idle for a while: sleep until the profiler wakes us (it does
+             * whenever it raises `go` without having stopped us) */
+            futex_wait(&hdr->go, seq);
         }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         seq = hdr->go;
