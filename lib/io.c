@@ -190,29 +190,19 @@ unsigned ao_io_generation(struct ao_io *io)
 #define DLQ_EXCERPT 2048
 static char *excerpt(const struct ao_inmsg *m)
 {
+    const unsigned char *raw = (const unsigned char *)m->raw;
     size_t n = m->len < DLQ_EXCERPT ? m->len : DLQ_EXCERPT;
-    char *e = malloc(n + 1), tmp[8];
+    char *e = malloc(n + 1);
 
     if (!e)
         return NULL;
     for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)m->raw[i];
-        size_t k = 1;
-        if (c >= 0x80) {
-            char err[8];
-            k = n - i < 4 ? n - i : 4;
-            memcpy(tmp, m->raw + i, k);
-            /* the longest valid sequence here, or one '?' */
-            while (k > 0 && ao_msg_check_raw(tmp, k, err, sizeof err) < 0)
-                k--;
-            if (k == 0) {
-                e[i++] = '?';
-                continue;
-            }
-            memcpy(e + i, m->raw + i, k);
-        } else {
-            e[i] = c < 0x20 && c != '\t' ? '?' : (char)c;
+        size_t k = ao_utf8_len(raw + i, n - i);
+        if (k == 0 || (k == 1 && raw[i] < 0x20 && raw[i] != '\t')) {
+            e[i++] = '?';
+            continue;
         }
+        memcpy(e + i, raw + i, k);
         i += k;
     }
     e[n] = '\0';

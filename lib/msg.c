@@ -292,9 +292,7 @@ oom:
 
 /* --- the raw text, before cJSON sees it --- */
 
-/* Length of the UTF-8 sequence at p (at most n bytes), 0 if invalid:
- * overlong forms, surrogates and code points past U+10FFFF are invalid. */
-static size_t utf8_len(const unsigned char *p, size_t n)
+size_t ao_utf8_len(const unsigned char *p, size_t n)
 {
     unsigned c = p[0];
     size_t k;
@@ -329,7 +327,7 @@ int ao_msg_check_raw(const char *raw, size_t len, char *err, size_t errlen)
     int in_str = 0;
 
     for (size_t i = 0; i < len;) {
-        size_t k = utf8_len(p + i, len - i);
+        size_t k = ao_utf8_len(p + i, len - i);
         if (k == 0) {
             snprintf(err, errlen, "invalid UTF-8 at byte %zu", i);
             return -1;

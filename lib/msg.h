@@ -127,6 +127,9 @@ void ao_msg_release(const struct ao_msg_type *t, void *msg);
  * object.  NULL with the reason in err. */
 cJSON *ao_msg_parse(const char *raw, size_t len, char *err, size_t errlen);
 int ao_msg_check_raw(const char *raw, size_t len, char *err, size_t errlen);
+/* Length of the UTF-8 sequence at p (at most n bytes), 0 if invalid:
+ * overlong forms, surrogates and code points past U+10FFFF are invalid. */
+size_t ao_utf8_len(const unsigned char *p, size_t n);
 
 int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
                   char *err, size_t errlen);

@@ -498,53 +498,55 @@ int ao_task_allow(const char *dir, char *err, size_t errlen)
     return rc;
 }
 
+/* The next entry of the task roots list at *r into out; 0 at its end. */
+static int next_root(const char **r, char *out, size_t n)
+{
+    while (**r) {
+        size_t k = strcspn(*r, ":");
+        int fits = k > 0 && k < n;
+        if (fits)
+            snprintf(out, n, "%.*s", (int)k, *r);
+        *r += k + ((*r)[k] == ':');
+        if (fits)
+            return 1;
+    }
+    return 0;
+}
+
 /* Is the resolved directory `real` a root, or directly inside one? */
 static int under_roots(const char *real)
 {
     const char *r = ao_task_roots();
     char entry[PATH_MAX], rr[PATH_MAX];
 
-    while (*r) {
-        size_t n = strcspn(r, ":");
-        if (n > 0 && n < sizeof entry) {
-            memcpy(entry, r, n);
-            entry[n] = '\0';
-            if (realpath(entry, rr)) {
-                size_t m = strlen(rr);
-                if (strcmp(real, rr) == 0)
-                    return 1;
-                if (strncmp(real, rr, m) == 0 && real[m] == '/' && !strchr(real + m + 1, '/'))
-                    return 1;
-            }
-        }
-        r += n;
-        if (*r == ':')
-            r++;
+    while (next_root(&r, entry, sizeof entry)) {
+        size_t m;
+        if (!realpath(entry, rr))
+            continue;
+        m = strlen(rr);
+        if (strcmp(real, rr) == 0 ||
+            (strncmp(real, rr, m) == 0 && real[m] == '/' && !strchr(real + m + 1, '/')))
+            return 1;
     }
     return 0;
 }
 
 int ao_task_find(const char *ref, struct ao_task *t, char *err, size_t errlen)
 {
-    char path[PATH_MAX];
+    char entry[PATH_MAX], path[PATH_MAX + 80];
     const char *r = ao_task_roots();
+    struct stat st;
 
-    if (ao_is_identifier(ref, sizeof t->name - 1)) {
-        /* a name: the first root that has it */
-        while (*r) {
-            size_t n = strcspn(r, ":");
-            struct stat st;
-            snprintf(path, sizeof path, "%.*s/%s", (int)n, r, ref);
-            if (n > 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-                return ao_task_find_dir(path, t, err, errlen);
-            r += n;
-            if (*r == ':')
-                r++;
-        }
-        snprintf(err, errlen, "no task '%s' in the task roots (%.300s)", ref, ao_task_roots());
-        return -1;
+    if (!ao_is_identifier(ref, sizeof t->name - 1))
+        return ao_task_find_dir(ref, t, err, errlen);
+    /* a name: the first root that has it */
+    while (next_root(&r, entry, sizeof entry)) {
+        snprintf(path, sizeof path, "%s/%s", entry, ref);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return ao_task_find_dir(path, t, err, errlen);
     }
-    return ao_task_find_dir(ref, t, err, errlen);
+    snprintf(err, errlen, "no task '%s' in the task roots (%.300s)", ref, ao_task_roots());
+    return -1;
 }
 
 int ao_task_find_dir(const char *dir, struct ao_task *t, char *err, size_t errlen)
