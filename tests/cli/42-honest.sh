@@ -12,3 +12,11 @@ for k in tests/honest/*.c; do
     status=$(field "$out" "r['status']" 2>/dev/null)
     [ "$status" = ok ]; ok $? "$name: ok (got ${status:-nothing}: $(field "$out" "(r.get('reason') or '')[:100]" 2>/dev/null))"
 done
+# the cost of continuing the stopped runner was timed before the kernel's
+# first call and taken off: present, positive, and under the latency
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+w = r['timing']['wake_ns']
+sys.exit(0 if 0 < w < r['latency_ns'] + w and r['latency_min_ns'] > 0 else 1)" "$RESULTS/honest-pragmas.json"
+ok $? "the runner's wake-up was timed on empty commands and taken off each call"

@@ -91,13 +91,15 @@ int main(int argc, char **argv)
         seq = hdr->go;
         if (hdr->cmd == AO_RUN_CMD_EXIT)
             return 0;
-        for (int i = 0; i < nptrs; i++) {
-            if (hdr->off[i] < AO_RUN_DATA_OFFSET || hdr->off[i] >= size)
-                return 125;
-            ptrs[i] = (float *)(base + hdr->off[i]);
+        if (hdr->cmd == AO_RUN_CMD_CALL) {
+            for (int i = 0; i < nptrs; i++) {
+                if (hdr->off[i] < AO_RUN_DATA_OFFSET || hdr->off[i] >= size)
+                    return 125;
+                ptrs[i] = (float *)(base + hdr->off[i]);
+            }
+            memcpy(dims, (const void *)hdr->dims, sizeof dims);
+            ao_call(ptrs, dims);
         }
-        memcpy(dims, (const void *)hdr->dims, sizeof dims);
-        ao_call(ptrs, dims);
         __atomic_store_n(&hdr->done, seq, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&hdr->parent_sleeping, __ATOMIC_SEQ_CST))
             futex_wake(&hdr->done);
