@@ -215,6 +215,17 @@ static int kafka_commit(struct ao_io *io, struct ao_inmsg *m)
 /* Rebalances: handled inputs are committed before their partitions go, so
  * their new owner does not redo them; a lost assignment (the group gave
  * the partitions away, e.g. after a stall) commits nothing. */
+/* A message fetched while the consumer closes reaches the close queue,
+ * which kafka_close serves with callbacks; without a consume callback
+ * librdkafka 2.0.2 asserts there ("res != RD_KAFKA_OP_RES_PASS").  Such a
+ * message was never handed out, so it is left uncommitted and comes again.
+ * rd_kafka_consumer_poll still returns messages as before. */
+static void drop_while_closing(rd_kafka_message_t *m, void *opaque)
+{
+    (void)m;
+    (void)opaque;
+}
+
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
@@ -448,6 +459,7 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
     }
     snprintf(p->keyed_topic, sizeof p->keyed_topic, "%s", topics[0]);
     rd_kafka_conf_set_rebalance_cb(cc, on_rebalance);
+    rd_kafka_conf_set_consume_cb(cc, drop_while_closing);
     rd_kafka_conf_set_opaque(cc, io);
     if (!(p->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cc, e, sizeof e))) {
         snprintf(err, errlen, "cannot make a kafka consumer: %s", e);
