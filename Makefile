@@ -1,13 +1,37 @@
 # accelopt - one non-recursive Makefile.  `make V=1` shows the commands.
+#
+#   make                      build bin/ (and the unit tests) in the tree
+#   make test                 build, build again with clang, run every test
+#   make install PREFIX=/usr/local DESTDIR=   binaries, data, units, man pages
+#   make uninstall            removes exactly what install put there
+#   make WERROR=              warnings never fail the build
 
 CC       ?= cc
 SANITIZER ?=
-WERROR   ?= -Werror
 PKGS     := rdkafka hiredis libcjson libseccomp libcurl libcrypto
+BUILD    ?= build
+BINDIR   ?= bin
+
+# Warnings are errors with the compilers CI builds with (Debian 12's gcc 12
+# and clang 14); with any other compiler they are only shown, so a user's
+# build does not fail on a newer compiler's new warning.  WERROR= or
+# WERROR=-Werror decides it either way.
+CC_ID    := $(shell $(CC) --version 2>/dev/null | head -n1 | grep -q clang && echo clang || echo gcc)
+CC_MAJOR := $(shell $(CC) -dumpversion 2>/dev/null | cut -d. -f1)
+ifeq ($(CC_ID)-$(CC_MAJOR),$(filter $(CC_ID)-$(CC_MAJOR),gcc-12 clang-14))
+WERROR   ?= -Werror
+else
+WERROR   ?=
+endif
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
-            -Wwrite-strings -Wmissing-prototypes -Wno-unused-parameter \
-            -Wno-format-truncation
+            -Wwrite-strings -Wmissing-prototypes -Wno-unused-parameter
+ifeq ($(CC_ID),gcc)
+WARN     += -Wno-format-truncation
+TEST_WARN := -Wno-discarded-qualifiers
+else
+TEST_WARN := -Wno-incompatible-pointer-types-discards-qualifiers
+endif
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) $(WERROR) -Ilib \
             $(shell pkg-config --cflags $(PKGS))
@@ -23,49 +47,49 @@ Q :=
 endif
 
 LIB_SRC  := $(wildcard lib/*.c)
-LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 STAGES   := profiler planner executor summarizer selector
-BINS     := bin/accelopt $(STAGES:%=bin/accelopt-%)
+BINS     := $(BINDIR)/accelopt $(STAGES:%=$(BINDIR)/accelopt-%)
 UNIT_SRC := $(wildcard tests/unit/*.c)
-UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 all: $(BINS) $(UNIT_BIN)
 
 # a change of compiler or flags (e.g. SANITIZER=address) rebuilds everything
 FLAGS_ID := $(shell echo '$(CC) $(CFLAGS) $(LDFLAGS)' | md5sum | cut -c1-12)
-FLAGS_STAMP := build/.flags-$(FLAGS_ID)
+FLAGS_STAMP := $(BUILD)/.flags-$(FLAGS_ID)
 $(FLAGS_STAMP):
-	@mkdir -p build
-	@rm -f build/.flags-*
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/.flags-*
 	@touch $@
 
-build/%.o: %.c $(wildcard lib/*.h tools/*/*.h) $(FLAGS_STAMP)
+$(BUILD)/%.o: %.c $(wildcard lib/*.h tools/*/*.h) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC  $<"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # test tables of argv strings are plain string literals
-build/tests/unit/%.o: CFLAGS += -Wno-discarded-qualifiers
+$(BUILD)/tests/unit/%.o: CFLAGS += $(TEST_WARN)
 
-build/libaccelopt.a: $(LIB_OBJ)
+$(BUILD)/libaccelopt.a: $(LIB_OBJ)
 	@echo "  AR  $@"
 	$(Q)$(AR) rcs $@ $^
 
-FRONT_OBJ := $(patsubst %.c,build/%.o,$(wildcard tools/accelopt/*.c))
-bin/accelopt: $(FRONT_OBJ) build/libaccelopt.a
-	@mkdir -p bin
+FRONT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/accelopt/*.c))
+$(BINDIR)/accelopt: $(FRONT_OBJ) $(BUILD)/libaccelopt.a
+	@mkdir -p $(BINDIR)
 	@echo "  LD  $@"
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 define STAGE_RULE
-bin/accelopt-$(1): build/tools/$(1)/$(1).o build/libaccelopt.a
-	@mkdir -p bin
+$(BINDIR)/accelopt-$(1): $(BUILD)/tools/$(1)/$(1).o $(BUILD)/libaccelopt.a
+	@mkdir -p $(BINDIR)
 	@echo "  LD  $$@"
 	$$(Q)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 endef
 $(foreach t,$(STAGES),$(eval $(call STAGE_RULE,$(t))))
 
-build/tests/%: build/tests/unit/%.o build/libaccelopt.a
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libaccelopt.a
 	@echo "  LD  $@"
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -73,7 +97,7 @@ build/tests/%: build/tests/unit/%.o build/libaccelopt.a
 DEB_PKGS := build-essential pkg-config librdkafka-dev libhiredis-dev \
             libcjson-dev libseccomp-dev libcurl4-openssl-dev libssl-dev \
             redis-server python3 python3-jsonschema python3-numpy libopenblas-dev procps \
-            systemd
+            systemd clang help2man
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q '^install ok installed' || echo $$p; done); \
@@ -84,7 +108,12 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing; \
 	else echo "deps: all installed"; fi
 
-test: all
+# The same sources built by a second compiler (Debian's clang) with its
+# warnings as errors: what one compiler misses, the other often sees.
+clang-build:
+	$(Q)$(MAKE) --no-print-directory CC=clang BUILD=build/clang BINDIR=build/clang/bin WERROR=-Werror all
+
+test: all clang-build
 	$(Q)tests/run.sh
 
 # The main job: optimize a few tasks end to end with the builtin model (or
@@ -107,5 +136,5 @@ fuzz-msg:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps test run clean fuzz-msg
+.PHONY: all deps test run clean fuzz-msg clang-build
 .SECONDARY:

@@ -1204,7 +1204,7 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, e, warm = 0;
+    long long *lat = NULL, e = 0, warm = 0;
     int verify_at[VERIFIED_TIMED], n = 0, min_calls, rc = -1;
     char set[32];
     const char *bad;

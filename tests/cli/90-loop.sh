@@ -52,7 +52,8 @@ ok $? "the private redis kept an AOF"
 leftovers "$T/r1"; ok $? "no stage or redis-server is left running"
 
 # --- the scripted model server on the model path ---------------------------
-# the executor's kernel is the baseline with BLOCK_N 256 (about 1.5x faster)
+# the executor's kernel is the baseline with BLOCK_N 256 (which is faster
+# depends on the CPU: the test asserts the choice, not the ranking)
 $M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
 start_llm loop "$($M - "$T/fast.c" <<'PY'
 import json, sys
@@ -68,17 +69,22 @@ ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-loop-secret-0001 \
     bin/accelopt run matmul --iters 1 --beam 1 --plans 2 --samples 1 --json --out "$T/r2" \
     >"$T/r2.jsonl" 2>"$T/r2.err"
 ok $? "accelopt run finishes with the model server on the model path"
-$M - "$T/r2.jsonl" "$LLM_LOG" "$(sha256sum <"$T/fast.c" | cut -d" " -f1)" <<'PY'
+$M - "$T/r2.jsonl" "$LLM_LOG" "$(sha256sum <"$T/fast.c" | cut -d" " -f1)" "$T/r2/matmul/history.jsonl" <<'PY'
 import json, sys
 d = json.loads(open(sys.argv[1]).readline())
 reqs = [json.loads(l) for l in open(sys.argv[2])]
+hist = [json.loads(l) for l in open(sys.argv[4])]
 models = sorted(r["model"] for r in reqs)
 # 2 plans, 2 kernels, and the 1 pair (the same kernel twice: one plan's best)
 assert models.count("plan-m") == 2 and models.count("exec-m") == 2, models
-assert d["best"]["sha256"] == sys.argv[3], "the model's kernel (BLOCK_N 256) should win"
+mine = [h for h in hist if h["sha256"] == sys.argv[3]]
+assert mine and all(h["status"] == "ok" for h in mine), "the model's kernel was measured correct"
+ok = [h for h in hist if h["status"] == "ok"]
+fastest = min(ok, key=lambda h: h["latency_ns"])
+assert d["best"]["sha256"] == fastest["sha256"], "the best is the fastest correct kernel measured"
 assert d["tokens"]["prompt"] == 2 * 1000 + 2 * 2000 + 1500 * models.count("sum-m"), d["tokens"]
 PY
-ok $? "model path: 2 plans and 2 kernels asked for, the model's kernel wins, tokens add up"
+ok $? "model path: 2 plans and 2 kernels asked for, the model's kernel measured correct, the fastest kept, tokens add up"
 ! grep -rq 'sk-loop-secret-0001' "$T/r2" "$T/r2.jsonl" "$T/r2.err"
 ok $? "the key appears in no log, result file or output"
 

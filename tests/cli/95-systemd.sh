@@ -8,11 +8,16 @@ mkdir -p "$U"
 cp systemd/*.service systemd/*.target "$U"/
 sed -i "s|/usr/local/bin|$PWD/bin|" "$U"/*.service
 for f in "$U"/accelopt-*@.service; do cp "$f" "${f%@.service}@1.service"; done # an instance each
-(cd "$U" && systemd-analyze verify --man=no ./accelopt-*@1.service ./accelopt.target) >"$T/verify.out" 2>&1
-[ $? -eq 0 ] && [ ! -s "$T/verify.out" ]; ok $? "systemd-analyze verify: every unit clean, no warning"
-sed 's/Restart=on-failure/Restart=sometimes/' "$U/accelopt-planner@1.service" >"$U/broken@1.service"
-(cd "$U" && systemd-analyze verify --man=no ./broken@1.service) 2>&1 | grep -q "restart specifier"
-ok $? "the check notices a broken unit"
+if command -v systemd-analyze >/dev/null; then
+    (cd "$U" && systemd-analyze verify --man=no ./accelopt-*@1.service ./accelopt.target) >"$T/verify.out" 2>&1
+    [ $? -eq 0 ] && [ ! -s "$T/verify.out" ]; ok $? "systemd-analyze verify: every unit clean, no warning"
+    sed 's/Restart=on-failure/Restart=sometimes/' "$U/accelopt-planner@1.service" >"$U/broken@1.service"
+    (cd "$U" && systemd-analyze verify --man=no ./broken@1.service) 2>&1 | grep -q "restart specifier"
+    ok $? "the check notices a broken unit"
+else
+    skip "systemd-analyze verify: every unit clean, no warning" "no systemd-analyze on this machine"
+    skip "the check notices a broken unit" "no systemd-analyze on this machine"
+fi
 
 bad=0
 for s in selector planner executor summarizer profiler; do
