@@ -124,6 +124,66 @@ ITERS ?= 4
 run: all
 	$(Q)bin/accelopt run $(TASKS) --size $(SIZE) --iters $(ITERS)
 
+# ---- install ----------------------------------------------------------------
+# PREFIX/bin: the executables; PREFIX/share/accelopt: what they read at run
+# time (tasks, harness and runner sources, prompts, schemas), found relative
+# to the executables (ACCELOPT_HOME overrides); the systemd units with their
+# paths under PREFIX; man pages made from --help.  Every file installed is
+# listed in share/accelopt/installed-files, which `make uninstall` removes.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DATADIR := $(PREFIX)/share/accelopt
+DOCDIR  := $(PREFIX)/share/doc/accelopt
+MANDIR  := $(PREFIX)/share/man/man1
+DATA    := $(sort $(shell find nkibench prompts schemas -type f) lib/runner_proto.h)
+DOCS    := README.md $(wildcard docs/*.md)
+EXAMPLES := docs/accelopt.conf.example $(wildcard systemd/*.example) systemd/accelopt.sysusers
+UNITS   := $(wildcard systemd/*.service systemd/*.target)
+MANS    := $(BINS:$(BINDIR)/%=$(BUILD)/man/%.1)
+MANIFEST := $(DATADIR)/installed-files
+
+MAN_NAME.accelopt            := optimize compute kernels with LLM agents, end to end
+MAN_NAME.accelopt-profiler   := compile, check and time kernels in a sandbox
+MAN_NAME.accelopt-planner    := turn a kernel and its profile into optimization plans
+MAN_NAME.accelopt-executor   := turn a plan into rewritten kernels
+MAN_NAME.accelopt-summarizer := distill slow-to-fast kernel pairs into the optimization memory
+MAN_NAME.accelopt-selector   := own each run: fill iterations, keep the beam, end with done
+$(BUILD)/man/%.1: $(BINDIR)/%
+	@mkdir -p $(dir $@)
+	@echo "  MAN $@"
+	$(Q)help2man --no-info --name='$(MAN_NAME.$*)' \
+	    $(if $(filter accelopt,$*),--include=$(BUILD)/man/commands.h2m) --output=$@ $<
+$(BUILD)/man/accelopt.1: $(BUILD)/man/commands.h2m
+# the front's man page carries every command's options
+$(BUILD)/man/commands.h2m: $(BINDIR)/accelopt
+	@mkdir -p $(dir $@)
+	$(Q){ echo '[COMMANDS]'; for c in $$($< --help | awk '/^commands:/ {f = 1; next} f && /^  [a-z]/ {print $$1}'); do \
+	    echo ".SS $$c"; echo '.nf'; ACCELOPT_LOG=error $< $$c --help | sed 's/\\/\\e/g; s/^[.'"'"']/\\\&&/'; echo '.fi'; done; } >$@
+
+man: $(MANS)
+
+install: all man
+	$(Q)set -e; d='$(DESTDIR)'; list=$$(mktemp); \
+	put() { install -D -m "$$1" "$$2" "$$d$$3"; echo "$$3" >>"$$list"; }; \
+	for b in $(BINS); do put 755 $$b $(PREFIX)/bin/$${b##*/}; done; \
+	for f in $(DATA); do put 644 $$f $(DATADIR)/$$f; done; \
+	for f in $(DOCS); do put 644 $$f $(DOCDIR)/$${f##*/}; done; \
+	for f in $(EXAMPLES); do put 644 $$f $(DOCDIR)/examples/$${f##*/}; done; \
+	for f in $(MANS); do put 644 $$f $(MANDIR)/$${f##*/}; done; \
+	for f in $(UNITS); do sed 's|/usr/local|$(PREFIX)|g' $$f >$(BUILD)/unit.tmp; \
+	    put 644 $(BUILD)/unit.tmp $(UNITDIR)/$${f##*/}; done; rm -f $(BUILD)/unit.tmp; \
+	echo $(MANIFEST) >>"$$list"; install -D -m 644 "$$list" "$$d$(MANIFEST)"; rm -f "$$list"; \
+	echo "installed $$(wc -l <"$$d$(MANIFEST)") files under $$d$(PREFIX) (list: $$d$(MANIFEST))"
+
+uninstall:
+	$(Q)set -e; d='$(DESTDIR)'; m="$$d$(MANIFEST)"; \
+	[ -f "$$m" ] || { echo "nothing to uninstall: no $$m"; exit 1; }; \
+	n=0; while read -r f; do case $$f in $(PREFIX)/*|$(UNITDIR)/*) ;; *) echo "not removing $$f: outside $(PREFIX)"; continue;; esac; \
+	    rm -f "$$d$$f"; n=$$((n + 1)); done <"$$m"; \
+	for dir in $(DATADIR) $(DOCDIR); do [ ! -d "$$d$$dir" ] || find "$$d$$dir" -depth -type d -empty -delete; done; \
+	echo "removed $$n files"
+
 # fuzz the message parser and decoders for FUZZ_S seconds (clang's libFuzzer)
 FUZZ_S ?= 60
 fuzz-msg:
@@ -136,5 +196,5 @@ fuzz-msg:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps test run clean fuzz-msg clang-build
+.PHONY: all deps test run clean fuzz-msg clang-build man install uninstall
 .SECONDARY:

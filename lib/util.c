@@ -288,8 +288,9 @@ int ao_random_bytes(void *p, size_t n)
 const char *ao_home(void)
 {
     static char home[PATH_MAX];
-    char exe[PATH_MAX];
+    char exe[PATH_MAX], data[PATH_MAX + 32];
     const char *env = getenv("ACCELOPT_HOME");
+    struct stat st;
     ssize_t n;
 
     if (env && *env)
@@ -300,8 +301,15 @@ const char *ao_home(void)
     if (n <= 0)
         return ".";
     exe[n] = '\0';
-    /* bin/accelopt -> bin -> the tree; tests live in build/tests, same depth */
+    /* installed: PREFIX/bin/accelopt finds PREFIX/share/accelopt */
     snprintf(home, sizeof home, "%s", dirname(dirname(exe)));
+    snprintf(data, sizeof data, "%s/share/accelopt", home);
+    if (stat(data, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(home, sizeof home, "%s", data);
+        return home;
+    }
+    /* in the source tree: bin/accelopt -> the tree; tests live in
+     * build/tests, the same depth */
     if (strcmp(home + strlen(home) - (strlen(home) >= 6 ? 6 : 0), "/build") == 0)
         home[strlen(home) - 6] = '\0';
     return home;

@@ -54,8 +54,10 @@ void ao_sha256_hex(const void *data, size_t n, char hex[65]);
 /* Fill with bytes from getrandom(2). */
 int ao_random_bytes(void *p, size_t n);
 
-/* Directory holding the installed tree (bin/.., where nkibench/ lives):
- * ACCELOPT_HOME, or the parent of the executable's directory. */
+/* Directory holding the data (nkibench/, prompts/, the runner sources):
+ * ACCELOPT_HOME; else PREFIX/share/accelopt when the executable is
+ * PREFIX/bin/x (installed); else the source tree the executable was built
+ * in (bin/.. or build/..). */
 const char *ao_home(void);
 
 /* Directory for persistent state (calibrations): ACCELOPT_STATE_DIR, or
