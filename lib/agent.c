@@ -153,17 +153,17 @@ static void tensor_text(struct ao_buf *b, const struct ao_task *t, int i)
     ao_buf_printf(b, "]");
 }
 
-int ao_problem_load(const char *task, const char *task_path, const char *size,
+int ao_problem_load(const char *task, const char *task_sha256, const char *size,
                     struct ao_problem *p, char *err, size_t errlen)
 {
     struct ao_task t;
     struct ao_buf b = {0};
     long long dims[AO_MAX_DIMS];
-    char path[1024], ref[1100];
+    char ref[1100];
 
     memset(p, 0, sizeof *p);
-    snprintf(path, sizeof path, "%s", task_path ? task_path : task);
-    if (ao_task_find(path, &t, err, errlen) < 0 || ao_task_size(&t, size, dims, err, errlen) < 0)
+    if (ao_task_named(task, task_sha256, &t, err, errlen) < 0 ||
+        ao_task_size(&t, size, dims, err, errlen) < 0)
         return -1;
     snprintf(ref, sizeof ref, "%s/reference.c", t.dir);
     if (!(p->reference = ao_read_file(ref, NULL, err, errlen)))

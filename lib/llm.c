@@ -153,6 +153,14 @@ void ao_llm_usage_add(struct ao_llm_usage *to, const struct ao_llm_usage *u)
 
 /* --- the client -------------------------------------------------------- */
 
+/* A stop request ends a call in flight: a model that never answers must
+ * not hold a stage past its shutdown (the message is then not committed). */
+static int on_progress(void *p, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)p; (void)dt; (void)dn; (void)ut; (void)un;
+    return ao_stop_requested();
+}
+
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
     struct ao_llm *l = ud;
@@ -226,6 +234,8 @@ struct ao_llm *ao_llm_new(const struct ao_llm_conf *conf, char *err, size_t errl
     curl_easy_setopt(l->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(l->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     curl_easy_setopt(l->curl, CURLOPT_TIMEOUT_MS, (long)(conf->timeout_s * 1000));
+    curl_easy_setopt(l->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(l->curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(l->curl, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(l->curl, CURLOPT_FOLLOWLOCATION, 0L); /* never carry the key elsewhere */
     return l;

@@ -21,7 +21,7 @@
     const struct ao_msg_type var = {tname, sizeof(T), fields, (int)(sizeof fields / sizeof fields[0])}
 
 static const char *const statuses[] = {"ok", "compile_error", "incorrect", "timeout", "crash",
-                                       "rejected", "no_code", "internal_error", NULL};
+                                       "rejected", "no_code", "internal_error", "lost", NULL};
 static const char *const bounds[] = {"memory", "matmul", "elementwise", NULL};
 static const char *const directions[] = {"+", "-", NULL};
 
@@ -45,6 +45,7 @@ static const struct ao_field candidate_fields[] = {
     F(struct ao_candidate_msg, profile, AO_F_JSON, 0),
     F(struct ao_candidate_msg, size, AO_F_STR, 0),
     F(struct ao_candidate_msg, task_path, AO_F_STR, 0),
+    F(struct ao_candidate_msg, task_sha256, AO_F_STR, 0),
     F(struct ao_candidate_msg, baseline_latency_ns, AO_F_NUM, 0),
     F(struct ao_candidate_msg, config, AO_F_JSON, 0),
 };
@@ -63,6 +64,7 @@ static const struct ao_field plan_fields[] = {
     F(struct ao_plan_msg, source, AO_F_STR, 0),
     F(struct ao_plan_msg, size, AO_F_STR, 0),
     F(struct ao_plan_msg, task_path, AO_F_STR, 0),
+    F(struct ao_plan_msg, task_sha256, AO_F_STR, 0),
     F(struct ao_plan_msg, parent_latency_ns, AO_F_NUM, 0),
     F(struct ao_plan_msg, baseline_latency_ns, AO_F_NUM, 0),
     F(struct ao_plan_msg, config, AO_F_JSON, 0),
@@ -82,6 +84,7 @@ static const struct ao_field kernel_fields[] = {
     F(struct ao_kernel_msg, plan_text, AO_F_STR, 0),
     F(struct ao_kernel_msg, slot, AO_F_STR, 0),
     F(struct ao_kernel_msg, task_path, AO_F_STR, 0),
+    F(struct ao_kernel_msg, task_sha256, AO_F_STR, 0),
     F(struct ao_kernel_msg, parent_latency_ns, AO_F_NUM, 0),
     F(struct ao_kernel_msg, baseline_latency_ns, AO_F_NUM, 0),
     F(struct ao_kernel_msg, tokens, AO_F_JSON, 0),
@@ -121,6 +124,7 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, source, AO_F_STR, 0),
     F(struct ao_result_msg, plan, AO_F_STR, 0),
     F(struct ao_result_msg, plan_text, AO_F_STR, 0),
+    F(struct ao_result_msg, task_sha256, AO_F_STR, 0),
     F(struct ao_result_msg, sig, AO_F_STR, 0),
 };
 TYPE(ao_msg_result, "result", struct ao_result_msg, result_fields);
@@ -174,6 +178,8 @@ static const struct ao_field done_fields[] = {
     F(struct ao_done_msg, memory_deadline_missed, AO_F_BOOL, 0),
     F(struct ao_done_msg, reason, AO_F_STR, 0),
     F(struct ao_done_msg, baseline_latency_ns, AO_F_NUM, 0),
+    F(struct ao_done_msg, slot_deadline_s, AO_F_NUM, 0),
+    F(struct ao_done_msg, slots_lost, AO_F_INT, 0),
 };
 TYPE(ao_msg_done, "done", struct ao_done_msg, done_fields);
 
@@ -400,7 +406,7 @@ static int check_config(const cJSON *c, char *err, size_t errlen)
 {
     static const char *const whole[] = {"beam", "plans", "samples", "iters", "topk", "expn",
                                         "seed", "budget_tokens", NULL};
-    static const char *const number[] = {"memory_deadline_s", "budget_usd", NULL};
+    static const char *const number[] = {"memory_deadline_s", "slot_deadline_s", "budget_usd", NULL};
     const cJSON *v;
 
     for (int i = 0; whole[i]; i++)

@@ -43,7 +43,7 @@ struct ao_task_msg {
 
 struct ao_candidate_msg {
     struct ao_env env;
-    char *source, *sha256, *kernel_id, *size, *task_path;
+    char *source, *sha256, *kernel_id, *size, *task_path, *task_sha256;
     long long rank;
     double latency_ns, pct_of_peak, baseline_latency_ns;
     cJSON *profile, *config;
@@ -51,7 +51,8 @@ struct ao_candidate_msg {
 
 struct ao_plan_msg {
     struct ao_env env;
-    char *candidate_id, *candidate_sha256, *text, *error, *source, *size, *task_path, *model;
+    char *candidate_id, *candidate_sha256, *text, *error, *source, *size, *task_path, *task_sha256,
+        *model;
     long long index, rank;
     cJSON *memory_seen, *tokens, *config;
     double cost_usd, parent_latency_ns, baseline_latency_ns;
@@ -59,7 +60,8 @@ struct ao_plan_msg {
 
 struct ao_kernel_msg {
     struct ao_env env;
-    char *source, *sha256, *parent, *plan, *plan_text, *slot, *size, *task_path, *error, *model;
+    char *source, *sha256, *parent, *plan, *plan_text, *slot, *size, *task_path, *task_sha256,
+        *error, *model;
     double parent_latency_ns, baseline_latency_ns, cost_usd;
     cJSON *tokens;
 };
@@ -67,7 +69,7 @@ struct ao_kernel_msg {
 struct ao_result_msg {
     struct ao_env env;
     char *kernel_id, *sha256, *parent, *slot, *size, *status, *reason, *bound,
-        *diagnostics, *calibration, *source, *plan, *plan_text;
+        *diagnostics, *calibration, *source, *plan, *plan_text, *task_sha256;
     char *sig; /* "hmac-sha256:<hex>" (sign.h) */
     double latency_ns, latency_min_ns, spread, t_min_ns, pct_of_peak, speedup,
         speedup_vs_baseline, max_rel_l2, tolerance;
@@ -96,8 +98,8 @@ struct ao_done_msg {
     struct ao_env env;
     char *stopped, *reason;
     cJSON *best, *history, *tokens;
-    long long iterations, kernels_evaluated;
-    double cost_usd, speedup, pct_of_peak, baseline_latency_ns;
+    long long iterations, kernels_evaluated, slots_lost;
+    double cost_usd, speedup, pct_of_peak, baseline_latency_ns, slot_deadline_s;
     int memory_deadline_missed;
 };
 

@@ -1549,14 +1549,8 @@ void ao_profile_key(const struct ao_task *t, const char *size, const char *sourc
                     const struct ao_calib *c, char hex[65])
 {
     struct ao_buf b = {0};
-    char e[AO_ERRLEN], path[600], th[65];
-    char *tj;
 
-    snprintf(path, sizeof path, "%s/task.json", t->dir);
-    tj = ao_read_file(path, NULL, e, sizeof e);
-    ao_sha256_hex(tj ? tj : t->name, strlen(tj ? tj : t->name), th);
-    free(tj);
-    ao_buf_printf(&b, "cpu\n%s\n%s\n%s\n%s\n%s\n", t->name, th, size,
+    ao_buf_printf(&b, "cpu\n%s\n%s\n%s\n%s\n%s\n", t->name, t->sha256, size,
                   c ? c->id : "uncalibrated", verdict_basis());
     ao_buf_append(&b, source, strlen(source));
     ao_sha256_hex(b.data, b.len, hex);

@@ -18,7 +18,6 @@ struct cached {
 
 struct loaded_task {
     struct loaded_task *next;
-    char path[600];
     struct ao_task task;
 };
 
@@ -108,23 +107,26 @@ const struct ao_calib *ao_profstage_calib(const struct ao_profstage *s)
 static const struct ao_task *find_task(struct ao_profstage *s, const struct ao_kernel_msg *k,
                                        char *err, size_t errlen)
 {
-    char path[600];
     struct loaded_task *t;
 
-    /* found by name (or a directory in the task roots), never any path */
-    snprintf(path, sizeof path, "%s", k->task_path ? k->task_path : k->env.task);
+    /* by name in this machine's roots, never the sender's path, and the
+     * same task as the sender's when it says which (loaded again first, in
+     * case the task here was updated since) */
     for (t = s->tasks; t; t = t->next)
-        if (strcmp(t->path, path) == 0)
-            return &t->task;
-    if (!(t = calloc(1, sizeof *t)))
-        return snprintf(err, errlen, "out of memory"), NULL;
-    if (ao_task_find(path, &t->task, err, errlen) < 0) {
-        free(t);
+        if (strcmp(t->task.name, k->env.task) == 0)
+            break;
+    if (t && ao_task_same(&t->task, k->task_sha256, err, errlen) == 0)
+        return &t->task;
+    if (!t) {
+        if (!(t = calloc(1, sizeof *t)))
+            return snprintf(err, errlen, "out of memory"), NULL;
+        t->next = s->tasks;
+        s->tasks = t;
+    }
+    if (ao_task_named(k->env.task, k->task_sha256, &t->task, err, errlen) < 0) {
+        t->task.name[0] = '\0'; /* not a task: looked up afresh next time */
         return NULL;
     }
-    snprintf(t->path, sizeof t->path, "%s", path);
-    t->next = s->tasks;
-    s->tasks = t;
     return &t->task;
 }
 
@@ -211,6 +213,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
 {
     char id[300], key[65], err[AO_ERRLEN] = "", *hit = NULL;
     const struct ao_task *t;
+    const char *task_hash = NULL;
 
     if (strcmp(k->env.target, "cpu") != 0) {
         snprintf(reason, len, "target '%.40s' is not 'cpu': this profiler runs cpu kernels only",
@@ -227,6 +230,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
         snprintf(reason, len, "%s", err);
         return -1;
     } else {
+        task_hash = t->sha256;
         ao_profile_key(t, k->size, k->source, ao_profstage_calib(s), key);
         if ((hit = cache_get(s, key)) && from_cache(hit, r) == 0) {
             ao_debug("profile cache hit for %.12s", key);
@@ -259,7 +263,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
         dup_into(&r->kernel_id, k->env.id) < 0 || dup_into(&r->sha256, k->sha256) < 0 ||
         dup_into(&r->parent, k->parent) < 0 || dup_into(&r->slot, k->slot) < 0 ||
         dup_into(&r->source, k->source) < 0 || dup_into(&r->plan, k->plan) < 0 ||
-        dup_into(&r->plan_text, k->plan_text) < 0) {
+        dup_into(&r->plan_text, k->plan_text) < 0 || dup_into(&r->task_sha256, task_hash) < 0) {
         snprintf(reason, len, "out of memory");
         return -1;
     }

@@ -276,6 +276,26 @@ static void derive_signature(const struct ao_task *t, char *buf, size_t n)
         snprintf(buf + len, n - len, ")");
 }
 
+/* A task's identity: the hashes of the files that decide what is measured
+ * and what is correct (its spec and its reference), so two machines can
+ * show they hold the same task. */
+static void task_hash(struct ao_task *t, const char *spec)
+{
+    char path[600], e[AO_ERRLEN], hex[65], *ref;
+    struct ao_buf b = {0};
+
+    ao_sha256_hex(spec, strlen(spec), hex);
+    ao_buf_printf(&b, "task.json %s\n", hex);
+    snprintf(path, sizeof path, "%s/reference.c", t->dir);
+    if ((ref = ao_read_file(path, NULL, e, sizeof e))) {
+        ao_sha256_hex(ref, strlen(ref), hex);
+        ao_buf_printf(&b, "reference.c %s\n", hex);
+        free(ref);
+    }
+    ao_sha256_hex(b.data ? b.data : "", b.len, t->sha256);
+    ao_buf_release(&b);
+}
+
 int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen)
 {
     char file[600], ferr[AO_ERRLEN], derived[512];
@@ -375,6 +395,7 @@ int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen)
             ao_task_work(t, dv, &a, &b, &c, err, errlen) < 0)
             goto bad;
     }
+    task_hash(t, text);
     rc = 0;
     goto out;
 bad:
@@ -489,7 +510,8 @@ int ao_task_allow(const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "a task directory may not have ':' in its path: '%s'", real);
         return -1;
     }
-    if (ao_buf_printf(&b, "%s:%s", ao_task_roots(), real) == 0 &&
+    /* first: the task the user named wins over a built-in one of its name */
+    if (ao_buf_printf(&b, "%s:%s", real, ao_task_roots()) == 0 &&
         setenv("ACCELOPT_TASK_ROOTS", b.data, 1) == 0)
         rc = 0;
     else
@@ -539,13 +561,38 @@ int ao_task_find(const char *ref, struct ao_task *t, char *err, size_t errlen)
 
     if (!ao_is_identifier(ref, sizeof t->name - 1))
         return ao_task_find_dir(ref, t, err, errlen);
-    /* a name: the first root that has it */
+    /* a name: the first root that has it, or is it (a task directory the
+     * user named, whose task.json carries the name) */
     while (next_root(&r, entry, sizeof entry)) {
+        char e2[AO_ERRLEN];
         snprintf(path, sizeof path, "%s/%s", entry, ref);
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
             return ao_task_find_dir(path, t, err, errlen);
+        snprintf(path, sizeof path, "%s/task.json", entry);
+        if (stat(path, &st) == 0 && ao_task_find_dir(entry, t, e2, sizeof e2) == 0 &&
+            strcmp(t->name, ref) == 0)
+            return 0;
     }
     snprintf(err, errlen, "no task '%s' in the task roots (%.300s)", ref, ao_task_roots());
+    return -1;
+}
+
+int ao_task_named(const char *name, const char *sha256, struct ao_task *t, char *err, size_t errlen)
+{
+    if (!ao_is_identifier(name, sizeof t->name - 1)) {
+        snprintf(err, errlen, "task '%.60s' is not a task name (an identifier)", name);
+        return -1;
+    }
+    return ao_task_find(name, t, err, errlen) < 0 ? -1 : ao_task_same(t, sha256, err, errlen);
+}
+
+int ao_task_same(const struct ao_task *t, const char *sha256, char *err, size_t errlen)
+{
+    if (!sha256 || strcmp(sha256, t->sha256) == 0)
+        return 0;
+    snprintf(err, errlen, "task %s differs: the sender has %.64s, this machine has %s in %s "
+             "(the hash of task.json and reference.c); install the same task on both",
+             t->name, sha256, t->sha256, t->dir);
     return -1;
 }
 

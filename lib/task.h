@@ -41,6 +41,7 @@ struct ao_task {
     double tolerance;                   /* relative L2 error bound */
     char mm_flops[256], vec_flops[256], bytes[256]; /* formulas over the dims */
     char sizes_json[4096];              /* the size classes, kept as JSON text */
+    char sha256[65];                    /* what it is, on any machine: of task.json and reference.c */
 };
 
 /* Load a task from its directory (or its task.json).  Checks that the
@@ -51,10 +52,18 @@ int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen);
  * separated by ':', each holding task directories or being one), else
  * $ACCELOPT_HOME/nkibench.  A message can name a task, never a path
  * elsewhere.  ao_task_find takes a task name (searched in the roots in
- * order) or a directory (refused unless in a root); 0 or -1 + err. */
+ * order: ROOT/NAME, or a root that is itself the task NAME) or a directory
+ * (refused unless in a root); 0 or -1 + err. */
 const char *ao_task_roots(void);
 int ao_task_find(const char *name_or_dir, struct ao_task *t, char *err, size_t errlen);
 int ao_task_find_dir(const char *dir, struct ao_task *t, char *err, size_t errlen);
+/* The task a message names, for a stage on any machine: found by name in
+ * this machine's task roots, never by the sender's path.  With the sender's
+ * content hash (sha256 may be NULL), the task found must be the same task,
+ * else -1 and err says how they differ. */
+int ao_task_named(const char *name, const char *sha256, struct ao_task *t, char *err, size_t errlen);
+/* 0 when sha256 is NULL or the hash of t, else -1 + err saying how they differ. */
+int ao_task_same(const struct ao_task *t, const char *sha256, char *err, size_t errlen);
 /* Trusted callers only (a task named on the command line): make dir a task
  * root of this process and the stages it starts.  0 or -1 + err. */
 int ao_task_allow(const char *dir, char *err, size_t errlen);

@@ -13,17 +13,20 @@ t = json.load(open('nkibench/matmul/task.json'))
 t['name'] = "m';id>%s;'" % sys.argv[2]
 json.dump(t, open(sys.argv[1] + '/task.json', 'w'))
 PY
-kernel_msg() { # kernel_msg TASK_PATH
-    python3 -c "import json,sys;print(json.dumps(dict(type='kernel',v=1,id='k',run='r',task='matmul',target='cpu',iter=1,size='tiny',source=open('tests/kernels/honest.c').read(),task_path=sys.argv[1])))" "$1"
+kernel_msg() { # kernel_msg TASK [TASK_PATH]
+    python3 -c "import json,sys;print(json.dumps(dict(type='kernel',v=1,id='k',run='r',task=sys.argv[1],target='cpu',iter=1,size='tiny',source=open('tests/kernels/honest.c').read(),**(dict(task_path=sys.argv[2]) if len(sys.argv) > 2 else {}))))" "$@"
 }
 
-# the attack as reported: a task_path outside the roots
-kernel_msg "$evil" | timeout 60 bin/accelopt-profiler >"$T/tp1.out" 2>&1
-[ ! -e "$pwned" ]; ok $? "a kernel message naming a task outside the roots runs nothing"
-grep -q '"type":"dlq".*outside the task roots' "$T/tp1.out"; ok $? "it goes to the dead letters, saying why"
+# the attack as reported: a task_path outside the roots.  Tasks are found
+# by name in the profiler's own roots; the path in a message is never used.
+kernel_msg matmul "$evil" | timeout 60 bin/accelopt-profiler >"$T/tp1.out" 2>&1
+[ ! -e "$pwned" ]; ok $? "a kernel message naming a task path outside the roots runs nothing"
+matmul_hash=$(bin/accelopt profile --task matmul --size tiny tests/kernels/honest.c | python3 -c "import json,sys; print(json.load(sys.stdin)['task_sha256'])")
+grep -q "\"type\":\"result\".*\"task_sha256\":\"$matmul_hash\"" "$T/tp1.out"
+ok $? "the kernel is measured against the task of that name in the roots, not the path"
 
 # the same task inside a root: refused by its name, still nothing runs
-kernel_msg "$evil" | ACCELOPT_TASK_ROOTS="$T" timeout 60 bin/accelopt-profiler >"$T/tp2.out" 2>&1
+kernel_msg evil | ACCELOPT_TASK_ROOTS="$T" timeout 60 bin/accelopt-profiler >"$T/tp2.out" 2>&1
 [ ! -e "$pwned" ]; ok $? "a task in a root whose name is a shell command runs nothing"
 grep -q 'is not an identifier' "$T/tp2.out"; ok $? "the name is refused as not an identifier"
 
@@ -35,16 +38,16 @@ t = json.load(open('nkibench/matmul/task.json'))
 t['inputs'][0]['name'] = 'lhs); }\n#include "/etc/shadow"\nvoid f(float *x'
 json.dump(t, open(sys.argv[1] + '/task.json', 'w'))
 PY
-kernel_msg "$T/evil2" | ACCELOPT_TASK_ROOTS="$T" timeout 60 bin/accelopt-profiler >"$T/tp3.out" 2>&1
+kernel_msg evil2 | ACCELOPT_TASK_ROOTS="$T" timeout 60 bin/accelopt-profiler >"$T/tp3.out" 2>&1
 grep -q 'C identifier' "$T/tp3.out"; ok $? "a tensor name that is not an identifier is refused"
 
-# a path that climbs out of a root
-kernel_msg "$ACCELOPT_HOME/nkibench/../tests" | timeout 60 bin/accelopt-profiler >"$T/tp4.out" 2>&1
-grep -q 'outside the task roots' "$T/tp4.out"; ok $? "'..' out of the root is refused"
+# a task "name" that climbs out of a root
+kernel_msg ../../tests | timeout 60 bin/accelopt-profiler >"$T/tp4.out" 2>&1
+grep -q '"type":"dlq".*not a task name' "$T/tp4.out"; ok $? "a task that is a path, not a name, is refused"
 
 # files that are not regular: a FIFO, /dev/zero, /dev/stdin as task.json
 for f in fifo zero stdin; do
-    d=$T/nreg-$f
+    d=$T/nreg_$f
     mkdir -p "$d"
     cp nkibench/matmul/reference.c nkibench/matmul/baseline.c "$d"
     case $f in
@@ -52,7 +55,7 @@ for f in fifo zero stdin; do
     zero) ln -s /dev/zero "$d/task.json" ;;
     stdin) ln -s /dev/stdin "$d/task.json" ;;
     esac
-    { kernel_msg "$d"; kernel_msg "$ACCELOPT_HOME/nkibench/matmul"; } |
+    { kernel_msg "nreg_$f"; kernel_msg matmul; } |
         ACCELOPT_TASK_ROOTS="$T:$ACCELOPT_HOME/nkibench" timeout 60 bin/accelopt-profiler \
         >"$T/nreg-$f.out" 2>&1
     rc=$?

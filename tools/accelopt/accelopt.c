@@ -103,8 +103,8 @@ static int print_json(const cJSON *j)
 }
 
 /* Profile one source through the stage core, as the profiler would. */
-static int profile_source(struct ao_profstage *st, const char *task_dir, const char *task_name,
-                          const char *size, const char *source, double parent, double baseline,
+static int profile_source(struct ao_profstage *st, const struct ao_task *t, const char *size,
+                          const char *source, double parent, double baseline,
                           struct ao_result_msg *r, char *err, size_t errlen)
 {
     struct ao_kernel_msg k;
@@ -114,11 +114,11 @@ static int profile_source(struct ao_profstage *st, const char *task_dir, const c
     ao_msg_init(&ao_msg_kernel, &k);
     ao_sha256_hex(source, strlen(source), hex);
     snprintf(id, sizeof id, "cli:%.16s", hex);
-    ao_env_set(&k.env, "kernel", id, "cli", task_name, "cpu", 0);
+    ao_env_set(&k.env, "kernel", id, "cli", t->name, "cpu", 0);
     k.source = strdup(source);
     k.sha256 = strdup(hex);
     k.size = strdup(size);
-    k.task_path = strdup(task_dir);
+    k.task_sha256 = strdup(t->sha256); /* found by name, and the same task */
     k.parent_latency_ns = parent;
     k.baseline_latency_ns = baseline;
     rc = ao_profstage_kernel(st, &k, r, err, errlen);
@@ -156,7 +156,7 @@ static int cmd_profile(int argc, char **argv)
     code = AO_EXIT_FAIL;
     ao_signals_install();
     if (!(st = ao_profstage_new(&po, err, sizeof err)) ||
-        profile_source(st, t.dir, t.name, ao_config_str(&c, "size"), src,
+        profile_source(st, &t, ao_config_str(&c, "size"), src,
                        ao_config_str(&c, "parent-latency") ? ao_config_num(&c, "parent-latency") : NAN,
                        ao_config_str(&c, "baseline-latency") ? ao_config_num(&c, "baseline-latency") : NAN,
                        &r, err, sizeof err) < 0) {
@@ -246,15 +246,17 @@ static int list_tasks(const char *only, char **names, int max)
 static int bench_one(struct ao_profstage *st, const char *task, const char *label,
                      const char *path, const char *size, cJSON *rows, double *pct)
 {
-    char tdir[700], err[AO_ERRLEN], *src;
+    char tdir[700], err[AO_ERRLEN], *src = NULL;
     struct ao_result_msg r;
+    struct ao_task t;
     cJSON *row;
     int rc;
 
     ao_msg_init(&ao_msg_result, &r);
     snprintf(tdir, sizeof tdir, "%s/nkibench/%s", ao_home(), task);
-    if (!(src = ao_read_file(path, NULL, err, sizeof err)) ||
-        profile_source(st, tdir, task, size, src, NAN, NAN, &r, err, sizeof err) < 0) {
+    if (ao_task_find_dir(tdir, &t, err, sizeof err) < 0 ||
+        !(src = ao_read_file(path, NULL, err, sizeof err)) ||
+        profile_source(st, &t, size, src, NAN, NAN, &r, err, sizeof err) < 0) {
         ao_err("%s: %s", label, err);
         free(src);
         return -1;

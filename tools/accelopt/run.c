@@ -46,6 +46,7 @@
     {"no-memory", 0, AO_OPT_BOOL, "0", NULL, "no optimization memory (memory scope none)"},        \
     {"seed", 0, AO_OPT_INT, "0", "N", "seed of the agents"},                                       \
     {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS", "go on without unacked experiences after this"}, \
+    {"slot-deadline", 0, AO_OPT_NUM, "1800", "SECONDS", "an iteration's missing results are lost once none came for this long"}, \
     {"budget-tokens", 0, AO_OPT_INT, "0", "N", "stop a run after this many model tokens (0: no limit)"}, \
     {"budget-usd", 0, AO_OPT_NUM, "0", "USD", "stop a run after this many dollars (0: no limit)"}, \
     {"wall-time", 0, AO_OPT_NUM, "0", "SECONDS", "stop a run after this long (0: no limit)"},      \
@@ -248,6 +249,7 @@ static int submit(struct run *R, char *err, size_t errlen)
                                                        ? "none" : ao_config_str(&R->c, "memory-scope"));
         cJSON_AddNumberToObject(c, "seed", (double)ao_config_int(&R->c, "seed"));
         cJSON_AddNumberToObject(c, "memory_deadline_s", ao_config_num(&R->c, "memory-deadline"));
+        cJSON_AddNumberToObject(c, "slot_deadline_s", ao_config_num(&R->c, "slot-deadline"));
         if (ao_config_int(&R->c, "budget-tokens") > 0)
             cJSON_AddNumberToObject(c, "budget_tokens", (double)ao_config_int(&R->c, "budget-tokens"));
         if (ao_config_num(&R->c, "budget-usd") > 0)

@@ -91,7 +91,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         goto out;
     }
     if (!p.error && !ex->agent.conf.builtin &&
-        ao_problem_load(p.env.task, p.task_path, size, &prob, reason, len) < 0)
+        ao_problem_load(p.env.task, p.task_sha256, size, &prob, reason, len) < 0)
         goto out;
     for (long s = 0; s < samples; s++) {
         struct ao_kernel_msg k;
@@ -109,6 +109,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             !(k.size = strdup(size)) || !(k.slot = strdup(slot)) || !(k.plan = strdup(p.env.id)) ||
             !(k.parent = strdup(p.candidate_sha256)) || !(k.model = strdup(ex->agent.conf.model)) ||
             (p.task_path && !(k.task_path = strdup(p.task_path))) ||
+            (p.task_sha256 && !(k.task_sha256 = strdup(p.task_sha256))) ||
             (p.text && !(k.plan_text = strdup(p.text)))) {
             ao_msg_release(&ao_msg_kernel, &k);
             snprintf(reason, len, "out of memory");

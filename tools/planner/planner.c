@@ -190,7 +190,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                                  (unsigned long long)ao_json_num(c.config, "seed", (double)pl->seed),
                                  moves, (int)plans);
     } else {
-        if (ao_problem_load(c.env.task, c.task_path, size, &prob, reason, len) < 0 ||
+        if (ao_problem_load(c.env.task, c.task_sha256, size, &prob, reason, len) < 0 ||
             !(memtext = ao_memory_text(memory)))
             goto out;
     }
@@ -209,6 +209,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             !(p.candidate_id = strdup(c.env.id)) || !(p.candidate_sha256 = strdup(c.sha256)) ||
             !(p.source = strdup(c.source)) || !(p.size = strdup(size)) ||
             (c.task_path && !(p.task_path = strdup(c.task_path))) ||
+            (c.task_sha256 && !(p.task_sha256 = strdup(c.task_sha256))) ||
             (c.config && !(p.config = cJSON_Duplicate(c.config, 1))) ||
             !(p.memory_seen = cJSON_Duplicate(seen, 1)) ||
             !(p.model = strdup(pl->agent.conf.model))) {

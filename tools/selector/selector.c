@@ -5,7 +5,10 @@
  * keeps the best B of parents and correct children, the instructive pairs go
  * to the summarizer, and once every pair is acked (or the memory deadline
  * passed) the beam goes out as the next iteration's candidates, or the run
- * ends with a `done`.
+ * ends with a `done`.  A slot whose result never comes (its kernel went to
+ * the dead letters, a stage never answered) is filled with a `lost` result
+ * once no result of its iteration has come for the slot deadline, so every
+ * run ends with one `done`.
  *
  * All state lives in the run store (Redis, or a JSON file in pipe mode), so a
  * restarted selector carries on.  A step that sends messages first writes
@@ -49,6 +52,8 @@ static const struct ao_option options[] = {
     {"seed", 0, AO_OPT_INT, "0", "N", "seed passed to the agents"},
     {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS",
      "release the next iteration this long after its pairs were sent, acked or not"},
+    {"slot-deadline", 0, AO_OPT_NUM, "1800", "SECONDS",
+     "an iteration's missing results are lost once none has come for this long"},
     {"size", 0, AO_OPT_STR, "tiny", "CLASS", "size class when a task names none"},
     {"redis", 0, AO_OPT_STR, NULL, "URL", "keep run state in redis (redis://host:port)"},
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
@@ -70,7 +75,14 @@ static const struct setting {
     {"samples", "samples", 1, MAX_SAMPLES}, {"iters", "iters", 0, 10000},
     {"topk", "topk", 0, 64},              {"expn", "expn", 1, 100000},
     {"seed", "seed", 0, 1e15},           {"memory_deadline_s", "memory-deadline", 0, 1e7},
+    {"slot_deadline_s", "slot-deadline", 0.1, 1e7},
 };
+
+/* settings that may be fractional seconds */
+static int is_seconds(const char *key)
+{
+    return strcmp(key, "memory_deadline_s") == 0 || strcmp(key, "slot_deadline_s") == 0;
+}
 
 struct selector {
     struct ao_config *cfg;
@@ -131,9 +143,9 @@ static cJSON *run_config(struct selector *sel, const cJSON *given, char *reason,
             goto bad;
         }
         v = j ? j->valuedouble : ao_config_num(sel->cfg, s->option);
-        if (!(v >= s->lo && v <= s->hi) || (v != floor(v) && strcmp(s->key, "memory_deadline_s"))) {
+        if (!(v >= s->lo && v <= s->hi) || (v != floor(v) && !is_seconds(s->key))) {
             snprintf(reason, len, "config '%s' must be %s from %g to %g", s->key,
-                     strcmp(s->key, "memory_deadline_s") ? "a whole number" : "a number", s->lo, s->hi);
+                     is_seconds(s->key) ? "a number" : "a whole number", s->lo, s->hi);
             goto bad;
         }
         setn(c, s->key, v);
@@ -268,6 +280,7 @@ static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, con
 {
     struct ao_candidate_msg c;
     const char *tp = ao_json_str(state, "task_path", NULL);
+    const char *th = ao_json_str(state, "task_sha256", NULL);
     char id[400];
     int rc;
 
@@ -282,7 +295,7 @@ static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, con
          !(c.sha256 = dup_or_null(ao_json_str(b, "sha256", NULL))) ||
          !(c.kernel_id = dup_or_null(ao_json_str(b, "kernel_id", NULL))) ||
          !(c.size = dup_or_null(ao_json_str(state, "size", NULL))) ||
-         (tp && !(c.task_path = strdup(tp))) ||
+         (tp && !(c.task_path = strdup(tp))) || (th && !(c.task_sha256 = strdup(th))) ||
          !(c.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
          (cJSON_GetObjectItemCaseSensitive(b, "profile") &&
           !(c.profile = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(b, "profile"), 1))) ||
@@ -309,6 +322,8 @@ static int add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON 
     d.memory_deadline_missed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(state, "memory_deadline_missed"));
     d.cost_usd = u.usd;
     d.baseline_latency_ns = base;
+    d.slots_lost = (long long)ao_json_num(state, "lost", 0);
+    d.slot_deadline_s = ao_json_num(cJSON_GetObjectItemCaseSensitive(state, "config"), "slot_deadline_s", NAN);
     if (best) {
         d.speedup = base / ao_json_num(best, "latency_ns", NAN);
         d.pct_of_peak = ao_json_num(best, "pct_of_peak", NAN);
@@ -372,6 +387,7 @@ static int advance(struct selector *sel, struct ao_io *io, const char *run, cJSO
         sets(state, "phase", "collect");
         setn(state, "candidates", nbeam);
         setn(state, "opened", now_s());
+        setn(state, "progress", now_s());
         for (int r = 0; r < nbeam; r++)
             if (add_candidate(outbox, run, state, cJSON_GetArrayItem(beam, r), r, iter) < 0)
                 goto oom;
@@ -441,11 +457,13 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
     sets(state, "target", t.env.target);
     sets(state, "size", size);
     sets(state, "task_path", task.dir);
+    sets(state, "task_sha256", task.sha256);
     setn(state, "iter", 0);
     setn(state, "candidates", 1);
     setn(state, "completed", 0);
     setn(state, "kernels", 0);
     setn(state, "failures", 0);
+    setn(state, "lost", 0);
     setn(state, "started", now_s());
     setn(state, "opened", now_s());
     setj(state, "history", cJSON_CreateArray());
@@ -456,7 +474,8 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
     snprintf(id, sizeof id, "kernel:%s:0:0.0.0", t.env.run);
     if (env_from(&k.env, "kernel", id, t.env.run, state, 0) < 0 || !(k.size = strdup(size)) ||
         !(k.sha256 = strdup(hex)) || !(k.slot = strdup("0.0.0")) ||
-        !(k.task_path = strdup(task.dir)) || !(k.plan_text = strdup("the baseline")))
+        !(k.task_path = strdup(task.dir)) || !(k.task_sha256 = strdup(task.sha256)) ||
+        !(k.plan_text = strdup("the baseline")))
         goto oom;
     k.source = src;
     src = NULL;
@@ -645,6 +664,7 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
     }
     setn(state, "kernels", ao_json_num(state, "kernels", NAN) + n);
     setn(state, "failures", ao_json_num(state, "failures", NAN) + nfail);
+    setn(state, "lost", ao_json_num(state, "lost", 0) + ao_json_num(statuses, "lost", 0));
     if (iter == 0) {
         if (nok == 0) {
             const char *why = n ? ao_json_str(res[0], "reason", NULL) : NULL;
@@ -755,6 +775,11 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
     }
     if (!isnew)
         ao_debug("run %s: slot %s already has its result", r.env.run, r.slot);
+    if (isnew) { /* the iteration moves: its slot deadline starts again */
+        setn(state, "progress", now_s());
+        if (store_json(sel, r.env.run, "state", state, io) < 0)
+            goto out;
+    }
     if (save(sel, io) < 0)
         goto out;
     rc = 0;
@@ -888,6 +913,65 @@ static void warn_missing(struct selector *sel, const char *run, const cJSON *sta
     cJSON_Delete(have);
 }
 
+/* No result of the open iteration has come for the slot deadline: every
+ * slot still without one gets a `lost` result saying so (recorded like a
+ * result, so one that comes later counts no more), and the iteration closes. */
+static int lose_missing(struct selector *sel, struct ao_io *io, const char *run, cJSON *state)
+{
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+    long long iter = (long long)ao_json_num(state, "iter", NAN);
+    struct shape sh = shape_of(state);
+    char key[300], err[AO_ERRLEN], why[400];
+    cJSON *beam = NULL;
+    int lost = 0, rc = 0;
+
+    snprintf(key, sizeof key, "run:%s:iter:%lld", run, iter);
+    snprintf(why, sizeof why, "no result came for %g s (the slot deadline): the kernel went to the "
+             "dead letters, or a planner, executor or profiler never answered",
+             ao_json_num(cfg, "slot_deadline_s", NAN));
+    for (int r = 0; r < sh.ranks && rc == 0; r++)
+        for (int p = 0; p < sh.plans && rc == 0; p++)
+            for (int q = 0; q < sh.samples && rc == 0; q++) {
+                char slot[64], id[400], *text;
+                cJSON *res = cJSON_CreateObject();
+                int isnew;
+                snprintf(slot, sizeof slot, "%d.%d.%d", r, p, q);
+                snprintf(id, sizeof id, "kernel:%s:%lld:%s", run, iter, slot);
+                sets(res, "type", "result");
+                setn(res, "v", 1);
+                sets(res, "kernel_id", id);
+                snprintf(id, sizeof id, "result:kernel:%s:%lld:%s", run, iter, slot);
+                sets(res, "id", id);
+                sets(res, "run", run);
+                sets(res, "task", ao_json_str(state, "task", ""));
+                sets(res, "target", ao_json_str(state, "target", ""));
+                setn(res, "iter", (double)iter);
+                sets(res, "slot", slot);
+                sets(res, "size", ao_json_str(state, "size", ""));
+                sets(res, "status", "lost");
+                sets(res, "reason", why);
+                if (!(text = cJSON_PrintUnformatted(res))) {
+                    cJSON_Delete(res);
+                    return ao_io_fail(io, "out of memory");
+                }
+                if ((isnew = ao_rs_hsetnx(sel->store, key, slot, text, err, sizeof err)) < 0)
+                    rc = ao_io_fail(io, "run store: %s", err);
+                lost += isnew > 0;
+                cJSON_free(text);
+                cJSON_Delete(res);
+            }
+    if (rc < 0 || save(sel, io) < 0)
+        return -1;
+    ao_warn("run %s: iteration %lld: %d of its %d results lost (%s)", run, iter, lost,
+            sh.ranks * sh.plans * sh.samples, why);
+    if (!(beam = load_json(sel, run, "beam", io)))
+        return -1;
+    snprintf(key, sizeof key, "run:%s:iter:%lld", run, iter);
+    rc = close_iteration(sel, io, run, state, beam, key);
+    cJSON_Delete(beam);
+    return rc;
+}
+
 static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
 {
     cJSON *state = load_json(sel, run, "state", io), *beam = NULL, *outbox = NULL;
@@ -913,7 +997,12 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
         cJSON_AddBoolToObject(state, "memory_deadline_missed", 1);
         rc = (beam = load_json(sel, run, "beam", io)) ? advance(sel, io, run, state, beam) : -1;
     } else if (strcmp(phase, "collect") == 0 || strcmp(phase, "baseline") == 0) {
-        warn_missing(sel, run, state);
+        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+        double since = ao_json_num(state, "progress", ao_json_num(state, "opened", NAN));
+        if (now_s() - since > ao_json_num(cfg, "slot_deadline_s", 1800))
+            rc = lose_missing(sel, io, run, state);
+        else
+            warn_missing(sel, run, state);
     }
 out:
     cJSON_Delete(state);
