@@ -19,12 +19,14 @@ pass=0
 fail=0
 skipped=0
 run_one() {
-    local name=$1 out rc p f k
+    local name=$1 out rc p f k t0
     shift
     case $name in *${ACCELOPT_ONLY:-}*) ;; *) return ;; esac # ACCELOPT_ONLY=90-loop: just those
     out=$ACCELOPT_TEST_TMP/$(basename "$name").tap
+    t0=$(date +%s)
     "$@" >"$out" 2>"$out.err"
     rc=$?
+    t0=$(($(date +%s) - t0))
     k=$(grep -c '^ok .* # SKIP' "$out")
     p=$(($(grep -c '^ok ' "$out") - k))
     f=$(grep -c '^not ok ' "$out")
@@ -36,7 +38,7 @@ run_one() {
     if [ "$f" -gt 0 ]; then
         sed 's/^/    stderr: /' "$out.err" | tail -n 20
     fi
-    printf '%-34s %3d passed, %d failed%s\n' "$name" "$p" "$f" "$([ "$k" -gt 0 ] && echo ", $k skipped")"
+    printf '%-34s %3d passed, %d failed%-12s %4d s\n' "$name" "$p" "$f" "$([ "$k" -gt 0 ] && echo ", $k skipped")" "$t0"
     pass=$((pass + p))
     fail=$((fail + f))
     skipped=$((skipped + k))
