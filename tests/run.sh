@@ -44,6 +44,26 @@ run_one() {
     skipped=$((skipped + k))
 }
 
+# the second compiler's build (make clang-build) runs beside the first tests
+# and is counted at the end
+clang_pid=
+case build/clang in *${ACCELOPT_ONLY:-}*)
+    if command -v clang >/dev/null; then
+        make -s --no-print-directory clang-build >"$ACCELOPT_TEST_TMP/clang.log" 2>&1 &
+        clang_pid=$!
+    fi ;;
+esac
+clang_build() {
+    if [ -z "$clang_pid" ]; then
+        echo "ok 1 - clang build # SKIP no clang on this machine"
+    elif wait "$clang_pid"; then
+        echo "ok 1 - clang builds the library, the stages and the unit tests, warnings as errors"
+    else
+        echo "not ok 1 - clang build (make clang-build):"
+        tail -n 20 "$ACCELOPT_TEST_TMP/clang.log" >&2
+    fi
+}
+
 for t in build/tests/test_*; do
     run_one "unit/$(basename "$t")" "$t"
 done
@@ -55,6 +75,7 @@ for t in tests/faults/[0-9]*.sh; do
 done
 run_one "references" /usr/bin/python3 tests/references.py
 run_one "schemas" /usr/bin/python3 tests/schemas.py
+run_one "build/clang" clang_build
 
 echo "$pass passed, $fail failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
 [ "$fail" -eq 0 ]

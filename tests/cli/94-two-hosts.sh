@@ -44,14 +44,16 @@ install -m 600 "$T/stateA/sign.key" "$T/stateB/sign.key"
 cp "$ACCELOPT_STATE_DIR"/calibration-cpu.json "$T/stateA/" # measured once: one machine plays both
 cp "$ACCELOPT_STATE_DIR"/calibration-cpu.json "$T/stateB/"
 
+# B's copy of one task differs from A's (its reference was edited there)
+echo "/* host B's edit */" >>"$B/share/accelopt/nkibench/silu/reference.c"
+
 # host B: the profiler, where A's files are not
 start_b() {
     (cd "$T" && env -u ACCELOPT_HOME -u ACCELOPT_TASK_ROOTS ACCELOPT_STATE_DIR="$T/stateB" \
         unshare -m --propagation private sh -c \
         'mount -t tmpfs none "$0" && mount -t tmpfs none "$1" && shift && exec "$@"' "$TREE" "$A" \
         "$B/bin/accelopt-profiler" --brokers "$BR" --redis "$REDIS_URL" $FAST --log info) 2>"$T/logs2/profiler-$1.log" &
-    PROF_B=$!
-    SERVICE_PIDS="$SERVICE_PIDS $PROF_B"
+    SERVICE_PIDS="$SERVICE_PIDS $!"
 }
 start_b 1
 
@@ -79,15 +81,14 @@ assert n == 3, n
 PY
 ok $? "B measured every kernel against the same task as A (the task hash in every result)"
 
-# B's copy of the task changes (its reference here differs): B must refuse
-kill "$PROF_B"; wait "$PROF_B" 2>/dev/null
-echo "/* host B's edit */" >>"$B/share/accelopt/nkibench/matmul/reference.c"
-start_b 2
-on_a "$A/bin/accelopt" submit matmul --brokers "$BR" --redis "$REDIS_URL" --wait --json --iters 1 --beam 1 \
-    --plans 1 --samples 1 --slot-deadline 15 --out "$T/two2" >"$T/two2.jsonl" 2>"$T/two2.err"
+# the task whose copy differs on B: B must refuse it, saying how
+silu_A=$(on_a "$A/bin/accelopt" profile --task silu --size tiny "$A/share/accelopt/nkibench/silu/baseline.c" |
+    python3 -c "import json,sys; print(json.load(sys.stdin)['task_sha256'])")
+on_a "$A/bin/accelopt" submit silu --brokers "$BR" --redis "$REDIS_URL" --wait --json --iters 1 --beam 1 \
+    --plans 1 --samples 1 --slot-deadline 5 --out "$T/two2" >"$T/two2.jsonl" 2>"$T/two2.err"
 rc=$?
-grep -q "dead letter.*task matmul differs: the sender has $hashA, this machine has [0-9a-f]\{64\} in $B/share/accelopt/nkibench/matmul" \
-    "$T/logs2/profiler-2.log"
+grep -q "dead letter.*task silu differs: the sender has $silu_A, this machine has [0-9a-f]\{64\} in $B/share/accelopt/nkibench/silu" \
+    "$T/logs2/profiler-1.log"
 ok $? "a task that differs on B is a dead letter saying how (both hashes, B's directory)"
 [ $rc -eq 0 ] && [ "$(field "$T/two2.jsonl" "r['stopped']")" = baseline_failed ] &&
     [ "$(field "$T/two2.jsonl" "r['slots_lost']")" = 1 ] && grep -q "lost" "$T/two2.jsonl"
