@@ -26,14 +26,14 @@ PY
     ok $? "$task: % of peak in (0,1], errors within tolerance, timed calls checked, sandboxed"
 done
 [ "$(field "$RESULTS/baseline-matmul.json" "r['bound']")" = matmul ]; ok $? "matmul is matmul-bound"
-# the hand-written examples pass the same checks and beat their baselines
+# the hand-written examples pass the same checks (how much faster they are
+# on this machine is a benchmark's business: accelopt bench --examples)
 for ex in nkibench/*/examples/*.c; do
     task=$(basename "$(dirname "$(dirname "$ex")")")
     out=$RESULTS/example-$task-$(basename "$ex" .c).json
     bin/accelopt profile --task "nkibench/$task" --size tiny "$ex" >"$out" 2>/dev/null
-    python3 -c "import json,sys; e=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(0 if e['status']=='ok' and e['latency_ns'] < b['latency_ns'] else 1)" \
-        "$out" "$RESULTS/baseline-$task.json"
-    ok $? "example $ex passes and beats the baseline"
+    python3 -c "import json,sys; e=json.load(open(sys.argv[1])); sys.exit(0 if e['status']=='ok' and e['latency_ns'] > 0 and e['max_rel_l2'] <= e['tolerance'] else 1)" "$out"
+    ok $? "example $ex passes every check"
 done
 [ "$(ls nkibench/matmul/examples/*.c nkibench/silu/examples/*.c | wc -l)" -ge 2 ]
 ok $? "matmul and silu have hand-written examples"
