@@ -1,4 +1,4 @@
-/* expect: ok - takes over the runner's loop on its first call and serves every later command itself, watching the inputs while it waits; if it ever sees a call's inputs before the command that starts the clock, it makes a forbidden system call */
+/* expect: ok - takes over the runner's loop on its first call and serves every later command itself, watching the inputs while it waits (if it ever sees a call's inputs before the command that starts the clock, it makes a forbidden system call), and answers the empty commands the profiler times the wake-up on 50 us late, so that more would be taken off its calls (the minimum, first taken before it ran, ignores that) */
 #include <stdint.h>
 #include <string.h>
 #define GO 64
@@ -40,6 +40,14 @@ void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
                 memcpy(before, (const void *)(h + off[0]), sizeof before);
             }
         seq = *go;
+        if (*(volatile uint32_t *)(h + CMD) == 3) { /* an empty command: answered late */
+            for (volatile long spin = 0; spin < 100000; spin++)
+                ;
+            *done = seq;
+            if (*(volatile uint32_t *)(h + PARENT_SLEEPING))
+                sys3(202, (long)(h + DONE), 1, 1);
+            continue;
+        }
         if (*(volatile uint32_t *)(h + CMD) != 1) /* EXIT, or a command run before the clock */
             sys3(231, 0, 0, 0); /* exit_group(0) */
         {
