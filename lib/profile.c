@@ -880,7 +880,7 @@ static long long run_call(struct job *j, uint32_t cmd, int hold, const char *pha
 /* What continuing the stopped runner adds to a call (waking a stopped
  * process: about 10 µs on a VM), timed on empty commands before the
  * kernel's first call, while only the trusted runner has run in the
- * process, and again before every timed call; the minimum of them all is
+ * process, and again between timed calls; the minimum of them all is
  * taken off each timed call.  A busy machine can slow all of the first
  * ones (the later ones keep the estimate honest), and a kernel could only
  * slow the later ones, which a minimum ignores: no call is credited with
@@ -1313,8 +1313,8 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
         for (int k = 0; k < VERIFIED_TIMED; k++)
             if (verify_at[k] == n)
                 v = k;
-        if (wake_sample(j, "in a timed call") < 0)
-            goto out;
+        if ((n < 32 || n % 4 == 0) && wake_sample(j, "in a timed call") < 0)
+            goto out; /* spread over the calls, at most about 90 */
         place(j, pl->dims);
         if (v >= 0) {
             const struct dataset *d = &pl->verify[v];

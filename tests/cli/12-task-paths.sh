@@ -2,6 +2,7 @@
 # reach a directory outside the task roots, or hang or exhaust a stage with
 # a file that is not a regular one (issue 14, part 1)
 . tests/cli/helpers.sh
+export ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02 # these test what is found and refused, not speed
 ensure_calibration
 evil=$T/evil
 pwned=$T/PWNED

@@ -1,6 +1,7 @@
 # 14-bad-messages.sh - messages built to stop a stage or eat its memory are
 # refused with small dead letters, and the stage goes on (issue 14, part 6)
 . tests/cli/helpers.sh
+export ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02 # these test what is found and refused, not speed
 ensure_calibration
 good() {
     python3 -c "import json;print(json.dumps(dict(type='kernel',v=1,id='good',run='r',task='matmul',target='cpu',iter=1,size='tiny',source=open('tests/kernels/honest.c').read())))"

@@ -3,6 +3,7 @@
 # units point at PREFIX; man pages come from --help; `make uninstall`
 # removes exactly what was installed.
 . tests/cli/helpers.sh
+export ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02 # an installed tree works: flow, not speed
 
 ensure_calibration
 P=$T/prefix

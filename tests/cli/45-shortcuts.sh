@@ -3,6 +3,7 @@
 # its gain, adamw without its bias correction, ...) are refused, each on the
 # input set its first line names; the control kernel passes.
 . tests/cli/helpers.sh
+export ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02 # these test what is found and refused, not speed
 ensure_calibration
 for k in tests/shortcuts/*.c; do
     name=$(basename "$k" .c)
