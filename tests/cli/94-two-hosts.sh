@@ -29,13 +29,15 @@ ok $? "two installs: host A and host B"
 # host A: the broker, redis, and every stage but the profiler
 mkdir -p "$T/stateA" "$T/stateB" "$T/logs2"
 start_redis two
-on_a() { env -u ACCELOPT_HOME -u ACCELOPT_TASK_ROOTS ACCELOPT_STATE_DIR="$T/stateA" "$@"; }
-on_a "$A/bin/accelopt" broker --partitions 2 >"$T/broker2.out" 2>"$T/logs2/broker.log" &
+# (env execs the command, so $! is the stage itself: stop_services reaches it)
+ON_A="env -u ACCELOPT_HOME -u ACCELOPT_TASK_ROOTS ACCELOPT_STATE_DIR=$T/stateA"
+on_a() { $ON_A "$@"; }
+$ON_A "$A/bin/accelopt" broker --partitions 2 >"$T/broker2.out" 2>"$T/logs2/broker.log" &
 SERVICE_PIDS="$SERVICE_PIDS $!"
 for _ in $(seq 100); do [ -s "$T/broker2.out" ] && break; sleep 0.05; done
 BR=$(head -1 "$T/broker2.out")
 for s in selector planner executor summarizer; do
-    on_a "$A/bin/accelopt-$s" --brokers "$BR" --redis "$REDIS_URL" $FAST --log info 2>"$T/logs2/$s.log" &
+    $ON_A "$A/bin/accelopt-$s" --brokers "$BR" --redis "$REDIS_URL" $FAST --log info 2>"$T/logs2/$s.log" &
     SERVICE_PIDS="$SERVICE_PIDS $!"
 done
 for _ in $(seq 100); do [ -s "$T/stateA/sign.key" ] && break; sleep 0.05; done
@@ -49,10 +51,10 @@ echo "/* host B's edit */" >>"$B/share/accelopt/nkibench/silu/reference.c"
 
 # host B: the profiler, where A's files are not
 start_b() {
-    (cd "$T" && env -u ACCELOPT_HOME -u ACCELOPT_TASK_ROOTS ACCELOPT_STATE_DIR="$T/stateB" \
+    env -C "$T" -u ACCELOPT_HOME -u ACCELOPT_TASK_ROOTS ACCELOPT_STATE_DIR="$T/stateB" \
         unshare -m --propagation private sh -c \
         'mount -t tmpfs none "$0" && mount -t tmpfs none "$1" && shift && exec "$@"' "$TREE" "$A" \
-        "$B/bin/accelopt-profiler" --brokers "$BR" --redis "$REDIS_URL" $FAST --log info) 2>"$T/logs2/profiler-$1.log" &
+        "$B/bin/accelopt-profiler" --brokers "$BR" --redis "$REDIS_URL" $FAST --log info 2>"$T/logs2/profiler-$1.log" &
     SERVICE_PIDS="$SERVICE_PIDS $!"
 }
 start_b 1
@@ -93,3 +95,6 @@ ok $? "a task that differs on B is a dead letter saying how (both hashes, B's di
 [ $rc -eq 0 ] && [ "$(field "$T/two2.jsonl" "r['stopped']")" = baseline_failed ] &&
     [ "$(field "$T/two2.jsonl" "r['slots_lost']")" = 1 ] && grep -q "lost" "$T/two2.jsonl"
 ok $? "the run with a task B measures differently still ends with one done (the baseline lost)"
+stop_services
+! pgrep -f "$A/bin/|$B/bin/" >/dev/null
+ok $? "every process of both hosts is gone when the test stops them"
