@@ -45,8 +45,9 @@ def mamba(delta, u, a, b, c):
 
 def gqa(q, k, v):
     B, N, H, D = q.shape
-    kk = np.repeat(k, 2, axis=2)  # query head h reads kv head h // 2
-    vv = np.repeat(v, 2, axis=2)
+    group = H // k.shape[2]  # query head h reads kv head h // (H / KH)
+    kk = np.repeat(k, group, axis=2)
+    vv = np.repeat(v, group, axis=2)
     s = np.einsum("bihd,bjhd->bhij", q, kk) / np.sqrt(D)
     return np.einsum("bhij,bjhd->bhid", softmax(s), vv)
 

@@ -17,7 +17,7 @@ void kernel(const float *q, const float *k, const float *v, float *out, int B, i
         return;
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            int kh = h / 2;
+            int kh = h / (H / KH); /* H / KH query heads share a kv head */
             for (int i0 = 0; i0 < N; i0 += QUERY_BLOCK) {
                 int nq = N - i0 < QUERY_BLOCK ? N - i0 : QUERY_BLOCK;
                 for (int j = 0; j < N; j++) {

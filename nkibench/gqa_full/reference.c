@@ -11,7 +11,7 @@ void kernel(const float *q, const float *k, const float *v, float *out, int B, i
         abort();
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            int kh = h / 2;
+            int kh = h / (H / KH); /* H / KH query heads share a kv head */
             for (int i = 0; i < N; i++) {
                 const float *qi = q + (((long)b * N + i) * H + h) * D;
                 double mx = -INFINITY, sum = 0.0;

@@ -1,4 +1,4 @@
-/* task: gqa_full  expect: incorrect  set: check0 - query head h reads kv head h % KH instead of h / 2 */
+/* task: gqa_full  expect: incorrect  set: check0 - query head h reads kv head h % KH instead of h / (H / KH) */
 #include <math.h>
 #include <stdlib.h>
 void kernel(const float *q, const float *k, const float *v, float *out, int B, int N, int H,
