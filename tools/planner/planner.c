@@ -39,7 +39,9 @@ struct planner {
 };
 
 /* The candidate's profile as `name: value` lines, shuffled per call as the
- * reference does (so no counter sits first by habit). */
+ * reference does (so no counter sits first by habit).  Names, values and
+ * units are those of results, history and done (explained in the system
+ * prompt): pct_of_peak is a fraction there and here. */
 static char *profile_text(const struct ao_candidate_msg *c, unsigned long long seed, long index)
 {
     char *lines[64], idseed[200];
@@ -48,14 +50,16 @@ static char *profile_text(const struct ao_candidate_msg *c, unsigned long long s
     struct ao_rng rng;
     const cJSON *it;
 
-    if (asprintf(&lines[n], "latency_ms: %.6g", c->latency_ns / 1e6) >= 0)
+    if (asprintf(&lines[n], "latency_ns: %.0f", c->latency_ns) >= 0)
         n++;
-    if (isfinite(c->pct_of_peak) && asprintf(&lines[n], "pct_of_peak: %.3g", c->pct_of_peak * 100) >= 0)
+    if (isfinite(c->pct_of_peak) && asprintf(&lines[n], "pct_of_peak: %.3g", c->pct_of_peak) >= 0)
         n++;
     cJSON_ArrayForEach(it, c->profile) {
         if (n >= 64)
             break;
-        if (cJSON_IsNumber(it) && asprintf(&lines[n], "%s: %.6g", it->string, it->valuedouble) >= 0)
+        if (cJSON_IsNumber(it) &&
+            asprintf(&lines[n], it->valuedouble == floor(it->valuedouble) && fabs(it->valuedouble) < 1e15
+                                    ? "%s: %.0f" : "%s: %.6g", it->string, it->valuedouble) >= 0)
             n++;
         else if (cJSON_IsString(it) && strlen(it->valuestring) < 200 &&
                  asprintf(&lines[n], "%s: %s", it->string, it->valuestring) >= 0)
