@@ -118,6 +118,21 @@ static int cmp_ranked(const void *a, const void *b)
     return x->jitter < y->jitter ? -1 : x->jitter > y->jitter;
 }
 
+/* Does anything but its own #define read the knob?  A rewrite can leave a
+ * knob nothing uses (the executor prompt asks for it to be deleted then);
+ * moving it would change nothing, so it is not planned. */
+static int knob_used(const char *src, const char *name)
+{
+    size_t n = strlen(name);
+    int seen = 0;
+
+    for (const char *p = strstr(src, name); p; p = strstr(p + n, name))
+        if ((p == src || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+            !(isalnum((unsigned char)p[n]) || p[n] == '_') && ++seen > 1)
+            return 1;
+    return 0;
+}
+
 int ao_builtin_plan(const char *src, const char *task, const cJSON *memory,
                     unsigned long long seed, struct ao_move *moves, int n)
 {
@@ -129,7 +144,7 @@ int ao_builtin_plan(const char *src, const char *task, const cJSON *memory,
 
     ao_seed_from_text(rng.s, seed, src);
     for (int i = 0; i < nk; i++) {
-        if (k[i].cur < 0)
+        if (k[i].cur < 0 || !knob_used(src, k[i].name))
             continue;
         for (int step = 1; step <= 2; step++)
             for (int sign = -1; sign <= 1; sign += 2) {

@@ -73,6 +73,17 @@ int main(void)
         CHECK(!dup, "no move is planned twice");
     }
     CHECK(abs(a[0].step) == 1 && abs(a[1].step) == 1, "untried single steps come first");
+    {
+        /* a knob a rewrite left behind, read by nothing, is never moved */
+        const char *dead = "#define TILE 64 /* knob: 32 64 128 */\n"
+                           "#define OLD_UNROLL 4 /* knob: 1 2 4 8 */\n"
+                           "void kernel(float *x, int n) { for (int i = 0; i < n; i += TILE) x[i] = 0; }\n";
+        struct ao_move d[8];
+        int nd = ao_builtin_plan(dead, "matmul", mem, 7, d, 8), stale = 0;
+        for (int i = 0; i < nd; i++)
+            stale += !strcmp(d[i].knob, "OLD_UNROLL");
+        CHECK(nd > 0 && !stale, "a knob nothing reads is not planned (%d moves)", nd);
+    }
 
     /* distil a pair, then rank by the memory on another task of the target */
     moved = ao_builtin_apply(mm, "move: BLOCK_K +1", 0, reason, sizeof reason);
