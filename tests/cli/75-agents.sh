@@ -125,6 +125,13 @@ start_llm gs '{"*": [{"content": "No optimization found."}]}'
 $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.3 + pair:golden |
     ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=s bin/accelopt-summarizer >/dev/null 2>&1
 golden summarizer "$LLM_LOG"; ok $? "summarizer prompts match"
+# a regression is told as one: the child is the slow kernel, the lesson what to avoid
+$M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.3 - pair:regression |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=s bin/accelopt-summarizer >/dev/null 2>&1
+jl "$LLM_LOG" -1 "r['messages'][1]['content']" >"$T/regr-user.txt"
+grep -q "This pair is a REGRESSION" "$T/regr-user.txt" && grep -q "begin the title with \"Avoid:\"" "$T/regr-user.txt" &&
+    grep -q "The slow kernel (the child: after the step)" "$T/regr-user.txt" && ! grep -q "WIN" "$T/regr-user.txt"
+ok $? "the summarizer is told a regression is one: the slow kernel is the step's, the lesson what to avoid"
 mkdir -p "$T/badprompts/cpu"
 cp prompts/cpu/* "$T/badprompts/cpu/"
 sed -i 's/{{memory}}//' "$T/badprompts/cpu/planner.system.txt"

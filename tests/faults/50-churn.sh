@@ -13,11 +13,14 @@ SUBMIT_OPTS="--iters 3 --beam 2 --plans 2 --samples 1 --topk 2" submit_runs "$T/
 ok $? "runs submitted"
 sleep 1
 start_replica selector 2 --log debug
-start_replica planner 2
+start_replica planner 2 --log debug
 start_replica executor 2
 start_replica profiler 2 --cpu 1
 sleep 3
 stop_replica executor 1                     # leaves the group cleanly
+# the planner stalls only once it holds partitions (a rebalance can take
+# longer than the 3 s above), else it has no assignment to lose
+for _ in $(seq 150); do grep -q "assigned [1-9]" "$T/logs/planner-2.log" && break; sleep 0.1; done
 kill -STOP "$(replica_pid planner 2)"       # stalls past its session timeout...
 sleep 6
 kill -CONT "$(replica_pid planner 2)"       # ...and finds its assignment lost

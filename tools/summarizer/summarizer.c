@@ -65,14 +65,27 @@ static int replay(struct ao_io *io, const char *run, const char *kept, char *rea
 static int llm_summary(struct summarizer *sm, const struct ao_pair_msg *p, struct ao_summary *s,
                        struct ao_experience_msg *e, struct ao_llm_usage *u, struct ao_io *io)
 {
-    char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN], speed[32];
+    char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN], speed[32], what[400];
+    int regression = p->direction && strcmp(p->direction, "-") == 0;
+    /* which kernel the step produced: a regression's child is the slow one,
+     * and its lesson is what not to do */
     struct ao_prompt_var v[] = {
         {"task", p->env.task}, {"slow", p->slow_source}, {"fast", p->fast_source},
-        {"speedup", speed},
+        {"pair", what}, /* says the speedup, and which way */
+        {"slow_role", regression ? "the child: after the step" : "the parent: before the step"},
+        {"fast_role", regression ? "the parent: before the step" : "the child: after the step"},
     };
     int rc = -1, call;
 
     snprintf(speed, sizeof speed, "%.3f", p->speedup);
+    if (regression)
+        snprintf(what, sizeof what, "This pair is a REGRESSION: an optimization step rewrote the fast "
+                 "kernel into the slow one, which is %sx slower. Say what the step did and why it "
+                 "hurt, so that it is avoided; begin the title with \"Avoid:\".", speed);
+    else
+        snprintf(what, sizeof what, "This pair is a WIN: an optimization step rewrote the slow kernel "
+                 "into the fast one, which is %sx faster. Say what the step did and why it helped, so "
+                 "that it is repeated.", speed);
     if (ao_agent_prompts(&sm->agent, p->env.target, v, (int)(sizeof v / sizeof v[0]), &sys, &user,
                          reason, sizeof reason) < 0) {
         ao_io_fail(io, "%s", reason);
