@@ -96,7 +96,7 @@ out:
 
 int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen)
 {
-    char dir[] = "/tmp/accelopt-calib-XXXXXX", cmd[2048], *out = NULL;
+    char dir[] = "/tmp/accelopt-calib-XXXXXX", peak_bin[2048], *out = NULL;
     cJSON *j = NULL;
     int rc = -1, st;
     struct { const char *name; double best, spread; } bw[] = {
@@ -174,8 +174,8 @@ bad:
 out:
     cJSON_Delete(j);
     free(out);
-    snprintf(cmd, sizeof cmd, "%s/peak", dir);
-    unlink(cmd);
+    snprintf(peak_bin, sizeof peak_bin, "%s/peak", dir);
+    unlink(peak_bin);
     rmdir(dir);
     return rc;
 }

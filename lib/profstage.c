@@ -108,25 +108,25 @@ static const struct ao_task *find_task(struct ao_profstage *s, const struct ao_k
                                        char *err, size_t errlen)
 {
     struct loaded_task *t;
+    struct ao_task fresh;
 
     /* by name in this machine's roots, never the sender's path, and the
      * same task as the sender's when it says which (loaded again first, in
-     * case the task here was updated since) */
+     * case the task here was updated since); only tasks found are kept */
     for (t = s->tasks; t; t = t->next)
         if (strcmp(t->task.name, k->env.task) == 0)
             break;
     if (t && ao_task_same(&t->task, k->task_sha256, err, errlen) == 0)
         return &t->task;
+    if (ao_task_named(k->env.task, k->task_sha256, &fresh, err, errlen) < 0)
+        return NULL;
     if (!t) {
         if (!(t = calloc(1, sizeof *t)))
             return snprintf(err, errlen, "out of memory"), NULL;
         t->next = s->tasks;
         s->tasks = t;
     }
-    if (ao_task_named(k->env.task, k->task_sha256, &t->task, err, errlen) < 0) {
-        t->task.name[0] = '\0'; /* not a task: looked up afresh next time */
-        return NULL;
-    }
+    t->task = fresh;
     return &t->task;
 }
 

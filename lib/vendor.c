@@ -17,7 +17,7 @@ extern char **environ;
 int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_vendor_result *r,
                     char *err, size_t errlen)
 {
-    char dir[] = "/tmp/accelopt-sgemm-XXXXXX", cmd[2048], *out = NULL;
+    char dir[] = "/tmp/accelopt-sgemm-XXXXXX", sgemm_bin[2048], *out = NULL;
     double *lat = NULL;
     cJSON *j = NULL, *v;
     size_t cap = 1 << 16;
@@ -122,8 +122,8 @@ out:
     cJSON_Delete(j);
     free(lat);
     free(out);
-    snprintf(cmd, sizeof cmd, "%s/sgemm", dir);
-    unlink(cmd);
+    snprintf(sgemm_bin, sizeof sgemm_bin, "%s/sgemm", dir);
+    unlink(sgemm_bin);
     rmdir(dir);
     return rc;
 }

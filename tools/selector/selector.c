@@ -966,7 +966,6 @@ static int lose_missing(struct selector *sel, struct ao_io *io, const char *run,
             sh.ranks * sh.plans * sh.samples, why);
     if (!(beam = load_json(sel, run, "beam", io)))
         return -1;
-    snprintf(key, sizeof key, "run:%s:iter:%lld", run, iter);
     rc = close_iteration(sel, io, run, state, beam, key);
     cJSON_Delete(beam);
     return rc;
