@@ -1,4 +1,5 @@
 /* agent.c - the model, Redis, budget, prompts and problem of an agent stage */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,42 @@ void ao_problem_release(struct ao_problem *p)
     memset(p, 0, sizeof *p);
 }
 
+int ao_profile_lines(const cJSON *profile, char **lines, int max)
+{
+    const cJSON *it;
+    int n = 0;
+
+    cJSON_ArrayForEach(it, profile) {
+        double v = it->valuedouble;
+        if (n >= max)
+            break;
+        if (cJSON_IsNumber(it) && isfinite(v) &&
+            asprintf(&lines[n], v == floor(v) && fabs(v) < 1e15 ? "%s: %.0f" : "%s: %.6g",
+                     it->string, v) >= 0)
+            n++;
+        else if (cJSON_IsString(it) && strlen(it->valuestring) < 200 &&
+                 asprintf(&lines[n], "%s: %s", it->string, it->valuestring) >= 0)
+            n++;
+        else if (cJSON_IsBool(it) &&
+                 asprintf(&lines[n], "%s: %s", it->string, cJSON_IsTrue(it) ? "true" : "false") >= 0)
+            n++;
+    }
+    return n;
+}
+
+char *ao_profile_text(const cJSON *profile)
+{
+    char *lines[64];
+    int n = ao_profile_lines(profile, lines, 64);
+    struct ao_buf b = {0};
+
+    for (int i = 0; i < n; i++) {
+        ao_buf_printf(&b, "%s\n", lines[i]);
+        free(lines[i]);
+    }
+    return b.data ? b.data : strdup("(not measured)\n");
+}
+
 /* Memory items are data, never instructions: each is fenced in tags the
  * system prompt names as data, with its fields capped and anything that
  * looks like our fence taken out, so an item cannot close its fence and
@@ -236,12 +273,22 @@ char *ao_memory_text(const cJSON *items)
         }
         ao_buf_printf(&b, "%s<memory_item n=\"%d\">\n### Experience %d: ", i ? "\n" : "", i + 1, i + 1);
         fenced(&b, ao_json_str(it, "title", ""), 200);
-        ao_buf_printf(&b, "\n(");
-        fenced(&b, ao_json_str(it, "task", ""), 64);
-        ao_buf_printf(&b, "; %s %.2fx)\n",
-                      regression ? "learned from a regression: the reverse was slower by"
-                                 : "faster by",
-                      cJSON_IsNumber(sp) ? sp->valuedouble : 0.0);
+        /* what it was learned from, and how sure the figure is */
+        if (regression)
+            ao_buf_printf(&b, "\nREGRESSION: the step made the kernel %.2fx slower", cJSON_IsNumber(sp) ? sp->valuedouble : 0.0);
+        else
+            ao_buf_printf(&b, "\nWIN: the step made the kernel %.2fx faster", cJSON_IsNumber(sp) ? sp->valuedouble : 0.0);
+        if (isfinite(ao_json_num(it, "speedup_spread", NAN)))
+            ao_buf_printf(&b, " (give or take %.0f%%)", 100 * ao_json_num(it, "speedup_spread", NAN));
+        ao_buf_printf(&b, "; learned on task ");
+        fenced(&b, ao_json_str(it, "task", "?"), 64);
+        ao_buf_printf(&b, " (");
+        fenced(&b, ao_json_str(it, "target", "?"), 16);
+        ao_buf_printf(&b, "), run ");
+        fenced(&b, ao_json_str(it, "run", "?"), 80);
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, "iter")))
+            ao_buf_printf(&b, ", iteration %.0f", ao_json_num(it, "iter", 0));
+        ao_buf_printf(&b, "\n");
         fenced(&b, ao_json_str(it, "summary", ""), MEM_FIELD_MAX);
         ao_buf_printf(&b, "\n");
         if (*ao_json_str(it, "before", "") || *ao_json_str(it, "after", "")) {

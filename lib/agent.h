@@ -77,6 +77,12 @@ int ao_problem_load(const char *task, const char *task_sha256, const char *size,
                     struct ao_problem *p, char *err, size_t errlen);
 void ao_problem_release(struct ao_problem *p);
 
+/* A profile object's numbers, strings and booleans as `name: value` lines
+ * in lines[0..max) (each malloc'd; whole numbers printed whole); how many. */
+int ao_profile_lines(const cJSON *profile, char **lines, int max);
+/* The same lines joined, each ending in a newline (caller frees). */
+char *ao_profile_text(const cJSON *profile);
+
 /* The memory items as the planner's prompt shows them (caller frees). */
 char *ao_memory_text(const cJSON *items);
 

@@ -73,6 +73,7 @@ struct ao_result_msg {
     char *sig; /* "hmac-sha256:<hex>" (sign.h) */
     double latency_ns, latency_min_ns, spread, t_min_ns, pct_of_peak, speedup,
         speedup_vs_baseline, max_rel_l2, tolerance;
+    double t_memory_ns, t_matmul_ns, t_elementwise_ns; /* the roofline's three terms */
     long long repeats, wall_ns;
     int steady, cached;
     cJSON *rel_l2, *sandbox, *timing;
@@ -81,15 +82,15 @@ struct ao_result_msg {
 struct ao_pair_msg {
     struct ao_env env;
     char *slow_source, *fast_source, *slow_sha256, *fast_sha256, *direction, *plan;
-    double speedup;
-    cJSON *config;
+    double speedup, speedup_spread;
+    cJSON *slow_profile, *fast_profile, *config;
 };
 
 struct ao_experience_msg {
     struct ao_env env;
     char *pair_id, *title, *summary, *before, *after, *direction, *slow_sha256,
         *fast_sha256, *created_at, *item_id, *reason, *model;
-    double speedup, cost_usd;
+    double speedup, speedup_spread, cost_usd;
     int stored;
     cJSON *move, *tokens;
 };

@@ -1466,6 +1466,9 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
         const struct ao_calib *c = p->o.calib;
         double tb = bytes / ao_calib_bw_for(c, bytes), tm = mm / c->fma_gflops, tv = vec / c->vec_gflops;
         r->t_min_ns = fmax(tb, fmax(tm, tv));
+        r->t_memory_ns = tb; /* the three terms, so a model sees which resource is near */
+        r->t_matmul_ns = tm;
+        r->t_elementwise_ns = tv;
         set_str(&r->bound, r->t_min_ns == tb ? "memory" : r->t_min_ns == tm ? "matmul" : "elementwise");
         set_str(&r->calibration, c->id);
         r->pct_of_peak = r->t_min_ns / m.st.median;

@@ -49,7 +49,13 @@ elif cmd == "pair":
     m = env("pair", sys.argv[7], task)
     m.update(slow_source=slow, fast_source=fast, slow_sha256=sha(slow), fast_sha256=sha(fast),
              speedup=float(sys.argv[5]), direction=sys.argv[6], plan="a plan",
-             config=json.loads(arg(8, "{}")))
+             config=json.loads(arg(8, "{}")), speedup_spread=0.03)
+    # as the selector builds them: the slower kernel's latency is speedup x the faster's
+    lat = {"slow": 2.6e6 * float(sys.argv[5]), "fast": 2.6e6}
+    for k in ("slow", "fast"):
+        m[k + "_profile"] = {"latency_ns": lat[k], "pct_of_peak": 1.1e5 / lat[k], "spread": 0.015,
+                             "t_min_ns": 1.1e5, "bound": "matmul", "t_memory_ns": 4.2e4,
+                             "t_matmul_ns": 1.1e5, "t_elementwise_ns": 0, "repeats": 60}
 elif cmd == "knob":
     s = open(sys.argv[2]).read()
     s, n = re.subn(r"(#define %s )\S+" % re.escape(sys.argv[3]), r"\g<1>" + sys.argv[4], s, count=1)

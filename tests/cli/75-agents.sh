@@ -132,6 +132,11 @@ jl "$LLM_LOG" -1 "r['messages'][1]['content']" >"$T/regr-user.txt"
 grep -q "This pair is a REGRESSION" "$T/regr-user.txt" && grep -q "begin the title with \"Avoid:\"" "$T/regr-user.txt" &&
     grep -q "The slow kernel (the child: after the step)" "$T/regr-user.txt" && ! grep -q "WIN" "$T/regr-user.txt"
 ok $? "the summarizer is told a regression is one: the slow kernel is the step's, the lesson what to avoid"
+awk '/^The slow kernel/,/^The fast kernel/' "$T/regr-user.txt" | grep -qx "latency_ns: 3380000" &&
+    awk '/^The fast kernel/,0' "$T/regr-user.txt" | grep -qx "latency_ns: 2600000" &&
+    [ "$(grep -c "^t_memory_ns: 42000$" "$T/regr-user.txt")" -eq 2 ] &&
+    grep -q "which is 1.300x slower (give or take 3%)" "$T/regr-user.txt"
+ok $? "the summarizer sees both kernels' profiles and the speedup's uncertainty"
 mkdir -p "$T/badprompts/cpu"
 cp prompts/cpu/* "$T/badprompts/cpu/"
 sed -i 's/{{memory}}//' "$T/badprompts/cpu/planner.system.txt"

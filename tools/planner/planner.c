@@ -48,26 +48,12 @@ static char *profile_text(const struct ao_candidate_msg *c, unsigned long long s
     int n = 0;
     struct ao_buf b = {0};
     struct ao_rng rng;
-    const cJSON *it;
 
     if (asprintf(&lines[n], "latency_ns: %.0f", c->latency_ns) >= 0)
         n++;
     if (isfinite(c->pct_of_peak) && asprintf(&lines[n], "pct_of_peak: %.3g", c->pct_of_peak) >= 0)
         n++;
-    cJSON_ArrayForEach(it, c->profile) {
-        if (n >= 64)
-            break;
-        if (cJSON_IsNumber(it) &&
-            asprintf(&lines[n], it->valuedouble == floor(it->valuedouble) && fabs(it->valuedouble) < 1e15
-                                    ? "%s: %.0f" : "%s: %.6g", it->string, it->valuedouble) >= 0)
-            n++;
-        else if (cJSON_IsString(it) && strlen(it->valuestring) < 200 &&
-                 asprintf(&lines[n], "%s: %s", it->string, it->valuestring) >= 0)
-            n++;
-        else if (cJSON_IsBool(it) &&
-                 asprintf(&lines[n], "%s: %s", it->string, cJSON_IsTrue(it) ? "true" : "false") >= 0)
-            n++;
-    }
+    n += ao_profile_lines(c->profile, lines + n, 64 - n);
     snprintf(idseed, sizeof idseed, "%s:%ld", c->sha256, index);
     ao_seed_from_text(rng.s, seed, idseed);
     for (int i = n - 1; i > 0; i--) {

@@ -540,6 +540,7 @@ static struct shape shape_of(const cJSON *state)
 static cJSON *member(const cJSON *res, long long iter)
 {
     static const char *const prof[] = {"latency_min_ns", "spread", "t_min_ns", "bound",
+                                       "t_memory_ns", "t_matmul_ns", "t_elementwise_ns",
                                        "speedup_vs_baseline", "max_rel_l2", "repeats"};
     cJSON *m = cJSON_CreateObject(), *p = cJSON_CreateObject();
 
@@ -566,6 +567,23 @@ static cJSON *member(const cJSON *res, long long iter)
     return m;
 }
 
+/* A member's profile as the summarizer sees it: latency_ns, pct_of_peak
+ * and the profile fields, in one object. */
+static cJSON *pair_profile(const cJSON *m)
+{
+    cJSON *p = cJSON_CreateObject();
+    const cJSON *it;
+
+    if (!p)
+        return NULL;
+    cJSON_AddNumberToObject(p, "latency_ns", ao_json_num(m, "latency_ns", NAN));
+    if (isfinite(ao_json_num(m, "pct_of_peak", NAN)))
+        cJSON_AddNumberToObject(p, "pct_of_peak", ao_json_num(m, "pct_of_peak", NAN));
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(m, "profile"))
+        cJSON_AddItemToObject(p, it->string, cJSON_Duplicate(it, 1));
+    return p;
+}
+
 static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long long iter,
                     const cJSON *parent, const cJSON *child, double speedup, int rank, int plan,
                     cJSON *ids)
@@ -579,12 +597,16 @@ static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long lon
     ao_msg_init(&ao_msg_pair, &p);
     snprintf(id, sizeof id, "pair:%s:%lld:%d.%d", run, iter, rank, plan);
     p.speedup = speedup > 1 ? speedup : 1 / speedup; /* how much faster the fast one is */
+    /* a ratio's relative uncertainty is at most the sum of its terms' */
+    p.speedup_spread = ao_json_num(cJSON_GetObjectItemCaseSensitive(slow, "profile"), "spread", NAN) +
+                       ao_json_num(cJSON_GetObjectItemCaseSensitive(fast, "profile"), "spread", NAN);
     rc = env_from(&p.env, "pair", id, run, state, iter) < 0 ||
          !(p.slow_source = dup_or_null(ao_json_str(slow, "source", NULL))) ||
          !(p.fast_source = dup_or_null(ao_json_str(fast, "source", NULL))) ||
          !(p.slow_sha256 = dup_or_null(ao_json_str(slow, "sha256", NULL))) ||
          !(p.fast_sha256 = dup_or_null(ao_json_str(fast, "sha256", NULL))) ||
          !(p.direction = strdup(speedup > 1 ? "+" : "-")) ||
+         !(p.slow_profile = pair_profile(slow)) || !(p.fast_profile = pair_profile(fast)) ||
          (plan_text && !(p.plan = strdup(plan_text))) ||
          !(p.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
          out_add(outbox, "accelopt.pairs", &ao_msg_pair, &p) < 0 ? -1 : 0;

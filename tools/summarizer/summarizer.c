@@ -1,6 +1,7 @@
 /* summarizer.c - accelopt-summarizer: a slow->fast pair in, an experience
  * out: distilled by the model, written to the memory together with the
  * pair's idempotency marker in one atomic step, then acked */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,9 @@ static int replay(struct ao_io *io, const char *run, const char *kept, char *rea
 static int llm_summary(struct summarizer *sm, const struct ao_pair_msg *p, struct ao_summary *s,
                        struct ao_experience_msg *e, struct ao_llm_usage *u, struct ao_io *io)
 {
-    char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN], speed[32], what[400];
+    char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN], speed[64], what[400];
     int regression = p->direction && strcmp(p->direction, "-") == 0;
+    char *slow_prof = ao_profile_text(p->slow_profile), *fast_prof = ao_profile_text(p->fast_profile);
     /* which kernel the step produced: a regression's child is the slow one,
      * and its lesson is what not to do */
     struct ao_prompt_var v[] = {
@@ -74,17 +76,21 @@ static int llm_summary(struct summarizer *sm, const struct ao_pair_msg *p, struc
         {"pair", what}, /* says the speedup, and which way */
         {"slow_role", regression ? "the child: after the step" : "the parent: before the step"},
         {"fast_role", regression ? "the parent: before the step" : "the child: after the step"},
+        {"slow_profile", slow_prof ? slow_prof : ""}, {"fast_profile", fast_prof ? fast_prof : ""},
     };
     int rc = -1, call;
 
-    snprintf(speed, sizeof speed, "%.3f", p->speedup);
+    snprintf(speed, sizeof speed, "%.3fx %s", p->speedup, regression ? "slower" : "faster");
+    if (isfinite(p->speedup_spread))
+        snprintf(speed + strlen(speed), sizeof speed - strlen(speed), " (give or take %.0f%%)",
+                 100 * p->speedup_spread);
     if (regression)
         snprintf(what, sizeof what, "This pair is a REGRESSION: an optimization step rewrote the fast "
-                 "kernel into the slow one, which is %sx slower. Say what the step did and why it "
+                 "kernel into the slow one, which is %s. Say what the step did and why it "
                  "hurt, so that it is avoided; begin the title with \"Avoid:\".", speed);
     else
         snprintf(what, sizeof what, "This pair is a WIN: an optimization step rewrote the slow kernel "
-                 "into the fast one, which is %sx faster. Say what the step did and why it helped, so "
+                 "into the fast one, which is %s. Say what the step did and why it helped, so "
                  "that it is repeated.", speed);
     if (ao_agent_prompts(&sm->agent, p->env.target, v, (int)(sizeof v / sizeof v[0]), &sys, &user,
                          reason, sizeof reason) < 0) {
@@ -105,6 +111,8 @@ static int llm_summary(struct summarizer *sm, const struct ao_pair_msg *p, struc
     }
     rc = 0;
 out:
+    free(slow_prof);
+    free(fast_prof);
     free(sys);
     free(user);
     free(reply);
@@ -115,7 +123,7 @@ out:
 static cJSON *memory_item(const struct ao_experience_msg *e, const struct ao_pair_msg *p)
 {
     cJSON *it = ao_msg_encode(&ao_msg_experience, e);
-    static const char *const drop[] = {"type", "v", "iter", "stored", "reason", "tokens",
+    static const char *const drop[] = {"type", "v", "stored", "reason", "tokens",
                                        "cost_usd", "item_id", "id", NULL};
 
     if (!it)
@@ -175,6 +183,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     snprintf(item_id, sizeof item_id, "mem:%.16s", hex);
     ao_utc_now(now, sizeof now);
     e.speedup = p.speedup;
+    e.speedup_spread = p.speedup_spread;
     e.cost_usd = u.cost_usd;
     e.move = move;
     move = NULL;
