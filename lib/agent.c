@@ -82,20 +82,27 @@ int ao_agent_run(struct ao_stage *s, struct ao_agent *a, const char *role, ao_pr
 int ao_agent_prompts(const struct ao_agent *a, const char *target, const struct ao_prompt_var *v,
                      int n, char **system, char **user, char *err, size_t errlen)
 {
+    return ao_agent_prompts_as(a, a->conf.role, target, v, n, system, user, err, errlen);
+}
+
+int ao_agent_prompts_as(const struct ao_agent *a, const char *name, const char *target,
+                        const struct ao_prompt_var *v, int n, char **system, char **user,
+                        char *err, size_t errlen)
+{
     char *ts = NULL, *tu = NULL;
     unsigned long long used = 0;
     int rc = -1;
 
     *system = *user = NULL;
-    if (!(ts = ao_prompt_load(a->prompts, target, a->conf.role, "system", err, errlen)) ||
-        !(tu = ao_prompt_load(a->prompts, target, a->conf.role, "user", err, errlen)) ||
+    if (!(ts = ao_prompt_load(a->prompts, target, name, "system", err, errlen)) ||
+        !(tu = ao_prompt_load(a->prompts, target, name, "user", err, errlen)) ||
         !(*system = ao_prompt_render(ts, v, n, &used, err, errlen)) ||
         !(*user = ao_prompt_render(tu, v, n, &used, err, errlen)))
         goto out;
     for (int i = 0; i < n; i++)
         if (!(used >> i & 1)) {
-            snprintf(err, errlen, "the %s prompts for '%s' never show {{%s}}", a->conf.role,
-                     target, v[i].name);
+            snprintf(err, errlen, "the %s prompts for '%s' never show {{%s}}", name, target,
+                     v[i].name);
             goto out;
         }
     rc = 0;

@@ -51,6 +51,10 @@ int ao_agent_run(struct ao_stage *s, struct ao_agent *a, const char *role, ao_pr
  * must appear in one of them.  0 with both malloc'd, or -1 + err. */
 int ao_agent_prompts(const struct ao_agent *a, const char *target, const struct ao_prompt_var *v,
                      int n, char **system, char **user, char *err, size_t errlen);
+/* The same with the templates of another name (the executor's "fixer"). */
+int ao_agent_prompts_as(const struct ao_agent *a, const char *name, const char *target,
+                        const struct ao_prompt_var *v, int n, char **system, char **user,
+                        char *err, size_t errlen);
 
 /* One model call, refused when the run's budget is spent; the usage is
  * charged to the run and added to u.  0 with *reply; -1 + reason when the

@@ -21,7 +21,8 @@
     const struct ao_msg_type var = {tname, sizeof(T), fields, (int)(sizeof fields / sizeof fields[0])}
 
 static const char *const statuses[] = {"ok", "compile_error", "incorrect", "timeout", "crash",
-                                       "rejected", "no_code", "internal_error", "lost", NULL};
+                                       "rejected", "no_code", "internal_error", "lost",
+                                       "duplicate", NULL};
 static const char *const bounds[] = {"memory", "matmul", "elementwise", NULL};
 static const char *const directions[] = {"+", "-", NULL};
 
@@ -70,6 +71,11 @@ static const struct ao_field plan_fields[] = {
     F(struct ao_plan_msg, config, AO_F_JSON, 0),
     F(struct ao_plan_msg, model, AO_F_STR, 0),
     F(struct ao_plan_msg, rank, AO_F_INT, 0),
+    F(struct ao_plan_msg, duplicate_of, AO_F_STR, 0),
+    F(struct ao_plan_msg, sample, AO_F_INT, 0),
+    F(struct ao_plan_msg, attempt, AO_F_INT, 0),
+    F(struct ao_plan_msg, failed_source, AO_F_STR, 0),
+    F(struct ao_plan_msg, diagnostics, AO_F_STR, 0),
 };
 TYPE(ao_msg_plan, "plan", struct ao_plan_msg, plan_fields);
 
@@ -90,6 +96,8 @@ static const struct ao_field kernel_fields[] = {
     F(struct ao_kernel_msg, tokens, AO_F_JSON, 0),
     F(struct ao_kernel_msg, cost_usd, AO_F_NUM, 0),
     F(struct ao_kernel_msg, model, AO_F_STR, 0),
+    F(struct ao_kernel_msg, duplicate_of, AO_F_STR, 0),
+    F(struct ao_kernel_msg, attempt, AO_F_INT, 0),
 };
 TYPE(ao_msg_kernel, "kernel", struct ao_kernel_msg, kernel_fields);
 
@@ -128,6 +136,11 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, plan, AO_F_STR, 0),
     F(struct ao_result_msg, plan_text, AO_F_STR, 0),
     F(struct ao_result_msg, task_sha256, AO_F_STR, 0),
+    F(struct ao_result_msg, model, AO_F_STR, 0),
+    F(struct ao_result_msg, attempt, AO_F_INT, 0),
+    F(struct ao_result_msg, tokens, AO_F_JSON, 0),
+    F(struct ao_result_msg, attempts, AO_F_INT, 0),
+    F(struct ao_result_msg, fixes, AO_F_JSON, 0),
     F(struct ao_result_msg, sig, AO_F_STR, 0),
 };
 TYPE(ao_msg_result, "result", struct ao_result_msg, result_fields);

@@ -53,7 +53,9 @@ struct ao_plan_msg {
     struct ao_env env;
     char *candidate_id, *candidate_sha256, *text, *error, *source, *size, *task_path, *task_sha256,
         *model;
-    long long index, rank;
+    char *duplicate_of;                 /* an earlier plan's id: not sent to the executor's model */
+    char *failed_source, *diagnostics;  /* a fix request: the kernel that failed, and why */
+    long long index, rank, sample, attempt; /* a fix request names its slot's sample, attempt >= 2 */
     cJSON *memory_seen, *tokens, *config;
     double cost_usd, parent_latency_ns, baseline_latency_ns;
 };
@@ -62,6 +64,8 @@ struct ao_kernel_msg {
     struct ao_env env;
     char *source, *sha256, *parent, *plan, *plan_text, *slot, *size, *task_path, *task_sha256,
         *error, *model;
+    char *duplicate_of; /* the earlier plan or kernel it repeats: not profiled */
+    long long attempt;  /* 1, or the fix attempt */
     double parent_latency_ns, baseline_latency_ns, cost_usd;
     cJSON *tokens;
 };
@@ -69,14 +73,14 @@ struct ao_kernel_msg {
 struct ao_result_msg {
     struct ao_env env;
     char *kernel_id, *sha256, *parent, *slot, *size, *status, *reason, *bound,
-        *diagnostics, *calibration, *source, *plan, *plan_text, *task_sha256;
+        *diagnostics, *calibration, *source, *plan, *plan_text, *task_sha256, *model;
     char *sig; /* "hmac-sha256:<hex>" (sign.h) */
     double latency_ns, latency_min_ns, spread, t_min_ns, pct_of_peak, speedup,
         speedup_vs_baseline, max_rel_l2, tolerance;
     double t_memory_ns, t_matmul_ns, t_elementwise_ns; /* the roofline's three terms */
-    long long repeats, wall_ns;
+    long long repeats, wall_ns, attempt, attempts;
     int steady, cached;
-    cJSON *rel_l2, *sandbox, *timing;
+    cJSON *rel_l2, *sandbox, *timing, *tokens, *fixes;
 };
 
 struct ao_pair_msg {

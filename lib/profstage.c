@@ -222,8 +222,9 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
     }
     ao_msg_init(&ao_msg_result, r);
     if (!k->source) {
-        /* the executor produced no code: still one result for the slot */
-        dup_into(&r->status, "no_code");
+        /* the executor produced no code, or repeated an earlier plan or
+         * kernel: still one result for the slot */
+        dup_into(&r->status, k->duplicate_of ? "duplicate" : "no_code");
         dup_into(&r->reason, k->error ? k->error : "the kernel message carries no source");
         dup_into(&r->size, k->size);
     } else if (!(t = find_task(s, k, err, sizeof err))) {
@@ -257,13 +258,18 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
         if (r->latency_ns > 0 && isfinite(k->baseline_latency_ns))
             r->speedup_vs_baseline = k->baseline_latency_ns / r->latency_ns;
     }
+    r->attempt = k->attempt;
+    cJSON_Delete(r->tokens);
+    r->tokens = NULL;
     /* the result's id is the kernel's, so a replayed kernel gives the same id */
     snprintf(id, sizeof id, "result:%s", k->env.id);
     if (ao_env_set(&r->env, "result", id, k->env.run, k->env.task, k->env.target, k->env.iter) < 0 ||
         dup_into(&r->kernel_id, k->env.id) < 0 || dup_into(&r->sha256, k->sha256) < 0 ||
         dup_into(&r->parent, k->parent) < 0 || dup_into(&r->slot, k->slot) < 0 ||
         dup_into(&r->source, k->source) < 0 || dup_into(&r->plan, k->plan) < 0 ||
-        dup_into(&r->plan_text, k->plan_text) < 0 || dup_into(&r->task_sha256, task_hash) < 0) {
+        dup_into(&r->plan_text, k->plan_text) < 0 || dup_into(&r->task_sha256, task_hash) < 0 ||
+        dup_into(&r->model, k->model) < 0 ||
+        (k->tokens && !(r->tokens = cJSON_Duplicate(k->tokens, 1)))) {
         snprintf(reason, len, "out of memory");
         return -1;
     }

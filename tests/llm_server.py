@@ -9,7 +9,11 @@ its model (else "*"); the last step of a queue repeats.  A step:
     {"content": "...", "finish": "stop", "usage": [prompt, completion],
      "status": 200, "headers": {"Retry-After": "1"}, "delay": 0.0,
      "raw": "body sent verbatim", "error": {"message": ..., "code": ...},
-     "echo_auth": true}
+     "echo_auth": true, "choose": ["reply", ...]}
+
+"choose" answers with the first reply whose first line does not appear in
+the request's messages (the last one when all do): a model that takes "not
+one of these" to heart.
 
 Every request is appended to LOGFILE as one JSON line (model, messages,
 temperature, max_tokens, the Authorization header, the time).  The chosen
@@ -70,6 +74,10 @@ class Handler(BaseHTTPRequestHandler):
             body = json.dumps({"error": err})
         else:
             p, c = step.get("usage", [100, 50])
+            if "choose" in step:
+                said = "\n".join(m.get("content", "") for m in req.get("messages") or [])
+                fresh = [r for r in step["choose"] if r.split("\n")[0] not in said]
+                step = dict(step, content=(fresh or step["choose"])[0 if fresh else -1])
             body = json.dumps({
                 "id": "chatcmpl-test", "object": "chat.completion", "model": req.get("model"),
                 "choices": [{"index": 0, "finish_reason": step.get("finish", "stop"),

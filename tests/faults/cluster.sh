@@ -101,6 +101,26 @@ wait_done() {
     return 1
 }
 
+# diagnose RUNS-FILE: on stderr (the runner shows its last 20 lines), what
+# each unfinished run waits for, what the stages last said of it, and the
+# dead letters; the logs are kept under /tmp/accelopt-fault-logs/
+diagnose() {
+    local run keep=/tmp/accelopt-fault-logs/$(basename "$T")-$(date +%Y%m%d-%H%M%S)
+    mkdir -p "$keep" && cp -r "$T/logs" "$keep/" 2>/dev/null
+    for run in $(cat "$1"); do
+        rcli hget "accelopt:run:$run" state | grep -q '"phase":"done"' && continue
+        rcli hget "accelopt:run:$run" state |
+            python3 -c 'import json,sys; s=json.load(sys.stdin); print("diagnose: %s phase %s iter %s" % (sys.argv[1], s["phase"], s["iter"]))' "$run" >&2
+        echo "diagnose: slots filled: $(rcli hkeys "accelopt:run:$run:iter:$(rcli hget "accelopt:run:$run" state |
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["iter"])')" | tr '\n' ' ')" >&2
+        grep -h "$run" "$T"/logs/*.log | tail -4 | cut -c1-200 | sed 's/^/diagnose: /' >&2
+    done
+    bin/accelopt consume -b "$B" accelopt.dlq --idle 3 2>/dev/null |
+        python3 -c 'import json,sys; [print("diagnose: dead letter from %s: %s" % (d["stage"], d["reason"][:150])) for d in map(json.loads, sys.stdin)]' |
+        tail -4 >&2
+    echo "diagnose: logs kept in $keep" >&2
+}
+
 # check_runs RUNS-FILE KERNELS: every slot of every iteration holds exactly
 # one result, every run counted KERNELS kernels, and accelopt.runs carries
 # one done per run (a resent done has the same id).  Prints the number of

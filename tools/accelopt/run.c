@@ -47,6 +47,8 @@
     {"seed", 0, AO_OPT_INT, "0", "N", "seed of the agents"},                                       \
     {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS", "go on without unacked experiences after this"}, \
     {"slot-deadline", 0, AO_OPT_NUM, "1800", "SECONDS", "an iteration's missing results are lost once none came for this long"}, \
+    {"fix-attempts", 0, AO_OPT_INT, "2", "F", "send a failed model kernel back to the model this many times (0: never)"}, \
+    {"plan-mode", 0, AO_OPT_STR, "distinct", "MODE", "distinct (each plan call told the earlier titles) or independent (the paper's identical calls)"}, \
     {"budget-tokens", 0, AO_OPT_INT, "0", "N", "stop a run after this many model tokens (0: no limit)"}, \
     {"budget-usd", 0, AO_OPT_NUM, "0", "USD", "stop a run after this many dollars (0: no limit)"}, \
     {"wall-time", 0, AO_OPT_NUM, "0", "SECONDS", "stop a run after this long (0: no limit)"},      \
@@ -250,6 +252,8 @@ static int submit(struct run *R, char *err, size_t errlen)
         cJSON_AddNumberToObject(c, "seed", (double)ao_config_int(&R->c, "seed"));
         cJSON_AddNumberToObject(c, "memory_deadline_s", ao_config_num(&R->c, "memory-deadline"));
         cJSON_AddNumberToObject(c, "slot_deadline_s", ao_config_num(&R->c, "slot-deadline"));
+        cJSON_AddNumberToObject(c, "fix_attempts", (double)ao_config_int(&R->c, "fix-attempts"));
+        cJSON_AddStringToObject(c, "plan_mode", ao_config_str(&R->c, "plan-mode"));
         if (ao_config_int(&R->c, "budget-tokens") > 0)
             cJSON_AddNumberToObject(c, "budget_tokens", (double)ao_config_int(&R->c, "budget-tokens"));
         if (ao_config_num(&R->c, "budget-usd") > 0)

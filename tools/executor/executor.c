@@ -1,5 +1,8 @@
 /* executor.c - accelopt-executor: a plan in, K kernels out, each from its
- * own model call, with the code taken out of the reply */
+ * own model call, with the code taken out of the reply; or a fix request
+ * in (a failed kernel and why), its slot's next attempt out.  A plan that
+ * repeats an earlier one, or a kernel the same as its parent or an earlier
+ * sample, goes out without source as a duplicate: never profiled. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@ static const struct ao_option options[] = {
     {"samples", 'k', AO_OPT_INT, "2", "K", "kernels per plan when the run names none"},
     AO_AGENT_STAGE_OPTIONS("executor", "planner", "summarizer"),
     {"plans", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
+    {"plan-mode", 0, AO_OPT_STR, NULL, "X", NULL}, /* another stage's key */
     {"memory-scope", 0, AO_OPT_STR, NULL, "X", NULL}, /* another stage's key */
     {"expn", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
     {"seed", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
@@ -68,19 +72,87 @@ out:
     return rc;
 }
 
+/* The failed kernel back to the model with why it failed; fills k->source
+ * or k->error like llm_kernel.  The diagnostics were trimmed by the
+ * selector; the key is taken out here too, in case any text echoed it. */
+static int llm_fix(struct executor *ex, const struct ao_plan_msg *p, const struct ao_problem *prob,
+                   struct ao_kernel_msg *k, struct ao_llm_usage *u, struct ao_io *io)
+{
+    char *sys = NULL, *user = NULL, *reply = NULL, *diag = strdup(p->diagnostics ? p->diagnostics : ""),
+         reason[AO_ERRLEN];
+    struct ao_prompt_var v[] = {
+        {"task", p->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
+        {"plan", p->text}, {"kernel", p->failed_source}, {"diagnostics", diag ? diag : ""},
+    };
+    int rc = -1, call;
+
+    if (diag && ex->agent.llm)
+        ao_llm_redact(ex->agent.llm, diag);
+    if (ao_agent_prompts_as(&ex->agent, "fixer", p->env.target, v, (int)(sizeof v / sizeof v[0]),
+                            &sys, &user, reason, sizeof reason) < 0) {
+        ao_io_fail(io, "%s", reason);
+        goto out;
+    }
+    call = ao_agent_call(&ex->agent, p->env.run, p->config, sys, user, &reply, u, reason,
+                         sizeof reason);
+    if (call == -2) {
+        ao_io_fail(io, "%s", reason);
+        goto out;
+    }
+    if (call < 0 || !(k->source = ao_extract_code(reply, p->env.target, reason, sizeof reason)))
+        k->error = strdup(reason);
+    rc = 0;
+out:
+    free(diag);
+    free(sys);
+    free(user);
+    free(reply);
+    return rc;
+}
+
+/* A kernel the same as one already in hand goes no further: not the
+ * parent unchanged, not an earlier sample of this plan.  Sets
+ * k->duplicate_of and k->error and drops the source; 0, or -1 on OOM. */
+static int drop_repeat(const struct ao_plan_msg *p, struct ao_kernel_msg *k,
+                       char (*hashes)[65], long s, const char *kernel_prefix)
+{
+    char what[400], why[500];
+
+    what[0] = '\0';
+    if (p->candidate_sha256 && strcmp(k->sha256, p->candidate_sha256) == 0) {
+        snprintf(what, sizeof what, "%s", p->candidate_id);
+        snprintf(why, sizeof why, "the rewrite is its parent unchanged (%s)", p->candidate_id);
+    } else {
+        for (long j = 0; j < s; j++)
+            if (strcmp(hashes[j], k->sha256) == 0) {
+                snprintf(what, sizeof what, "%s.%ld", kernel_prefix, j);
+                snprintf(why, sizeof why, "the same kernel as sample %ld of this plan (%s)", j, what);
+                break;
+            }
+    }
+    if (!what[0])
+        return 0;
+    free(k->source);
+    k->source = NULL;
+    return (k->duplicate_of = strdup(what)) && (k->error = strdup(why)) ? 0 : -1;
+}
+
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
 {
     struct executor *ex = ctx;
     struct ao_plan_msg p;
     struct ao_problem prob = {0};
     const char *size;
-    char id[400], slot[64];
+    char id[400], slot[64], prefix[400], hashes[MAX_SAMPLES][65];
     long samples;
-    int rc = -1;
+    int rc = -1, fix;
+    long long rank;
 
     if (ao_msg_decode(&ao_msg_plan, msg, &p, reason, len) < 0)
         return -1;
-    samples = (long)ao_json_num(p.config, "samples", (double)ex->samples);
+    rank = p.rank == AO_ABSENT_INT ? 0 : p.rank;
+    fix = p.attempt != AO_ABSENT_INT && p.attempt > 1;
+    samples = fix ? 1 : (long)ao_json_num(p.config, "samples", (double)ex->samples);
     size = p.size ? p.size : ex->agent.size;
     if (samples < 1 || samples > MAX_SAMPLES) {
         snprintf(reason, len, "samples must be 1 to %d, not %ld", MAX_SAMPLES, samples);
@@ -90,21 +162,33 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         snprintf(reason, len, "a plan needs its text and the candidate's source, or an error");
         goto out;
     }
-    if (!p.error && !ex->agent.conf.builtin &&
+    if (fix && (p.sample == AO_ABSENT_INT || p.sample < 0 || p.sample >= MAX_SAMPLES ||
+                !p.failed_source || p.error || p.duplicate_of)) {
+        snprintf(reason, len, "a fix request needs its sample (0 to %d), the failed kernel and "
+                 "the plan's text", MAX_SAMPLES - 1);
+        goto out;
+    }
+    if (!p.error && !p.duplicate_of && !ex->agent.conf.builtin &&
         ao_problem_load(p.env.task, p.task_sha256, size, &prob, reason, len) < 0)
         goto out;
+    snprintf(prefix, sizeof prefix, "kernel:%s:%lld:%lld.%lld", p.env.run, p.env.iter, rank, p.index);
     for (long s = 0; s < samples; s++) {
         struct ao_kernel_msg k;
         struct ao_llm_usage u = {0};
         cJSON *j = NULL;
         int erc = 0;
-        long long rank = p.rank == AO_ABSENT_INT ? 0 : p.rank;
+        long sample = fix ? (long)p.sample : s;
 
         ao_msg_init(&ao_msg_kernel, &k);
-        snprintf(slot, sizeof slot, "%lld.%lld.%ld", rank, p.index, s);
-        snprintf(id, sizeof id, "kernel:%s:%lld:%s", p.env.run, p.env.iter, slot);
+        hashes[s][0] = '\0';
+        snprintf(slot, sizeof slot, "%lld.%lld.%ld", rank, p.index, sample);
+        if (fix) /* each attempt is a kernel of its own; the slot is the same */
+            snprintf(id, sizeof id, "kernel:%s:%lld:%s/a%lld", p.env.run, p.env.iter, slot, p.attempt);
+        else
+            snprintf(id, sizeof id, "kernel:%s:%lld:%s", p.env.run, p.env.iter, slot);
         k.parent_latency_ns = p.parent_latency_ns;
         k.baseline_latency_ns = p.baseline_latency_ns;
+        k.attempt = fix ? p.attempt : 1;
         if (ao_env_set(&k.env, "kernel", id, p.env.run, p.env.task, p.env.target, p.env.iter) < 0 ||
             !(k.size = strdup(size)) || !(k.slot = strdup(slot)) || !(k.plan = strdup(p.env.id)) ||
             !(k.parent = strdup(p.candidate_sha256)) || !(k.model = strdup(ex->agent.conf.model)) ||
@@ -119,19 +203,27 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             char e[AO_ERRLEN];
             snprintf(e, sizeof e, "no plan: %s", p.error);
             k.error = strdup(e);
+        } else if (p.duplicate_of) {
+            char e[AO_ERRLEN];
+            snprintf(e, sizeof e, "the plan repeats %s: not sent to the model", p.duplicate_of);
+            k.error = strdup(e);
+            k.duplicate_of = strdup(p.duplicate_of);
+        } else if (ex->agent.conf.builtin && fix) {
+            k.error = strdup("the builtin model does not fix kernels");
         } else if (ex->agent.conf.builtin) {
             char e[AO_ERRLEN];
             if (!(k.source = ao_builtin_apply(p.source, p.text, (int)s, e, sizeof e)))
                 k.error = strdup(e);
-        } else if (llm_kernel(ex, &p, &prob, &k, &u, io) < 0) {
+        } else if ((fix ? llm_fix(ex, &p, &prob, &k, &u, io) : llm_kernel(ex, &p, &prob, &k, &u, io)) < 0) {
             erc = -1;
         }
         if (!erc && k.source) {
-            char hex[65];
-            ao_sha256_hex(k.source, strlen(k.source), hex);
-            k.sha256 = strdup(hex);
+            ao_sha256_hex(k.source, strlen(k.source), hashes[s]);
+            if (!(k.sha256 = strdup(hashes[s])) ||
+                (!fix && drop_repeat(&p, &k, hashes, s, prefix) < 0))
+                erc = -1, snprintf(reason, len, "out of memory");
         }
-        if (!erc && ((!k.source && !k.error) || (k.source && !k.sha256))) {
+        if (!erc && !k.source && !k.error) {
             snprintf(reason, len, "out of memory");
             erc = -1;
         }

@@ -1,9 +1,15 @@
 /* planner.c - accelopt-planner: a candidate in, N one-step plans out, each
- * from its own model call, with the optimization memory in the prompt */
+ * from its own model call, with the optimization memory in the prompt.  The
+ * calls go in sequence: in the distinct mode each is told the titles of the
+ * plans before it and asked for another idea; a plan that repeats an
+ * earlier one (the same normalized text) is marked a duplicate, so its
+ * slots are not sent to the executor's model. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "agent.h"
 #include "builtin.h"
@@ -23,6 +29,8 @@ static const struct ao_option options[] = {
     {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory to read: target, task, none or a name"},
     {"expn", 0, AO_OPT_INT, "16", "N", "memory items shown at most"},
     {"seed", 0, AO_OPT_INT, "0", "N", "seed of the builtin model and the profile shuffle"},
+    {"plan-mode", 0, AO_OPT_STR, "distinct", "MODE",
+     "distinct (each call told the earlier plans' titles) or independent (the paper's identical calls)"},
     AO_AGENT_STAGE_OPTIONS("planner", "executor", "summarizer"),
     {"samples", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
     AO_STAGE_OPTIONS,
@@ -35,8 +43,54 @@ static const char *const topics[] = {"accelopt.candidates", NULL};
 struct planner {
     struct ao_agent agent;
     long plans, expn, seed;
-    const char *scope;
+    const char *scope, *mode;
 };
+
+#define MAX_TITLE 160
+
+/* A plan's title: its first line with words, markdown marks and a
+ * "Title:" label taken off, cut at MAX_TITLE bytes. */
+static void plan_title(const char *text, char *out, size_t len)
+{
+    const char *p = text;
+    size_t n;
+
+    while (*p == '\n' || *p == ' ' || *p == '\r')
+        p++;
+    p += strspn(p, "#*_ \t");
+    if (strncasecmp(p, "title:", 6) == 0)
+        p += 6 + strspn(p + 6, " \t");
+    n = strcspn(p, "\r\n");
+    while (n && strchr("*_ \t", p[n - 1]))
+        n--;
+    if (n >= len)
+        n = len - 1;
+    if (n > MAX_TITLE)
+        n = MAX_TITLE;
+    memcpy(out, p, n);
+    out[n] = '\0';
+}
+
+/* The text a duplicate is recognized by: letters and digits, lower case,
+ * one space between words. */
+static char *normalized(const char *text)
+{
+    char *out = malloc(strlen(text) + 1), *o = out;
+
+    if (!out)
+        return NULL;
+    for (const char *p = text; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (isalnum(ch))
+            *o++ = (char)tolower(ch);
+        else if (o > out && o[-1] != ' ')
+            *o++ = ' ';
+    }
+    while (o > out && o[-1] == ' ')
+        o--;
+    *o = '\0';
+    return out;
+}
 
 /* The candidate's profile as `name: value` lines, shuffled per call as the
  * reference does (so no counter sits first by habit).  Names, values and
@@ -72,8 +126,8 @@ static char *profile_text(const struct ao_candidate_msg *c, unsigned long long s
 /* Ask the model for plan i; fills p->text or p->error.  -1 (io->err set)
  * when the stage must stop: the prompts cannot be rendered, or a stop came. */
 static int llm_plan(struct planner *pl, const struct ao_candidate_msg *c, const char *memory,
-                    const struct ao_problem *prob, struct ao_plan_msg *p, struct ao_llm_usage *u,
-                    struct ao_io *io)
+                    const char *earlier, const struct ao_problem *prob, struct ao_plan_msg *p,
+                    struct ao_llm_usage *u, struct ao_io *io)
 {
     char *profile = profile_text(c, (unsigned long long)pl->seed, (long)p->index);
     char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN];
@@ -81,6 +135,7 @@ static int llm_plan(struct planner *pl, const struct ao_candidate_msg *c, const 
     struct ao_prompt_var v[] = {
         {"task", c->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
         {"candidate", c->source}, {"profile", profile ? profile : ""}, {"memory", memory},
+        {"earlier", earlier},
     };
     int rc = -1;
 
@@ -136,11 +191,12 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     struct ao_problem prob = {0};
     struct ao_move moves[MAX_PLANS];
     cJSON *memory = NULL, *seen = NULL;
-    char *memtext = NULL, key[300], id[400];
+    char *memtext = NULL, key[300], id[400], *norms[MAX_PLANS] = {0};
+    struct ao_buf earlier = {0};
     long plans;
     long long rank;
     int nmoves = 0, has_key, rc = -1;
-    const char *size;
+    const char *size, *mode;
 
     if (ao_msg_decode(&ao_msg_candidate, msg, &c, reason, len) < 0)
         return -1;
@@ -151,6 +207,11 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     }
     size = c.size ? c.size : pl->agent.size;
     rank = c.rank == AO_ABSENT_INT ? 0 : c.rank;
+    mode = ao_json_str(c.config, "plan_mode", pl->mode);
+    if (strcmp(mode, "distinct") != 0 && strcmp(mode, "independent") != 0) {
+        snprintf(reason, len, "plan_mode must be distinct or independent, not '%.40s'", mode);
+        goto out;
+    }
     /* the memory, read at planning time */
     has_key = ao_memory_key(ao_json_str(c.config, "memory_scope", pl->scope), c.env.target,
                             c.env.task, key, sizeof key, reason, len);
@@ -212,15 +273,37 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             else
                 p.error = strdup(nmoves ? "the builtin planner has no more knob moves for this kernel"
                                         : "the kernel declares no knobs the builtin planner can move");
-        } else if (llm_plan(pl, &c, memtext, &prob, &p, &u, io) < 0) {
+        } else if (llm_plan(pl, &c, memtext, earlier.data ? earlier.data : "", &prob, &p, &u,
+                            io) < 0) {
             erc = -1; /* io->err says why */
         }
         if (!erc && !p.text && !p.error)
             erc = -1, snprintf(reason, len, "out of memory");
+        if (!erc && p.text) { /* a repeat of an earlier plan goes no further */
+            char title[MAX_TITLE + 1];
+            if (!(norms[i] = normalized(p.text)))
+                erc = -1, snprintf(reason, len, "out of memory");
+            for (long j = 0; !erc && j < i; j++)
+                if (norms[j] && strcmp(norms[j], norms[i]) == 0) {
+                    char did[400];
+                    snprintf(did, sizeof did, "plan:%s:%lld:%lld:%ld", c.env.run, c.env.iter, rank, j);
+                    if (!(p.duplicate_of = strdup(did)))
+                        erc = -1, snprintf(reason, len, "out of memory");
+                    break;
+                }
+            plan_title(p.text, title, sizeof title);
+            if (!erc && !p.duplicate_of && strcmp(mode, "distinct") == 0) {
+                if (!earlier.len)
+                    ao_buf_printf(&earlier, "Plans already proposed for this kernel (yours must be "
+                                  "a different idea, not a variant of one of these):\n");
+                ao_buf_printf(&earlier, "- %s\n", title[0] ? title : "(untitled)");
+            }
+        }
         if (!erc) {
             p.tokens = ao_usage_json(&u);
             p.cost_usd = u.cost_usd;
-            ao_info("%s: %s", id, p.error ? p.error : "planned");
+            ao_info("%s: %s%s", id, p.error ? p.error : p.duplicate_of ? "a duplicate of " : "planned",
+                    p.duplicate_of && !p.error ? p.duplicate_of : "");
             erc = emit(io, &p, reason, len);
         }
         ao_msg_release(&ao_msg_plan, &p);
@@ -232,6 +315,9 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
 oom:
     snprintf(reason, len, "out of memory");
 out:
+    for (int i = 0; i < MAX_PLANS; i++)
+        free(norms[i]);
+    free(earlier.data);
     free(memtext);
     cJSON_Delete(memory);
     cJSON_Delete(seen);
@@ -254,6 +340,11 @@ int main(int argc, char **argv)
     pl.expn = ao_config_int(&s.cfg, "expn");
     pl.seed = ao_config_int(&s.cfg, "seed");
     pl.scope = ao_config_str(&s.cfg, "memory-scope");
+    pl.mode = ao_config_str(&s.cfg, "plan-mode");
+    if (strcmp(pl.mode, "distinct") != 0 && strcmp(pl.mode, "independent") != 0) {
+        ao_err("--plan-mode must be distinct or independent");
+        return ao_stage_close(&s, AO_EXIT_USAGE);
+    }
     if (pl.plans < 1 || pl.plans > MAX_PLANS || pl.expn < 1) {
         ao_err("--plans must be 1 to %d and --expn at least 1", MAX_PLANS);
         return ao_stage_close(&s, AO_EXIT_USAGE);

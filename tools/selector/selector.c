@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "diag.h"
 #include "exitcode.h"
 #include "log.h"
 #include "memory.h"
@@ -40,6 +41,7 @@
 #define MAX_PLANS 64
 #define MAX_SAMPLES 16
 #define ACTIVE "runs:active"
+#define FIX_DIAG_MAX 4000 /* bytes of diagnostics a fix request carries */
 
 static const struct ao_option options[] = {
     {"beam", 'b', AO_OPT_INT, "6", "B", "kernels kept per iteration when the run names none"},
@@ -54,6 +56,10 @@ static const struct ao_option options[] = {
      "release the next iteration this long after its pairs were sent, acked or not"},
     {"slot-deadline", 0, AO_OPT_NUM, "1800", "SECONDS",
      "an iteration's missing results are lost once none has come for this long"},
+    {"fix-attempts", 0, AO_OPT_INT, "2", "F",
+     "send a failed model kernel back to the model this many times (0: never)"},
+    {"plan-mode", 0, AO_OPT_STR, "distinct", "MODE",
+     "distinct (each plan call is told the earlier titles) or independent (the paper's)"},
     {"size", 0, AO_OPT_STR, "tiny", "CLASS", "size class when a task names none"},
     {"redis", 0, AO_OPT_STR, NULL, "URL", "keep run state in redis (redis://host:port)"},
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
@@ -75,7 +81,7 @@ static const struct setting {
     {"samples", "samples", 1, MAX_SAMPLES}, {"iters", "iters", 0, 10000},
     {"topk", "topk", 0, 64},              {"expn", "expn", 1, 100000},
     {"seed", "seed", 0, 1e15},           {"memory_deadline_s", "memory-deadline", 0, 1e7},
-    {"slot_deadline_s", "slot-deadline", 0.1, 1e7},
+    {"slot_deadline_s", "slot-deadline", 0.1, 1e7}, {"fix_attempts", "fix-attempts", 0, 8},
 };
 
 /* settings that may be fractional seconds */
@@ -156,6 +162,13 @@ static cJSON *run_config(struct selector *sel, const cJSON *given, char *reason,
     }
     if (ao_memory_key(scope, "cpu", "t", key, sizeof key, reason, len) < 0)
         goto bad;
+    if (!ao_json_str(c, "plan_mode", NULL))
+        cJSON_AddStringToObject(c, "plan_mode", ao_config_str(sel->cfg, "plan-mode"));
+    if (strcmp(ao_json_str(c, "plan_mode", ""), "distinct") != 0 &&
+        strcmp(ao_json_str(c, "plan_mode", ""), "independent") != 0) {
+        snprintf(reason, len, "config 'plan_mode' must be distinct or independent");
+        goto bad;
+    }
     return c;
 bad:
     cJSON_Delete(c);
@@ -750,6 +763,156 @@ out:
     return rc;
 }
 
+/* ---- fixes: a failed model kernel goes back to the model ---- */
+
+static int fixable(const struct ao_result_msg *r)
+{
+    static const char *const st[] = {"compile_error", "incorrect", "timeout", "crash", NULL};
+
+    if (!r->source || !r->plan_text || !r->model || strcmp(r->model, "builtin") == 0)
+        return 0; /* only a model's kernel can go back to the model */
+    for (int i = 0; st[i]; i++)
+        if (strcmp(r->status, st[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The slot's next attempt, asked of the executor: a plan message with the
+ * failed kernel and why it failed, trimmed for a model (diag.h). */
+static int add_fix(cJSON *outbox, const char *run, const cJSON *state, const cJSON *parent,
+                   const struct ao_result_msg *r, int rank, int plan, int sample, long long attempt)
+{
+    struct ao_plan_msg p;
+    const char *tp = ao_json_str(state, "task_path", NULL);
+    const char *th = ao_json_str(state, "task_sha256", NULL);
+    char id[400];
+    int rc;
+
+    ao_msg_init(&ao_msg_plan, &p);
+    snprintf(id, sizeof id, "fix:%s:%lld:%s/a%lld", run, r->env.iter, r->slot, attempt + 1);
+    p.index = plan;
+    p.rank = rank;
+    p.sample = sample;
+    p.attempt = attempt + 1;
+    p.parent_latency_ns = ao_json_num(parent, "latency_ns", NAN);
+    p.baseline_latency_ns = ao_json_num(state, "baseline_ns", NAN);
+    rc = env_from(&p.env, "plan", id, run, state, r->env.iter) < 0 ||
+         !(p.candidate_id = strdup(ao_json_str(parent, "kernel_id", "?"))) ||
+         !(p.candidate_sha256 = dup_or_null(ao_json_str(parent, "sha256", NULL))) ||
+         !(p.source = dup_or_null(ao_json_str(parent, "source", NULL))) ||
+         !(p.text = strdup(r->plan_text)) || !(p.failed_source = strdup(r->source)) ||
+         !(p.diagnostics = ao_diag_for_model(r->status, r->reason, r->diagnostics, FIX_DIAG_MAX)) ||
+         !(p.size = dup_or_null(ao_json_str(state, "size", NULL))) ||
+         (tp && !(p.task_path = strdup(tp))) || (th && !(p.task_sha256 = strdup(th))) ||
+         !(p.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
+         out_add(outbox, "accelopt.plans", &ao_msg_plan, &p) < 0 ? -1 : 0;
+    ao_msg_release(&ao_msg_plan, &p);
+    return rc;
+}
+
+/* A fixable failure with attempts left: record the attempt, send the fix
+ * request (a step: resent after a crash; a repeat is harmless, the slot
+ * takes one result).  Nothing happens for a slot already filled. */
+static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_result_msg *r,
+                       cJSON *state, const char *slots_key, int rank, int plan, int sample,
+                       long long attempt)
+{
+    char key[400], field[96], err[AO_ERRLEN], *filled = NULL, *text = NULL;
+    cJSON *rec = cJSON_CreateObject(), *beam = NULL, *outbox = cJSON_CreateArray();
+    int rc = -1;
+
+    if (!rec || !outbox) {
+        rc = ao_io_fail(io, "out of memory");
+        goto out;
+    }
+    if (ao_rs_hget(sel->store, slots_key, r->slot, &filled, err, sizeof err) < 0) {
+        rc = ao_io_fail(io, "run store: %s", err);
+        goto out;
+    }
+    if (filled) { /* a late copy of an earlier attempt */
+        rc = 0;
+        goto out;
+    }
+    setn(rec, "attempt", (double)attempt);
+    sets(rec, "status", r->status);
+    if (r->reason)
+        sets(rec, "reason", r->reason);
+    if (r->tokens)
+        setj(rec, "tokens", cJSON_Duplicate(r->tokens, 1));
+    snprintf(key, sizeof key, "%s:fixes", slots_key);
+    snprintf(field, sizeof field, "%s/a%lld", r->slot, attempt);
+    if (!(text = cJSON_PrintUnformatted(rec)) ||
+        ao_rs_hsetnx(sel->store, key, field, text, err, sizeof err) < 0) {
+        rc = text ? ao_io_fail(io, "run store: %s", err) : ao_io_fail(io, "out of memory");
+        goto out;
+    }
+    if (!(beam = load_json(sel, r->env.run, "beam", io)))
+        goto out;
+    if (add_fix(outbox, r->env.run, state, cJSON_GetArrayItem(beam, rank), r, rank, plan, sample,
+                attempt) < 0) {
+        rc = ao_io_fail(io, "out of memory");
+        goto out;
+    }
+    ao_info("run %s: slot %s failed (%s) at attempt %lld; sent back to the model", r->env.run,
+            r->slot, r->status, attempt);
+    setn(state, "progress", now_s()); /* a fix is progress: the slot deadline starts again */
+    rc = step(sel, io, r->env.run, state, NULL, outbox);
+out:
+    free(filled);
+    cJSON_free(text);
+    cJSON_Delete(rec);
+    cJSON_Delete(beam);
+    cJSON_Delete(outbox);
+    return rc;
+}
+
+/* The slot's result as stored: after fixes, it says how many attempts the
+ * slot took, what the earlier ones ended in, and the tokens of them all. */
+static char *slot_text(struct selector *sel, const cJSON *msg, const struct ao_result_msg *r,
+                       const char *slots_key, long long attempt, char *err, size_t errlen)
+{
+    char key[400], field[96], *v = NULL, *text;
+    cJSON *m = cJSON_Duplicate(msg, 1), *fixes = cJSON_CreateArray(), *tok = cJSON_CreateObject();
+    double prompt = ao_json_num(r->tokens, "prompt", 0), completion = ao_json_num(r->tokens, "completion", 0);
+
+    if (!m || !fixes || !tok) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    snprintf(key, sizeof key, "%s:fixes", slots_key);
+    for (long long a = 1; a < attempt; a++) {
+        cJSON *rec;
+        snprintf(field, sizeof field, "%s/a%lld", r->slot, a);
+        if (ao_rs_hget(sel->store, key, field, &v, err, errlen) < 0)
+            goto fail;
+        if (v && (rec = cJSON_Parse(v))) {
+            prompt += ao_json_num(cJSON_GetObjectItemCaseSensitive(rec, "tokens"), "prompt", 0);
+            completion += ao_json_num(cJSON_GetObjectItemCaseSensitive(rec, "tokens"), "completion", 0);
+            cJSON_DeleteItemFromObjectCaseSensitive(rec, "tokens");
+            cJSON_AddItemToArray(fixes, rec);
+        }
+        free(v);
+        v = NULL;
+    }
+    setn(tok, "prompt", prompt);
+    setn(tok, "completion", completion);
+    cJSON_DeleteItemFromObjectCaseSensitive(m, "tokens");
+    setj(m, "tokens", tok);
+    tok = NULL;
+    setn(m, "attempts", (double)attempt);
+    setj(m, "fixes", fixes);
+    fixes = NULL;
+    if (!(text = cJSON_PrintUnformatted(m)))
+        snprintf(err, errlen, "out of memory");
+    cJSON_Delete(m);
+    return text;
+fail:
+    cJSON_Delete(m);
+    cJSON_Delete(fixes);
+    cJSON_Delete(tok);
+    return NULL;
+}
+
 static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                      size_t len)
 {
@@ -759,7 +922,7 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
     struct shape sh;
     int rank, plan, sample, rc = -1, isnew;
     long have;
-    long long iter;
+    long long iter, attempt;
 
     if (ao_sign_check(msg, &sel->key, reason, len) < 0 ||
         ao_msg_decode(&ao_msg_result, msg, &r, reason, len) < 0)
@@ -786,8 +949,16 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
         goto out;
     }
     snprintf(key, sizeof key, "run:%s:iter:%lld", r.env.run, iter);
-    if (!(text = cJSON_PrintUnformatted(msg))) {
-        rc = ao_io_fail(io, "out of memory");
+    attempt = r.attempt == AO_ABSENT_INT || r.attempt < 1 ? 1 : r.attempt;
+    if (iter > 0 && fixable(&r) &&
+        attempt <= (long long)ao_json_num(cJSON_GetObjectItemCaseSensitive(state, "config"),
+                                          "fix_attempts", 0)) {
+        rc = request_fix(sel, io, &r, state, key, rank, plan, sample, attempt);
+        goto out;
+    }
+    if (!(text = attempt > 1 || r.tokens ? slot_text(sel, msg, &r, key, attempt, err, sizeof err)
+                                         : cJSON_PrintUnformatted(msg))) {
+        rc = ao_io_fail(io, "%s", attempt > 1 || r.tokens ? err : "out of memory");
         goto out;
     }
     if ((isnew = ao_rs_hsetnx(sel->store, key, r.slot, text, err, sizeof err)) < 0 ||

@@ -21,6 +21,7 @@ static const struct ao_option options[] = {
     {"expn", 0, AO_OPT_INT, "16", "N", "memory capacity (items) when the run names none"},
     AO_AGENT_STAGE_OPTIONS("summarizer", "planner", "executor"),
     {"plans", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
+    {"plan-mode", 0, AO_OPT_STR, NULL, "X", NULL}, /* another stage's key */
     {"samples", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
     {"seed", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
     AO_STAGE_OPTIONS,

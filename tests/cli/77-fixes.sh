@@ -1,0 +1,122 @@
+# 77-fixes.sh - the agents as a real model meets them, through `accelopt run`
+# and the scripted model server: plans that differ, duplicates that go no
+# further, and broken kernels sent back to the model with why they failed
+. tests/cli/helpers.sh
+ensure_calibration
+M=/usr/bin/python3
+export ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02 # quick timing: these runs test flow, not speed
+# a run with the scripted model on every role (its model names pick the replies)
+model_run() { # model_run OUT [run options...]
+    local out=$1
+    shift
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+    ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-fix-secret-0001 \
+        bin/accelopt run matmul --iters 1 --beam 1 --samples 1 --json --out "$T/$out" "$@" \
+        >"$T/$out.jsonl" 2>"$T/$out.err"
+}
+$M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
+# broken: a name the kernel never declares (the compiler says where)
+$M -c 'import sys; s = open(sys.argv[1]).read(); i = s.index("    for ("); print(s[:i] + "    undeclared_acc += 1;\n" + s[i:], end="")' \
+    "$T/fast.c" >"$T/broken.c"
+grep -q undeclared_acc "$T/broken.c"; ok $? "a broken kernel to start from"
+# the reply of a kernel in a fenced block, as JSON
+reply() { $M -c 'import json,sys; print(json.dumps("```c\n" + open(sys.argv[1]).read() + "```"))' "$1"; }
+SUMMARY=$($M -c 'import json; print(json.dumps(open("tests/replies/summary-01-format.md").read()))')
+
+# --- plans that differ -----------------------------------------------------
+PLANS='["Widen the j tile to 256 columns.\nso each row of rhs is reused.", "Unroll the k loop by 4.\nfewer branches.", "Hoist the row pointer.\nfewer loads."]'
+start_llm distinct "{\"plan-m\": [{\"choose\": $PLANS}], \"exec-m\": [{\"content\": $(reply "$T/fast.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
+model_run d --plans 3
+ok $? "a run with 3 plans per candidate finishes (distinct mode, the default)"
+$M - "$LLM_LOG" "$T/d/matmul/history.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+plans = [r for r in reqs if r["model"] == "plan-m"]
+assert len(plans) == 3, len(plans)
+users = [p["messages"][1]["content"] for p in plans]
+assert "Plans already proposed" not in users[0], "the first call is told of no earlier plan"
+assert "- Widen the j tile to 256 columns." in users[1] and "Unroll" not in users[1], users[1][-400:]
+assert "- Widen the j tile" in users[2] and "- Unroll the k loop by 4." in users[2], "each later call hears every earlier title"
+hist = [json.loads(l) for l in open(sys.argv[2])]
+texts = sorted(h["plan_text"].split("\n")[0] for h in hist if h["iter"] == 1)
+assert texts == ["Hoist the row pointer.", "Unroll the k loop by 4.", "Widen the j tile to 256 columns."], texts
+PY
+ok $? "distinct mode: each later plan call is told the earlier titles; the 3 plans differ"
+
+# the paper's mode: identical calls, so this model repeats itself; the
+# repeats are duplicates that never reach the executor's model
+start_llm indep "{\"plan-m\": [{\"choose\": $PLANS}], \"exec-m\": [{\"content\": $(reply "$T/fast.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
+model_run i --plans 3 --plan-mode independent
+ok $? "a run in the paper's independent mode finishes"
+$M - "$LLM_LOG" "$T/i/matmul/history.jsonl" "$T/i.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+models = [r["model"] for r in reqs]
+assert models.count("plan-m") == 3 and models.count("exec-m") == 1, models
+hist = [json.loads(l) for l in open(sys.argv[2]) if json.loads(l)["iter"] == 1]
+st = sorted(h["status"] for h in hist)
+assert st == ["duplicate", "duplicate", "ok"], st
+dup = [h for h in hist if h["status"] == "duplicate"]
+assert all("repeats plan:" in h["reason"] for h in dup), [h["reason"] for h in dup]
+d = json.loads(open(sys.argv[3]).readline())
+assert d["kernels_evaluated"] == 4, d["kernels_evaluated"]  # 1 baseline + 3 slots, one result each
+PY
+ok $? "independent mode: the 2 repeated plans end as duplicate slots, the executor's model asked once"
+
+# a kernel the same as an earlier sample of its plan is not profiled twice
+start_llm samples "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\"}], \"exec-m\": [{\"content\": $(reply "$T/fast.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
+model_run s --plans 1 --samples 2
+ok $? "a run with 2 samples of one plan finishes"
+$M - "$T/s/matmul/history.jsonl" "$T/s/logs/profiler.log" <<'PY'
+import json, sys
+hist = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["iter"] == 1]
+st = sorted((h["slot"], h["status"]) for h in hist)
+assert st == [("0.0.0", "ok"), ("0.0.1", "duplicate")], st
+assert "the same kernel as sample 0" in [h for h in hist if h["slot"] == "0.0.1"][0]["reason"]
+PY
+ok $? "the second sample, the same kernel as the first, ends as a duplicate slot, not profiled"
+
+# --- errors that get fixed ---------------------------------------------------
+start_llm fix "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\", \"usage\": [1000, 50]}], \"exec-m\": [{\"content\": $(reply "$T/broken.c"), \"usage\": [2000, 900]}, {\"content\": $(reply "$T/fast.c"), \"usage\": [3000, 800]}], \"sum-m\": [{\"content\": $SUMMARY, \"usage\": [1500, 200]}]}"
+model_run f --plans 1
+ok $? "a run whose first kernel does not compile finishes"
+$M - "$LLM_LOG" "$T/f/matmul/history.jsonl" "$T/f.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+ex = [r for r in reqs if r["model"] == "exec-m"]
+assert len(ex) == 2, len(ex)
+sys_, user = ex[1]["messages"][0]["content"], ex[1]["messages"][1]["content"]
+assert "repairs kernels" in sys_, "the second call is the fixer's"
+assert "undeclared_acc" in user and "compile_error" in user and "error:" in user, user[-800:]
+assert "/work/" not in user and "/usr/" not in user and "/tmp/" not in user, "no host paths"
+hist = [json.loads(l) for l in open(sys.argv[2]) if json.loads(l)["iter"] == 1]
+assert len(hist) == 1, hist
+h = hist[0]
+assert h["status"] == "ok" and h["attempts"] == 2, (h["status"], h.get("attempts"))
+assert [f["status"] for f in h["fixes"]] == ["compile_error"], h["fixes"]
+assert h["tokens"] == {"prompt": 5000, "completion": 1700}, h["tokens"]
+d = json.loads(open(sys.argv[3]).readline())
+assert d["kernels_evaluated"] == 2, d["kernels_evaluated"]
+PY
+ok $? "a compile error fixed on the second attempt ends as one ok slot with 2 attempts and both attempts' tokens"
+! grep -rq 'sk-fix-secret-0001' "$T/f" "$T/f.jsonl" "$T/f.err"
+ok $? "the key appears in no log, result file or output"
+
+start_llm broken "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\"}], \"exec-m\": [{\"content\": $(reply "$T/broken.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
+model_run b --plans 1 --fix-attempts 2
+ok $? "a run whose kernel stays broken finishes"
+$M - "$LLM_LOG" "$T/b/matmul/history.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["model"] for r in reqs].count("exec-m") == 3, "1 kernel and 2 fixes asked for"
+hist = [json.loads(l) for l in open(sys.argv[2]) if json.loads(l)["iter"] == 1]
+assert len(hist) == 1 and hist[0]["status"] == "compile_error" and hist[0]["attempts"] == 3, hist
+assert len(hist[0]["fixes"]) == 2
+PY
+ok $? "a kernel that stays broken ends as one failed slot after 2 fix attempts (3 in all)"
+
+start_llm off "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\"}], \"exec-m\": [{\"content\": $(reply "$T/broken.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
+model_run o --plans 1 --fix-attempts 0
+[ "$(grep -c '"exec-m"' "$LLM_LOG")" -eq 1 ] && [ "$(tail -1 "$T/o/matmul/history.jsonl" |
+    $M -c 'import json,sys; print(json.load(sys.stdin)["status"])')" = compile_error ]
+ok $? "--fix-attempts 0: no fix is asked for"
