@@ -44,6 +44,14 @@ elif cmd == "plan":
     m.update(candidate_id="cand:run-t:1:0", candidate_sha256=sha(s), index=0, rank=0,
              text=sys.argv[3], source=s, size="tiny", parent_latency_ns=2.5e6,
              baseline_latency_ns=2.5e6, config=json.loads(arg(5, "{}")))
+elif cmd == "fix":  # fix TASK PLAN-TEXT FAILED-FILE DIAGNOSTICS [CONFIG-JSON]
+    task = sys.argv[2]
+    s = src(task, None)
+    m = env("plan", "fix:run-t:1:0.0.0/a2", task)
+    m.update(candidate_id="kernel:run-t:0:0.0.0", candidate_sha256=sha(s), index=0, rank=0,
+             sample=0, attempt=2, text=sys.argv[3], source=s, size="tiny",
+             failed_source=open(sys.argv[4]).read(), diagnostics=sys.argv[5],
+             parent_latency_ns=2.5e6, baseline_latency_ns=2.5e6, config=json.loads(arg(6, "{}")))
 elif cmd == "pair":
     task, slow, fast = sys.argv[2], open(sys.argv[3]).read(), open(sys.argv[4]).read()
     m = env("pair", sys.argv[7], task)

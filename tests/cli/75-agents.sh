@@ -27,16 +27,18 @@ bin/accelopt-planner <"$T/cand.jsonl" 2>/dev/null | cmp -s - "$T/b-plans.jsonl"
 ok $? "the builtin planner is deterministic for a seed"
 
 # --- executor with a model: code out of real-looking replies ------------
+# the model's kernel differs from the candidate (the same kernel back would be a duplicate)
+$M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/k256.c"
 start_llm exec "$($M -c "
 import json
-code = open('nkibench/matmul/baseline.c').read()
+code = open('$T/k256.c').read()
 print(json.dumps({'*': [{'content': 'Here is the kernel with the plan applied.\n\n\`\`\`c\n' + code + '\`\`\`\n\nIt tiles k.'},
                         {'content': 'I would simply tile the loops; no code needed.'}]}))")"
 $M tests/msgs.py plan matmul "Tile the k loop by 64." - '{"samples": 2}' |
     ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor \
     >"$T/l-kernels.jsonl" 2>"$T/l-kernels.err"
 [ "$(wc -l <"$T/l-kernels.jsonl")" -eq 2 ]; ok $? "executor: K kernels for a plan"
-[ "$(sed -n 1p "$T/l-kernels.jsonl" | $M -c 'import json,sys; print(json.load(sys.stdin)["source"] == open("nkibench/matmul/baseline.c").read())')" = True ]
+[ "$(sed -n 1p "$T/l-kernels.jsonl" | $M -c 'import json,sys; print(json.load(sys.stdin)["source"] == open(sys.argv[1]).read())' "$T/k256.c")" = True ]
 ok $? "the code block is taken out of the prose, exactly"
 sed -n 2p "$T/l-kernels.jsonl" | grep -q '"error":"the reply had no code block"'
 ok $? "a reply with no block is a failed slot with the reason"
@@ -121,6 +123,17 @@ start_llm ge "{\"*\": [{\"content\": \"\`\`\`c\\nvoid kernel(void) {}\\n\`\`\`\"
 $M tests/msgs.py plan matmul "Tile the k loop by 64." - '{"samples": 1}' |
     ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor >/dev/null 2>&1
 golden executor "$LLM_LOG"; ok $? "executor prompts match"
+# a fix request: the fixer's prompts, one kernel for the named slot
+$M -c 'import sys; s = open(sys.argv[1]).read(); print(s.replace("    for (", "    undeclared_acc += 1;\n    for (", 1), end="")' \
+    "$T/k256.c" >"$T/broken.c"
+$M tests/msgs.py fix matmul "Widen the j tile to 256 columns." "$T/broken.c" \
+    "compile_error: the compiler or linker failed
+kernel.c:16:5: error: 'undeclared_acc' undeclared (first use in this function)" |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor >"$T/fix-k.jsonl" 2>/dev/null
+golden fixer "$LLM_LOG"; ok $? "fixer prompts match"
+[ "$(wc -l <"$T/fix-k.jsonl")" -eq 1 ] &&
+    [ "$(field "$T/fix-k.jsonl" "r['slot'] + ' ' + str(r['attempt']) + ' ' + r['id']")" = "0.0.0 2 kernel:run-t:1:0.0.0/a2" ]
+ok $? "a fix request yields one kernel for its slot, as its attempt"
 start_llm gs '{"*": [{"content": "No optimization found."}]}'
 $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.3 + pair:golden |
     ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=s bin/accelopt-summarizer >/dev/null 2>&1

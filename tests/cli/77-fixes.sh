@@ -24,10 +24,12 @@ reply() { $M -c 'import json,sys; print(json.dumps("```c\n" + open(sys.argv[1]).
 SUMMARY=$($M -c 'import json; print(json.dumps(open("tests/replies/summary-01-format.md").read()))')
 
 # --- plans that differ -----------------------------------------------------
+# 3 plans of 2 samples; this model heeds "a different idea", and writes the
+# same kernel whatever the plan says
 PLANS='["Widen the j tile to 256 columns.\nso each row of rhs is reused.", "Unroll the k loop by 4.\nfewer branches.", "Hoist the row pointer.\nfewer loads."]'
 start_llm distinct "{\"plan-m\": [{\"choose\": $PLANS}], \"exec-m\": [{\"content\": $(reply "$T/fast.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
-model_run d --plans 3
-ok $? "a run with 3 plans per candidate finishes (distinct mode, the default)"
+model_run d --plans 3 --samples 2
+ok $? "a run with 3 plans of 2 samples finishes (distinct mode, the default)"
 $M - "$LLM_LOG" "$T/d/matmul/history.jsonl" <<'PY'
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]
@@ -38,10 +40,20 @@ assert "Plans already proposed" not in users[0], "the first call is told of no e
 assert "- Widen the j tile to 256 columns." in users[1] and "Unroll" not in users[1], users[1][-400:]
 assert "- Widen the j tile" in users[2] and "- Unroll the k loop by 4." in users[2], "each later call hears every earlier title"
 hist = [json.loads(l) for l in open(sys.argv[2])]
-texts = sorted(h["plan_text"].split("\n")[0] for h in hist if h["iter"] == 1)
+texts = sorted({h["plan_text"].split("\n")[0] for h in hist if h["iter"] == 1})
 assert texts == ["Hoist the row pointer.", "Unroll the k loop by 4.", "Widen the j tile to 256 columns."], texts
 PY
 ok $? "distinct mode: each later plan call is told the earlier titles; the 3 plans differ"
+$M - "$T/d/matmul/history.jsonl" <<'PY'
+import json, sys
+hist = {h["slot"]: h for h in map(json.loads, open(sys.argv[1])) if h["iter"] == 1}
+first = [hist["0.%d.0" % p] for p in range(3)]
+second = [hist["0.%d.1" % p] for p in range(3)]
+assert all(h["status"] == "duplicate" and "the same kernel as sample 0" in h["reason"] for h in second), second
+assert all(h["status"] == "ok" for h in first), first
+assert sorted(bool(h.get("cached")) for h in first) == [False, True, True], [h.get("cached") for h in first]
+PY
+ok $? "the same kernel again: a second sample of a plan is a duplicate slot, another plan's a profile-cache hit; measured once"
 
 # the paper's mode: identical calls, so this model repeats itself; the
 # repeats are duplicates that never reach the executor's model
@@ -62,19 +74,6 @@ d = json.loads(open(sys.argv[3]).readline())
 assert d["kernels_evaluated"] == 4, d["kernels_evaluated"]  # 1 baseline + 3 slots, one result each
 PY
 ok $? "independent mode: the 2 repeated plans end as duplicate slots, the executor's model asked once"
-
-# a kernel the same as an earlier sample of its plan is not profiled twice
-start_llm samples "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\"}], \"exec-m\": [{\"content\": $(reply "$T/fast.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
-model_run s --plans 1 --samples 2
-ok $? "a run with 2 samples of one plan finishes"
-$M - "$T/s/matmul/history.jsonl" "$T/s/logs/profiler.log" <<'PY'
-import json, sys
-hist = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["iter"] == 1]
-st = sorted((h["slot"], h["status"]) for h in hist)
-assert st == [("0.0.0", "ok"), ("0.0.1", "duplicate")], st
-assert "the same kernel as sample 0" in [h for h in hist if h["slot"] == "0.0.1"][0]["reason"]
-PY
-ok $? "the second sample, the same kernel as the first, ends as a duplicate slot, not profiled"
 
 # --- errors that get fixed ---------------------------------------------------
 start_llm fix "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\", \"usage\": [1000, 50]}], \"exec-m\": [{\"content\": $(reply "$T/broken.c"), \"usage\": [2000, 900]}, {\"content\": $(reply "$T/fast.c"), \"usage\": [3000, 800]}], \"sum-m\": [{\"content\": $SUMMARY, \"usage\": [1500, 200]}]}"
