@@ -83,7 +83,7 @@ w("off-by-one-tail", s.replace("int j1 = min_int(j0 + BLOCK_N, N);", "int j1 = m
 w("wrong-reduction", s.replace("    memset(out, 0, sizeof(float) * (size_t)M * (size_t)N);\n", ""))
 w("out-of-bounds", s.replace("out[(long)i * N + j] += a", "out[(long)i * N * 4096 + j] += a"))
 PY
-printf '%-18s %-14s %-44s %-10s %s\n' "broken kernel" "first verdict" "the fault as the model is told it" "fixed?" "attempts"
+printf '%-18s %-14s %-70s %-6s %s\n' "broken kernel" "first verdict" "the fault as the model is told it (first line)" "fixed" "attempts"
 fixed=0 n=0
 for f in "$T"/broken-*.c; do
     name=$(basename "$f" .c)
@@ -99,9 +99,11 @@ told = "-"
 if len(reqs) > 1:
     u = reqs[1]["messages"][1]["content"]
     d = u[u.index("Why it failed:"):].split("\n")[2:]
-    told = next((l for l in d if "error" in l.lower() or "input set" in l or "signal" in l.lower()), d[0])
+    d = d[:d.index("```")] if "```" in d else d
+    told = next((l for l in d if l.startswith("kernel.c:") and "error:" in l), d[0])
+    told = told.split(": error: ")[-1] if told.startswith("kernel.c:") else told
 first = h["fixes"][0]["status"] if h.get("fixes") else h["status"]
-print("%-18s %-14s %-44s %-10s %d" % (sys.argv[3], first, told.strip()[:44], "yes" if h["status"] == "ok" else "no",
+print("%-18s %-14s %-70s %-6s %d" % (sys.argv[3], first, told.strip()[:70], "yes" if h["status"] == "ok" else "no",
                                       h.get("attempts", 1)))
 PY
 )
