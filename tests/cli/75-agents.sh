@@ -134,6 +134,12 @@ golden fixer "$LLM_LOG"; ok $? "fixer prompts match"
 [ "$(wc -l <"$T/fix-k.jsonl")" -eq 1 ] &&
     [ "$(field "$T/fix-k.jsonl" "r['slot'] + ' ' + str(r['attempt']) + ' ' + r['id']")" = "0.0.0 2 kernel:run-t:1:0.0.0/a2" ]
 ok $? "a fix request yields one kernel for its slot, as its attempt"
+$M tests/msgs.py fix matmul "Widen the j tile." "$T/broken.c" "compile_error" |
+    $M -c 'import json,sys; m = json.load(sys.stdin); del m["failed_source"]; m["attempt"] = 10**12; print(json.dumps(m))' |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor --dlq "$T/fix-dlq.jsonl" \
+    >"$T/fix-bad.jsonl" 2>/dev/null
+[ ! -s "$T/fix-bad.jsonl" ] && grep -q "a fix request needs its sample" "$T/fix-dlq.jsonl"
+ok $? "a fix request without the failed kernel, or with an absurd attempt, is a dead letter"
 start_llm gs '{"*": [{"content": "No optimization found."}]}'
 $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.3 + pair:golden |
     ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=s bin/accelopt-summarizer >/dev/null 2>&1

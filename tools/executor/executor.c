@@ -162,7 +162,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         snprintf(reason, len, "a plan needs its text and the candidate's source, or an error");
         goto out;
     }
-    if (fix && (p.sample == AO_ABSENT_INT || p.sample < 0 || p.sample >= MAX_SAMPLES ||
+    if (fix && (p.sample == AO_ABSENT_INT || p.sample < 0 || p.sample >= MAX_SAMPLES || p.attempt > 64 ||
                 !p.failed_source || p.error || p.duplicate_of)) {
         snprintf(reason, len, "a fix request needs its sample (0 to %d), the failed kernel and "
                  "the plan's text", MAX_SAMPLES - 1);

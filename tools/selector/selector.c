@@ -42,6 +42,7 @@
 #define MAX_SAMPLES 16
 #define ACTIVE "runs:active"
 #define FIX_DIAG_MAX 4000 /* bytes of diagnostics a fix request carries */
+#define MAX_FIX_ATTEMPTS 8
 
 static const struct ao_option options[] = {
     {"beam", 'b', AO_OPT_INT, "6", "B", "kernels kept per iteration when the run names none"},
@@ -81,7 +82,7 @@ static const struct setting {
     {"samples", "samples", 1, MAX_SAMPLES}, {"iters", "iters", 0, 10000},
     {"topk", "topk", 0, 64},              {"expn", "expn", 1, 100000},
     {"seed", "seed", 0, 1e15},           {"memory_deadline_s", "memory-deadline", 0, 1e7},
-    {"slot_deadline_s", "slot-deadline", 0.1, 1e7}, {"fix_attempts", "fix-attempts", 0, 8},
+    {"slot_deadline_s", "slot-deadline", 0.1, 1e7}, {"fix_attempts", "fix-attempts", 0, MAX_FIX_ATTEMPTS},
 };
 
 /* settings that may be fractional seconds */
@@ -880,7 +881,7 @@ static char *slot_text(struct selector *sel, const cJSON *msg, const struct ao_r
         goto fail;
     }
     snprintf(key, sizeof key, "%s:fixes", slots_key);
-    for (long long a = 1; a < attempt; a++) {
+    for (long long a = 1; a < attempt && a <= MAX_FIX_ATTEMPTS; a++) { /* whatever a message claims */
         cJSON *rec;
         snprintf(field, sizeof field, "%s/a%lld", r->slot, a);
         if (ao_rs_hget(sel->store, key, field, &v, err, errlen) < 0)
