@@ -14,6 +14,18 @@ model_run() { # model_run OUT [run options...]
         bin/accelopt run matmul --iters 1 --beam 1 --samples 1 --json --out "$T/$out" "$@" \
         >"$T/$out.jsonl" 2>"$T/$out.err"
 }
+# launch NAME OUT SCRIPT [run options...]: a scripted server and a run on
+# it, in the background (the runs are independent: they go two or three at
+# a time); finish OUT waits for it and gives its status
+launch() {
+    local name=$1 out=$2 script=$3
+    shift 3
+    start_llm "$name" "$script"
+    echo "$LLM_LOG" >"$T/$out.llm-log"
+    model_run "$out" "$@" &
+    echo $! >"$T/$out.pid"
+}
+finish() { wait "$(cat "$T/$1.pid")"; }
 $M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
 # broken: a name the kernel never declares (the compiler says where)
 $M -c 'import sys; s = open(sys.argv[1]).read(); i = s.index("    for ("); print(s[:i] + "    undeclared_acc += 1;\n" + s[i:], end="")' \
@@ -22,13 +34,15 @@ grep -q undeclared_acc "$T/broken.c"; ok $? "a broken kernel to start from"
 # the reply of a kernel in a fenced block, as JSON
 reply() { $M -c 'import json,sys; print(json.dumps("```c\n" + open(sys.argv[1]).read() + "```"))' "$1"; }
 SUMMARY=$($M -c 'import json; print(json.dumps(open("tests/replies/summary-01-format.md").read()))')
+PLANS='["Widen the j tile to 256 columns.\nso each row of rhs is reused.", "Unroll the k loop by 4.\nfewer branches.", "Hoist the row pointer.\nfewer loads."]'
+launch distinct d "{\"plan-m\": [{\"choose\": $PLANS}], \"exec-m\": [{\"content\": $(reply "$T/fast.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}" --plans 3 --samples 2
+launch indep i "{\"plan-m\": [{\"choose\": $PLANS}], \"exec-m\": [{\"content\": $(reply "$T/fast.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}" --plans 3 --plan-mode independent
+launch fix f "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\", \"usage\": [1000, 50]}], \"exec-m\": [{\"content\": $(reply "$T/broken.c"), \"usage\": [2000, 900]}, {\"content\": $(reply "$T/fast.c"), \"usage\": [3000, 800]}], \"sum-m\": [{\"content\": $SUMMARY, \"usage\": [1500, 200]}]}" --plans 1
 
 # --- plans that differ -----------------------------------------------------
 # 3 plans of 2 samples; this model heeds "a different idea", and writes the
 # same kernel whatever the plan says
-PLANS='["Widen the j tile to 256 columns.\nso each row of rhs is reused.", "Unroll the k loop by 4.\nfewer branches.", "Hoist the row pointer.\nfewer loads."]'
-start_llm distinct "{\"plan-m\": [{\"choose\": $PLANS}], \"exec-m\": [{\"content\": $(reply "$T/fast.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
-model_run d --plans 3 --samples 2
+LLM_LOG=$(cat "$T/d.llm-log"); finish d
 ok $? "a run with 3 plans of 2 samples finishes (distinct mode, the default)"
 $M - "$LLM_LOG" "$T/d/matmul/history.jsonl" <<'PY'
 import json, sys
@@ -57,8 +71,7 @@ ok $? "the same kernel again: a second sample of a plan is a duplicate slot, ano
 
 # the paper's mode: identical calls, so this model repeats itself; the
 # repeats are duplicates that never reach the executor's model
-start_llm indep "{\"plan-m\": [{\"choose\": $PLANS}], \"exec-m\": [{\"content\": $(reply "$T/fast.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
-model_run i --plans 3 --plan-mode independent
+LLM_LOG=$(cat "$T/i.llm-log"); finish i
 ok $? "a run in the paper's independent mode finishes"
 $M - "$LLM_LOG" "$T/i/matmul/history.jsonl" "$T/i.jsonl" <<'PY'
 import json, sys
@@ -76,8 +89,9 @@ PY
 ok $? "independent mode: the 2 repeated plans end as duplicate slots, the executor's model asked once"
 
 # --- errors that get fixed ---------------------------------------------------
-start_llm fix "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\", \"usage\": [1000, 50]}], \"exec-m\": [{\"content\": $(reply "$T/broken.c"), \"usage\": [2000, 900]}, {\"content\": $(reply "$T/fast.c"), \"usage\": [3000, 800]}], \"sum-m\": [{\"content\": $SUMMARY, \"usage\": [1500, 200]}]}"
-model_run f --plans 1
+launch broken b "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\"}], \"exec-m\": [{\"content\": $(reply "$T/broken.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}" --plans 1 --fix-attempts 2
+launch off o "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\"}], \"exec-m\": [{\"content\": $(reply "$T/broken.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}" --plans 1 --fix-attempts 0
+LLM_LOG=$(cat "$T/f.llm-log"); finish f
 ok $? "a run whose first kernel does not compile finishes"
 $M - "$LLM_LOG" "$T/f/matmul/history.jsonl" "$T/f.jsonl" <<'PY'
 import json, sys
@@ -101,8 +115,7 @@ ok $? "a compile error fixed on the second attempt ends as one ok slot with 2 at
 ! grep -rq 'sk-fix-secret-0001' "$T/f" "$T/f.jsonl" "$T/f.err"
 ok $? "the key appears in no log, result file or output"
 
-start_llm broken "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\"}], \"exec-m\": [{\"content\": $(reply "$T/broken.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
-model_run b --plans 1 --fix-attempts 2
+LLM_LOG=$(cat "$T/b.llm-log"); finish b
 ok $? "a run whose kernel stays broken finishes"
 $M - "$LLM_LOG" "$T/b/matmul/history.jsonl" <<'PY'
 import json, sys
@@ -114,8 +127,7 @@ assert len(hist[0]["fixes"]) == 2
 PY
 ok $? "a kernel that stays broken ends as one failed slot after 2 fix attempts (3 in all)"
 
-start_llm off "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\"}], \"exec-m\": [{\"content\": $(reply "$T/broken.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}"
-model_run o --plans 1 --fix-attempts 0
+LLM_LOG=$(cat "$T/o.llm-log"); finish o
 [ "$(grep -c '"exec-m"' "$LLM_LOG")" -eq 1 ] && [ "$(tail -1 "$T/o/matmul/history.jsonl" |
     $M -c 'import json,sys; print(json.load(sys.stdin)["status"])')" = compile_error ]
 ok $? "--fix-attempts 0: no fix is asked for"
