@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "msg.h"
+#include "verdict.h"
 
 #define ENV_FIELDS(T)                                                   \
     {"type", AO_F_STR, offsetof(T, env.type), 1, NULL},                 \
@@ -20,9 +21,6 @@
 #define TYPE(var, tname, T, fields) \
     const struct ao_msg_type var = {tname, sizeof(T), fields, (int)(sizeof fields / sizeof fields[0])}
 
-static const char *const statuses[] = {"ok", "compile_error", "incorrect", "timeout", "crash",
-                                       "rejected", "no_code", "internal_error", "lost",
-                                       "duplicate", NULL};
 static const char *const bounds[] = {"memory", "matmul", "elementwise", NULL};
 static const char *const directions[] = {"+", "-", NULL};
 
@@ -108,7 +106,7 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, parent, AO_F_STR, 0),
     F(struct ao_result_msg, slot, AO_F_STR, 0),
     F(struct ao_result_msg, size, AO_F_STR, 1),
-    FE(struct ao_result_msg, status, 1, statuses),
+    FE(struct ao_result_msg, status, 1, ao_verdict_names),
     F(struct ao_result_msg, reason, AO_F_STR, 0),
     F(struct ao_result_msg, latency_ns, AO_F_NUM, 0),
     F(struct ao_result_msg, latency_min_ns, AO_F_NUM, 0),

@@ -28,6 +28,7 @@
 #include "runner_proto.h"
 #include "sandbox.h"
 #include "util.h"
+#include "verdict.h"
 
 #define NOMINAL_CHECKS 3
 #define VERIFIED_TIMED 3
@@ -98,7 +99,7 @@ struct job {
     long long wakes[WAKE_SAMPLES_MAX]; /* every wake-up sample taken */
     int nwakes;
     /* why it failed, once it did */
-    const char *status;
+    enum ao_verdict status; /* AO_V_NONE until decided */
     char reason[512];
 };
 
@@ -479,10 +480,10 @@ static int compile_job(struct ao_profiler *p, struct job *j, char **diag, long l
     *compile_ns = ao_now_ns() - t0;
     out = ao_read_file(log, NULL, reason, sizeof reason);
     if (to) {
-        j->status = "compile_error";
+        j->status = AO_V_COMPILE_ERROR;
         snprintf(j->reason, sizeof j->reason, "compilation took over %.0f s", p->o.compile_timeout_s);
     } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        j->status = "compile_error";
+        j->status = AO_V_COMPILE_ERROR;
         snprintf(j->reason, sizeof j->reason, "the compiler or linker failed");
     }
     if (out && *out)
@@ -496,7 +497,7 @@ static int compile_job(struct ao_profiler *p, struct job *j, char **diag, long l
         char *pre = ao_read_file_max(path, 64u << 20, NULL, reason, sizeof reason);
         if (!pre || preprocessed_check(pre, reason, sizeof reason)) {
             free(pre);
-            j->status = "rejected";
+            j->status = AO_V_REJECTED;
             snprintf(j->reason, sizeof j->reason, "%s", reason);
             rc = 0;
             goto out;
@@ -506,7 +507,7 @@ static int compile_job(struct ao_profiler *p, struct job *j, char **diag, long l
     snprintf(path, sizeof path, "%s/kernel.o", j->dir);
     e = ao_elf_check(path, "kernel", reason, sizeof reason);
     if (e != 0) {
-        j->status = "rejected";
+        j->status = AO_V_REJECTED;
         snprintf(j->reason, sizeof j->reason, "%s", reason);
     }
     rc = 0;
@@ -672,7 +673,7 @@ static void quote_output(struct job *j)
 static void classify_exit(struct job *j, int st, int timed_out, const char *phase)
 {
     if (timed_out) {
-        j->status = "timeout";
+        j->status = AO_V_TIMEOUT;
         snprintf(j->reason, sizeof j->reason, "still running %s after the time limit", phase);
     } else if ((WIFEXITED(st) && WEXITSTATUS(st) == AO_RUN_EXIT_SYSCALL) ||
                (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)) {
@@ -680,27 +681,27 @@ static void classify_exit(struct job *j, int st, int timed_out, const char *phas
          * a name to show, never acted on */
         int nr = __atomic_load_n(&j->hdr->bad_syscall, __ATOMIC_RELAXED);
         const char *name = nr >= 0 ? ao_syscall_name(nr) : NULL;
-        j->status = "rejected";
+        j->status = AO_V_REJECTED;
         snprintf(j->reason, sizeof j->reason,
                  "made the system call '%s' %s; kernels may only compute and allocate memory",
                  name ? name : "?", phase);
     } else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU) {
-        j->status = "timeout";
+        j->status = AO_V_TIMEOUT;
         snprintf(j->reason, sizeof j->reason, "used up its CPU time %s", phase);
     } else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && ao_sandbox_oom(&j->sb)) {
-        j->status = "crash";
+        j->status = AO_V_CRASH;
         snprintf(j->reason, sizeof j->reason, "ran out of memory %s", phase);
     } else if (WIFSIGNALED(st)) {
-        j->status = "crash";
+        j->status = AO_V_CRASH;
         snprintf(j->reason, sizeof j->reason, "killed by %s %s", sigabbrev_np(WTERMSIG(st)) ?
                  sigabbrev_np(WTERMSIG(st)) : "a signal", phase);
     } else if (WIFEXITED(st) && WEXITSTATUS(st) >= 120 && WEXITSTATUS(st) <= 125 &&
                j->seq <= 1) {
-        j->status = "internal_error";
+        j->status = AO_V_INTERNAL_ERROR;
         snprintf(j->reason, sizeof j->reason, "the runner could not start (status %d)",
                  WEXITSTATUS(st));
     } else {
-        j->status = "crash";
+        j->status = AO_V_CRASH;
         snprintf(j->reason, sizeof j->reason, "the process exited (status %d) %s; kernels must "
                  "return", WIFEXITED(st) ? WEXITSTATUS(st) : -1, phase);
     }
@@ -1193,7 +1194,7 @@ static int check_outputs(struct job *j, const struct ao_task *t, float **out,
         if (!(e <= *max_err) && isfinite(*max_err))
             *max_err = e;
         if (!(e <= t->tolerance)) {
-            j->status = "incorrect";
+            j->status = AO_V_INCORRECT;
             if (isfinite(e))
                 snprintf(j->reason, sizeof j->reason, "output '%s' on input set '%s': relative "
                          "L2 error %.3g over the tolerance %.3g", t->t[t->ninputs + o].name, set,
@@ -1273,7 +1274,7 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
             goto out;
         m->kernel_ns += e;
         if ((bad = inputs_changed(j, d->dims, d->t))) {
-            j->status = "rejected";
+            j->status = AO_V_REJECTED;
             snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' (set '%s'): "
                      "inputs are read-only", bad, set);
             goto out;
@@ -1322,14 +1323,14 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct job *j, cJSON 
                 goto out;
             snprintf(set, sizeof set, "timed%d", n);
             if ((bad = inputs_changed(j, pl->dims, d->t))) {
-                j->status = "rejected";
+                j->status = AO_V_REJECTED;
                 snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call "
                          "%d: inputs are read-only", bad, n);
                 goto out;
             }
             if (check_outputs(j, t, out, d, set, errors, max_err) < 0) {
                 /* right on the check sets, wrong when timed: a replay or a race */
-                j->status = "rejected";
+                j->status = AO_V_REJECTED;
                 snprintf(j->reason + strlen(j->reason), sizeof j->reason - strlen(j->reason),
                          " (in a timed call, after passing the correctness checks: outputs "
                          "must be computed from the inputs of each call)");
@@ -1417,7 +1418,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     if (!errors)
         goto fail;
     if (static_check(source, reason, sizeof reason)) {
-        j.status = "rejected";
+        j.status = AO_V_REJECTED;
         snprintf(j.reason, sizeof j.reason, "%s", reason);
         goto verdict;
     }
@@ -1474,7 +1475,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
         r->pct_of_peak = r->t_min_ns / m.st.median;
         /* under the minimum by more than the wake-up taken off could be wrong */
         if (m.st.min + (double)m.wake_u_ns < r->t_min_ns * (1 - ROOFLINE_SLACK)) {
-            j.status = "rejected";
+            j.status = AO_V_REJECTED;
             snprintf(j.reason, sizeof j.reason, "a call took %.0f ns (give or take %lld ns), under "
                      "the roofline minimum of %.0f ns (%s bound): impossible on this machine, so "
                      "not measured honestly", m.st.min, m.wake_u_ns, r->t_min_ns, r->bound);
@@ -1485,9 +1486,9 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
         r->speedup = parent_ns / m.st.median;
     if (isfinite(baseline_ns))
         r->speedup_vs_baseline = baseline_ns / m.st.median;
-    j.status = "ok";
+    j.status = AO_V_OK;
 verdict:
-    set_str(&r->status, j.status);
+    set_str(&r->status, ao_verdict_name(j.status));
     if (j.reason[0])
         set_str(&r->reason, j.reason);
     r->tolerance = t->tolerance;
@@ -1513,7 +1514,7 @@ verdict:
     rc = 0;
     goto out;
 fail:
-    set_str(&r->status, "internal_error");
+    set_str(&r->status, ao_verdict_name(AO_V_INTERNAL_ERROR));
     set_str(&r->reason, err);
 out:
     job_free(&j);

@@ -9,6 +9,7 @@
 #include "profstage.h"
 #include "redis.h"
 #include "util.h"
+#include "verdict.h"
 
 struct cached {
     struct cached *next;
@@ -224,7 +225,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
     if (!k->source) {
         /* the executor produced no code, or repeated an earlier plan or
          * kernel: still one result for the slot */
-        dup_into(&r->status, k->duplicate_of ? "duplicate" : "no_code");
+        dup_into(&r->status, ao_verdict_name(k->duplicate_of ? AO_V_DUPLICATE : AO_V_NO_CODE));
         dup_into(&r->reason, k->error ? k->error : "the kernel message carries no source");
         dup_into(&r->size, k->size);
     } else if (!(t = find_task(s, k, err, sizeof err))) {
@@ -240,7 +241,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
             if (ao_profiler_run(s->prof, t, k->size, k->source, k->parent_latency_ns,
                                 k->baseline_latency_ns, r, err, sizeof err) < 0)
                 ao_err("profiling '%s' failed: %s", k->env.id, err);
-            if (strcmp(r->status, "internal_error") != 0) {
+            if (ao_verdict_of(r->status) != AO_V_INTERNAL_ERROR) {
                 cJSON *j;
                 char *text;
                 ao_env_set(&r->env, "result", "cache", "", t->name, "cpu", 0);

@@ -16,6 +16,7 @@
 #include "signals.h"
 #include "task.h"
 #include "util.h"
+#include "verdict.h"
 #include "vendor.h"
 #include "version.h"
 
@@ -167,8 +168,9 @@ static int cmd_profile(int argc, char **argv)
         ao_err("cannot write the result");
         goto out;
     }
-    code = strcmp(r.status, "ok") == 0 ? AO_EXIT_OK :
-           strcmp(r.status, "internal_error") == 0 ? AO_EXIT_FAIL : AO_EXIT_KERNEL;
+    code = ao_verdict_of(r.status) == AO_V_OK               ? AO_EXIT_OK
+           : ao_verdict_of(r.status) == AO_V_INTERNAL_ERROR ? AO_EXIT_FAIL
+                                                            : AO_EXIT_KERNEL;
 out:
     cJSON_Delete(j);
     ao_msg_release(&ao_msg_result, &r);
@@ -266,7 +268,7 @@ static int bench_one(struct ao_profstage *st, const char *task, const char *labe
            r.spread * 100, r.bound ? r.bound : "-",
            isfinite(r.pct_of_peak) ? r.pct_of_peak * 100 : NAN);
     fflush(stdout);
-    rc = strcmp(r.status, "ok") == 0 && r.pct_of_peak > 0;
+    rc = ao_verdict_of(r.status) == AO_V_OK && r.pct_of_peak > 0;
     if (rc)
         *pct = r.pct_of_peak;
     else if (r.reason)

@@ -36,6 +36,7 @@
 #include "stage.h"
 #include "task.h"
 #include "util.h"
+#include "verdict.h"
 
 #define MAX_BEAM 64
 #define MAX_PLANS 64
@@ -670,11 +671,11 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
             st = ao_json_str(res[i], "status", "unknown");
             ns = ao_json_num(res[i], "latency_ns", NAN);
             setn(statuses, st, ao_json_num(statuses, st, 0) + 1);
-            if (strcmp(st, "ok") == 0 && ns > 0 && parse_slot(it->string, &r, &p, &s) == 0) {
+            if (ao_verdict_of(st) == AO_V_OK && ns > 0 && parse_slot(it->string, &r, &p, &s) == 0) {
                 from[m] = i; /* the child's result */
                 k[m++] = (struct ao_sel_kernel){ao_json_str(res[i], "sha256", NULL), ns, 0, r, p};
                 nok++;
-            } else {
+            } else if (ao_verdict_of(st) != AO_V_DUPLICATE) { /* a duplicate failed nothing */
                 nfail++;
             }
             i++;
@@ -700,7 +701,7 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
     }
     setn(state, "kernels", ao_json_num(state, "kernels", NAN) + n);
     setn(state, "failures", ao_json_num(state, "failures", NAN) + nfail);
-    setn(state, "lost", ao_json_num(state, "lost", 0) + ao_json_num(statuses, "lost", 0));
+    setn(state, "lost", ao_json_num(state, "lost", 0) + ao_json_num(statuses, ao_verdict_name(AO_V_LOST), 0));
     if (iter == 0) {
         if (nok == 0) {
             const char *why = n ? ao_json_str(res[0], "reason", NULL) : NULL;
@@ -768,14 +769,9 @@ out:
 
 static int fixable(const struct ao_result_msg *r)
 {
-    static const char *const st[] = {"compile_error", "incorrect", "timeout", "crash", NULL};
-
     if (!r->source || !r->plan_text || !r->model || strcmp(r->model, "builtin") == 0)
         return 0; /* only a model's kernel can go back to the model */
-    for (int i = 0; st[i]; i++)
-        if (strcmp(r->status, st[i]) == 0)
-            return 1;
-    return 0;
+    return ao_verdict_fixable(ao_verdict_of(r->status));
 }
 
 /* The slot's next attempt, asked of the executor: a plan message with the
@@ -1142,7 +1138,7 @@ static int lose_missing(struct selector *sel, struct ao_io *io, const char *run,
                 setn(res, "iter", (double)iter);
                 sets(res, "slot", slot);
                 sets(res, "size", ao_json_str(state, "size", ""));
-                sets(res, "status", "lost");
+                sets(res, "status", ao_verdict_name(AO_V_LOST));
                 sets(res, "reason", why);
                 if (!(text = cJSON_PrintUnformatted(res))) {
                     cJSON_Delete(res);
