@@ -46,7 +46,7 @@ ifeq ($(V),1)
 Q :=
 endif
 
-LIB_SRC  := $(wildcard lib/*.c)
+LIB_SRC  := $(wildcard lib/*.c lib/targets/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 STAGES   := profiler planner executor summarizer selector
 BINS     := $(BINDIR)/accelopt $(STAGES:%=$(BINDIR)/accelopt-%)

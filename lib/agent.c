@@ -12,6 +12,7 @@
 #include "exitcode.h"
 #include "log.h"
 #include "signals.h"
+#include "target.h"
 #include "task.h"
 #include "util.h"
 
@@ -161,16 +162,18 @@ static void tensor_text(struct ao_buf *b, const struct ao_task *t, int i)
     ao_buf_printf(b, "]");
 }
 
-int ao_problem_load(const char *task, const char *task_sha256, const char *size,
-                    struct ao_problem *p, char *err, size_t errlen)
+int ao_problem_load(const char *target, const char *task, const char *task_sha256,
+                    const char *size, struct ao_problem *p, char *err, size_t errlen)
 {
+    const struct ao_target *tg;
     struct ao_task t;
     struct ao_buf b = {0};
     long long dims[AO_MAX_DIMS];
     char ref[1100];
 
     memset(p, 0, sizeof *p);
-    if (ao_task_named(task, task_sha256, &t, err, errlen) < 0 ||
+    if (!(tg = ao_target_get(target, err, errlen)) ||
+        ao_task_named(task, task_sha256, &t, err, errlen) < 0 ||
         ao_task_size(&t, size, dims, err, errlen) < 0)
         return -1;
     snprintf(ref, sizeof ref, "%s/reference.c", t.dir);
@@ -191,7 +194,7 @@ int ao_problem_load(const char *task, const char *task_sha256, const char *size,
         ao_buf_printf(&b, " %s=%lld", t.dims[d], dims[d]);
     ao_buf_printf(&b, "; correctness is also checked at one more shape it does not announce, so "
                   "handle any size. Tolerance: relative L2 error below %g.\n", t.tolerance);
-    ao_buf_printf(&b, "Compiled with: %s %s\n", AO_CPU_CC, AO_CPU_CFLAGS);
+    ao_buf_printf(&b, "Compiled with: %s\n", tg->compiler);
     if (!b.data) {
         snprintf(err, errlen, "out of memory");
         ao_problem_release(p);

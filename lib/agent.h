@@ -77,8 +77,8 @@ struct ao_problem {
 /* Load the problem of a task, found by name in this machine's task roots
  * (and the same task as the sender's, given its hash; task_sha256 may be
  * NULL), at a size class.  0 or -1 + err. */
-int ao_problem_load(const char *task, const char *task_sha256, const char *size,
-                    struct ao_problem *p, char *err, size_t errlen);
+int ao_problem_load(const char *target, const char *task, const char *task_sha256,
+                    const char *size, struct ao_problem *p, char *err, size_t errlen);
 void ao_problem_release(struct ao_problem *p);
 
 /* A profile object's numbers, strings and booleans as `name: value` lines

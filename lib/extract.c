@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "extract.h"
+#include "target.h"
 #include "util.h"
 
 #define MAX_BLOCKS 32
@@ -102,14 +103,13 @@ static void free_blocks(struct block *bl, int n)
         ao_buf_release(&bl[i].code);
 }
 
+/* A block's tag is one the target's kernels may carry; an unknown target
+ * takes none (its name was checked where the message was taken in). */
 static int lang_ok(const char *lang, const char *target)
 {
-    static const char *const cpu[] = {"", "c", "c11", "c99", "c17", "h", "cpp", "c++", "cc", NULL};
-    static const char *const cuda[] = {"", "cuda", "cu", "c", "cpp", "c++", "cc", NULL};
-    static const char *const nki[] = {"", "python", "py", "python3", NULL};
-    const char *const *l = strcmp(target, "cuda") == 0                               ? cuda
-                           : strncmp(target, "trn", 3) == 0 ? nki : cpu;
-    for (; *l; l++)
+    const struct ao_target *t = ao_target_find(target);
+
+    for (const char *const *l = t ? t->fence_tags : NULL; l && *l; l++)
         if (strcmp(*l, lang) == 0)
             return 1;
     return 0;

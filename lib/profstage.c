@@ -8,6 +8,7 @@
 #include "log.h"
 #include "profstage.h"
 #include "redis.h"
+#include "target.h"
 #include "util.h"
 #include "verdict.h"
 
@@ -100,6 +101,11 @@ void ao_profstage_free(struct ao_profstage *s)
     free(s);
 }
 
+const struct ao_target *ao_profstage_target(const struct ao_profstage *s)
+{
+    return s->o.target;
+}
+
 const struct ao_calib *ao_profstage_calib(const struct ao_profstage *s)
 {
     return s->have_calib ? &s->calib : NULL;
@@ -149,7 +155,7 @@ static char *cache_get(struct ao_profstage *s, const char *key)
             return strdup(c->json);
         }
     if (s->redis) {
-        snprintf(rkey, sizeof rkey, "prof:cpu:%s", key);
+        snprintf(rkey, sizeof rkey, "prof:%s:%s", s->o.target->name, key);
         if (ao_redis_get(s->redis, rkey, &val, err, sizeof err) < 0)
             ao_warn("profile cache lookup failed, measuring: %s", err);
     }
@@ -181,7 +187,7 @@ static void cache_put(struct ao_profstage *s, const char *key, const char *json)
             }
             break;
         }
-    snprintf(rkey, sizeof rkey, "prof:cpu:%s", key);
+    snprintf(rkey, sizeof rkey, "prof:%s:%s", s->o.target->name, key);
     if (s->redis && ao_redis_set_ex(s->redis, rkey, json, CACHE_TTL_S, err, sizeof err) < 0)
         ao_warn("cannot store the profile in the cache: %s", err);
 }
@@ -216,9 +222,9 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
     const struct ao_task *t;
     const char *task_hash = NULL;
 
-    if (strcmp(k->env.target, "cpu") != 0) {
-        snprintf(reason, len, "target '%.40s' is not 'cpu': this profiler runs cpu kernels only",
-                 k->env.target);
+    if (strcmp(k->env.target, s->o.target->name) != 0) {
+        snprintf(reason, len, "target '%.40s' is not '%s': this profiler runs %s kernels only",
+                 k->env.target, s->o.target->name, s->o.target->name);
         return -1;
     }
     ao_msg_init(&ao_msg_result, r);
@@ -244,7 +250,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
             if (ao_verdict_of(r->status) != AO_V_INTERNAL_ERROR) {
                 cJSON *j;
                 char *text;
-                ao_env_set(&r->env, "result", "cache", "", t->name, "cpu", 0);
+                ao_env_set(&r->env, "result", "cache", "", t->name, s->o.target->name, 0);
                 dup_into(&r->kernel_id, "cache");
                 if ((j = ao_msg_encode(&ao_msg_result, r)) && (text = cJSON_PrintUnformatted(j))) {
                     cache_put(s, key, text);
@@ -288,6 +294,8 @@ int ao_profstage_opts_from_config(const struct ao_config *c, struct ao_profstage
     o->calib_path = ao_config_str(c, "calibration");
     o->calibrate = !ao_config_bool(c, "no-calibrate");
     o->bw_mib = (int)ao_config_int(c, "bw-mib");
+    if (!(o->target = ao_target_get(ao_config_str(c, "target"), err, errlen)))
+        return -1;
     o->prof = d;
     o->prof.timeout_s = ao_config_num(c, "timeout");
     o->prof.compile_timeout_s = ao_config_num(c, "compile-timeout");

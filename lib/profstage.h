@@ -6,12 +6,15 @@
 #include "msg.h"
 #include "profile.h"
 
+struct ao_target;
+
 struct ao_profstage_opts {
     const char *redis_url;   /* shared profile cache; NULL: in memory only */
     const char *redis_prefix;
     const char *calib_path;  /* NULL: the default path */
     int calibrate;           /* measure the peaks when there is no calibration */
     int bw_mib;              /* array size for the bandwidth calibration */
+    const struct ao_target *target; /* the kernels it takes */
     struct ao_profiler_opts prof;
 };
 
@@ -19,6 +22,8 @@ struct ao_profstage;
 
 struct ao_profstage *ao_profstage_new(const struct ao_profstage_opts *o, char *err, size_t errlen);
 void ao_profstage_free(struct ao_profstage *s);
+/* The target whose kernels it takes. */
+const struct ao_target *ao_profstage_target(const struct ao_profstage *s);
 
 /* Profile one kernel message into a result message (envelope included).
  * Returns 0 with r filled (whatever the verdict), or -1 with reason filled
@@ -35,6 +40,7 @@ const struct ao_calib *ao_profstage_calib(const struct ao_profstage *s);
 
 /* The options of every command that profiles, for their option tables. */
 #define AO_PROFILER_OPTIONS                                                                  \
+    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target kernels are for (built in: cpu)"},     \
     {"redis", 0, AO_OPT_STR, NULL, "URL", "share the profile cache in redis (redis://host:port)"}, \
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},        \
     {"calibration", 0, AO_OPT_STR, NULL, "FILE", "calibration file (default: in the state dir)"}, \

@@ -9,6 +9,7 @@
 #include "redis.h"
 #include "signals.h"
 #include "stage.h"
+#include "target.h"
 #include "util.h"
 #include "version.h"
 
@@ -47,6 +48,19 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
         return 0;
     }
     ao_signals_install();
+    if (topics && topics[0] && strstr(topics[0], "{target}")) {
+        /* a topic per target: the stage's --target names it */
+        const struct ao_target *t = ao_target_get(ao_config_str(&s->cfg, "target"), err, sizeof err);
+        if (!t) {
+            ao_err("%s", err);
+            return 0;
+        }
+        snprintf(s->topic, sizeof s->topic, "%.*s%s", (int)(strstr(topics[0], "{target}") - topics[0]),
+                 topics[0], t->name);
+        s->topics[0] = s->topic;
+        s->topics[1] = NULL;
+        topics = s->topics;
+    }
     if ((brokers = ao_config_str(&s->cfg, "brokers"))) {
         snprintf(group, sizeof group, "accelopt-%s", s->name);
         if (!(s->io = ao_io_kafka_new(s->name, brokers,

@@ -24,10 +24,13 @@ struct ao_stage {
     struct ao_io *io;
     struct ao_redis *guard_redis; /* the attempt counts (attempts.h) */
     ao_tick_fn tick;   /* set before ao_stage_run for work due by the clock */
+    char topic[128];   /* a "{target}" topic, named for the stage's --target */
+    const char *topics[2];
 };
 
 /* Load the options; handle --help and --version; set the log level; open
  * the transport (Kafka on `topics`, a NULL-terminated list, with --brokers;
+ * a single topic holding "{target}" is named for the --target option;
  * else stdin/stdout and the dead-letter file); install the signals.
  * Returns 1 to go on, or 0 with *code set (help shown, or a usage error
  * reported) to exit. */

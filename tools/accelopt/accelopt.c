@@ -15,6 +15,7 @@
 #include "profstage.h"
 #include "signals.h"
 #include "task.h"
+#include "target.h"
 #include "util.h"
 #include "verdict.h"
 #include "vendor.h"
@@ -32,6 +33,7 @@ static const struct ao_option profile_opts[] = {
 };
 
 static const struct ao_option calibrate_opts[] = {
+    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target whose peaks to measure (built in: cpu)"},
     {"calibration", 0, AO_OPT_STR, NULL, "FILE", "where to store it (default: in the state dir)"},
     {"bw-mib", 0, AO_OPT_INT, "256", "MIB", "array size for the bandwidth runs"},
     AO_COMMON_OPTIONS,
@@ -115,7 +117,7 @@ static int profile_source(struct ao_profstage *st, const struct ao_task *t, cons
     ao_msg_init(&ao_msg_kernel, &k);
     ao_sha256_hex(source, strlen(source), hex);
     snprintf(id, sizeof id, "cli:%.16s", hex);
-    ao_env_set(&k.env, "kernel", id, "cli", t->name, "cpu", 0);
+    ao_env_set(&k.env, "kernel", id, "cli", t->name, ao_profstage_target(st)->name, 0);
     k.source = strdup(source);
     k.sha256 = strdup(hex);
     k.size = strdup(size);
@@ -188,8 +190,13 @@ static int cmd_calibrate(int argc, char **argv)
     int code = AO_EXIT_FAIL;
 
     if (front_setup(&c, calibrate_opts, N(calibrate_opts), argc, argv,
-              "accelopt calibrate [--calibration FILE] [--bw-mib MIB]", &code) < 0)
+              "accelopt calibrate [--target cpu] [--calibration FILE] [--bw-mib MIB]", &code) < 0)
         goto out;
+    if (!ao_target_get(ao_config_str(&c, "target"), err, sizeof err)) {
+        ao_err("--target: %s", err);
+        code = AO_EXIT_USAGE;
+        goto out;
+    }
     if (ao_config_str(&c, "calibration"))
         snprintf(path, sizeof path, "%s", ao_config_str(&c, "calibration"));
     else
@@ -281,10 +288,12 @@ static int bench_one(struct ao_profstage *st, const char *task, const char *labe
     return rc;
 }
 
-/* The hand-written examples of a task: the .c files in nkibench/<task>/examples, sorted. */
-static int list_examples(const char *task, char **paths, int max)
+/* The hand-written examples of a task: its target's files (.<ext>) in
+ * nkibench/<task>/examples, sorted. */
+static int list_examples(const char *task, const char *ext, char **paths, int max)
 {
     char dir[700];
+    size_t el = strlen(ext);
     int n = 0;
     DIR *d;
     struct dirent *e;
@@ -294,7 +303,8 @@ static int list_examples(const char *task, char **paths, int max)
         return 0;
     while ((e = readdir(d)) && n < max) {
         size_t len = strlen(e->d_name);
-        if (len > 2 && strcmp(e->d_name + len - 2, ".c") == 0 && e->d_name[0] != '.') {
+        if (len > el + 1 && e->d_name[len - el - 1] == '.' && strcmp(e->d_name + len - el, ext) == 0 &&
+            e->d_name[0] != '.') {
             char *p = malloc(strlen(dir) + len + 2);
             if (!p)
                 break;
@@ -420,7 +430,8 @@ static int cmd_bench(int argc, char **argv)
     printf("%-28s %-10s %14s %9s %12s %9s\n", "task (baseline)", "status", "latency", "spread",
            "bound", "% of peak");
     for (int i = 0; i < n && !ao_stop_requested(); i++) {
-        snprintf(bpath, sizeof bpath, "%s/nkibench/%s/baseline.c", ao_home(), names[i]);
+        snprintf(bpath, sizeof bpath, "%s/nkibench/%s/baseline.%s", ao_home(), names[i],
+                 ao_profstage_target(st)->ext);
         if (bench_one(st, names[i], names[i], bpath, size, rows, &pct) == 1) {
             logsum += log(pct);
             nok++;
@@ -434,10 +445,11 @@ static int cmd_bench(int argc, char **argv)
         printf("\nhand-written examples (not in the geomean):\n");
         for (int i = 0; i < n && !ao_stop_requested(); i++) {
             char *ex[32], label[128];
-            int m = list_examples(names[i], ex, 32);
+            int m = list_examples(names[i], ao_profstage_target(st)->ext, ex, 32);
             for (int k = 0; k < m; k++) {
                 const char *base = strrchr(ex[k], '/') + 1;
-                snprintf(label, sizeof label, "%s/%.*s", names[i], (int)strlen(base) - 2, base);
+                snprintf(label, sizeof label, "%s/%.*s", names[i],
+                         (int)(strlen(base) - strlen(ao_profstage_target(st)->ext) - 1), base);
                 bench_one(st, names[i], label, ex[k], size, examples, &pct);
                 free(ex[k]);
             }

@@ -28,6 +28,7 @@
 #include "runstore.h"
 #include "signals.h"
 #include "task.h"
+#include "target.h"
 #include "util.h"
 
 #define MAX_TASKS 64
@@ -35,6 +36,7 @@
 
 /* What a run is asked to do: `run` and `submit` alike. */
 #define RUN_CONFIG_OPTIONS                                                                     \
+    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target the kernels are for (built in: cpu)"},    \
     {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},             \
     {"iters", 't', AO_OPT_INT, "4", "T", "iterations per task"},                                   \
     {"beam", 'b', AO_OPT_INT, "2", "B", "kernels kept per iteration"},                             \
@@ -197,7 +199,9 @@ static int stage_args(struct run *R, int i)
     if (proc_arg(p, "%s/accelopt-%s", R->bindir, stages[i]) || proc_arg(p, "--brokers") ||
         proc_arg(p, "%s", R->brokers) ||
         proc_arg(p, "--redis-prefix") || proc_arg(p, "%s", ao_config_str(&R->c, "redis-prefix")) ||
-        (lv && (proc_arg(p, "--log") || proc_arg(p, "%s", lv))))
+        (lv && (proc_arg(p, "--log") || proc_arg(p, "%s", lv))) ||
+        (strcmp(stages[i], "profiler") == 0 &&
+         (proc_arg(p, "--target") || proc_arg(p, "%s", ao_config_str(&R->c, "target")))))
         return -1;
     return 0;
 }
@@ -235,7 +239,8 @@ static int submit(struct run *R, char *err, size_t errlen)
 
         ao_msg_init(&ao_msg_task, &t);
         snprintf(id, sizeof id, "task:%s", R->t[i].run);
-        if (ao_env_set(&t.env, "task", id, R->t[i].run, R->t[i].task, "cpu", 0) < 0 ||
+        if (ao_env_set(&t.env, "task", id, R->t[i].run, R->t[i].task, ao_config_str(&R->c, "target"),
+                       0) < 0 ||
             !(t.spec = strdup(R->t[i].spec)) || !(t.size = strdup(ao_config_str(&R->c, "size"))) ||
             !(t.config = c = cJSON_CreateObject())) {
             ao_msg_release(&ao_msg_task, &t);
@@ -386,6 +391,10 @@ static int run_or_submit(int argc, char **argv, int submitting)
     R->waits = !R->submit || ao_config_bool(&R->c, "wait");
     if (R->submit && (!ao_config_str(&R->c, "brokers") || !ao_config_str(&R->c, "redis"))) {
         ao_err("submit wants the stages' --brokers and --redis (or ACCELOPT_BROKERS, ACCELOPT_REDIS)");
+        goto out;
+    }
+    if (!ao_target_get(ao_config_str(&R->c, "target"), err, sizeof err)) {
+        ao_err("--target: %s", err);
         goto out;
     }
     if (resolve_tasks(R, err, sizeof err) < 0) {

@@ -169,7 +169,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         goto out;
     }
     if (!p.error && !p.duplicate_of && !ex->agent.conf.builtin &&
-        ao_problem_load(p.env.task, p.task_sha256, size, &prob, reason, len) < 0)
+        ao_problem_load(p.env.target, p.env.task, p.task_sha256, size, &prob, reason, len) < 0)
         goto out;
     snprintf(prefix, sizeof prefix, "kernel:%s:%lld:%lld.%lld", p.env.run, p.env.iter, rank, p.index);
     for (long s = 0; s < samples; s++) {

@@ -241,7 +241,8 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                                  (unsigned long long)ao_json_num(c.config, "seed", (double)pl->seed),
                                  moves, (int)plans);
     } else {
-        if (ao_problem_load(c.env.task, c.task_sha256, size, &prob, reason, len) < 0 ||
+        if (ao_problem_load(c.env.target, c.env.task, c.task_sha256, size, &prob, reason,
+                            len) < 0 ||
             !(memtext = ao_memory_text(memory)))
             goto out;
     }

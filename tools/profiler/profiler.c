@@ -20,7 +20,8 @@ static const struct ao_option options[] = {
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
-static const char *const topics[] = {"accelopt.kernels.cpu", NULL};
+/* the kernels of the profiler's --target (lib/stage.c names it) */
+static const char *const topics[] = {"accelopt.kernels.{target}", NULL};
 
 struct profiler {
     struct ao_profstage *st;

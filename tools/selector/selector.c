@@ -34,6 +34,7 @@
 #include "sign.h"
 #include "signals.h"
 #include "stage.h"
+#include "target.h"
 #include "task.h"
 #include "util.h"
 #include "verdict.h"
@@ -422,6 +423,7 @@ out:
 static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                    size_t len)
 {
+    const struct ao_target *target;
     struct ao_task_msg t;
     struct ao_task task;
     struct ao_kernel_msg k;
@@ -440,10 +442,8 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
         rc = 0;
         goto out;
     }
-    if (strcmp(t.env.target, "cpu") != 0) {
-        snprintf(reason, len, "target '%.40s': only cpu kernels have a baseline here", t.env.target);
+    if (!(target = ao_target_get(t.env.target, reason, len)))
         goto out;
-    }
     snprintf(path, sizeof path, "%s", t.spec ? t.spec : t.env.task);
     if (ao_task_find(path, &task, err, sizeof err) < 0) {
         snprintf(reason, len, "task '%.60s': %s", t.env.task, err);
@@ -457,7 +457,7 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
             snprintf(reason, len, "%s", err);
             goto out;
         }
-        snprintf(p2, sizeof p2, "%s/baseline.c", task.dir);
+        snprintf(p2, sizeof p2, "%s/baseline.%s", task.dir, target->ext);
         if (!(src = ao_read_file(p2, NULL, err, sizeof err))) {
             snprintf(reason, len, "task '%.60s' has no baseline: %s", t.env.task, err);
             goto out;
