@@ -13,13 +13,38 @@
 #include "util.h"
 #include "version.h"
 
+int ao_tool_setup(const char *tool, struct ao_config *c, const struct ao_option *opts, int n,
+                  int argc, char **argv, const char *synopsis, int *code)
+{
+    char err[AO_ERRLEN];
+    enum ao_log_level lv;
+
+    if (ao_config_load(c, opts, n, argc, argv, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        *code = AO_EXIT_USAGE;
+        return -1;
+    }
+    if (ao_config_bool(c, "help")) {
+        ao_config_usage(stdout, synopsis, opts, n);
+        *code = AO_EXIT_OK;
+        return -1;
+    }
+    if (ao_config_bool(c, "version")) {
+        printf("%s %s\n", tool, AO_VERSION);
+        *code = AO_EXIT_OK;
+        return -1;
+    }
+    if (ao_log_level_parse(ao_config_str(c, "log"), &lv) == 0)
+        ao_log_set_level(lv);
+    return 0;
+}
+
 int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
                   const struct ao_option *opts, int nopts, const char *const *topics, int argc,
                   char **argv, int *code)
 {
     char err[AO_ERRLEN], group[128];
     const char *brokers;
-    enum ao_log_level lv;
     const char *dlq;
 
     memset(s, 0, sizeof *s);
@@ -27,22 +52,9 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
     s->name = strchr(tool, '-') ? strchr(tool, '-') + 1 : tool;
     ao_log_init(tool);
     *code = AO_EXIT_USAGE;
-    if (ao_config_load(&s->cfg, opts, nopts, argc, argv, err, sizeof err) < 0) {
-        ao_err("%s", err);
+    if (ao_tool_setup(tool, &s->cfg, opts, nopts, argc, argv, synopsis, code) < 0)
         return 0;
-    }
-    if (ao_config_bool(&s->cfg, "help")) {
-        ao_config_usage(stdout, synopsis, opts, nopts);
-        *code = AO_EXIT_OK;
-        return 0;
-    }
-    if (ao_config_bool(&s->cfg, "version")) {
-        printf("%s %s\n", tool, AO_VERSION);
-        *code = AO_EXIT_OK;
-        return 0;
-    }
-    if (ao_log_level_parse(ao_config_str(&s->cfg, "log"), &lv) == 0)
-        ao_log_set_level(lv);
+    *code = AO_EXIT_USAGE;
     if (s->cfg.nargs > 0) {
         ao_err("unexpected argument '%s' (messages come on stdin)", s->cfg.args[0]);
         return 0;

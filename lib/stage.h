@@ -28,7 +28,14 @@ struct ao_stage {
     const char *topics[2];
 };
 
-/* Load the options; handle --help and --version; set the log level; open
+/* What every tool does first, the front's commands and the stages alike:
+ * load the options (argv, environment, config file), handle --help and
+ * --version, set the log level.  0 to go on; -1 to exit with *code (0
+ * after help or version, 2 after a reported usage error). */
+int ao_tool_setup(const char *tool, struct ao_config *c, const struct ao_option *opts, int n,
+                  int argc, char **argv, const char *synopsis, int *code);
+
+/* ao_tool_setup, then open
  * the transport (Kafka on `topics`, a NULL-terminated list, with --brokers;
  * a single topic holding "{target}" is named for the --target option;
  * else stdin/stdout and the dead-letter file); install the signals.

@@ -166,6 +166,14 @@ PY
 # nothing of this test left running: stages (they name our broker), and no
 # kernel of a killed profiler (the sandbox user's processes)
 leftovers() {
-    sleep 0.5
-    ! pgrep -f "accelopt-.*--brokers $B" >/dev/null && [ "$(nobody_procs)" -le 0 ]
+    local i
+    # a process of a killed profiler's sandbox dies with it, but not in the
+    # same instant: give the kernel's process tree a few seconds, then name
+    # whatever is still there
+    for i in $(seq 40); do
+        ! pgrep -f "accelopt-.*--brokers $B" >/dev/null && [ "$(nobody_procs)" -le 0 ] && return 0
+        sleep 0.25
+    done
+    { pgrep -fa "accelopt-.*--brokers $B"; ps -u 65534 -o pid,ppid,etimes,args; } | head -8 | sed 's/^/left: /' >&2
+    return 1
 }

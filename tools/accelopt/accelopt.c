@@ -14,6 +14,7 @@
 #include "msg.h"
 #include "profstage.h"
 #include "signals.h"
+#include "stage.h"
 #include "task.h"
 #include "target.h"
 #include "util.h"
@@ -71,32 +72,6 @@ static void usage(FILE *out)
             "'accelopt COMMAND --help' shows a command's options.\n");
 }
 
-int front_setup(struct ao_config *c, const struct ao_option *opts, int n, int argc, char **argv,
-                 const char *synopsis, int *code)
-{
-    char err[AO_ERRLEN];
-    enum ao_log_level lv;
-
-    if (ao_config_load(c, opts, n, argc, argv, err, sizeof err) < 0) {
-        ao_err("%s", err);
-        *code = AO_EXIT_USAGE;
-        return -1;
-    }
-    if (ao_config_bool(c, "help")) {
-        ao_config_usage(stdout, synopsis, opts, n);
-        *code = AO_EXIT_OK;
-        return -1;
-    }
-    if (ao_config_bool(c, "version")) {
-        printf("accelopt %s\n", AO_VERSION);
-        *code = AO_EXIT_OK;
-        return -1;
-    }
-    if (ao_log_level_parse(ao_config_str(c, "log"), &lv) == 0)
-        ao_log_set_level(lv);
-    return 0;
-}
-
 static int print_json(const cJSON *j)
 {
     char *s = cJSON_PrintUnformatted(j);
@@ -141,7 +116,7 @@ static int cmd_profile(int argc, char **argv)
     int code = AO_EXIT_FAIL;
 
     ao_msg_init(&ao_msg_result, &r);
-    if (front_setup(&c, profile_opts, N(profile_opts), argc, argv,
+    if (ao_tool_setup("accelopt", &c, profile_opts, N(profile_opts), argc, argv,
               "accelopt profile --task DIR [--size CLASS] [options] FILE.c", &code) < 0)
         goto out;
     code = AO_EXIT_USAGE;
@@ -189,7 +164,7 @@ static int cmd_calibrate(int argc, char **argv)
     char path[600], err[AO_ERRLEN];
     int code = AO_EXIT_FAIL;
 
-    if (front_setup(&c, calibrate_opts, N(calibrate_opts), argc, argv,
+    if (ao_tool_setup("accelopt", &c, calibrate_opts, N(calibrate_opts), argc, argv,
               "accelopt calibrate [--target cpu] [--calibration FILE] [--bw-mib MIB]", &code) < 0)
         goto out;
     if (!ao_target_get(ao_config_str(&c, "target"), err, sizeof err)) {
@@ -407,7 +382,7 @@ static int cmd_bench(int argc, char **argv)
     double logsum = 0, pct;
     int n = 0, nok = 0, code = AO_EXIT_FAIL, with_matmul = 0;
 
-    if (front_setup(&c, bench_opts, N(bench_opts), argc, argv,
+    if (ao_tool_setup("accelopt", &c, bench_opts, N(bench_opts), argc, argv,
               "accelopt bench [--size CLASS] [--tasks a,b] [--json FILE] [--examples] "
               "[--no-vendor] [options]", &code) < 0)
         goto out;

@@ -6,10 +6,8 @@
 
 #include "config.h"
 
-/* Parse a command's options, handle --help, --version and --log; returns -1
- * to exit with *code. */
-int front_setup(struct ao_config *c, const struct ao_option *opts, int n, int argc, char **argv,
-                const char *synopsis, int *code);
+/* Each command sets itself up with ao_tool_setup (lib/stage.h), as the
+ * stages do. */
 
 /* topics.c: the embedded broker, kcat-like produce and consume, and relay
  * (the stage loop with no work). */

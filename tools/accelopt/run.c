@@ -18,6 +18,7 @@
 
 #include "exitcode.h"
 #include "front.h"
+#include "stage.h"
 #include "io.h"
 #include "kafka.h"
 #include "log.h"
@@ -371,7 +372,7 @@ static int run_or_submit(int argc, char **argv, int submitting)
     if (!R)
         return AO_EXIT_FAIL;
     R->submit = submitting;
-    if (front_setup(&R->c, submitting ? submit_opts : run_opts, submitting ? N(submit_opts) : N(run_opts),
+    if (ao_tool_setup("accelopt", &R->c, submitting ? submit_opts : run_opts, submitting ? N(submit_opts) : N(run_opts),
                     argc, argv,
                     submitting ? "accelopt submit --brokers B --redis URL [options] TASK..."
                            : "accelopt run [options] TASK...",

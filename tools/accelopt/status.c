@@ -6,6 +6,7 @@
 
 #include "exitcode.h"
 #include "front.h"
+#include "stage.h"
 #include "log.h"
 #include "msg.h"
 #include "redis.h"
@@ -32,7 +33,7 @@ int cmd_status(int argc, char **argv)
     const cJSON *it;
     int code, json;
 
-    if (front_setup(&c, status_opts, N(status_opts), argc, argv,
+    if (ao_tool_setup("accelopt", &c, status_opts, N(status_opts), argc, argv,
                     "accelopt status --redis URL [--json] [RUN...]", &code) < 0)
         return code;
     code = AO_EXIT_USAGE;

@@ -9,6 +9,7 @@
 
 #include "exitcode.h"
 #include "front.h"
+#include "stage.h"
 #include "io.h"
 #include "kafka.h"
 #include "log.h"
@@ -54,7 +55,7 @@ int cmd_broker(int argc, char **argv)
     char addr[256], err[AO_ERRLEN];
     int code;
 
-    if (front_setup(&c, broker_opts, N(broker_opts), argc, argv, "accelopt broker [options]",
+    if (ao_tool_setup("accelopt", &c, broker_opts, N(broker_opts), argc, argv, "accelopt broker [options]",
                     &code) < 0)
         goto out;
     code = AO_EXIT_USAGE;
@@ -124,7 +125,7 @@ int cmd_produce(int argc, char **argv)
     long sent = 0;
     int code;
 
-    if (front_setup(&c, produce_opts, N(produce_opts), argc, argv,
+    if (ao_tool_setup("accelopt", &c, produce_opts, N(produce_opts), argc, argv,
                     "accelopt produce --brokers B TOPIC < messages.jsonl", &code) < 0)
         goto out;
     code = AO_EXIT_USAGE;
@@ -177,7 +178,7 @@ int cmd_consume(int argc, char **argv)
     int64_t idle_ns, last;
     int code;
 
-    if (front_setup(&c, consume_opts, N(consume_opts), argc, argv,
+    if (ao_tool_setup("accelopt", &c, consume_opts, N(consume_opts), argc, argv,
                     "accelopt consume --brokers B TOPIC > messages.jsonl", &code) < 0)
         goto out;
     code = AO_EXIT_USAGE;
@@ -251,7 +252,7 @@ int cmd_relay(int argc, char **argv)
     char err[AO_ERRLEN];
     int code;
 
-    if (front_setup(&c, relay_opts, N(relay_opts), argc, argv,
+    if (ao_tool_setup("accelopt", &c, relay_opts, N(relay_opts), argc, argv,
                     "accelopt relay --brokers B FROM-TOPIC TO-TOPIC", &code) < 0)
         goto out;
     code = AO_EXIT_USAGE;
