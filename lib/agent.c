@@ -153,15 +153,6 @@ cJSON *ao_usage_json(const struct ao_llm_usage *u)
     return t;
 }
 
-/* "lhs [M, K]" */
-static void tensor_text(struct ao_buf *b, const struct ao_task *t, int i)
-{
-    ao_buf_printf(b, "%s [", t->t[i].name);
-    for (int d = 0; d < t->t[i].rank; d++)
-        ao_buf_printf(b, "%s%s", d ? ", " : "", t->dims[t->t[i].dim[d]]);
-    ao_buf_printf(b, "]");
-}
-
 int ao_problem_load(const char *target, const char *task, const char *task_sha256,
                     const char *size, struct ao_problem *p, char *err, size_t errlen)
 {
@@ -179,22 +170,7 @@ int ao_problem_load(const char *target, const char *task, const char *task_sha25
     snprintf(ref, sizeof ref, "%s/reference.c", t.dir);
     if (!(p->reference = ao_read_file(ref, NULL, err, errlen)))
         return -1;
-    ao_buf_printf(&b, "%s;\n\nInputs (row-major float32, in this order): ", t.signature);
-    for (int i = 0; i < t.ninputs; i++) {
-        ao_buf_printf(&b, "%s", i ? ", " : "");
-        tensor_text(&b, &t, i);
-    }
-    ao_buf_printf(&b, ".\nOutputs (row-major float32, written by the kernel): ");
-    for (int i = t.ninputs; i < t.ninputs + t.noutputs; i++) {
-        ao_buf_printf(&b, "%s", i > t.ninputs ? ", " : "");
-        tensor_text(&b, &t, i);
-    }
-    ao_buf_printf(&b, ".\nSizes it is timed at (%s):", size);
-    for (int d = 0; d < t.ndims; d++)
-        ao_buf_printf(&b, " %s=%lld", t.dims[d], dims[d]);
-    ao_buf_printf(&b, "; correctness is also checked at one more shape it does not announce, so "
-                  "handle any size. Tolerance: relative L2 error below %g.\n", t.tolerance);
-    ao_buf_printf(&b, "Compiled with: %s\n", tg->compiler);
+    tg->convention(&t, size, dims, &b);
     if (!b.data) {
         snprintf(err, errlen, "out of memory");
         ao_problem_release(p);

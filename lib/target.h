@@ -13,12 +13,20 @@
 
 #include <stddef.h>
 
+struct ao_buf;
+struct ao_task;
+
 struct ao_target {
     const char *name;              /* messages' target; prompts/<name>/, accelopt.kernels.<name> */
     const char *ext;               /* a kernel's file: nkibench/<task>/baseline.<ext> */
     const char *const *fence_tags; /* the code-block tags a reply's kernel may carry ("" too) */
     const char *compiler;          /* the compile command, as models and results are told it */
     const char *summary;           /* one line for --help and errors */
+    /* How a kernel is called, for the prompts: the signature, the tensors
+     * and their order, the sizes it is timed at (dims, of size class
+     * `size`), the tolerance and the compile command, appended to b. */
+    void (*convention)(const struct ao_task *t, const char *size, const long long *dims,
+                       struct ao_buf *b);
 };
 
 /* The target of that name, or NULL when this build has none by that name. */
