@@ -12,9 +12,9 @@
 #include "calib.h"
 #include "util.h"
 
-void ao_calib_default_path(char *buf, size_t len)
+void ao_calib_default_path(const char *target, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s/calibration-cpu.json", ao_state_dir());
+    snprintf(buf, len, "%s/calibration-%s.json", ao_state_dir(), target);
 }
 
 void ao_cpu_model(char *buf, size_t len)

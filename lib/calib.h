@@ -27,8 +27,8 @@ struct ao_calib {
     double vec_gflops, vec_spread;
 };
 
-/* Default path: <state dir>/calibration-cpu.json. */
-void ao_calib_default_path(char *buf, size_t len);
+/* Default path of a target's calibration: <state dir>/calibration-<target>.json. */
+void ao_calib_default_path(const char *target, char *buf, size_t len);
 
 /* Measure this machine (compiling nkibench/harness/cpu/peak.c with the
  * target flags), store it at path, and fill c.  bw_mib sets the array size

@@ -41,7 +41,7 @@ static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
     if (s->o.calib_path)
         snprintf(path, sizeof path, "%s", s->o.calib_path);
     else
-        ao_calib_default_path(path, sizeof path);
+        ao_calib_default_path(s->o.target->name, path, sizeof path);
     rc = ao_calib_load(path, &s->calib, err, errlen);
     if (rc < 0)
         return -1;
@@ -52,7 +52,7 @@ static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
             return 0;
         }
         ao_info("no calibration for this machine at '%s': measuring its peaks first", path);
-        if (ao_calib_measure(path, s->o.bw_mib, &s->calib, err, errlen) < 0)
+        if (s->o.target->calibrate(path, s->o.bw_mib, &s->calib, err, errlen) < 0)
             return -1;
     }
     s->have_calib = 1;

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 struct ao_buf;
+struct ao_calib;
 struct ao_task;
 
 struct ao_target {
@@ -27,6 +28,9 @@ struct ao_target {
      * `size`), the tolerance and the compile command, appended to b. */
     void (*convention)(const struct ao_task *t, const char *size, const long long *dims,
                        struct ao_buf *b);
+    /* Measure this machine's peaks for the target (bw_mib: the array size
+     * of the bandwidth runs), store them at path, fill c.  0 or -1 + err. */
+    int (*calibrate)(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen);
 };
 
 /* The target of that name, or NULL when this build has none by that name. */

@@ -46,4 +46,5 @@ const struct ao_target ao_target_cpu = {
     .compiler = AO_CPU_CC " " AO_CPU_CFLAGS,
     .summary = "C11 kernels on one core of this machine",
     .convention = cpu_convention,
+    .calibrate = ao_calib_measure,
 };

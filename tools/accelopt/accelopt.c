@@ -160,6 +160,7 @@ out:
 static int cmd_calibrate(int argc, char **argv)
 {
     struct ao_config c;
+    const struct ao_target *tg;
     struct ao_calib cal;
     char path[600], err[AO_ERRLEN];
     int code = AO_EXIT_FAIL;
@@ -167,7 +168,7 @@ static int cmd_calibrate(int argc, char **argv)
     if (ao_tool_setup("accelopt", &c, calibrate_opts, N(calibrate_opts), argc, argv,
               "accelopt calibrate [--target cpu] [--calibration FILE] [--bw-mib MIB]", &code) < 0)
         goto out;
-    if (!ao_target_get(ao_config_str(&c, "target"), err, sizeof err)) {
+    if (!(tg = ao_target_get(ao_config_str(&c, "target"), err, sizeof err))) {
         ao_err("--target: %s", err);
         code = AO_EXIT_USAGE;
         goto out;
@@ -175,9 +176,9 @@ static int cmd_calibrate(int argc, char **argv)
     if (ao_config_str(&c, "calibration"))
         snprintf(path, sizeof path, "%s", ao_config_str(&c, "calibration"));
     else
-        ao_calib_default_path(path, sizeof path);
-    ao_info("measuring single-core peaks (a few seconds)");
-    if (ao_calib_measure(path, (int)ao_config_int(&c, "bw-mib"), &cal, err, sizeof err) < 0) {
+        ao_calib_default_path(tg->name, path, sizeof path);
+    ao_info("measuring the %s target's peaks (a few seconds)", tg->name);
+    if (tg->calibrate(path, (int)ao_config_int(&c, "bw-mib"), &cal, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto out;
     }
