@@ -38,21 +38,18 @@ struct executor {
     long samples;
 };
 
-/* Sample k of a plan from the model: fills k->source or k->error; -1 with
- * io->err set when the stage must stop (prompts broken, a stop came). */
-static int llm_kernel(struct executor *ex, const struct ao_plan_msg *p,
-                      const struct ao_problem *prob, struct ao_kernel_msg *k,
-                      struct ao_llm_usage *u, struct ao_io *io)
+/* Ask the model for a kernel with the templates `name` (executor or
+ * fixer) and vars v: fills k->source or k->error; -1 with io->err set when
+ * the stage must stop (prompts broken, a stop came). */
+static int ask_for_kernel(struct executor *ex, const struct ao_plan_msg *p, const char *name,
+                          const struct ao_prompt_var *v, int n, struct ao_kernel_msg *k,
+                          struct ao_llm_usage *u, struct ao_io *io)
 {
     char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN];
-    struct ao_prompt_var v[] = {
-        {"task", p->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
-        {"candidate", p->source}, {"plan", p->text},
-    };
     int rc = -1, call;
 
-    if (ao_agent_prompts(&ex->agent, p->env.target, v, (int)(sizeof v / sizeof v[0]), &sys, &user,
-                         reason, sizeof reason) < 0) {
+    if (ao_agent_prompts_as(&ex->agent, name, p->env.target, v, n, &sys, &user, reason,
+                            sizeof reason) < 0) {
         ao_io_fail(io, "%s", reason);
         goto out;
     }
@@ -72,41 +69,35 @@ out:
     return rc;
 }
 
-/* The failed kernel back to the model with why it failed; fills k->source
- * or k->error like llm_kernel.  The diagnostics were trimmed by the
- * selector; the key is taken out here too, in case any text echoed it. */
+/* A sample of the plan. */
+static int llm_kernel(struct executor *ex, const struct ao_plan_msg *p,
+                      const struct ao_problem *prob, struct ao_kernel_msg *k,
+                      struct ao_llm_usage *u, struct ao_io *io)
+{
+    struct ao_prompt_var v[] = {
+        {"task", p->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
+        {"candidate", p->source}, {"plan", p->text},
+    };
+    return ask_for_kernel(ex, p, "executor", v, (int)(sizeof v / sizeof v[0]), k, u, io);
+}
+
+/* The failed kernel back to the model with why it failed.  The diagnostics
+ * were trimmed by the selector; the key is taken out here too, in case any
+ * text echoed it. */
 static int llm_fix(struct executor *ex, const struct ao_plan_msg *p, const struct ao_problem *prob,
                    struct ao_kernel_msg *k, struct ao_llm_usage *u, struct ao_io *io)
 {
-    char *sys = NULL, *user = NULL, *reply = NULL, *diag = strdup(p->diagnostics ? p->diagnostics : ""),
-         reason[AO_ERRLEN];
+    char *diag = strdup(p->diagnostics ? p->diagnostics : "");
     struct ao_prompt_var v[] = {
         {"task", p->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
         {"plan", p->text}, {"kernel", p->failed_source}, {"diagnostics", diag ? diag : ""},
     };
-    int rc = -1, call;
+    int rc;
 
     if (diag && ex->agent.llm)
         ao_llm_redact(ex->agent.llm, diag);
-    if (ao_agent_prompts_as(&ex->agent, "fixer", p->env.target, v, (int)(sizeof v / sizeof v[0]),
-                            &sys, &user, reason, sizeof reason) < 0) {
-        ao_io_fail(io, "%s", reason);
-        goto out;
-    }
-    call = ao_agent_call(&ex->agent, p->env.run, p->config, sys, user, &reply, u, reason,
-                         sizeof reason);
-    if (call == -2) {
-        ao_io_fail(io, "%s", reason);
-        goto out;
-    }
-    if (call < 0 || !(k->source = ao_extract_code(reply, p->env.target, reason, sizeof reason)))
-        k->error = strdup(reason);
-    rc = 0;
-out:
+    rc = ask_for_kernel(ex, p, "fixer", v, (int)(sizeof v / sizeof v[0]), k, u, io);
     free(diag);
-    free(sys);
-    free(user);
-    free(reply);
     return rc;
 }
 
