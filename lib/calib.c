@@ -46,13 +46,13 @@ static int series(const cJSON *j, const char *name, double *best, double *spread
     return 0;
 }
 
-static int store(const char *path, struct ao_calib *c, char *err, size_t errlen)
+int ao_calib_store(const char *path, const char *target, struct ao_calib *c, char *err, size_t errlen)
 {
     cJSON *j = cJSON_CreateObject();
     char *s = NULL, dir[600], *slash, hex[65];
     int rc = -1;
 
-    cJSON_AddStringToObject(j, "target", "cpu");
+    cJSON_AddStringToObject(j, "target", target);
     cJSON_AddNumberToObject(j, "peak_version", AO_PEAK_VERSION);
     cJSON_AddStringToObject(j, "cpu_model", c->cpu_model);
     cJSON_AddStringToObject(j, "cflags", c->cflags);
@@ -167,7 +167,7 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
     ao_cpu_model(c->cpu_model, sizeof c->cpu_model);
     snprintf(c->cflags, sizeof c->cflags, "%s", AO_CPU_CFLAGS);
     ao_utc_now(c->created_at, sizeof c->created_at);
-    rc = store(path, c, err, errlen);
+    rc = ao_calib_store(path, "cpu", c, err, errlen);
     goto out;
 bad:
     snprintf(err, errlen, "the peak benchmark printed no usable series: %.300s", out);
@@ -209,9 +209,10 @@ static int get_num(const cJSON *j, const char *key, double *dst)
     return 0;
 }
 
-int ao_calib_load(const char *path, struct ao_calib *c, char *err, size_t errlen)
+int ao_calib_load(const char *path, const char *model, const char *flags, struct ao_calib *c,
+                  char *err, size_t errlen)
 {
-    char e[AO_ERRLEN], model[128], hex[65];
+    char e[AO_ERRLEN], hex[65];
     char *text;
     cJSON *j;
     int rc = -1;
@@ -263,8 +264,7 @@ int ao_calib_load(const char *path, struct ao_calib *c, char *err, size_t errlen
     }
     ao_sha256_hex(text, strlen(text), hex);
     snprintf(c->id, sizeof c->id, "%.16s", hex);
-    ao_cpu_model(model, sizeof model);
-    rc = strcmp(model, c->cpu_model) || strcmp(AO_CPU_CFLAGS, c->cflags) ? 1 : 0;
+    rc = strcmp(model, c->cpu_model) || strcmp(flags, c->cflags) ? 1 : 0;
     goto out;
 bad:
     snprintf(err, errlen, "calibration '%s' lacks a field or has a bad value", path);

@@ -36,8 +36,14 @@ void ao_calib_default_path(const char *target, char *buf, size_t len);
 int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen);
 
 /* Load a stored calibration.  Returns 0, 1 if there is none (or it belongs
- * to another CPU model or other flags: measure again), -1 + err if broken. */
-int ao_calib_load(const char *path, struct ao_calib *c, char *err, size_t errlen);
+ * to another model than this machine's, or other flags: measure again),
+ * -1 + err if broken. */
+int ao_calib_load(const char *path, const char *model, const char *flags, struct ao_calib *c,
+                  char *err, size_t errlen);
+
+/* Store c (a target's measured peaks) at path, and set c->id. */
+int ao_calib_store(const char *path, const char *target, struct ao_calib *c, char *err,
+                   size_t errlen);
 
 /* The highest bandwidth a working set of `bytes` can see: that of the
  * largest calibrated size not above it (cache levels), bw_gbs beyond. */

@@ -10,6 +10,9 @@
 static const char *const banned_sections[] = {".init_array", ".fini_array", ".preinit_array",
                                               ".ctors", ".dtors", ".init", ".fini", NULL};
 
+/* within the file of `size` bytes */
+#define IN_FILE(off, n) ((off) <= size && (n) <= size - (off))
+
 static int banned_section(const char *name)
 {
     for (int i = 0; banned_sections[i]; i++) {
@@ -20,8 +23,69 @@ static int banned_section(const char *name)
     return 0;
 }
 
+static int listed(const char *name, const char *const *list, int prefix)
+{
+    for (int i = 0; list && list[i]; i++)
+        if (prefix ? strncmp(name, list[i], strlen(list[i])) == 0 : strcmp(name, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The one allowed constructor: .init_array holds one pointer, and its
+ * relocation names the function r->init_fn (directly, or as its section
+ * plus the function's offset). */
+static int init_array_ok(const unsigned char *buf, size_t size, const Elf64_Ehdr *eh,
+                         const Elf64_Shdr *sh, int idx, const char *init_fn)
+{
+    for (int i = 0; i < eh->e_shnum; i++) {
+        const Elf64_Rela *rel;
+        const Elf64_Sym *sym;
+        const char *str;
+        size_t nsym;
+        unsigned si;
+        if (sh[i].sh_type != SHT_RELA || (int)sh[i].sh_info != idx)
+            continue;
+        if (sh[idx].sh_size != 8 || sh[i].sh_size != sizeof(Elf64_Rela) ||
+            !IN_FILE(sh[i].sh_offset, sh[i].sh_size) || sh[i].sh_link >= eh->e_shnum)
+            return 0;
+        rel = (const Elf64_Rela *)(buf + sh[i].sh_offset);
+        {
+            const Elf64_Shdr *symtab = &sh[sh[i].sh_link];
+            if (symtab->sh_link >= eh->e_shnum || !IN_FILE(symtab->sh_offset, symtab->sh_size) ||
+                !IN_FILE(sh[symtab->sh_link].sh_offset, sh[symtab->sh_link].sh_size))
+                return 0;
+            sym = (const Elf64_Sym *)(buf + symtab->sh_offset);
+            nsym = symtab->sh_size / sizeof(Elf64_Sym);
+            str = (const char *)buf + sh[symtab->sh_link].sh_offset;
+            si = (unsigned)ELF64_R_SYM(rel->r_info);
+            if (si == 0 || si >= nsym)
+                return 0;
+            for (size_t k = 1; k < nsym; k++) {
+                int direct = k == si && ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC;
+                int in_section = ELF64_ST_TYPE(sym[si].st_info) == STT_SECTION &&
+                                 ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC &&
+                                 sym[k].st_shndx == sym[si].st_shndx &&
+                                 (Elf64_Sxword)sym[k].st_value == rel->r_addend;
+                if ((direct || in_section) && sym[k].st_name < sh[symtab->sh_link].sh_size &&
+                    strcmp(str + sym[k].st_name, init_fn) == 0 &&
+                    ELF64_ST_BIND(sym[k].st_info) == STB_LOCAL)
+                    return 1;
+            }
+        }
+        return 0;
+    }
+    return 0;
+}
+
 int ao_elf_check(const char *path, const char *want, char *reason, size_t len)
 {
+    struct ao_elf_rules r = {want, NULL, NULL, NULL, NULL};
+    return ao_elf_check_rules(path, &r, reason, len);
+}
+
+int ao_elf_check_rules(const char *path, const struct ao_elf_rules *r, char *reason, size_t len)
+{
+    const char *want = r->want;
     char e[AO_ERRLEN];
     size_t size = 0;
     unsigned char *buf = (unsigned char *)ao_read_file(path, &size, e, sizeof e);
@@ -43,7 +107,6 @@ int ao_elf_check(const char *path, const char *want, char *reason, size_t len)
         goto out;
     }
     sh = (const Elf64_Shdr *)(buf + eh->e_shoff);
-#define IN_FILE(off, n) ((off) <= size && (n) <= size - (off))
     if (!IN_FILE(sh[eh->e_shstrndx].sh_offset, sh[eh->e_shstrndx].sh_size)) {
         snprintf(reason, len, "corrupt section names");
         goto out;
@@ -56,6 +119,9 @@ int ao_elf_check(const char *path, const char *want, char *reason, size_t len)
             goto out;
         }
         name = shstr + sh[i].sh_name;
+        if (r->init_fn && sh[i].sh_type == SHT_INIT_ARRAY && strcmp(name, ".init_array") == 0 &&
+            init_array_ok(buf, size, eh, sh, i, r->init_fn))
+            continue;
         if (banned_section(name) || sh[i].sh_type == SHT_INIT_ARRAY ||
             sh[i].sh_type == SHT_FINI_ARRAY || sh[i].sh_type == SHT_PREINIT_ARRAY) {
             snprintf(reason, len, "defines section '%s': code that runs before or after "
@@ -101,8 +167,18 @@ int ao_elf_check(const char *path, const char *want, char *reason, size_t len)
                     rc = 1;
                     goto out;
                 }
+                if (r->undefined && !listed(name, r->undefined, 0) &&
+                    !listed(name, r->undefined_prefixes, 1)) {
+                    snprintf(reason, len, "calls '%.100s', which kernels may not use (only the "
+                             "device runtime's kernel launch, memory and attribute calls, and "
+                             "the C math library)", name);
+                    rc = 1;
+                    goto out;
+                }
                 continue;
             }
+            if (listed(name, r->also_defined, 0))
+                continue;
             if (strcmp(name, want) != 0) {
                 snprintf(reason, len, "defines the external symbol '%s': only '%s' may be "
                          "external; make everything else static", name, want);

@@ -11,4 +11,16 @@
  * reason filled if the file cannot be read as such an object. */
 int ao_elf_check(const char *path, const char *want, char *reason, size_t len);
 
+/* The same checks under a target's rules: an object from nvcc registers
+ * its device code from one constructor of its own, and links against a
+ * runtime whose calls are listed. */
+struct ao_elf_rules {
+    const char *want;                 /* the one external function */
+    const char *const *also_defined;  /* other external symbols allowed (NULL-ended) */
+    const char *const *undefined;     /* the only symbols it may use (NULL: any but ours) */
+    const char *const *undefined_prefixes; /* and those starting so */
+    const char *init_fn;              /* the one constructor allowed (NULL: none) */
+};
+int ao_elf_check_rules(const char *path, const struct ao_elf_rules *r, char *reason, size_t len);
+
 #endif

@@ -1,4 +1,4 @@
-/* profile.h - compile, contain, check and time one cpu kernel */
+/* profile.h - compile, contain, check and time one kernel on its target */
 #ifndef AO_PROFILE_H
 #define AO_PROFILE_H
 
@@ -6,7 +6,10 @@
 #include "msg.h"
 #include "task.h"
 
+struct ao_target;
+
 struct ao_profiler_opts {
+    const struct ao_target *target; /* whose kernels (NULL: the default, cpu) */
     const char *work_root;     /* where job directories go (default /tmp) */
     const struct ao_calib *calib; /* NULL: no % of peak (and said so) */
     double timeout_s;          /* wall limit for running one kernel */
@@ -19,7 +22,7 @@ struct ao_profiler_opts {
     int cpu;                   /* pin kernels to this CPU, or -1 */
 };
 
-#define AO_PROFILER_DEFAULTS { .work_root = NULL, .calib = NULL, .timeout_s = 60, \
+#define AO_PROFILER_DEFAULTS { .target = NULL, .work_root = NULL, .calib = NULL, .timeout_s = 60, \
     .compile_timeout_s = 60, .budget_s = 1.0, .warmup_s = 0.1, .target_spread = 0.02, .max_calls = 200, \
     .mem_bytes = 2LL << 30, .cpu = -1 }
 
@@ -48,7 +51,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
 /* The cache key of a profile: kernel source, task, size, target,
  * calibration, and what the verdict depends on (the checks' version, the
  * trusted runner, the compiler and its flags). */
-void ao_profile_key(const struct ao_task *t, const char *size, const char *source,
-                    const struct ao_calib *c, char hex[65]);
+void ao_profile_key(const struct ao_target *tg, const struct ao_task *t, const char *size,
+                    const char *source, const struct ao_calib *c, char hex[65]);
 
 #endif

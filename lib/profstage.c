@@ -42,7 +42,11 @@ static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
         snprintf(path, sizeof path, "%s", s->o.calib_path);
     else
         ao_calib_default_path(s->o.target->name, path, sizeof path);
-    rc = ao_calib_load(path, &s->calib, err, errlen);
+    {
+        char model[128], flags[128];
+        s->o.target->machine(model, sizeof model, flags, sizeof flags);
+        rc = ao_calib_load(path, model, flags, &s->calib, err, errlen);
+    }
     if (rc < 0)
         return -1;
     if (rc == 1) {
@@ -239,7 +243,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
         return -1;
     } else {
         task_hash = t->sha256;
-        ao_profile_key(t, k->size, k->source, ao_profstage_calib(s), key);
+        ao_profile_key(s->o.target, t, k->size, k->source, ao_profstage_calib(s), key);
         if ((hit = cache_get(s, key)) && from_cache(hit, r) == 0) {
             ao_debug("profile cache hit for %.12s", key);
         } else {
@@ -297,6 +301,7 @@ int ao_profstage_opts_from_config(const struct ao_config *c, struct ao_profstage
     if (!(o->target = ao_target_get(ao_config_str(c, "target"), err, errlen)))
         return -1;
     o->prof = d;
+    o->prof.target = o->target;
     o->prof.timeout_s = ao_config_num(c, "timeout");
     o->prof.compile_timeout_s = ao_config_num(c, "compile-timeout");
     o->prof.budget_s = ao_config_num(c, "budget");

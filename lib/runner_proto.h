@@ -1,5 +1,5 @@
-/* runner_proto.h - the shared-memory protocol between the profiler and the
- * kernel runner (nkibench/harness/cpu/runner.c).  The first page is this
+/* runner_proto.h - the shared-memory protocol between the profiler and a
+ * kernel runner (nkibench/harness/<target>/runner.*).  The first page is this
  * header; the seccomp program follows it; tensors live after that. */
 #ifndef AO_RUNNER_PROTO_H
 #define AO_RUNNER_PROTO_H
@@ -16,9 +16,15 @@
 /* The header is shared with the kernel's process, so the profiler reads
  * nothing back from it but `done` and `bad_syscall` (a number it only
  * names); the tensor offsets it keeps to itself. */
-/* NOP: raise `done` without calling the kernel; the profiler times a few
- * before the kernel's first call, while only trusted code has run here */
-enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2, AO_RUN_CMD_NOP = 3 };
+/* NOP: raise `done` without calling the kernel (a target whose calls always
+ * cost something more, such as a launch and a synchronize, does that too);
+ * the profiler times a few before the kernel's first call, while only
+ * trusted code has run here.  LOAD and FETCH are for a runner whose
+ * tensors live on a device: copy every tensor from the region to the
+ * device (and clear the device's caches), and every tensor back; both are
+ * untimed, around a timed CALL. */
+enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2, AO_RUN_CMD_NOP = 3, AO_RUN_CMD_LOAD = 4,
+       AO_RUN_CMD_FETCH = 5 };
 #define AO_RUN_EXIT_SYSCALL 159 /* the runner's status after a forbidden syscall */
 
 struct ao_run_hdr {
@@ -32,6 +38,10 @@ struct ao_run_hdr {
     _Alignas(64) uint32_t cmd;
     int32_t dims[AO_RUN_MAX_DIMS];
     uint64_t off[AO_RUN_MAX_PTRS];           /* tensor offsets from the mapping base */
+    uint64_t bytes[AO_RUN_MAX_PTRS];         /* and their sizes */
+    /* the runner's own timing of its last CALL (a device's event timer):
+     * the kernel's process can write it, so it is reported, never trusted */
+    volatile uint64_t device_ns;
 };
 
 #endif

@@ -75,6 +75,38 @@ static void bind_ro(const struct child_args *a, const char *src, const char *dst
         die(a, "read-only remount");
 }
 
+/* The GPU's device nodes, as they are on the host, and a /proc that shows
+ * only this PID namespace (mounted here, inside the private mount
+ * namespace: never over the host's). */
+static void gpu_nodes(const struct child_args *a)
+{
+    static const char *const fixed[] = {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools",
+                                        "nvidia-modeset", NULL};
+    char p[700], host[64];
+
+    for (int i = 0; i < 64 + 4; i++) {
+        int fd;
+        if (i < 64)
+            snprintf(host, sizeof host, "/dev/nvidia%d", i);
+        else if (fixed[i - 64])
+            snprintf(host, sizeof host, "/dev/%s", fixed[i - 64]);
+        else
+            break;
+        if (access(host, F_OK) < 0)
+            continue;
+        snprintf(p, sizeof p, "%s%s", a->root, host);
+        if ((fd = open(p, O_CREAT | O_WRONLY, 0644)) < 0)
+            die(a, "create GPU device node");
+        close(fd);
+        if (mount(host, p, NULL, MS_BIND, NULL) < 0)
+            die(a, "bind GPU device node");
+    }
+    snprintf(p, sizeof p, "%s/proc", a->root);
+    mkdir(p, 0555);
+    if (a->use_ns && mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        die(a, "mount /proc");
+}
+
 static void build_root(const struct child_args *a)
 {
     static const char *const sys_dirs[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
@@ -114,6 +146,8 @@ static void build_root(const struct child_args *a)
         if (mount(devs[i], p, NULL, MS_BIND, NULL) < 0)
             die(a, "bind device");
     }
+    if (a->spec->gpu)
+        gpu_nodes(a);
     snprintf(p, sizeof p, "%s/tmp", a->root);
     mkdir(p, 01777);
     if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") < 0)
@@ -158,7 +192,7 @@ static void set_limits(const struct child_args *a)
         if (setrlimit(res, &r) < 0) die(a, "setrlimit " #res); } while (0)
     if (s->cpu_seconds > 0)
         LIM(RLIMIT_CPU, s->cpu_seconds);
-    if (s->mem_bytes > 0)
+    if (s->mem_bytes > 0 && !s->gpu)
         LIM(RLIMIT_AS, s->mem_bytes);
     if (s->file_bytes > 0)
         LIM(RLIMIT_FSIZE, s->file_bytes);
@@ -457,6 +491,8 @@ int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
     sb->has_pidns = a.use_ns;
     if (a.use_ns)
         add_layer(sb, "pid-ns,mount-ns,net-ns,ipc-ns,uts-ns,ro-root");
+    if (a.use_ns && spec->gpu)
+        add_layer(sb, "gpu-nodes,own-proc");
     if (sb->cg_mem[0])
         add_layer(sb, "cgroup-memory");
     if (sb->cg_pids[0])
@@ -636,13 +672,14 @@ int ao_sandbox_oom(const struct ao_sandbox *sb)
     return oom;
 }
 
-int ao_sandbox_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
+static int runner_filter(const char *const *more, void **bpf, size_t *len, char *err,
+                         size_t errlen)
 {
     static const char *const allowed[] = {
         "read", "write", "close", "fstat", "newfstatat", "lseek", "munmap", "mremap", "brk",
         "madvise", "futex", "exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "getpid",
         "gettid", "getrandom", "clock_gettime", "clock_getres", "gettimeofday", "sched_yield",
-        "sched_getaffinity"};
+        "sched_getaffinity", NULL};
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
     int rc = -1;
 
@@ -650,11 +687,12 @@ int ao_sandbox_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
     /* another ABI's call (x32, i386) traps too, so the handler can name it */
     if (!ctx || seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP) < 0)
         goto out;
-    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
-        int nr = seccomp_syscall_resolve_name(allowed[i]);
-        if (nr != __NR_SCMP_ERROR && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) < 0)
-            goto out;
-    }
+    for (int k = 0; k < 2; k++)
+        for (const char *const *a = k ? more : allowed; a && *a; a++) {
+            int nr = seccomp_syscall_resolve_name(*a);
+            if (nr != __NR_SCMP_ERROR && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) < 0)
+                goto out;
+        }
     /* memory may be mapped and protected, but never executable: no JIT,
      * no patching of the harness or of libc */
     if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
@@ -671,6 +709,23 @@ out:
     if (ctx)
         seccomp_release(ctx);
     return rc;
+}
+
+int ao_sandbox_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
+{
+    return runner_filter(NULL, bpf, len, err, errlen);
+}
+
+/* A GPU's runner installs its filter once the driver is up (context made,
+ * memory allocated, a kernel launched), and the driver goes on needing its
+ * device files: ioctl on them, polling and sleeping while it waits, and
+ * opening them again.  Not yet run on a GPU: see GPU.md. */
+int ao_sandbox_gpu_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
+{
+    static const char *const gpu[] = {"ioctl", "openat", "poll", "ppoll", "nanosleep",
+                                      "clock_nanosleep", "sched_setaffinity", "getrusage",
+                                      "readlink", "fcntl", NULL};
+    return runner_filter(gpu, bpf, len, err, errlen);
 }
 
 const char *ao_syscall_name(int nr)

@@ -24,6 +24,11 @@ struct ao_sandbox_spec {
     int cpu;                  /* pin to this CPU, or -1 */
     int hold;                 /* set up everything, but exec only at ao_sandbox_release */
     int slot;                 /* cgroup slot 0..3: sandboxes of one slot never overlap */
+    /* a GPU's process (GPU.md): the /dev/nvidia* nodes bound in, a /proc of
+     * its own PID namespace (CUDA will not start without one), and no
+     * RLIMIT_AS (the driver reserves address space the size of the GPU's
+     * memory): the cgroup alone limits its memory */
+    int gpu;
 };
 
 struct ao_sandbox {
@@ -60,6 +65,9 @@ int ao_sandbox_oom(const struct ao_sandbox *sb);
 /* The seccomp filter for the kernel runner, as a BPF program (struct
  * sock_filter array) in a malloc'd buffer; 0 or -1 + err. */
 int ao_sandbox_runner_filter(void **bpf, size_t *len, char *err, size_t errlen);
+
+/* The same for a GPU's runner: also the calls the GPU driver makes. */
+int ao_sandbox_gpu_runner_filter(void **bpf, size_t *len, char *err, size_t errlen);
 
 /* The name of a syscall number on this architecture, or NULL. */
 const char *ao_syscall_name(int nr);

@@ -1,10 +1,14 @@
-/* target.c - the registry of built-in targets */
+/* target.c - the registry of built-in targets, and what their drivers share */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "target.h"
+#include "task.h"
+#include "util.h"
 
-static const struct ao_target *const targets[] = {&ao_target_cpu, NULL};
+static const struct ao_target *const targets[] = {&ao_target_cpu, &ao_target_cuda, NULL};
 
 const struct ao_target *ao_target_find(const char *name)
 {
@@ -44,4 +48,58 @@ const struct ao_target *ao_target_get(const char *name, char *err, size_t errlen
                  name ? name : "", names);
     }
     return t;
+}
+
+int ao_target_run_host(char *const argv[], char *err, size_t errlen)
+{
+    char *out = NULL;
+    int st = 0;
+
+    if (ao_spawn(argv, NULL, &out, 2000, &st, err, errlen) < 0)
+        return -1;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, errlen, "'%s' failed (status %d): %.400s", argv[0], st, out);
+        free(out);
+        return -1;
+    }
+    free(out);
+    return 0;
+}
+
+void ao_target_stub(const struct ao_task *t, const char *decl, struct ao_buf *b)
+{
+    ao_buf_printf(b, "/* generated: calls kernel() with the signature of task '%s' */\n"
+                     "#include \"proto.h\"\n%svoid ao_call(float *const *p, const int *d);\n"
+                     "%svoid ao_call(float *const *p, const int *d)\n{\n    kernel(", t->name,
+                  decl, decl);
+    for (int i = 0; i < t->ninputs + t->noutputs; i++)
+        ao_buf_printf(b, "%sp[%d]", i ? ", " : "", i);
+    for (int i = 0; i < t->ndims; i++)
+        ao_buf_printf(b, ", d[%d]", i);
+    ao_buf_printf(b, ");\n}\n");
+}
+
+void ao_target_basis_file(struct ao_buf *b, const char *path)
+{
+    char e[AO_ERRLEN], *text = ao_read_file(path, NULL, e, sizeof e);
+    if (text) {
+        ao_buf_append(b, text, strlen(text));
+        free(text);
+    }
+}
+
+void ao_target_basis_version(struct ao_buf *b, const char *compiler, int last_line)
+{
+    char e[AO_ERRLEN], *ver = NULL;
+    char *argv[] = {(char *)compiler, (char *)"--version", NULL};
+    int st = 0;
+
+    if (ao_spawn(argv, NULL, &ver, 400, &st, e, sizeof e) == 0 && ver) {
+        const char *line = ver;
+        for (const char *q = ver; last_line && *q; q++)
+            if (q[0] == '\n' && q[1])
+                line = q + 1;
+        ao_buf_printf(b, "compiler %.*s\n", (int)strcspn(line, "\n"), line);
+    }
+    free(ver);
 }

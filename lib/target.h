@@ -5,9 +5,10 @@
  * poisoning, the secret checks, the stopping rule, statistics, the
  * roofline, the verdict) stays out of the drivers.
  *
- * This first cut of the seam names the target everywhere a message, a
- * topic, a prompt or a task file depends on it; the measurement itself
- * (build, start a runner, call, stop, calibrate) moves behind it next. */
+ * The profiler (profile.c) holds the policy and calls the driver to build
+ * a kernel, to start its runner (runner.h: a process in a sandbox that
+ * speaks runner_proto.h) and to move a call's tensors to the device and
+ * back.  docs/ARCHITECTURE.md ("Targets") says how to add one. */
 #ifndef AO_TARGET_H
 #define AO_TARGET_H
 
@@ -15,6 +16,8 @@
 
 struct ao_buf;
 struct ao_calib;
+struct ao_job;
+struct ao_sandbox_spec;
 struct ao_task;
 
 struct ao_target {
@@ -31,6 +34,39 @@ struct ao_target {
     /* Measure this machine's peaks for the target (bw_mib: the array size
      * of the bandwidth runs), store them at path, fill c.  0 or -1 + err. */
     int (*calibrate)(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen);
+    /* This machine's model (CPU, or GPU and driver) and the kernel flags,
+     * as a calibration records them: one made elsewhere is measured again. */
+    void (*machine)(char *model, size_t mlen, char *flags, size_t flen);
+
+    /* --- measuring: what profile.c's policy asks of the driver --- */
+    const char *kernel_file;    /* the kernel's source in its job directory */
+    const char *reference_file; /* the task's trusted reference, run as a kernel is */
+    /* Can this machine run the target's kernels?  0, or -1 + err saying why
+     * (then nothing is measured; a build alone still works). */
+    int (*available)(char *err, size_t errlen);
+    /* Build the trusted part of a task's runner into dir, once per task
+     * and size; harness_files are what each job directory gets of it. */
+    int (*harness)(const struct ao_task *t, const char *dir, char *err, size_t errlen);
+    const char *const *harness_files;
+    /* The shell command, run in the compile sandbox in the job directory,
+     * that builds ./runner from kernel_file and the harness files. */
+    void (*build_command)(char *cmd, size_t len);
+    long long build_mem_bytes;  /* the compile sandbox's memory limit */
+    /* The target's rules on what was built in dir: 0 if it may run, 1 +
+     * reason if it breaks one, -1 + reason if it cannot be checked. */
+    int (*check_build)(const char *dir, char *reason, size_t len);
+    /* The runner's seccomp program (installed by the runner itself). */
+    int (*runner_filter)(void **bpf, size_t *len, char *err, size_t errlen);
+    /* What the runner's sandbox needs beyond the default, or NULL. */
+    void (*runner_sandbox)(struct ao_sandbox_spec *s);
+    /* Around a timed call, its inputs and poisoned outputs written to the
+     * shared region: make them the runner's (untimed), and after the call
+     * bring every tensor back.  0, or -1 with the job's verdict set. */
+    int (*before_call)(struct ao_job *j, const char *phase);
+    int (*after_call)(struct ao_job *j, const char *phase);
+    /* What a verdict depends on here (compiler and version, flags, the
+     * runner's source), appended to b. */
+    void (*basis)(struct ao_buf *b);
 };
 
 /* The target of that name, or NULL when this build has none by that name. */
@@ -42,6 +78,19 @@ void ao_target_names(char *buf, size_t len);
 /* ao_target_find, or NULL with err saying which targets there are. */
 const struct ao_target *ao_target_get(const char *name, char *err, size_t errlen);
 
+/* Helpers the drivers share. */
+/* Run a trusted build step on the host: an argv, never a shell. */
+int ao_target_run_host(char *const argv[], char *err, size_t errlen);
+/* The source of the trusted stub that calls kernel() with the task's
+ * signature: ao_call(float *const *p, const int *d).  decl prefixes the
+ * kernel's declaration (e.g. extern "C"). */
+void ao_target_stub(const struct ao_task *t, const char *decl, struct ao_buf *b);
+/* A file's text appended to b (nothing if it cannot be read). */
+void ao_target_basis_file(struct ao_buf *b, const char *path);
+/* The first (or last) line a compiler prints for --version, appended to b. */
+void ao_target_basis_version(struct ao_buf *b, const char *compiler, int last_line);
+
 extern const struct ao_target ao_target_cpu;
+extern const struct ao_target ao_target_cuda;
 
 #endif

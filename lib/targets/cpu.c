@@ -1,6 +1,15 @@
-/* cpu.c - the cpu target: C11 kernels on one core of this machine, timed by
- * lib/profile.c's runner, peaks from lib/calib.c (DESIGN.md section 7) */
+/* cpu.c - the cpu target: C11 kernels on one core of this machine, linked
+ * into the trusted runner (nkibench/harness/cpu/runner.c), which calls them
+ * on host memory shared with the profiler; peaks from lib/calib.c
+ * (DESIGN.md section 7) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "calib.h"
+#include "elfcheck.h"
+#include "runner.h"
+#include "sandbox.h"
 #include "target.h"
 #include "task.h"
 #include "util.h"
@@ -39,6 +48,219 @@ static void cpu_convention(const struct ao_task *t, const char *size, const long
     ao_buf_printf(b, "Compiled with: %s\n", ao_target_cpu.compiler);
 }
 
+/* Is the identifier [w, c) `mode` or `__mode__` followed by (HF) or (BF),
+ * the attribute that declares a half type without naming one? */
+static int half_mode(const char *w, const char *c, const char *eol)
+{
+    size_t n = (size_t)(c - w);
+    if (!((n == 4 && !strncmp(w, "mode", 4)) || (n == 8 && !strncmp(w, "__mode__", 8))))
+        return 0;
+    while (c < eol && (*c == ' ' || *c == '\t'))
+        c++;
+    if (c >= eol || *c++ != '(')
+        return 0;
+    while (c < eol && (*c == ' ' || *c == '\t'))
+        c++;
+    return !strncmp(c, "HF", 2) || !strncmp(c, "BF", 2) || !strncmp(c, "__HF__", 6) ||
+           !strncmp(c, "__BF__", 6);
+}
+
+/* Rules checked on the preprocessed kernel (kernel.i, which is what gets
+ * compiled): comments are gone and strings are skipped, so prose about the
+ * rules never trips them.  Every file it includes must be a system header
+ * (under /usr), and no token of the kernel's own lines may name a half or
+ * bfloat16 type.  Returns 1 + reason if broken. */
+static int preprocessed_check(const char *text, char *reason, size_t len)
+{
+    static const char *const low_precision[] = {
+        "_Float16", "__fp16", "__bf16", "__m128h", "__m256h", "__m512h",
+        "__m128bh", "__m256bh", "__m512bh", NULL};
+    int ours = 1; /* in kernel.c (or proto.h), not in a system header */
+
+    for (const char *p = text; *p;) {
+        const char *eol = p + strcspn(p, "\n");
+        if (p[0] == '#' && p[1] == ' ' && p[2] >= '0' && p[2] <= '9') {
+            /* a line marker: # LINE "FILE" FLAGS (the name runs to the last
+             * quote: a quote inside it is escaped, and flags are digits) */
+            const char *q = memchr(p, '"', (size_t)(eol - p)), *e = eol;
+            while (e > p && e[-1] != '"')
+                e--;
+            e--;
+            if (q && e > q) {
+                size_t n = (size_t)(e - q - 1);
+                char file[300];
+                snprintf(file, sizeof file, "%.*s", (int)(n < sizeof file ? n : sizeof file - 1),
+                         q + 1);
+                ours = !strcmp(file, "kernel.c") || !strcmp(file, "proto.h") ||
+                       !strcmp(file, "./proto.h");
+                /* a system header: under /usr, with no way back out of it */
+                if (!ours && file[0] != '<' &&
+                    (strncmp(file, "/usr/", 5) != 0 || strstr(file, "/../") || strstr(file, "/./"))) {
+                    snprintf(reason, len, "includes '%.200s': kernels may include system headers "
+                             "only", file);
+                    return 1;
+                }
+            }
+        } else if (ours) {
+            for (const char *c = p; c < eol;) {
+                if (*c == '"' || *c == '\'') { /* a literal: skip to its end */
+                    char qc = *c++;
+                    while (c < eol && *c != qc)
+                        c += *c == '\\' && c + 1 < eol ? 2 : 1;
+                    c++;
+                } else if (*c == '_' || ((*c | 32) >= 'a' && (*c | 32) <= 'z')) {
+                    const char *w = c;
+                    while (c < eol && (*c == '_' || (*c >= '0' && *c <= '9') ||
+                                       ((*c | 32) >= 'a' && (*c | 32) <= 'z')))
+                        c++;
+                    for (int i = 0; low_precision[i]; i++)
+                        if ((size_t)(c - w) == strlen(low_precision[i]) &&
+                            !strncmp(w, low_precision[i], (size_t)(c - w))) {
+                            snprintf(reason, len, "uses the type '%s': kernels must compute in "
+                                     "float32 or wider", low_precision[i]);
+                            return 1;
+                        }
+                    if (half_mode(w, c, eol)) {
+                        snprintf(reason, len, "declares a half-precision type with a mode "
+                                 "attribute: kernels must compute in float32 or wider");
+                        return 1;
+                    }
+                } else if ((*c >= '0' && *c <= '9') || (*c == '.' && c[1] >= '0' && c[1] <= '9')) {
+                    const char *w = c;
+                    while (c < eol && (*c == '.' || *c == '_' || (*c >= '0' && *c <= '9') ||
+                                       ((*c | 32) >= 'a' && (*c | 32) <= 'z') ||
+                                       ((*c == '+' || *c == '-') &&
+                                        ((c[-1] | 32) == 'e' || (c[-1] | 32) == 'p'))))
+                        c++; /* a number, suffixes and all */
+                    int hex_int = w[0] == '0' && (w[1] | 32) == 'x' &&
+                                  !memchr(w, 'p', (size_t)(c - w)) && !memchr(w, 'P', (size_t)(c - w));
+                    if (c - w >= 3 && c[-1] == '6' && c[-2] == '1' && (c[-3] | 32) == 'f' && !hex_int) {
+                        snprintf(reason, len, "a half-precision literal '%.*s': kernels must "
+                                 "compute in float32 or wider", (int)(c - w), w);
+                        return 1;
+                    }
+                } else {
+                    c++;
+                }
+            }
+        }
+        p = *eol ? eol + 1 : eol;
+    }
+    return 0;
+}
+
+
+/* runner.o and stub.o for a task: trusted code, compiled once on the host */
+static int cpu_harness(const struct ao_task *t, const char *dir, char *err, size_t errlen)
+{
+    struct ao_buf b = {0};
+    char path[800], inc[700], src[700], obj[800], stub[800], stubo[800];
+    char *cc_runner[] = {(char *)AO_CPU_CC, (char *)"-O2", (char *)"-std=gnu11", inc,
+                         (char *)"-c", src, (char *)"-o", obj, NULL};
+    char *cc_stub[] = {(char *)AO_CPU_CC, (char *)"-O2", (char *)"-std=gnu11", (char *)"-c",
+                       stub, (char *)"-o", stubo, NULL};
+    int rc = -1;
+
+    snprintf(path, sizeof path, "%s/proto.h", dir);
+    ao_buf_printf(&b, "%s;\n", t->signature);
+    if (ao_write_file(path, b.data, b.len, err, errlen) < 0)
+        goto out;
+    b.len = 0;
+    ao_target_stub(t, "", &b);
+    snprintf(stub, sizeof stub, "%s/stub.c", dir);
+    if (ao_write_file(stub, b.data, b.len, err, errlen) < 0)
+        goto out;
+    snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
+    snprintf(src, sizeof src, "%s/nkibench/harness/cpu/runner.c", ao_home());
+    snprintf(obj, sizeof obj, "%s/runner.o", dir);
+    snprintf(stubo, sizeof stubo, "%s/stub.o", dir);
+    rc = ao_target_run_host(cc_runner, err, errlen) < 0 || ao_target_run_host(cc_stub, err, errlen) < 0
+             ? -1 : 0;
+out:
+    ao_buf_release(&b);
+    return rc;
+}
+
+static const char *const cpu_harness_files[] = {"proto.h", "runner.o", "stub.o", NULL};
+
+/* preprocess, then compile what was preprocessed (the text the rules are
+ * checked on), then link with a stack that is never executable, whatever
+ * the object's .note.GNU-stack asks for */
+static void cpu_build_command(char *cmd, size_t len)
+{
+    snprintf(cmd, len,
+             "%s %s -fdiagnostics-color=never -fmax-errors=8 -include proto.h -E kernel.c -o kernel.i"
+             " && %s %s -fdiagnostics-color=never -fmax-errors=8 -fpreprocessed -c kernel.i -o kernel.o"
+             " && %s -Wl,-z,noexecstack kernel.o runner.o stub.o -o runner -lm",
+             AO_CPU_CC, AO_CPU_CFLAGS, AO_CPU_CC, AO_CPU_CFLAGS, AO_CPU_CC);
+}
+
+/* The preprocessed text's rules, then the object's: exactly one external
+ * function, no constructors (elfcheck.h). */
+static int cpu_check_build(const char *dir, char *reason, size_t len)
+{
+    char path[800];
+    char *pre;
+    int e;
+
+    snprintf(path, sizeof path, "%s/kernel.i", dir);
+    pre = ao_read_file_max(path, 64u << 20, NULL, reason, len);
+    if (!pre)
+        return 1;
+    e = preprocessed_check(pre, reason, len);
+    free(pre);
+    if (e)
+        return 1;
+    snprintf(path, sizeof path, "%s/kernel.o", dir);
+    e = ao_elf_check(path, "kernel", reason, len);
+    return e != 0 ? 1 : 0;
+}
+
+/* The runner calls the kernel on the shared region itself.  From the
+ * runner's core (where the profiler has moved to write the inputs), give
+ * the tensors the access pattern the runner's own untimed pass used to:
+ * read every input line, rewrite every output line, so a call starts with
+ * them in its caches, as if it had just read them. */
+static int cpu_before_call(struct ao_job *j, const char *phase)
+{
+    const struct ao_task *t = j->task;
+
+    (void)phase;
+    for (int i = 0; i < t->ninputs + t->noutputs; i++) {
+        volatile char *c = (volatile char *)ao_job_tensor(j, i);
+        size_t n = ao_task_elems(t, i, j->dims) * sizeof(float);
+        for (size_t k = 0; k < n; k += 64)
+            if (i < t->ninputs)
+                (void)c[k];
+            else
+                c[k] = c[k];
+    }
+    return 0;
+}
+
+static int cpu_available(char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    return 0;
+}
+
+static void cpu_machine(char *model, size_t mlen, char *flags, size_t flen)
+{
+    ao_cpu_model(model, mlen);
+    snprintf(flags, flen, "%s", AO_CPU_CFLAGS);
+}
+
+static void cpu_basis(struct ao_buf *b)
+{
+    char path[700];
+
+    ao_buf_printf(b, "flags %s %s\n", AO_CPU_CC, AO_CPU_CFLAGS);
+    ao_target_basis_version(b, AO_CPU_CC, 0);
+    snprintf(path, sizeof path, "%s/nkibench/harness/cpu/runner.c", ao_home());
+    ao_target_basis_file(b, path);
+}
+
 const struct ao_target ao_target_cpu = {
     .name = "cpu",
     .ext = "c",
@@ -47,4 +269,16 @@ const struct ao_target ao_target_cpu = {
     .summary = "C11 kernels on one core of this machine",
     .convention = cpu_convention,
     .calibrate = ao_calib_measure,
+    .machine = cpu_machine,
+    .kernel_file = "kernel.c",
+    .reference_file = "reference.c",
+    .available = cpu_available,
+    .harness = cpu_harness,
+    .harness_files = cpu_harness_files,
+    .build_command = cpu_build_command,
+    .build_mem_bytes = 4LL << 30,
+    .check_build = cpu_check_build,
+    .runner_filter = ao_sandbox_runner_filter,
+    .before_call = cpu_before_call,
+    .basis = cpu_basis,
 };

@@ -1,0 +1,421 @@
+/* cuda.c - the cuda target: a .cu file whose one external function,
+ * extern "C" void kernel(...), launches its work on the default stream over
+ * device pointers (DESIGN.md section 7).  nvcc builds it in the compile
+ * sandbox; the trusted runner (nkibench/harness/cuda/runner.cu) owns the
+ * device buffers, copies the profiler's tensors in and out around each call
+ * (untimed), flushes the L2 before it, and ends every call with a
+ * device-wide synchronize.  The profiler's clock times the call; the
+ * runner's CUDA events are reported beside it.
+ *
+ * Built and checked without a GPU; not yet run on one (see README). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "cJSON.h"
+#include "elfcheck.h"
+#include "runner.h"
+#include "sandbox.h"
+#include "target.h"
+#include "task.h"
+#include "util.h"
+
+#define CUDA_HOME "/usr/local/cuda" /* under /usr: the sandboxes see it */
+#define NVCC CUDA_HOME "/bin/nvcc"
+#define CUDA_FLAGS "-O3 -std=c++17"
+
+static const char *const cuda_tags[] = {"", "cuda", "cu", "cpp", "c++", "cc", NULL};
+
+/* The GPU's architecture for -arch: ACCELOPT_CUDA_ARCH, else what
+ * nvidia-smi says of GPU 0 (compute capability 9.0 is sm_90a, so kernels
+ * may use wgmma and TMA), else sm_90a (the H100 this target is built for). */
+static const char *cuda_arch(void)
+{
+    static char arch[32];
+    const char *env = getenv("ACCELOPT_CUDA_ARCH");
+    char *out = NULL, e[AO_ERRLEN];
+    char *argv[] = {(char *)"nvidia-smi", (char *)"--query-gpu=compute_cap",
+                    (char *)"--format=csv,noheader", (char *)"--id=0", NULL};
+    int st = 0, major, minor;
+
+    if (arch[0])
+        return arch;
+    if (env && *env && strlen(env) < 16 && strspn(env, "abcdefghijklmnopqrstuvwxyz0123456789_") ==
+                                               strlen(env)) {
+        snprintf(arch, sizeof arch, "%s", env);
+        return arch;
+    }
+    snprintf(arch, sizeof arch, "sm_90a");
+    if (access("/dev/nvidiactl", F_OK) == 0 &&
+        ao_spawn(argv, NULL, &out, 200, &st, e, sizeof e) == 0 && st == 0 && out &&
+        sscanf(out, "%d.%d", &major, &minor) == 2 && major > 0 && major < 100 && minor >= 0 &&
+        minor < 10)
+        snprintf(arch, sizeof arch, "sm_%d%d%s", major, minor, major >= 9 ? "a" : "");
+    free(out);
+    return arch;
+}
+
+/* "lhs [M, K]" */
+static void tensor_text(struct ao_buf *b, const struct ao_task *t, int i)
+{
+    ao_buf_printf(b, "%s [", t->t[i].name);
+    for (int d = 0; d < t->t[i].rank; d++)
+        ao_buf_printf(b, "%s%s", d ? ", " : "", t->dims[t->t[i].dim[d]]);
+    ao_buf_printf(b, "]");
+}
+
+static void cuda_convention(const struct ao_task *t, const char *size, const long long *dims,
+                            struct ao_buf *b)
+{
+    ao_buf_printf(b, "extern \"C\" %s;\n\nA host function: every pointer is a device pointer. "
+                  "Launch your kernels on the default stream (no streams, graphs or threads); "
+                  "the call is timed to a device-wide synchronize, with the L2 cache flushed "
+                  "before it.\nInputs (row-major float32, in this order): ", t->signature);
+    for (int i = 0; i < t->ninputs; i++) {
+        ao_buf_printf(b, "%s", i ? ", " : "");
+        tensor_text(b, t, i);
+    }
+    ao_buf_printf(b, ".\nOutputs (row-major float32, written by the kernel): ");
+    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
+        ao_buf_printf(b, "%s", i > t->ninputs ? ", " : "");
+        tensor_text(b, t, i);
+    }
+    ao_buf_printf(b, ".\nSizes it is timed at (%s):", size);
+    for (int d = 0; d < t->ndims; d++)
+        ao_buf_printf(b, " %s=%lld", t->dims[d], dims[d]);
+    ao_buf_printf(b, "; correctness is also checked at one more shape it does not announce, so "
+                  "handle any size. Tolerance: relative L2 error below %g (TF32 or half "
+                  "precision alone will not meet it).\n", t->tolerance);
+    ao_buf_printf(b, "Compiled with: %s -arch=%s\n", ao_target_cuda.compiler, cuda_arch());
+}
+
+static int cuda_available(char *err, size_t errlen)
+{
+    if (access(NVCC, X_OK) < 0) {
+        snprintf(err, errlen, "the cuda target needs nvcc at %s, and it is not there", NVCC);
+        return -1;
+    }
+    if (access("/dev/nvidiactl", F_OK) < 0 || access("/dev/nvidia0", F_OK) < 0) {
+        snprintf(err, errlen, "no NVIDIA GPU on this machine (/dev/nvidia0 and /dev/nvidiactl "
+                 "are absent): cuda kernels can be built and checked here (--build-only), "
+                 "not run");
+        return -1;
+    }
+    return 0;
+}
+
+/* nvcc with the target's flags and the GPU's architecture, then args. */
+static int nvcc_host(char *const *args, char *err, size_t errlen)
+{
+    char arch[48], flags[] = CUDA_FLAGS, *argv[32];
+    int n = 0;
+
+    snprintf(arch, sizeof arch, "-arch=%s", cuda_arch());
+    argv[n++] = (char *)NVCC;
+    for (char *f = strtok(flags, " "); f && n < 8; f = strtok(NULL, " "))
+        argv[n++] = f;
+    argv[n++] = arch;
+    for (int i = 0; args[i] && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    return ao_target_run_host(argv, err, errlen);
+}
+
+/* runner.o and stub.o for a task: trusted code, compiled once on the host */
+static int cuda_harness(const struct ao_task *t, const char *dir, char *err, size_t errlen)
+{
+    struct ao_buf b = {0};
+    char path[800], inc[700], src[700], obj[800], stub[800], stubo[800];
+    char *runner[] = {inc, (char *)"-c", src, (char *)"-o", obj, NULL};
+    char *stubc[] = {(char *)"-c", stub, (char *)"-o", stubo, NULL};
+    int rc = -1;
+
+    snprintf(path, sizeof path, "%s/proto.h", dir);
+    ao_buf_printf(&b, "extern \"C\" %s;\n", t->signature);
+    if (ao_write_file(path, b.data, b.len, err, errlen) < 0)
+        goto out;
+    b.len = 0;
+    ao_target_stub(t, "extern \"C\" ", &b);
+    snprintf(stub, sizeof stub, "%s/stub.cu", dir);
+    if (ao_write_file(stub, b.data, b.len, err, errlen) < 0)
+        goto out;
+    snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
+    snprintf(src, sizeof src, "%s/nkibench/harness/cuda/runner.cu", ao_home());
+    snprintf(obj, sizeof obj, "%s/runner.o", dir);
+    snprintf(stubo, sizeof stubo, "%s/stub.o", dir);
+    rc = nvcc_host(runner, err, errlen) < 0 || nvcc_host(stubc, err, errlen) < 0 ? -1 : 0;
+out:
+    ao_buf_release(&b);
+    return rc;
+}
+
+static const char *const cuda_harness_files[] = {"proto.h", "runner.o", "stub.o", NULL};
+
+/* Compile the kernel (its dependencies listed in kernel.d, for the include
+ * rule), then link it with the runner and the stub, the CUDA runtime
+ * static, the stack never executable.  nvcc's temporary files stay in the
+ * job directory. */
+static void cuda_build_command(char *cmd, size_t len)
+{
+    const char *arch = cuda_arch();
+    snprintf(cmd, len,
+             "export TMPDIR=/work/tmp && mkdir -p tmp && "
+             "%s " CUDA_FLAGS " -arch=%s -include proto.h -MD -MF kernel.d -c kernel.cu -o kernel.o"
+             " && %s -arch=%s -Xlinker -z,noexecstack kernel.o runner.o stub.o -o runner",
+             NVCC, arch, NVCC, arch);
+}
+
+/* What the kernel's object may use: nvcc's own registration and launch
+ * calls, the runtime's memory, launch and attribute calls, the C++ runtime
+ * nvcc's host code needs, and the math library.  No streams, events,
+ * graphs, threads, device resets or limits, no other library. */
+static const char *const cuda_undefined[] = {
+    "__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary",
+    "__cudaRegisterFunction", "__cudaRegisterVar", "__cudaRegisterManagedVar",
+    "__cudaRegisterLinkedBinary", "__cudaInitModule", "__cudaPushCallConfiguration",
+    "__cudaPopCallConfiguration", "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz",
+    "__cudaGetKernel", "cudaLaunchKernel", "cudaLaunchCooperativeKernel",
+    "cudaMalloc", "cudaFree", "cudaMemset", "cudaMemsetAsync", "cudaMemcpy",
+    "cudaMemcpyAsync", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaGetSymbolAddress",
+    "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName",
+    "cudaDeviceSynchronize", "cudaGetDevice", "cudaDeviceGetAttribute",
+    "cudaGetDeviceProperties", "cudaGetDeviceProperties_v2", "cudaFuncSetAttribute",
+    "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    "cudaOccupancyMaxPotentialBlockSize", "cudaOccupancyAvailableDynamicSMemPerBlock",
+    "_Unwind_Resume", "__gxx_personality_v0", "__cxa_guard_acquire", "__cxa_guard_release",
+    "__cxa_guard_abort", "__cxa_atexit", "atexit", "__dso_handle", "__stack_chk_fail",
+    "memcpy", "memset", "memmove", "abort",
+    /* the math library (host code) */
+    "sqrt", "exp", "log", "pow", "tanh", "fabs", "floor", "ceil", "fmax", "fmin", "erf",
+    "expf", "logf", "powf", "sqrtf", "tanhf", "fabsf", "floorf", "ceilf", "fmaxf", "fminf",
+    "erff", "sin", "cos", "sinf", "cosf", "exp2", "exp2f", "log2", "log2f", NULL};
+
+/* Resolve "." and ".." in an absolute path, lexically. */
+static void normalize(const char *in, char *out, size_t len)
+{
+    char tmp[1024], *seg[128];
+    int n = 0;
+    size_t o = 0;
+
+    snprintf(tmp, sizeof tmp, "%s", in);
+    for (char *s = strtok(tmp, "/"); s && n < 128; s = strtok(NULL, "/")) {
+        if (!strcmp(s, "."))
+            continue;
+        if (!strcmp(s, "..")) {
+            if (n > 0)
+                n--;
+            continue;
+        }
+        seg[n++] = s;
+    }
+    out[0] = '\0';
+    for (int i = 0; i < n && o < len; i++) {
+        int w = snprintf(out + o, len - o, "/%s", seg[i]);
+        if (w < 0)
+            break;
+        o += (size_t)w;
+    }
+    if (!n && len > 1)
+        snprintf(out, len, "/");
+}
+
+/* Every file the kernel includes is a system or toolkit header (under
+ * /usr), or the kernel and its prototype themselves. */
+static int deps_check(const char *dir, char *reason, size_t len)
+{
+    char path[800], e[AO_ERRLEN], *text, *p;
+
+    snprintf(path, sizeof path, "%s/kernel.d", dir);
+    if (!(text = ao_read_file_max(path, 4u << 20, NULL, e, sizeof e))) {
+        snprintf(reason, len, "nvcc wrote no dependency list: %s", e);
+        return -1;
+    }
+    p = strchr(text, ':');
+    for (p = p ? p + 1 : text; *p;) {
+        char dep[1024], norm[1024];
+        size_t n;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || (*p == '\\' && p[1] == '\n'))
+            p += *p == '\\' ? 2 : 1;
+        n = strcspn(p, " \t\n");
+        if (!n)
+            break;
+        if (n >= sizeof dep || memchr(p, '\\', n)) {
+            snprintf(reason, len, "includes a file whose name cannot be checked");
+            free(text);
+            return 1;
+        }
+        memcpy(dep, p, n);
+        dep[n] = '\0';
+        p += n;
+        if (!strcmp(dep, "kernel.cu") || !strcmp(dep, "proto.h") ||
+            !strcmp(dep, "/work/kernel.cu") || !strcmp(dep, "/work/proto.h"))
+            continue;
+        normalize(dep, norm, sizeof norm);
+        if (dep[0] != '/' || strncmp(norm, "/usr/", 5) != 0) {
+            snprintf(reason, len, "includes '%.200s': kernels may include system and CUDA "
+                     "toolkit headers only", dep);
+            free(text);
+            return 1;
+        }
+    }
+    free(text);
+    return 0;
+}
+
+static int cuda_check_build(const char *dir, char *reason, size_t len)
+{
+    static const char *const weak[] = {"DW.ref.__gxx_personality_v0", NULL};
+    struct ao_elf_rules r = {"kernel", weak, cuda_undefined, NULL, "__sti____cudaRegisterAll"};
+    char path[800];
+    int e;
+
+    if ((e = deps_check(dir, reason, len)) != 0)
+        return 1;
+    snprintf(path, sizeof path, "%s/kernel.o", dir);
+    e = ao_elf_check_rules(path, &r, reason, len);
+    return e != 0 ? 1 : 0;
+}
+
+static void cuda_runner_sandbox(struct ao_sandbox_spec *s)
+{
+    s->gpu = 1;
+    s->max_procs = 64; /* the CUDA runtime starts threads of its own */
+}
+
+/* The tensors reach the GPU, and come back, in untimed commands. */
+static int cuda_before_call(struct ao_job *j, const char *phase)
+{
+    return ao_job_run(j, AO_RUN_CMD_LOAD, 1, phase) < 0 ? -1 : 0;
+}
+
+static int cuda_after_call(struct ao_job *j, const char *phase)
+{
+    return ao_job_run(j, AO_RUN_CMD_FETCH, 1, phase) < 0 ? -1 : 0;
+}
+
+/* "NVIDIA H100 80GB HBM3, driver 580.159.04", or "no GPU" */
+static void cuda_machine(char *model, size_t mlen, char *flags, size_t flen)
+{
+    char *out = NULL, e[AO_ERRLEN];
+    char *argv[] = {(char *)"nvidia-smi", (char *)"--query-gpu=name,driver_version",
+                    (char *)"--format=csv,noheader", (char *)"--id=0", NULL};
+    int st = 0;
+
+    snprintf(model, mlen, "no GPU");
+    if (access("/dev/nvidiactl", F_OK) == 0 &&
+        ao_spawn(argv, NULL, &out, 400, &st, e, sizeof e) == 0 && st == 0 && out) {
+        char *comma = strchr(out, ',');
+        out[strcspn(out, "\n")] = '\0';
+        if (comma) {
+            *comma = '\0';
+            snprintf(model, mlen, "%s, driver %s", out, comma + 1 + strspn(comma + 1, " "));
+        }
+    }
+    free(out);
+    snprintf(flags, flen, "%s -arch=%s", CUDA_FLAGS, cuda_arch());
+}
+
+static void cuda_basis(struct ao_buf *b)
+{
+    char path[700];
+
+    ao_buf_printf(b, "flags %s %s -arch=%s\n", NVCC, CUDA_FLAGS, cuda_arch());
+    ao_target_basis_version(b, NVCC, 1);
+    snprintf(path, sizeof path, "%s/nkibench/harness/cuda/runner.cu", ao_home());
+    ao_target_basis_file(b, path);
+}
+
+/* The peaks (harness/cuda/peak.cu, trusted, run on the host): the best
+ * HBM bandwidth of a copy kernel, a read kernel and cudaMemcpy; the fp32
+ * FMA rate; and the best fp32-accurate matmul rate, which is the higher of
+ * cuBLAS SGEMM and a third of cuBLAS's TF32 tensor-op rate (what a
+ * split-precision 3xTF32 kernel could reach at best). */
+static int cuda_calibrate(const char *path, int bw_mib, struct ao_calib *c, char *err,
+                          size_t errlen)
+{
+    char dir[] = "/tmp/accelopt-calib-XXXXXX", src[700], exe[700], mib[32], flags[128];
+    char *build[] = {src, (char *)"-o", exe, (char *)"-lcublas", NULL}, *out = NULL;
+    char *run[] = {exe, mib, NULL};
+    cJSON *j = NULL;
+    int st = 0, rc = -1;
+
+    memset(c, 0, sizeof *c);
+    if (cuda_available(err, errlen) < 0)
+        return -1;
+    if (!mkdtemp(dir)) {
+        snprintf(err, errlen, "cannot create a temporary directory: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(src, sizeof src, "%s/nkibench/harness/cuda/peak.cu", ao_home());
+    snprintf(exe, sizeof exe, "%s/peak", dir);
+    snprintf(mib, sizeof mib, "%d", bw_mib < 1024 ? 1024 : bw_mib); /* far past the L2 */
+    if (nvcc_host(build, err, errlen) < 0 ||
+        ao_spawn(run, NULL, &out, 4096, &st, err, errlen) < 0)
+        goto out;
+    if (st != 0 || !(j = cJSON_Parse(out))) {
+        snprintf(err, errlen, "the GPU peak benchmark failed: %.300s", out ? out : "");
+        goto out;
+    }
+    {
+        const cJSON *v;
+#define NUM(key, dst) \
+        if (!cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, key)) || !(v->valuedouble > 0)) \
+            goto bad; \
+        dst = v->valuedouble
+        NUM("bw_gbs", c->bw_gbs);
+        NUM("bw_spread", c->bw_spread);
+        NUM("mm_gflops", c->fma_gflops);
+        NUM("mm_spread", c->fma_spread);
+        NUM("fma_gflops", c->vec_gflops);
+        NUM("fma_spread", c->vec_spread);
+#undef NUM
+        v = cJSON_GetObjectItemCaseSensitive(j, "bw_method");
+        snprintf(c->bw_method, sizeof c->bw_method, "%s", cJSON_IsString(v) ? v->valuestring : "?");
+    }
+    /* the L2 is flushed before every timed call: HBM's bandwidth at every size */
+    c->ncurve = 1;
+    c->curve_bytes[0] = 1;
+    c->curve_gbs[0] = c->bw_gbs;
+    cuda_machine(c->cpu_model, sizeof c->cpu_model, flags, sizeof flags);
+    snprintf(c->cflags, sizeof c->cflags, "%s", flags);
+    ao_utc_now(c->created_at, sizeof c->created_at);
+    rc = ao_calib_store(path, "cuda", c, err, errlen);
+    goto out;
+bad:
+    snprintf(err, errlen, "the GPU peak benchmark printed no usable figures: %.300s", out);
+out:
+    cJSON_Delete(j);
+    free(out);
+    unlink(exe);
+    rmdir(dir);
+    return rc;
+}
+
+const struct ao_target ao_target_cuda = {
+    .name = "cuda",
+    .ext = "cu",
+    .fence_tags = cuda_tags,
+    .compiler = "nvcc " CUDA_FLAGS,
+    .summary = "CUDA kernels on this machine's NVIDIA GPU (nvcc at " CUDA_HOME ")",
+    .convention = cuda_convention,
+    .calibrate = cuda_calibrate,
+    .machine = cuda_machine,
+    .kernel_file = "kernel.cu",
+    .reference_file = "reference.cu",
+    .available = cuda_available,
+    .harness = cuda_harness,
+    .harness_files = cuda_harness_files,
+    .build_command = cuda_build_command,
+    .build_mem_bytes = 16LL << 30,
+    .check_build = cuda_check_build,
+    .runner_filter = ao_sandbox_gpu_runner_filter,
+    .runner_sandbox = cuda_runner_sandbox,
+    .before_call = cuda_before_call,
+    .after_call = cuda_after_call,
+    .basis = cuda_basis,
+};
