@@ -117,6 +117,11 @@ clang-build:
 test: all
 	$(Q)tests/run.sh
 
+# Exactly the tests that need a GPU (tests/cli/98-cuda-gpu.sh): run them on
+# a GPU machine; without one they are counted as skipped, never as passed.
+test-cuda: all
+	$(Q)ACCELOPT_ONLY=98-cuda-gpu tests/run.sh
+
 # The main job: optimize a few tasks end to end with the builtin model (or
 # the LLM agents when ACCELOPT_LLM_URL is set).
 TASKS ?= matmul bmm lora
@@ -197,5 +202,5 @@ fuzz-msg:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps test run clean fuzz-msg clang-build man install uninstall
+.PHONY: all deps test test-cuda run clean fuzz-msg clang-build man install uninstall
 .SECONDARY:

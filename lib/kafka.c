@@ -25,7 +25,7 @@
 
 const char *const ao_kafka_topics[] = {
     "accelopt.tasks", "accelopt.candidates", "accelopt.plans", "accelopt.kernels.cpu",
-    "accelopt.results", "accelopt.pairs", "accelopt.experiences", "accelopt.runs",
+    "accelopt.kernels.cuda", "accelopt.results", "accelopt.pairs", "accelopt.experiences", "accelopt.runs",
     "accelopt.dlq", NULL};
 
 struct kafka_priv {

@@ -43,6 +43,12 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
                     const char *source, double parent_ns, double baseline_ns,
                     struct ao_result_msg *r, char *err, size_t errlen);
 
+/* Build `source` and apply its target's checks to what was built, without
+ * running it (a machine without the target's device can still do this):
+ * status ok, compile_error or rejected in r.  0, or -1 + err. */
+int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char *source,
+                      struct ao_result_msg *r, char *err, size_t errlen);
+
 /* The version of the profiler's checks: part of every cache key, so a
  * verdict given under older checks is never served.  Raise it whenever a
  * check, the timing protocol or a limit changes. */

@@ -72,7 +72,8 @@ struct ao_profstage *ao_profstage_new(const struct ao_profstage_opts *o, char *e
         return NULL;
     }
     s->o = *o;
-    if (load_calibration(s, err, errlen) < 0)
+    /* a profiler that cannot run its target's kernels should not start */
+    if (s->o.target->available(err, errlen) < 0 || load_calibration(s, err, errlen) < 0)
         goto fail;
     s->o.prof.calib = s->have_calib ? &s->calib : NULL;
     if (!(s->prof = ao_profiler_new(&s->o.prof, err, errlen)))

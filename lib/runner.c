@@ -185,6 +185,11 @@ static void classify_exit(struct ao_job *j, int st, int timed_out, const char *p
         snprintf(j->reason, sizeof j->reason,
                  "made the system call '%s' %s; kernels may only compute and allocate memory",
                  name ? name : "?", phase);
+    } else if (WIFEXITED(st) && WEXITSTATUS(st) == AO_RUN_EXIT_DEVICE) {
+        /* an illegal address, a trap, a launch the device refused: the
+         * runner's message (quoted below) names it */
+        j->status = AO_V_CRASH;
+        snprintf(j->reason, sizeof j->reason, "the device reported an error %s", phase);
     } else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU) {
         j->status = AO_V_TIMEOUT;
         snprintf(j->reason, sizeof j->reason, "used up its CPU time %s", phase);

@@ -6,6 +6,12 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus /* the cuda runner is C++ */
+#define AO_RUN_LINE alignas(64)
+#else
+#define AO_RUN_LINE _Alignas(64)
+#endif
+
 #define AO_RUN_MAGIC 0x616f7275u /* "aoru" */
 #define AO_RUN_MAX_PTRS 8
 #define AO_RUN_MAX_DIMS 8
@@ -26,16 +32,17 @@
 enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2, AO_RUN_CMD_NOP = 3, AO_RUN_CMD_LOAD = 4,
        AO_RUN_CMD_FETCH = 5 };
 #define AO_RUN_EXIT_SYSCALL 159 /* the runner's status after a forbidden syscall */
+#define AO_RUN_EXIT_DEVICE 158  /* after an error of its device (the message on stderr) */
 
 struct ao_run_hdr {
     uint32_t magic, bpf_len;
     uint64_t total_size;
     /* each flag on its own cache line: the two sides spin on them */
-    _Alignas(64) volatile uint64_t go;       /* parent: sequence number of the call */
-    _Alignas(64) volatile uint64_t done;     /* runner: last sequence finished */
-    _Alignas(64) volatile uint32_t parent_sleeping;
+    AO_RUN_LINE volatile uint64_t go;       /* parent: sequence number of the call */
+    AO_RUN_LINE volatile uint64_t done;     /* runner: last sequence finished */
+    AO_RUN_LINE volatile uint32_t parent_sleeping;
     volatile int32_t bad_syscall;            /* set by the runner's SIGSYS handler */
-    _Alignas(64) uint32_t cmd;
+    AO_RUN_LINE uint32_t cmd;
     int32_t dims[AO_RUN_MAX_DIMS];
     uint64_t off[AO_RUN_MAX_PTRS];           /* tensor offsets from the mapping base */
     uint64_t bytes[AO_RUN_MAX_PTRS];         /* and their sizes */

@@ -19,6 +19,7 @@ struct ao_calib;
 struct ao_job;
 struct ao_sandbox_spec;
 struct ao_task;
+struct ao_vendor_result;
 
 struct ao_target {
     const char *name;              /* messages' target; prompts/<name>/, accelopt.kernels.<name> */
@@ -67,6 +68,11 @@ struct ao_target {
     /* What a verdict depends on here (compiler and version, flags, the
      * runner's source), appended to b. */
     void (*basis)(struct ao_buf *b);
+    /* The vendor's sgemm timed by trusted code outside the sandbox, for
+     * `accelopt bench` (variant: the cpu's OpenBLAS kernel set, or NULL). */
+    const char *vendor_name;
+    int (*vendor_sgemm)(int M, int K, int N, int cpu, const char *variant,
+                        struct ao_vendor_result *r, char *err, size_t errlen);
 };
 
 /* The target of that name, or NULL when this build has none by that name. */

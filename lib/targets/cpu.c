@@ -11,6 +11,7 @@
 #include "runner.h"
 #include "sandbox.h"
 #include "target.h"
+#include "vendor.h"
 #include "task.h"
 #include "util.h"
 
@@ -281,4 +282,6 @@ const struct ao_target ao_target_cpu = {
     .runner_filter = ao_sandbox_runner_filter,
     .before_call = cpu_before_call,
     .basis = cpu_basis,
+    .vendor_name = "openblas sgemm",
+    .vendor_sgemm = ao_vendor_sgemm,
 };

@@ -9,6 +9,7 @@
  *
  * Built and checked without a GPU; not yet run on one (see README). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "target.h"
 #include "task.h"
 #include "util.h"
+#include "vendor.h"
 
 #define CUDA_HOME "/usr/local/cuda" /* under /usr: the sandboxes see it */
 #define NVCC CUDA_HOME "/bin/nvcc"
@@ -189,7 +191,7 @@ static const char *const cuda_undefined[] = {
     "cudaOccupancyMaxPotentialBlockSize", "cudaOccupancyAvailableDynamicSMemPerBlock",
     "_Unwind_Resume", "__gxx_personality_v0", "__cxa_guard_acquire", "__cxa_guard_release",
     "__cxa_guard_abort", "__cxa_atexit", "atexit", "__dso_handle", "__stack_chk_fail",
-    "memcpy", "memset", "memmove", "abort",
+    "memcpy", "memset", "memmove", "abort", "malloc", "calloc", "free",
     /* the math library (host code) */
     "sqrt", "exp", "log", "pow", "tanh", "fabs", "floor", "ceil", "fmax", "fmin", "erf",
     "expf", "logf", "powf", "sqrtf", "tanhf", "fabsf", "floorf", "ceilf", "fmaxf", "fminf",
@@ -252,7 +254,7 @@ static int deps_check(const char *dir, char *reason, size_t len)
         memcpy(dep, p, n);
         dep[n] = '\0';
         p += n;
-        if (!strcmp(dep, "kernel.cu") || !strcmp(dep, "proto.h") ||
+        if (!strcmp(dep, "kernel.cu") || !strcmp(dep, "proto.h") || !strcmp(dep, "./proto.h") ||
             !strcmp(dep, "/work/kernel.cu") || !strcmp(dep, "/work/proto.h"))
             continue;
         normalize(dep, norm, sizeof norm);
@@ -270,7 +272,7 @@ static int deps_check(const char *dir, char *reason, size_t len)
 static int cuda_check_build(const char *dir, char *reason, size_t len)
 {
     static const char *const weak[] = {"DW.ref.__gxx_personality_v0", NULL};
-    struct ao_elf_rules r = {"kernel", weak, cuda_undefined, NULL, "__sti____cudaRegisterAll"};
+    struct ao_elf_rules r = {"kernel", weak, cuda_undefined, NULL, "_ZL24__sti____cudaRegisterAllv"};
     char path[800];
     int e;
 
@@ -339,7 +341,8 @@ static int cuda_calibrate(const char *path, int bw_mib, struct ao_calib *c, char
                           size_t errlen)
 {
     char dir[] = "/tmp/accelopt-calib-XXXXXX", src[700], exe[700], mib[32], flags[128];
-    char *build[] = {src, (char *)"-o", exe, (char *)"-lcublas", NULL}, *out = NULL;
+    char *build[] = {src, (char *)"-o", exe, (char *)"-lcublas", (char *)"-Xlinker",
+                     (char *)"-rpath=" CUDA_HOME "/lib64", NULL}, *out = NULL;
     char *run[] = {exe, mib, NULL};
     cJSON *j = NULL;
     int st = 0, rc = -1;
@@ -396,6 +399,62 @@ out:
     return rc;
 }
 
+/* cuBLAS SGEMM at (M, K, N): nkibench/harness/cuda/sgemm.cu, built and run
+ * on the host, prints its figures as JSON. */
+static int cuda_vendor_sgemm(int M, int K, int N, int cpu, const char *variant,
+                             struct ao_vendor_result *r, char *err, size_t errlen)
+{
+    char dir[] = "/tmp/accelopt-sgemm-XXXXXX", src[700], exe[700], m[16], k[16], n[16];
+    char *build[] = {src, (char *)"-o", exe, (char *)"-lcublas",
+                     (char *)"-Xlinker", (char *)"-rpath=" CUDA_HOME "/lib64", NULL};
+    char *run[] = {exe, m, k, n, NULL}, *out = NULL;
+    cJSON *j = NULL;
+    const cJSON *v;
+    int st = 0, rc = -1;
+
+    (void)cpu;
+    (void)variant;
+    memset(r, 0, sizeof *r);
+    if (cuda_available(err, errlen) < 0)
+        return -1;
+    if (!mkdtemp(dir)) {
+        snprintf(err, errlen, "cannot create a temporary directory: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(src, sizeof src, "%s/nkibench/harness/cuda/sgemm.cu", ao_home());
+    snprintf(exe, sizeof exe, "%s/sgemm", dir);
+    snprintf(m, sizeof m, "%d", M);
+    snprintf(k, sizeof k, "%d", K);
+    snprintf(n, sizeof n, "%d", N);
+    if (nvcc_host(build, err, errlen) < 0 || ao_spawn(run, NULL, &out, 4096, &st, err, errlen) < 0)
+        goto out;
+    if (st != 0 || !(j = cJSON_Parse(out))) {
+        snprintf(err, errlen, "cuBLAS sgemm failed: %.300s", out ? out : "");
+        goto out;
+    }
+#define GET(key) (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, key)) ? v->valuedouble : NAN)
+    snprintf(r->core, sizeof r->core, "cublas");
+    r->M = M, r->K = K, r->N = N;
+    r->repeats = (int)GET("repeats");
+    r->median_ns = GET("median_ns");
+    r->min_ns = GET("min_ns");
+    r->spread = GET("spread");
+    r->gflops = GET("gflops");
+    r->max_rel_err = GET("max_rel_err");
+#undef GET
+    if (!(r->median_ns > 0) || !(r->max_rel_err < 1e-4)) {
+        snprintf(err, errlen, "cuBLAS sgemm gave no time or a wrong product: %.300s", out);
+        goto out;
+    }
+    rc = 0;
+out:
+    cJSON_Delete(j);
+    free(out);
+    unlink(exe);
+    rmdir(dir);
+    return rc;
+}
+
 const struct ao_target ao_target_cuda = {
     .name = "cuda",
     .ext = "cu",
@@ -418,4 +477,6 @@ const struct ao_target ao_target_cuda = {
     .before_call = cuda_before_call,
     .after_call = cuda_after_call,
     .basis = cuda_basis,
+    .vendor_name = "cublas sgemm",
+    .vendor_sgemm = cuda_vendor_sgemm,
 };

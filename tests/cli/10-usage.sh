@@ -22,13 +22,13 @@ for s in planner executor summarizer; do
     ok $? "accelopt-$s: malformed input goes to the dead letters, the stage goes on"
 done
 # --target: every command and the profiler take it; a target this build lacks is refused by name
-bin/accelopt profile --target cuda --task nkibench/matmul tests/kernels/honest.c >/dev/null 2>"$T/tg.err"
-[ $? -eq 2 ] && grep -q "target 'cuda' is not built into this accelopt (built in: cpu)" "$T/tg.err"
-ok $? "profile --target cuda: exit 2, naming the targets there are"
+bin/accelopt profile --target nki --task nkibench/matmul tests/kernels/honest.c >/dev/null 2>"$T/tg.err"
+[ $? -eq 2 ] && grep -q "target 'nki' is not built into this accelopt (built in: cpu, cuda)" "$T/tg.err"
+ok $? "profile --target nki: exit 2, naming the targets there are"
 bin/accelopt calibrate --target trn2 >/dev/null 2>&1; a=$?
-bin/accelopt bench --target cuda >/dev/null 2>&1; b=$?
-bin/accelopt run --target cuda matmul >/dev/null 2>&1; c=$?
-bin/accelopt-profiler --target cuda </dev/null >/dev/null 2>&1; d=$?
+bin/accelopt bench --target nki >/dev/null 2>&1; b=$?
+bin/accelopt run --target CUDA matmul >/dev/null 2>&1; c=$?
+bin/accelopt-profiler --target nki </dev/null >/dev/null 2>&1; d=$?
 [ "$a$b$c$d" = 2222 ]; ok $? "calibrate, bench, run and the profiler refuse an unknown target with exit 2 ($a$b$c$d)"
 bin/accelopt profile --target cpu --task nkibench/matmul --budget 0.05 tests/kernels/honest.c >"$T/tg.json" 2>/dev/null &&
     [ "$(field "$T/tg.json" "r['target'] + ' ' + r['status']")" = "cpu ok" ]

@@ -12,14 +12,33 @@ int main(void)
     CHECK(t && t == ao_target_default() && strcmp(t->ext, "c") == 0 && t->compiler &&
               strstr(t->compiler, "gcc"),
           "cpu is built in, the default, with C files compiled by gcc");
-    CHECK(!ao_target_find("cuda") && !ao_target_find("") && !ao_target_find(NULL) &&
-              !ao_target_find("CPU"),
+    CHECK(!ao_target_find("nki") && !ao_target_find("") && !ao_target_find(NULL) &&
+              !ao_target_find("CPU") && !ao_target_find("CUDA"),
           "names are exact; a target not built in is not found");
     ao_target_names(names, sizeof names);
-    CHECK(strcmp(names, "cpu") == 0, "the built-in names (%s)", names);
-    CHECK(!ao_target_get("cuda", err, sizeof err) &&
-              strstr(err, "target 'cuda' is not built into this accelopt (built in: cpu)"),
+    CHECK(strcmp(names, "cpu, cuda") == 0, "the built-in names (%s)", names);
+    CHECK(!ao_target_get("nki", err, sizeof err) &&
+              strstr(err, "target 'nki' is not built into this accelopt (built in: cpu, cuda)"),
           "an unknown target's error names the ones there are");
+    {
+        const struct ao_target *c = ao_target_find("cuda");
+        CHECK(c && strcmp(c->ext, "cu") == 0 && strstr(c->compiler, "nvcc") &&
+                  strcmp(c->kernel_file, "kernel.cu") == 0 &&
+                  strcmp(c->reference_file, "reference.cu") == 0,
+              "cuda is built in: .cu files, compiled by nvcc, checked against reference.cu");
+    }
+    /* every operation the profiler calls is there, in every driver */
+    {
+        static const char *const all[] = {"cpu", "cuda"};
+        for (int i = 0; i < 2; i++) {
+            const struct ao_target *d = ao_target_find(all[i]);
+            CHECK(d && d->convention && d->calibrate && d->machine && d->available &&
+                      d->harness && d->harness_files && d->build_command && d->build_mem_bytes > 0 &&
+                      d->check_build && d->runner_filter && d->before_call && d->basis &&
+                      d->vendor_sgemm && d->vendor_name,
+                  "the %s driver provides every operation", all[i]);
+        }
+    }
     {
         int has_c = 0;
         for (const char *const *l = t->fence_tags; *l; l++)

@@ -29,12 +29,14 @@ static const struct ao_option profile_opts[] = {
     {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},
     {"parent-latency", 0, AO_OPT_NUM, NULL, "NS", "the parent's latency, for the speedup"},
     {"baseline-latency", 0, AO_OPT_NUM, NULL, "NS", "the baseline's latency, for the speedup"},
+    {"build-only", 0, AO_OPT_BOOL, "0", NULL, "build the kernel and check what was built, without "
+     "running it (works where the target's device is absent)"},
     AO_PROFILER_OPTIONS,
     AO_COMMON_OPTIONS,
 };
 
 static const struct ao_option calibrate_opts[] = {
-    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target whose peaks to measure (built in: cpu)"},
+    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target whose peaks to measure (built in: cpu, cuda)"},
     {"calibration", 0, AO_OPT_STR, NULL, "FILE", "where to store it (default: in the state dir)"},
     {"bw-mib", 0, AO_OPT_INT, "256", "MIB", "array size for the bandwidth runs"},
     AO_COMMON_OPTIONS,
@@ -104,6 +106,51 @@ static int profile_source(struct ao_profstage *st, const struct ao_task *t, cons
     return rc;
 }
 
+/* --build-only: build each file and check what was built, one result line
+ * each, in order; one harness serves them all.  0 if every one is ok. */
+static int profile_build_only(const struct ao_config *c, const struct ao_profstage_opts *po,
+                              const struct ao_task *t)
+{
+    struct ao_profiler *p;
+    char err[AO_ERRLEN];
+    int code = AO_EXIT_OK;
+
+    if (!(p = ao_profiler_new(&po->prof, err, sizeof err))) {
+        ao_err("%s", err);
+        return AO_EXIT_FAIL;
+    }
+    for (int i = 0; i < c->nargs && code != AO_EXIT_FAIL && !ao_stop_requested(); i++) {
+        struct ao_result_msg r;
+        char hex[65], id[100], *src;
+        cJSON *j = NULL;
+
+        ao_msg_init(&ao_msg_result, &r);
+        if (!(src = ao_read_file(c->args[i], NULL, err, sizeof err)) ||
+            ao_profiler_build(p, t, src, &r, err, sizeof err) < 0) {
+            ao_err("%s: %s", c->args[i], err);
+            code = AO_EXIT_FAIL;
+        } else {
+            ao_sha256_hex(src, strlen(src), hex);
+            snprintf(id, sizeof id, "cli:%.16s", hex);
+            ao_env_set(&r.env, "result", id, "cli", t->name, po->target->name, 0);
+            r.kernel_id = strdup(id);
+            r.sha256 = strdup(hex);
+            r.size = strdup(ao_config_str(c, "size"));
+            if (!(j = ao_msg_encode(&ao_msg_result, &r)) || print_json(j) < 0) {
+                ao_err("cannot write the result");
+                code = AO_EXIT_FAIL;
+            } else if (ao_verdict_of(r.status) != AO_V_OK && code == AO_EXIT_OK) {
+                code = AO_EXIT_KERNEL;
+            }
+        }
+        cJSON_Delete(j);
+        free(src);
+        ao_msg_release(&ao_msg_result, &r);
+    }
+    ao_profiler_free(p);
+    return code;
+}
+
 static int cmd_profile(int argc, char **argv)
 {
     struct ao_config c;
@@ -117,27 +164,37 @@ static int cmd_profile(int argc, char **argv)
 
     ao_msg_init(&ao_msg_result, &r);
     if (ao_tool_setup("accelopt", &c, profile_opts, N(profile_opts), argc, argv,
-              "accelopt profile --task DIR [--size CLASS] [options] FILE.c", &code) < 0)
+              "accelopt profile --task DIR [--size CLASS] [--target NAME] [options] FILE\n"
+              "       accelopt profile --build-only --task DIR [--target NAME] FILE...", &code) < 0)
         goto out;
     code = AO_EXIT_USAGE;
-    if (!ao_config_str(&c, "task") || c.nargs != 1) {
-        ao_err("profile needs --task DIR and one kernel file (see --help)");
+    if (!ao_config_str(&c, "task") || c.nargs < 1 ||
+        (c.nargs > 1 && !ao_config_bool(&c, "build-only"))) {
+        ao_err("profile needs --task DIR and one kernel file (several with --build-only; see "
+               "--help)");
         goto out;
     }
     if (ao_profstage_opts_from_config(&c, &po, err, sizeof err) < 0 ||
         ao_task_from_user(ao_config_str(&c, "task"), &t, err, sizeof err) < 0 ||
-        ao_task_size(&t, ao_config_str(&c, "size"), (long long[AO_MAX_DIMS]){0}, err, sizeof err) < 0 ||
-        !(src = ao_read_file(c.args[0], NULL, err, sizeof err))) {
+        ao_task_size(&t, ao_config_str(&c, "size"), (long long[AO_MAX_DIMS]){0}, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto out;
     }
     code = AO_EXIT_FAIL;
     ao_signals_install();
+    if (ao_config_bool(&c, "build-only")) {
+        code = profile_build_only(&c, &po, &t);
+        goto out;
+    }
+    if (!(src = ao_read_file(c.args[0], NULL, err, sizeof err))) {
+        ao_err("%s", err);
+        goto out;
+    }
     if (!(st = ao_profstage_new(&po, err, sizeof err)) ||
-        profile_source(st, &t, ao_config_str(&c, "size"), src,
+        (profile_source(st, &t, ao_config_str(&c, "size"), src,
                        ao_config_str(&c, "parent-latency") ? ao_config_num(&c, "parent-latency") : NAN,
                        ao_config_str(&c, "baseline-latency") ? ao_config_num(&c, "baseline-latency") : NAN,
-                       &r, err, sizeof err) < 0) {
+                       &r, err, sizeof err) < 0)) {
         ao_err("%s", err);
         goto out;
     }
@@ -298,8 +355,8 @@ static int list_examples(const char *task, const char *ext, char **paths, int ma
  * releases that predate a CPU fall back to older kernels (AVX2 on an
  * AVX-512 core), so its own choice and its AVX-512 kernels are both timed,
  * and the faster is the reference point. */
-static cJSON *bench_vendor(const char *size, const struct ao_calib *cal, int cpu,
-                           const char *core)
+static cJSON *bench_vendor(const struct ao_target *tg, const char *size,
+                           const struct ao_calib *cal, int cpu, const char *core)
 {
     char path[700], err[AO_ERRLEN];
     const char *cores[2];
@@ -320,21 +377,21 @@ static cJSON *bench_vendor(const char *size, const struct ao_calib *cal, int cpu
         cores[ncores++] = core;
     else {
         cores[ncores++] = NULL;
-        if (__builtin_cpu_supports("avx512f"))
+        if (tg == &ao_target_cpu && __builtin_cpu_supports("avx512f"))
             cores[ncores++] = "SkylakeX";
     }
     printf("\nvendor reference point (trusted, outside the sandbox; not in the geomean):\n");
     tried = cJSON_CreateArray();
     for (int i = 0; i < ncores; i++) {
         cJSON *x;
-        if (ao_vendor_sgemm((int)d[0], (int)d[1], (int)d[2], cpu, cores[i], &v, err,
-                            sizeof err) < 0) {
+        if (tg->vendor_sgemm((int)d[0], (int)d[1], (int)d[2], cpu, cores[i], &v, err,
+                             sizeof err) < 0) {
             ao_warn("vendor reference point: %s", err);
             continue;
         }
         pct = cal ? mm / cal->fma_gflops / v.median_ns : NAN;
         printf("%-28s %-10s %11.3f ms %8.2f%% %12s %8.1f%%   %.1f GFLOP/s, %s kernels%s\n",
-               "openblas sgemm (matmul)", "ok", v.median_ns / 1e6, v.spread * 100, "matmul",
+               tg == &ao_target_cpu ? "openblas sgemm (matmul)" : "cublas sgemm (matmul)", "ok", v.median_ns / 1e6, v.spread * 100, "matmul",
                pct * 100, v.gflops, v.core, cores[i] ? "" : " (its own choice)");
         x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "openblas_core", v.core);
@@ -432,7 +489,7 @@ static int cmd_bench(int argc, char **argv)
         }
     }
     if (ao_config_bool(&c, "vendor") && with_matmul && !ao_stop_requested())
-        vendor = bench_vendor(size, cal, po.prof.cpu, ao_config_str(&c, "openblas-core"));
+        vendor = bench_vendor(ao_profstage_target(st), size, cal, po.prof.cpu, ao_config_str(&c, "openblas-core"));
     if (ao_config_str(&c, "json")) {
         char *s;
         doc = cJSON_CreateObject();

@@ -1,0 +1,112 @@
+# 97-cuda-build.sh - the cuda target where only nvcc is (CI has no GPU):
+# every cuda baseline and trusted reference builds and passes the target's
+# checks of what was built; every cheat of tests/kernels/cuda that the
+# build can refuse is refused, with the reason; reference.c, wrapped as a
+# cuda kernel (what 98-cuda-gpu.sh checks reference.cu against), builds;
+# and without a GPU, profiling and calibrating say why they cannot.
+. tests/cli/helpers.sh
+NVCC=/usr/local/cuda/bin/nvcc
+TASKS="matmul silu bmm_softmax"
+build() { # build TASK OUT FILE...: accelopt profile --build-only, one line per file
+    local t=$1 o=$2
+    shift 2
+    timeout 600 bin/accelopt profile --target cuda --build-only --task "nkibench/$t" --size tiny \
+        --work-dir "$T/work-$t" "$@" >"$o" 2>"$o.err"
+}
+line() { # line OUT N: the Nth result (from 1) as its own file
+    sed -n "${2}p" "$1" >"$1.$2"
+    echo "$1.$2"
+}
+if [ ! -x "$NVCC" ]; then
+    echo "# nvcc is absent ($NVCC): nothing of the cuda target can be built here"
+    for _ in $(seq 11); do skip "cuda build checks" "nvcc is absent ($NVCC)"; done
+    exit 0
+fi
+mkdir -p "$T/work-matmul" "$T/work-silu" "$T/work-bmm_softmax"
+
+# reference.c inside a cuda kernel: copies the inputs to the host, runs the
+# cpu reference there, copies its output back (98-cuda-gpu.sh measures it
+# against reference.cu's outputs; here it must build and pass the checks)
+wrap_reference() { # wrap_reference TASK OUT.cu
+    python3 - "nkibench/$1/task.json" "nkibench/$1/reference.c" >"$2" <<'PY'
+import json, re, sys
+t = json.load(open(sys.argv[1]))
+src = open(sys.argv[2]).read()
+src = re.sub(r'\bvoid kernel\(', 'static void cpu_reference(', src)
+src = re.sub(r'(\w+) \*(\w+) = malloc\(', r'\1 *\2 = (\1 *)malloc(', src)  # C++ casts
+ins, outs = t["inputs"], t["outputs"]
+dims = list(t["dims"])
+def count(x):
+    return "*".join("(size_t)%s" % d for d in x["shape"])
+print(src)
+params = ", ".join(["const float *%s" % x["name"] for x in ins] + ["float *%s" % x["name"] for x in outs] + ["int %s" % d for d in dims])
+print('extern "C" void kernel(%s)\n{' % params)
+for x in ins + outs:
+    print("    float *h_%s = (float *)malloc(sizeof(float) * %s);" % (x["name"], count(x)))
+for x in ins:
+    print("    cudaMemcpy(h_%s, %s, sizeof(float) * %s, cudaMemcpyDeviceToHost);" % (x["name"], x["name"], count(x)))
+print("    cpu_reference(%s);" % ", ".join(["h_" + x["name"] for x in ins + outs] + dims))
+for x in outs:
+    print("    cudaMemcpy(%s, h_%s, sizeof(float) * %s, cudaMemcpyHostToDevice);" % (x["name"], x["name"], count(x)))
+for x in ins + outs:
+    print("    free(h_%s);" % x["name"])
+print("}")
+PY
+}
+cheats=
+for k in tests/kernels/cuda/*.cu; do
+    grep -q '^/\* expect: [a-z_|]* at build' "$k" && cheats="$cheats $k"
+done
+# the three tasks' builds, two at a time (nvcc takes seconds a file)
+pids=
+for t in $TASKS; do
+    wrap_reference "$t" "$T/$t-reference-c.cu"
+    extra=
+    [ "$t" = matmul ] && extra=$cheats
+    # shellcheck disable=SC2086
+    build "$t" "$RESULTS/cuda-build-$t.jsonl" "nkibench/$t/baseline.cu" "nkibench/$t/reference.cu" \
+        "$T/$t-reference-c.cu" $extra &
+    pids="$pids $!"
+    [ "$t" = matmul ] || { wait $pids; pids=; }
+done
+wait $pids
+
+for t in $TASKS; do
+    i=0
+    for f in baseline.cu reference.cu "reference.c (wrapped as a cuda kernel)"; do
+        i=$((i + 1))
+        out=$(line "$RESULTS/cuda-build-$t.jsonl" $i)
+        [ "$(field "$out" "r['status']")" = ok ] && [ "$(field "$out" "r['target']")" = cuda ] &&
+            [ "$(field "$out" "r['timing']['compile_ns'] > 0")" = True ]
+        ok $? "$t: $f builds and passes the cuda target's checks of what was built"
+    done
+done
+
+# every build-time cheat ends with the status its first line expects
+bad=
+i=3
+for k in $cheats; do
+    i=$((i + 1))
+    name=$(basename "$k" .cu)
+    expect=$(sed -n '1s/.*expect: \([a-z_|]*\) at build.*/\1/p' "$k")
+    out=$(line "$RESULTS/cuda-build-matmul.jsonl" $i)
+    status=$(field "$out" "r['status']" 2>/dev/null)
+    case "|$expect|" in
+        *"|$status|"*) echo "# $name: $status: $(field "$out" "r.get('reason')" | cut -c1-110)" ;;
+        *) bad="$bad $name:$status" ;;
+    esac
+done
+[ -z "$bad" ] && [ "$i" -ge 15 ]
+ok $? "every build-time cuda cheat in tests/kernels/cuda ($((i - 3))) is refused as its first line expects${bad:+ (not:$bad)}"
+
+if [ -e /dev/nvidia0 ] && [ -e /dev/nvidiactl ]; then
+    skip "without a GPU, profile --target cuda says why it cannot run" "this machine has a GPU"
+else
+    bin/accelopt profile --target cuda --task nkibench/silu --size tiny nkibench/silu/baseline.cu \
+        >"$T/nogpu.out" 2>"$T/nogpu.err"
+    rc=$?
+    [ $rc -eq 1 ] && grep -q "no NVIDIA GPU on this machine" "$T/nogpu.err" &&
+        ! bin/accelopt calibrate --target cuda 2>"$T/nocal.err" >/dev/null &&
+        grep -q "no NVIDIA GPU" "$T/nocal.err"
+    ok $? "without a GPU, profile and calibrate --target cuda exit 1 saying why (and --build-only still builds)"
+fi

@@ -1,0 +1,93 @@
+# 98-cuda-gpu.sh - the cuda target on a GPU (`make test-cuda` runs just
+# this): calibration, the three baselines measured and contained, the
+# trusted references against reference.c, and every run-time cheat of
+# tests/kernels/cuda ending as its first line expects, with an honest
+# kernel measured normally after each one that breaks its process.
+# Without a visible GPU every check is counted as skipped, never passed.
+. tests/cli/helpers.sh
+TASKS="matmul silu bmm_softmax"
+why=
+[ -x /usr/local/cuda/bin/nvcc ] || why="nvcc is absent (/usr/local/cuda/bin/nvcc)"
+{ [ -e /dev/nvidia0 ] && [ -e /dev/nvidiactl ]; } || why=${why:-"no GPU visible (/dev/nvidia0 is absent)"}
+if [ -n "$why" ]; then
+    for d in "calibrate --target cuda" "matmul baseline at tiny" "silu baseline at tiny" \
+        "bmm_softmax baseline at tiny" "matmul: reference.cu agrees with reference.c" \
+        "silu: reference.cu agrees with reference.c" "bmm_softmax: reference.cu agrees with reference.c" \
+        "run-time cheats" "an honest kernel after each broken process"; do
+        skip "cuda on a GPU: $d" "$why"
+    done
+    exit 0
+fi
+mkdir -p "$T/work"
+prof() { # prof TASK FILE OUT [options]
+    local t=$1 f=$2 o=$3
+    shift 3
+    timeout 600 bin/accelopt profile --target cuda --task "nkibench/$t" --size tiny \
+        --work-dir "$T/work" "$@" "$f" >"$o" 2>"$o.err"
+}
+
+bin/accelopt calibrate --target cuda >"$T/cal.out" 2>&1
+cal=$ACCELOPT_STATE_DIR/calibration-cuda.json
+[ -f "$cal" ] && python3 - "$cal" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+print("# %s: %.0f GB/s (%s), fp32 FMA %.1f TFLOP/s, fp32-accurate matmul %.1f TFLOP/s" % (
+    c["cpu_model"], c["bandwidth_gbs"], c["bandwidth_method"], c["vec_gflops"] / 1e3, c["fma_gflops"] / 1e3))
+sys.exit(0 if 100 < c["bandwidth_gbs"] < 20000 and c["fma_gflops"] > 1000 and c["vec_gflops"] > 1000 else 1)
+PY
+ok $? "calibrate --target cuda measures bandwidth, the FMA rate and the fp32-accurate matmul rate"
+
+for t in $TASKS; do
+    out=$RESULTS/cuda-$t-baseline.json
+    prof "$t" "nkibench/$t/baseline.cu" "$out"
+    python3 - "$out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("# %s: %s %.1f us, %.2f%% of peak, spread %.3f, sandbox %s" % (r["task"], r["status"],
+      r.get("latency_ns", 0) / 1e3, 100 * r.get("pct_of_peak", 0), r.get("spread", 0), ",".join(r.get("sandbox", []))))
+sys.exit(0 if r["status"] == "ok" and "gpu-nodes" in r["sandbox"] and r["pct_of_peak"] <= 1 else 1)
+PY
+    ok $? "$t baseline at tiny: ok, contained (gpu-nodes among its layers), under 100% of peak"
+done
+
+# the trusted GPU references against reference.c: reference.c run on the
+# host inside a cuda kernel (97-cuda-build.sh builds the same wrapper) is
+# checked by the profiler against reference.cu on every input set
+for t in $TASKS; do
+    src=$T/$t-reference-c.cu
+    sed -n '/^wrap_reference()/,/^}/p' tests/cli/97-cuda-build.sh >"$T/wrap.sh"
+    . "$T/wrap.sh"
+    wrap_reference "$t" "$src"
+    out=$RESULTS/cuda-$t-refcheck.json
+    prof "$t" "$src" "$out" --timeout 120
+    [ "$(field "$out" "r['status']")" = ok ] && [ "$(field "$out" "r['max_rel_l2'] < 1e-6")" = True ]
+    ok $? "$t: reference.cu agrees with reference.c on every input set (max rel. L2 $(field "$out" "r.get('max_rel_l2')"))"
+done
+
+honest=$RESULTS/cuda-honest.json
+prof matmul tests/kernels/cuda/honest.cu "$honest"
+bad=
+after=
+for k in tests/kernels/cuda/*.cu; do
+    grep -q '^/\* expect: [a-z_|-]* at run' "$k" || continue
+    name=$(basename "$k" .cu)
+    [ "$name" = honest ] && continue
+    expect=$(sed -n '1s/.*expect: \([a-z_|-]*\) at run.*/\1/p' "$k")
+    out=$RESULTS/cuda-adv-$name.json
+    prof matmul "$k" "$out" --timeout 10
+    status=$(field "$out" "r['status']" 2>/dev/null)
+    if [ "$expect" = ok-nogain ]; then
+        python3 -c "import json,sys; a=json.load(open(sys.argv[1])); h=json.load(open(sys.argv[2])); sys.exit(0 if a['status']=='ok' and a['latency_ns'] > 0.85*h['latency_ns'] else 1)" "$out" "$honest" &&
+            status=ok-nogain
+    fi
+    echo "# $name: $status: $(field "$out" "r.get('reason')" | cut -c1-110)"
+    case "|$expect|" in *"|$status|"*) ;; *) bad="$bad $name:$status" ;; esac
+    case $status in crash | timeout)
+        prof matmul tests/kernels/cuda/honest.cu "$T/after.json"
+        [ "$(field "$T/after.json" "r['status']")" = ok ] || after="$after $name" ;;
+    esac
+done
+[ -z "$bad" ]
+ok $? "every run-time cuda cheat ends as its first line expects${bad:+ (not:$bad)}"
+[ -z "$after" ] && [ "$(nobody_procs)" -le 0 ]
+ok $? "an honest kernel measures normally after each broken process, and nothing is left running${after:+ (not after:$after)}"

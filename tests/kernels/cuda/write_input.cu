@@ -1,0 +1,14 @@
+/* expect: rejected at run - writes to its input */
+static __global__ void mm(float *a, const float *b, float *c, int M, int K, int N)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y;
+    if (j >= N) return;
+    float s = 0;
+    for (int k = 0; k < K; k++) s += a[(long)i * K + k] * b[(long)k * N + j];
+    c[(long)i * N + j] = s;
+    if (i == 0 && j == 0) a[0] = 0;
+}
+extern "C" void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
+{
+    mm<<<dim3((N + 127) / 128, M), 128>>>((float *)lhs, rhs, out, M, K, N);
+}
