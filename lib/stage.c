@@ -72,9 +72,17 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
         s->topics[0] = s->topic;
         s->topics[1] = NULL;
         topics = s->topics;
+        /* one consumer group per target, so that a cuda profiler and a cpu
+         * one never share (or rebalance) each other's partitions; the
+         * default target keeps the plain name */
+        if (t != ao_target_default())
+            snprintf(s->group, sizeof s->group, "accelopt-%s-%s", s->name, t->name);
     }
     if ((brokers = ao_config_str(&s->cfg, "brokers"))) {
-        snprintf(group, sizeof group, "accelopt-%s", s->name);
+        if (s->group[0])
+            snprintf(group, sizeof group, "%s", s->group);
+        else
+            snprintf(group, sizeof group, "accelopt-%s", s->name);
         if (!(s->io = ao_io_kafka_new(s->name, brokers,
                                       ao_config_str(&s->cfg, "group") ? ao_config_str(&s->cfg, "group")
                                                                       : group,

@@ -25,6 +25,7 @@ struct ao_stage {
     struct ao_redis *guard_redis; /* the attempt counts (attempts.h) */
     ao_tick_fn tick;   /* set before ao_stage_run for work due by the clock */
     char topic[128];   /* a "{target}" topic, named for the stage's --target */
+    char group[128];   /* the default consumer group of a stage for another target */
     const char *topics[2];
 };
 

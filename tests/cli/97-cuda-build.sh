@@ -11,11 +11,11 @@ build() { # build TASK OUT FILE...: accelopt profile --build-only, one line per 
     local t=$1 o=$2
     shift 2
     timeout 600 bin/accelopt profile --target cuda --build-only --task "nkibench/$t" --size tiny \
-        --work-dir "$T/work-$t" "$@" >"$o" 2>"$o.err"
+        --work-dir "$T/work-$t" "$@" >"$o" 2>"$T/$(basename "$o").err"
 }
 line() { # line OUT N: the Nth result (from 1) as its own file
-    sed -n "${2}p" "$1" >"$1.$2"
-    echo "$1.$2"
+    sed -n "${2}p" "$1" >"$T/$(basename "$1").$2"
+    echo "$T/$(basename "$1").$2"
 }
 if [ ! -x "$NVCC" ]; then
     echo "# nvcc is absent ($NVCC): nothing of the cuda target can be built here"

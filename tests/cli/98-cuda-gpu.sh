@@ -23,7 +23,7 @@ prof() { # prof TASK FILE OUT [options]
     local t=$1 f=$2 o=$3
     shift 3
     timeout 600 bin/accelopt profile --target cuda --task "nkibench/$t" --size tiny \
-        --work-dir "$T/work" "$@" "$f" >"$o" 2>"$o.err"
+        --work-dir "$T/work" "$@" "$f" >"$o" 2>"$T/$(basename "$o").err"
 }
 
 bin/accelopt calibrate --target cuda >"$T/cal.out" 2>&1

@@ -10,11 +10,16 @@
 #include "prompt.h"
 #include "util.h"
 
-static char *baseline(const char *task)
+static char *baseline_ext(const char *task, const char *ext)
 {
     char path[600], err[AO_ERRLEN];
-    snprintf(path, sizeof path, "%s/nkibench/%s/baseline.c", ao_home(), task);
+    snprintf(path, sizeof path, "%s/nkibench/%s/baseline.%s", ao_home(), task, ext);
     return ao_read_file(path, NULL, err, sizeof err);
+}
+
+static char *baseline(const char *task)
+{
+    return baseline_ext(task, "c");
 }
 
 static int same_moves(const struct ao_move *a, const struct ao_move *b, int n)
@@ -40,6 +45,17 @@ int main(void)
           "matmul declares four knobs (%d)", n);
     CHECK(k[2].nvalues == 5 && !strcmp(k[2].values[k[2].cur], "64"), "BLOCK_K is 64 of 5 values");
     CHECK(k[3].nvalues == 2, "the note after the values is not a value");
+    {
+        /* the same syntax in a CUDA kernel: the builtin model tunes it too */
+        char *cu = baseline_ext("matmul", "cu"), *m2;
+        n = ao_knobs_parse(cu, k, AO_MAX_KNOBS);
+        CHECK(n == 3 && !strcmp(k[0].name, "BLOCK_X") && !strcmp(k[2].name, "UNROLL_K"),
+              "matmul's baseline.cu declares three knobs (%d)", n);
+        m2 = cu ? ao_builtin_apply(cu, "move: BLOCK_Y +1\n", 0, reason, sizeof reason) : NULL;
+        CHECK(m2 && strstr(m2, "#define BLOCK_Y 16 "), "and a move rewrites a .cu knob");
+        free(m2);
+        free(cu);
+    }
 
     /* apply: sample 0 takes the step, sample 1 one further, clamped */
     moved = ao_builtin_apply(mm, "Raise it.\nmove: BLOCK_K +1\n", 0, reason, sizeof reason);
