@@ -103,3 +103,53 @@ void ao_target_basis_version(struct ao_buf *b, const char *compiler, int last_li
     }
     free(ver);
 }
+
+/* "lhs [M, K]" */
+static void tensor_text(struct ao_buf *b, const struct ao_task *t, int i)
+{
+    ao_buf_printf(b, "%s [", t->t[i].name);
+    for (int d = 0; d < t->t[i].rank; d++)
+        ao_buf_printf(b, "%s%s", d ? ", " : "", t->dims[t->t[i].dim[d]]);
+    ao_buf_printf(b, "]");
+}
+
+void ao_target_tensors_text(const struct ao_task *t, const char *size, const long long *dims,
+                            const char *tolerance_note, struct ao_buf *b)
+{
+    ao_buf_printf(b, "Inputs (row-major float32, in this order): ");
+    for (int i = 0; i < t->ninputs; i++) {
+        ao_buf_printf(b, "%s", i ? ", " : "");
+        tensor_text(b, t, i);
+    }
+    ao_buf_printf(b, ".\nOutputs (row-major float32, written by the kernel): ");
+    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
+        ao_buf_printf(b, "%s", i > t->ninputs ? ", " : "");
+        tensor_text(b, t, i);
+    }
+    ao_buf_printf(b, ".\nSizes it is timed at (%s):", size);
+    for (int d = 0; d < t->ndims; d++)
+        ao_buf_printf(b, " %s=%lld", t->dims[d], dims[d]);
+    ao_buf_printf(b, "; correctness is also checked at one more shape it does not announce, so "
+                  "handle any size. Tolerance: relative L2 error below %g%s.\n", t->tolerance,
+                  tolerance_note);
+}
+
+int ao_target_write_stub(const struct ao_task *t, const char *dir, const char *decl,
+                         const char *stub_name, char *err, size_t errlen)
+{
+    struct ao_buf b = {0};
+    char path[800];
+    int rc = -1;
+
+    snprintf(path, sizeof path, "%s/proto.h", dir);
+    ao_buf_printf(&b, "%s%s;\n", decl, t->signature);
+    if (ao_write_file(path, b.data, b.len, err, errlen) < 0)
+        goto out;
+    b.len = 0;
+    ao_target_stub(t, decl, &b);
+    snprintf(path, sizeof path, "%s/%s", dir, stub_name);
+    rc = ao_write_file(path, b.data, b.len, err, errlen);
+out:
+    ao_buf_release(&b);
+    return rc;
+}

@@ -91,6 +91,13 @@ int ao_target_run_host(char *const argv[], char *err, size_t errlen);
  * signature: ao_call(float *const *p, const int *d).  decl prefixes the
  * kernel's declaration (e.g. extern "C"). */
 void ao_target_stub(const struct ao_task *t, const char *decl, struct ao_buf *b);
+/* For the prompts: the tensors in order with their shapes, the sizes it
+ * is timed at and the tolerance (tolerance_note follows it), appended to b. */
+void ao_target_tensors_text(const struct ao_task *t, const char *size, const long long *dims,
+                            const char *tolerance_note, struct ao_buf *b);
+/* proto.h (decl, then the task's signature) and the stub (stub_name) in dir. */
+int ao_target_write_stub(const struct ao_task *t, const char *dir, const char *decl,
+                         const char *stub_name, char *err, size_t errlen);
 /* A file's text appended to b (nothing if it cannot be read). */
 void ao_target_basis_file(struct ao_buf *b, const char *path);
 /* The first (or last) line a compiler prints for --version, appended to b. */

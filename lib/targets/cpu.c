@@ -17,35 +17,13 @@
 
 static const char *const cpu_tags[] = {"", "c", "c11", "c99", "c17", "h", "cpp", "c++", "cc", NULL};
 
-/* "lhs [M, K]" */
-static void tensor_text(struct ao_buf *b, const struct ao_task *t, int i)
-{
-    ao_buf_printf(b, "%s [", t->t[i].name);
-    for (int d = 0; d < t->t[i].rank; d++)
-        ao_buf_printf(b, "%s%s", d ? ", " : "", t->dims[t->t[i].dim[d]]);
-    ao_buf_printf(b, "]");
-}
-
 /* The C prototype, then the tensors in the order the kernel takes them:
  * host pointers to row-major float32 arrays, then the sizes as int. */
 static void cpu_convention(const struct ao_task *t, const char *size, const long long *dims,
                            struct ao_buf *b)
 {
-    ao_buf_printf(b, "%s;\n\nInputs (row-major float32, in this order): ", t->signature);
-    for (int i = 0; i < t->ninputs; i++) {
-        ao_buf_printf(b, "%s", i ? ", " : "");
-        tensor_text(b, t, i);
-    }
-    ao_buf_printf(b, ".\nOutputs (row-major float32, written by the kernel): ");
-    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
-        ao_buf_printf(b, "%s", i > t->ninputs ? ", " : "");
-        tensor_text(b, t, i);
-    }
-    ao_buf_printf(b, ".\nSizes it is timed at (%s):", size);
-    for (int d = 0; d < t->ndims; d++)
-        ao_buf_printf(b, " %s=%lld", t->dims[d], dims[d]);
-    ao_buf_printf(b, "; correctness is also checked at one more shape it does not announce, so "
-                  "handle any size. Tolerance: relative L2 error below %g.\n", t->tolerance);
+    ao_buf_printf(b, "%s;\n\n", t->signature);
+    ao_target_tensors_text(t, size, dims, "", b);
     ao_buf_printf(b, "Compiled with: %s\n", ao_target_cpu.compiler);
 }
 
@@ -154,32 +132,22 @@ static int preprocessed_check(const char *text, char *reason, size_t len)
 /* runner.o and stub.o for a task: trusted code, compiled once on the host */
 static int cpu_harness(const struct ao_task *t, const char *dir, char *err, size_t errlen)
 {
-    struct ao_buf b = {0};
-    char path[800], inc[700], src[700], obj[800], stub[800], stubo[800];
+    char inc[700], src[700], obj[800], stub[800], stubo[800];
     char *cc_runner[] = {(char *)AO_CPU_CC, (char *)"-O2", (char *)"-std=gnu11", inc,
                          (char *)"-c", src, (char *)"-o", obj, NULL};
     char *cc_stub[] = {(char *)AO_CPU_CC, (char *)"-O2", (char *)"-std=gnu11", (char *)"-c",
                        stub, (char *)"-o", stubo, NULL};
-    int rc = -1;
 
-    snprintf(path, sizeof path, "%s/proto.h", dir);
-    ao_buf_printf(&b, "%s;\n", t->signature);
-    if (ao_write_file(path, b.data, b.len, err, errlen) < 0)
-        goto out;
-    b.len = 0;
-    ao_target_stub(t, "", &b);
+    if (ao_target_write_stub(t, dir, "", "stub.c", err, errlen) < 0)
+        return -1;
     snprintf(stub, sizeof stub, "%s/stub.c", dir);
-    if (ao_write_file(stub, b.data, b.len, err, errlen) < 0)
-        goto out;
     snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
     snprintf(src, sizeof src, "%s/nkibench/harness/cpu/runner.c", ao_home());
     snprintf(obj, sizeof obj, "%s/runner.o", dir);
     snprintf(stubo, sizeof stubo, "%s/stub.o", dir);
-    rc = ao_target_run_host(cc_runner, err, errlen) < 0 || ao_target_run_host(cc_stub, err, errlen) < 0
-             ? -1 : 0;
-out:
-    ao_buf_release(&b);
-    return rc;
+    return ao_target_run_host(cc_runner, err, errlen) < 0 ||
+                   ao_target_run_host(cc_stub, err, errlen) < 0
+               ? -1 : 0;
 }
 
 static const char *const cpu_harness_files[] = {"proto.h", "runner.o", "stub.o", NULL};

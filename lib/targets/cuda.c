@@ -60,37 +60,14 @@ static const char *cuda_arch(void)
     return arch;
 }
 
-/* "lhs [M, K]" */
-static void tensor_text(struct ao_buf *b, const struct ao_task *t, int i)
-{
-    ao_buf_printf(b, "%s [", t->t[i].name);
-    for (int d = 0; d < t->t[i].rank; d++)
-        ao_buf_printf(b, "%s%s", d ? ", " : "", t->dims[t->t[i].dim[d]]);
-    ao_buf_printf(b, "]");
-}
-
 static void cuda_convention(const struct ao_task *t, const char *size, const long long *dims,
                             struct ao_buf *b)
 {
     ao_buf_printf(b, "extern \"C\" %s;\n\nA host function: every pointer is a device pointer. "
                   "Launch your kernels on the default stream (no streams, graphs or threads); "
                   "the call is timed to a device-wide synchronize, with the L2 cache flushed "
-                  "before it.\nInputs (row-major float32, in this order): ", t->signature);
-    for (int i = 0; i < t->ninputs; i++) {
-        ao_buf_printf(b, "%s", i ? ", " : "");
-        tensor_text(b, t, i);
-    }
-    ao_buf_printf(b, ".\nOutputs (row-major float32, written by the kernel): ");
-    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
-        ao_buf_printf(b, "%s", i > t->ninputs ? ", " : "");
-        tensor_text(b, t, i);
-    }
-    ao_buf_printf(b, ".\nSizes it is timed at (%s):", size);
-    for (int d = 0; d < t->ndims; d++)
-        ao_buf_printf(b, " %s=%lld", t->dims[d], dims[d]);
-    ao_buf_printf(b, "; correctness is also checked at one more shape it does not announce, so "
-                  "handle any size. Tolerance: relative L2 error below %g (TF32 or half "
-                  "precision alone will not meet it).\n", t->tolerance);
+                  "before it.\n", t->signature);
+    ao_target_tensors_text(t, size, dims, " (TF32 or half precision alone will not meet it)", b);
     ao_buf_printf(b, "Compiled with: %s -arch=%s\n", ao_target_cuda.compiler, cuda_arch());
 }
 
@@ -129,29 +106,18 @@ static int nvcc_host(char *const *args, char *err, size_t errlen)
 /* runner.o and stub.o for a task: trusted code, compiled once on the host */
 static int cuda_harness(const struct ao_task *t, const char *dir, char *err, size_t errlen)
 {
-    struct ao_buf b = {0};
-    char path[800], inc[700], src[700], obj[800], stub[800], stubo[800];
+    char inc[700], src[700], obj[800], stub[800], stubo[800];
     char *runner[] = {inc, (char *)"-c", src, (char *)"-o", obj, NULL};
     char *stubc[] = {(char *)"-c", stub, (char *)"-o", stubo, NULL};
-    int rc = -1;
 
-    snprintf(path, sizeof path, "%s/proto.h", dir);
-    ao_buf_printf(&b, "extern \"C\" %s;\n", t->signature);
-    if (ao_write_file(path, b.data, b.len, err, errlen) < 0)
-        goto out;
-    b.len = 0;
-    ao_target_stub(t, "extern \"C\" ", &b);
+    if (ao_target_write_stub(t, dir, "extern \"C\" ", "stub.cu", err, errlen) < 0)
+        return -1;
     snprintf(stub, sizeof stub, "%s/stub.cu", dir);
-    if (ao_write_file(stub, b.data, b.len, err, errlen) < 0)
-        goto out;
     snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
     snprintf(src, sizeof src, "%s/nkibench/harness/cuda/runner.cu", ao_home());
     snprintf(obj, sizeof obj, "%s/runner.o", dir);
     snprintf(stubo, sizeof stubo, "%s/stub.o", dir);
-    rc = nvcc_host(runner, err, errlen) < 0 || nvcc_host(stubc, err, errlen) < 0 ? -1 : 0;
-out:
-    ao_buf_release(&b);
-    return rc;
+    return nvcc_host(runner, err, errlen) < 0 || nvcc_host(stubc, err, errlen) < 0 ? -1 : 0;
 }
 
 static const char *const cuda_harness_files[] = {"proto.h", "runner.o", "stub.o", NULL};
@@ -332,6 +298,36 @@ static void cuda_basis(struct ao_buf *b)
     ao_target_basis_file(b, path);
 }
 
+/* Build nkibench/harness/cuda/<name>.cu (trusted, with cuBLAS) on the host,
+ * run it with up to three arguments, and parse the JSON object it prints.
+ * NULL + err (what it printed, if it failed). */
+static cJSON *run_tool(const char *name, const char *a1, const char *a2, const char *a3,
+                       char *err, size_t errlen)
+{
+    char dir[] = "/tmp/accelopt-cuda-XXXXXX", src[700], exe[700], *out = NULL;
+    char *build[] = {src, (char *)"-o", exe, (char *)"-lcublas", (char *)"-Xlinker",
+                     (char *)"-rpath=" CUDA_HOME "/lib64", NULL};
+    char *run[] = {exe, (char *)a1, (char *)a2, (char *)a3, NULL};
+    cJSON *j = NULL;
+    int st = 0;
+
+    if (cuda_available(err, errlen) < 0)
+        return NULL;
+    if (!mkdtemp(dir)) {
+        snprintf(err, errlen, "cannot create a temporary directory: %s", strerror(errno));
+        return NULL;
+    }
+    snprintf(src, sizeof src, "%s/nkibench/harness/cuda/%s.cu", ao_home(), name);
+    snprintf(exe, sizeof exe, "%s/%s", dir, name);
+    if (nvcc_host(build, err, errlen) == 0 && ao_spawn(run, NULL, &out, 4096, &st, err, errlen) == 0 &&
+        (st != 0 || !(j = cJSON_Parse(out))))
+        snprintf(err, errlen, "%s failed: %.300s", name, out ? out : "");
+    free(out);
+    unlink(exe);
+    rmdir(dir);
+    return j;
+}
+
 /* The peaks (harness/cuda/peak.cu, trusted, run on the host): the best
  * HBM bandwidth of a copy kernel, a read kernel and cudaMemcpy; the fp32
  * FMA rate; and the best fp32-accurate matmul rate, which is the higher of
@@ -340,30 +336,14 @@ static void cuda_basis(struct ao_buf *b)
 static int cuda_calibrate(const char *path, int bw_mib, struct ao_calib *c, char *err,
                           size_t errlen)
 {
-    char dir[] = "/tmp/accelopt-calib-XXXXXX", src[700], exe[700], mib[32], flags[128];
-    char *build[] = {src, (char *)"-o", exe, (char *)"-lcublas", (char *)"-Xlinker",
-                     (char *)"-rpath=" CUDA_HOME "/lib64", NULL}, *out = NULL;
-    char *run[] = {exe, mib, NULL};
-    cJSON *j = NULL;
-    int st = 0, rc = -1;
+    char mib[32], flags[128];
+    cJSON *j;
+    int rc = -1;
 
     memset(c, 0, sizeof *c);
-    if (cuda_available(err, errlen) < 0)
-        return -1;
-    if (!mkdtemp(dir)) {
-        snprintf(err, errlen, "cannot create a temporary directory: %s", strerror(errno));
-        return -1;
-    }
-    snprintf(src, sizeof src, "%s/nkibench/harness/cuda/peak.cu", ao_home());
-    snprintf(exe, sizeof exe, "%s/peak", dir);
     snprintf(mib, sizeof mib, "%d", bw_mib < 1024 ? 1024 : bw_mib); /* far past the L2 */
-    if (nvcc_host(build, err, errlen) < 0 ||
-        ao_spawn(run, NULL, &out, 4096, &st, err, errlen) < 0)
-        goto out;
-    if (st != 0 || !(j = cJSON_Parse(out))) {
-        snprintf(err, errlen, "the GPU peak benchmark failed: %.300s", out ? out : "");
-        goto out;
-    }
+    if (!(j = run_tool("peak", mib, NULL, NULL, err, errlen)))
+        return -1;
     {
         const cJSON *v;
 #define NUM(key, dst) \
@@ -390,12 +370,9 @@ static int cuda_calibrate(const char *path, int bw_mib, struct ao_calib *c, char
     rc = ao_calib_store(path, "cuda", c, err, errlen);
     goto out;
 bad:
-    snprintf(err, errlen, "the GPU peak benchmark printed no usable figures: %.300s", out);
+    snprintf(err, errlen, "the GPU peak benchmark printed no usable figures");
 out:
     cJSON_Delete(j);
-    free(out);
-    unlink(exe);
-    rmdir(dir);
     return rc;
 }
 
@@ -404,34 +381,19 @@ out:
 static int cuda_vendor_sgemm(int M, int K, int N, int cpu, const char *variant,
                              struct ao_vendor_result *r, char *err, size_t errlen)
 {
-    char dir[] = "/tmp/accelopt-sgemm-XXXXXX", src[700], exe[700], m[16], k[16], n[16];
-    char *build[] = {src, (char *)"-o", exe, (char *)"-lcublas",
-                     (char *)"-Xlinker", (char *)"-rpath=" CUDA_HOME "/lib64", NULL};
-    char *run[] = {exe, m, k, n, NULL}, *out = NULL;
-    cJSON *j = NULL;
+    char m[16], k[16], n[16];
+    cJSON *j;
     const cJSON *v;
-    int st = 0, rc = -1;
+    int rc = -1;
 
     (void)cpu;
     (void)variant;
     memset(r, 0, sizeof *r);
-    if (cuda_available(err, errlen) < 0)
-        return -1;
-    if (!mkdtemp(dir)) {
-        snprintf(err, errlen, "cannot create a temporary directory: %s", strerror(errno));
-        return -1;
-    }
-    snprintf(src, sizeof src, "%s/nkibench/harness/cuda/sgemm.cu", ao_home());
-    snprintf(exe, sizeof exe, "%s/sgemm", dir);
     snprintf(m, sizeof m, "%d", M);
     snprintf(k, sizeof k, "%d", K);
     snprintf(n, sizeof n, "%d", N);
-    if (nvcc_host(build, err, errlen) < 0 || ao_spawn(run, NULL, &out, 4096, &st, err, errlen) < 0)
-        goto out;
-    if (st != 0 || !(j = cJSON_Parse(out))) {
-        snprintf(err, errlen, "cuBLAS sgemm failed: %.300s", out ? out : "");
-        goto out;
-    }
+    if (!(j = run_tool("sgemm", m, k, n, err, errlen)))
+        return -1;
 #define GET(key) (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, key)) ? v->valuedouble : NAN)
     snprintf(r->core, sizeof r->core, "cublas");
     r->M = M, r->K = K, r->N = N;
@@ -442,16 +404,12 @@ static int cuda_vendor_sgemm(int M, int K, int N, int cpu, const char *variant,
     r->gflops = GET("gflops");
     r->max_rel_err = GET("max_rel_err");
 #undef GET
-    if (!(r->median_ns > 0) || !(r->max_rel_err < 1e-4)) {
-        snprintf(err, errlen, "cuBLAS sgemm gave no time or a wrong product: %.300s", out);
-        goto out;
-    }
-    rc = 0;
-out:
+    if (!(r->median_ns > 0) || !(r->max_rel_err < 1e-4))
+        snprintf(err, errlen, "cuBLAS sgemm gave no time or a wrong product (max rel. error %g)",
+                 r->max_rel_err);
+    else
+        rc = 0;
     cJSON_Delete(j);
-    free(out);
-    unlink(exe);
-    rmdir(dir);
     return rc;
 }
 
