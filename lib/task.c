@@ -277,20 +277,24 @@ static void derive_signature(const struct ao_task *t, char *buf, size_t n)
 }
 
 /* A task's identity: the hashes of the files that decide what is measured
- * and what is correct (its spec and its reference), so two machines can
- * show they hold the same task. */
+ * and what is correct (its spec and its references: reference.c, and the
+ * other targets' trusted references where it has them), so two machines
+ * can show they hold the same task. */
 static void task_hash(struct ao_task *t, const char *spec)
 {
+    static const char *const refs[] = {"reference.c", "reference.cu", NULL};
     char path[600], e[AO_ERRLEN], hex[65], *ref;
     struct ao_buf b = {0};
 
     ao_sha256_hex(spec, strlen(spec), hex);
     ao_buf_printf(&b, "task.json %s\n", hex);
-    snprintf(path, sizeof path, "%s/reference.c", t->dir);
-    if ((ref = ao_read_file(path, NULL, e, sizeof e))) {
-        ao_sha256_hex(ref, strlen(ref), hex);
-        ao_buf_printf(&b, "reference.c %s\n", hex);
-        free(ref);
+    for (int i = 0; refs[i]; i++) {
+        snprintf(path, sizeof path, "%s/%s", t->dir, refs[i]);
+        if ((ref = ao_read_file(path, NULL, e, sizeof e))) {
+            ao_sha256_hex(ref, strlen(ref), hex);
+            ao_buf_printf(&b, "%s %s\n", refs[i], hex);
+            free(ref);
+        }
     }
     ao_sha256_hex(b.data ? b.data : "", b.len, t->sha256);
     ao_buf_release(&b);
@@ -591,7 +595,7 @@ int ao_task_same(const struct ao_task *t, const char *sha256, char *err, size_t 
     if (!sha256 || strcmp(sha256, t->sha256) == 0)
         return 0;
     snprintf(err, errlen, "task %s differs: the sender has %.64s, this machine has %s in %s "
-             "(the hash of task.json and reference.c); install the same task on both",
+             "(the hash of task.json and its references); install the same task on both",
              t->name, sha256, t->sha256, t->dir);
     return -1;
 }

@@ -4,11 +4,17 @@
     msgs.py plan TASK TEXT [SOURCE] [CONFIG-JSON]
     msgs.py pair TASK SLOW FAST SPEEDUP DIRECTION ID [CONFIG-JSON]
     msgs.py knob SOURCE NAME VALUE       (the source with one knob set)
+
+ACCELOPT_MSG_TARGET=cuda makes the messages a cuda run's (baseline.cu).
 """
 import hashlib
 import json
+import os
 import re
 import sys
+
+TARGET = os.environ.get("ACCELOPT_MSG_TARGET", "cpu")
+EXT = {"cpu": "c", "cuda": "cu"}[TARGET]
 
 
 def sha(s):
@@ -16,11 +22,11 @@ def sha(s):
 
 
 def env(t, i, task, it=1):
-    return {"type": t, "v": 1, "id": i, "run": "run-t", "task": task, "target": "cpu", "iter": it}
+    return {"type": t, "v": 1, "id": i, "run": "run-t", "task": task, "target": TARGET, "iter": it}
 
 
 def src(task, path=None):
-    return open(path or "nkibench/%s/baseline.c" % task).read()
+    return open(path or "nkibench/%s/baseline.%s" % (task, EXT)).read()
 
 
 def arg(i, default=None):

@@ -101,14 +101,15 @@ grep -q "Experience 1: Tile the reduction loop to keep the rhs panel in L1" "$T/
 ok $? "the planner's system prompt holds the memory"
 [ -n "$item_id" ] && [ "$(field "$T/m-plan.jsonl" "r['memory_seen']")" = "['$item_id']" ]; ok $? "and the plan records the items it saw"
 # --- golden prompts (ACCELOPT_UPDATE_GOLDEN=1 rewrites them) --------------
-golden() { # golden ROLE LOG
-    local role=$1 log=$2 part i=0 bad=0
+golden() { # golden ROLE LOG [DIR]
+    local role=$1 log=$2 dir=${3:-tests/golden/prompts} part i=0 bad=0
     for part in system user; do
         jl "$log" -1 "r['messages'][$i]['content']" >"$T/$role.$part.txt"
         if [ -n "${ACCELOPT_UPDATE_GOLDEN:-}" ]; then
-            cp "$T/$role.$part.txt" "tests/golden/prompts/$role.$part.txt"
+            mkdir -p "$dir"
+            cp "$T/$role.$part.txt" "$dir/$role.$part.txt"
         fi
-        diff -u "tests/golden/prompts/$role.$part.txt" "$T/$role.$part.txt" >&2 || bad=1
+        diff -u "$dir/$role.$part.txt" "$T/$role.$part.txt" >&2 || bad=1
         i=1
     done
     return $bad
@@ -156,6 +157,17 @@ awk '/^The slow kernel/,/^The fast kernel/' "$T/regr-user.txt" | grep -qx "laten
     [ "$(grep -c "^t_memory_ns: 42000$" "$T/regr-user.txt")" -eq 2 ] &&
     grep -q "which is 1.300x slower (give or take 3%)" "$T/regr-user.txt"
 ok $? "the summarizer sees both kernels' profiles and the speedup's uncertainty"
+# the cuda target's prompts (prompts/cuda): a cuda run's candidate and plan
+start_llm cplan '{"*": [{"content": "Tile the k loop in shared memory."}]}'
+ACCELOPT_MSG_TARGET=cuda $M tests/msgs.py candidate matmul - '{"plans": 1}' |
+    ACCELOPT_CUDA_ARCH=sm_90a ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner >"$T/cplan.jsonl" 2>/dev/null
+golden planner "$LLM_LOG" tests/golden/prompts-cuda; ok $? "cuda planner prompts match tests/golden/prompts-cuda"
+start_llm cexec '{"*": [{"content": "```cuda\nextern \"C\" void kernel(void) {}\n```"}]}'
+ACCELOPT_MSG_TARGET=cuda $M tests/msgs.py plan matmul "Tile the k loop in shared memory." - '{"samples": 1}' |
+    ACCELOPT_CUDA_ARCH=sm_90a ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor >"$T/cexec.jsonl" 2>/dev/null
+golden executor "$LLM_LOG" tests/golden/prompts-cuda
+[ $? -eq 0 ] && [ "$(field "$T/cexec.jsonl" "r['target'] + ' ' + r['source'][:10]")" = 'cuda extern "C"' ]
+ok $? "cuda executor prompts match, and a cuda-tagged block is the kernel of a cuda run"
 mkdir -p "$T/badprompts/cpu"
 cp prompts/cpu/* "$T/badprompts/cpu/"
 sed -i 's/{{memory}}//' "$T/badprompts/cpu/planner.system.txt"
