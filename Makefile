@@ -124,11 +124,17 @@ test-cuda: all
 
 # The main job: optimize a few tasks end to end with the builtin model (or
 # the LLM agents when ACCELOPT_LLM_URL is set).
+# TARGET=cuda runs the tasks that have a baseline.cu, on this machine's GPU.
+TARGET ?= cpu
+ifeq ($(TARGET),cuda)
+TASKS ?= matmul silu bmm_softmax
+else
 TASKS ?= matmul bmm lora
+endif
 SIZE  ?= tiny
 ITERS ?= 4
 run: all
-	$(Q)bin/accelopt run $(TASKS) --size $(SIZE) --iters $(ITERS)
+	$(Q)bin/accelopt run $(TASKS) --size $(SIZE) --iters $(ITERS) --target $(TARGET)
 
 # ---- install ----------------------------------------------------------------
 # PREFIX/bin: the executables; PREFIX/share/accelopt: what they read at run

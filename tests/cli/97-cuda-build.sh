@@ -1,12 +1,13 @@
 # 97-cuda-build.sh - the cuda target where only nvcc is (CI has no GPU):
-# every cuda baseline and trusted reference builds and passes the target's
+# every task's cuda baseline and trusted reference (all fourteen) builds
+# and passes the target's
 # checks of what was built; every cheat of tests/kernels/cuda that the
 # build can refuse is refused, with the reason; reference.c, wrapped as a
 # cuda kernel (what 98-cuda-gpu.sh checks reference.cu against), builds;
 # and without a GPU, profiling and calibrating say why they cannot.
 . tests/cli/helpers.sh
 NVCC=/usr/local/cuda/bin/nvcc
-TASKS="matmul silu bmm_softmax"
+TASKS=$(for d in nkibench/*/baseline.cu; do basename "$(dirname "$d")"; done)
 build() { # build TASK OUT FILE...: accelopt profile --build-only, one line per file
     local t=$1 o=$2
     shift 2
@@ -19,10 +20,10 @@ line() { # line OUT N: the Nth result (from 1) as its own file
 }
 if [ ! -x "$NVCC" ]; then
     echo "# nvcc is absent ($NVCC): nothing of the cuda target can be built here"
-    for _ in $(seq 11); do skip "cuda build checks" "nvcc is absent ($NVCC)"; done
+    for _ in $(seq 35); do skip "cuda build checks" "nvcc is absent ($NVCC)"; done
     exit 0
 fi
-mkdir -p "$T/work-matmul" "$T/work-silu" "$T/work-bmm_softmax"
+for t in $TASKS; do mkdir -p "$T/work-$t"; done
 
 # reference.c inside a cuda kernel: copies the inputs to the host, runs the
 # cpu reference there, copies its output back (98-cuda-gpu.sh measures it
@@ -33,7 +34,7 @@ import json, re, sys
 t = json.load(open(sys.argv[1]))
 src = open(sys.argv[2]).read()
 src = re.sub(r'\bvoid kernel\(', 'static void cpu_reference(', src)
-src = re.sub(r'(\w+) \*(\w+) = malloc\(', r'\1 *\2 = (\1 *)malloc(', src)  # C++ casts
+src = re.sub(r'malloc\(sizeof\((\w+)\)', r'(\1 *)malloc(sizeof(\1)', src)  # C++ casts
 ins, outs = t["inputs"], t["outputs"]
 dims = list(t["dims"])
 def count(x):
@@ -57,28 +58,44 @@ cheats=
 for k in tests/kernels/cuda/*.cu; do
     grep -q '^/\* expect: [a-z_|]* at build' "$k" && cheats="$cheats $k"
 done
-# two streams at once (nvcc takes seconds a file): the cheats, and the
-# three tasks' own files
+# two streams at once (nvcc takes seconds a file): the cheats and the
+# first tasks' own files, and the other tasks' files
+WRAPPED="matmul silu bmm_softmax" # (98-cuda-gpu.sh wraps every task's on a GPU)
+own() { # own TASK...: each task's baseline and reference (and wrapped reference.c)
+    local t w
+    for t in "$@"; do
+        w=
+        case " $WRAPPED " in *" $t "*)
+            wrap_reference "$t" "$T/$t-reference-c.cu"
+            w=$T/$t-reference-c.cu ;;
+        esac
+        # shellcheck disable=SC2086
+        build "$t" "$RESULTS/cuda-build-$t.jsonl" "nkibench/$t/baseline.cu" \
+            "nkibench/$t/reference.cu" $w
+    done
+}
+set -- $TASKS
+first="$1 $2 $3 $4"
+shift 4 # the rest: ten tasks, with the three wrapped references
 # shellcheck disable=SC2086
-build matmul "$RESULTS/cuda-cheats.jsonl" $cheats &
+{ build matmul "$RESULTS/cuda-cheats.jsonl" $cheats; own $first; } &
 pid=$!
-for t in $TASKS; do
-    wrap_reference "$t" "$T/$t-reference-c.cu"
-    build "$t" "$RESULTS/cuda-build-$t.jsonl" "nkibench/$t/baseline.cu" "nkibench/$t/reference.cu" \
-        "$T/$t-reference-c.cu"
-done
+own "$@"
 wait $pid
 
 for t in $TASKS; do
     i=0
     for f in baseline.cu reference.cu "reference.c (wrapped as a cuda kernel)"; do
         i=$((i + 1))
+        [ $i -eq 3 ] && case " $WRAPPED " in *" $t "*) ;; *) continue ;; esac
         out=$(line "$RESULTS/cuda-build-$t.jsonl" $i)
         [ "$(field "$out" "r['status']")" = ok ] && [ "$(field "$out" "r['target']")" = cuda ] &&
             [ "$(field "$out" "r['timing']['compile_ns'] > 0")" = True ]
         ok $? "$t: $f builds and passes the cuda target's checks of what was built"
     done
 done
+[ "$(echo $TASKS | wc -w)" -eq 14 ]
+ok $? "all fourteen tasks have a baseline.cu and a reference.cu"
 
 # every build-time cheat ends with the status its first line expects
 bad=

@@ -1,21 +1,22 @@
 # 98-cuda-gpu.sh - the cuda target on a GPU (`make test-cuda` runs just
-# this): calibration, the three baselines measured and contained, the
+# this): calibration, every task's baseline measured and contained, the
 # trusted references against reference.c, and every run-time cheat of
 # tests/kernels/cuda ending as its first line expects, with an honest
 # kernel measured normally after each one that breaks its process.
 # Without a visible GPU every check is counted as skipped, never passed.
 . tests/cli/helpers.sh
-TASKS="matmul silu bmm_softmax"
+TASKS=$(for d in nkibench/*/baseline.cu; do basename "$(dirname "$d")"; done)
 why=
 [ -x /usr/local/cuda/bin/nvcc ] || why="nvcc is absent (/usr/local/cuda/bin/nvcc)"
 { [ -e /dev/nvidia0 ] && [ -e /dev/nvidiactl ]; } || why=${why:-"no GPU visible (/dev/nvidia0 is absent)"}
 if [ -n "$why" ]; then
-    for d in "calibrate --target cuda" "matmul baseline at tiny" "silu baseline at tiny" \
-        "bmm_softmax baseline at tiny" "matmul: reference.cu agrees with reference.c" \
-        "silu: reference.cu agrees with reference.c" "bmm_softmax: reference.cu agrees with reference.c" \
-        "run-time cheats" "an honest kernel after each broken process"; do
-        skip "cuda on a GPU: $d" "$why"
+    skip "cuda on a GPU: calibrate --target cuda" "$why"
+    for t in $TASKS; do
+        skip "cuda on a GPU: $t baseline at tiny" "$why"
+        skip "cuda on a GPU: $t: reference.cu agrees with reference.c" "$why"
     done
+    skip "cuda on a GPU: run-time cheats" "$why"
+    skip "cuda on a GPU: an honest kernel after each broken process" "$why"
     exit 0
 fi
 mkdir -p "$T/work"

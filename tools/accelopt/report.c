@@ -189,7 +189,7 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
             rc = -1;
         }
         if (rc == 0 && best && ao_json_str(best, "source", NULL)) {
-            snprintf(path, sizeof path, "%s/%s/best.c", dir, t[i].task);
+            snprintf(path, sizeof path, "%s/%s/best.%s", dir, t[i].task, t[i].ext[0] ? t[i].ext : "c");
             const char *src = ao_json_str(best, "source", NULL);
             rc = ao_write_file(path, src, strlen(src), err, errlen);
         }

@@ -10,6 +10,7 @@
 
 struct run_task {
     char task[64];
+    char ext[8];   /* the target's kernel file extension: best.<ext> */
     char run[200]; /* the run id: the Kafka key and the redis run:<id> */
     char spec[512];  /* the task's directory */
     cJSON *done;   /* the done message, once it came */

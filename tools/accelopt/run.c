@@ -37,7 +37,7 @@
 
 /* What a run is asked to do: `run` and `submit` alike. */
 #define RUN_CONFIG_OPTIONS                                                                     \
-    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target the kernels are for (built in: cpu)"},    \
+    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target the kernels are for (built in: cpu, cuda)"},    \
     {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},             \
     {"iters", 't', AO_OPT_INT, "4", "T", "iterations per task"},                                   \
     {"beam", 'b', AO_OPT_INT, "2", "B", "kernels kept per iteration"},                             \
@@ -124,6 +124,10 @@ static int resolve_tasks(struct run *R, char *err, size_t errlen)
             return -1;
         snprintf(R->t[R->n].spec, sizeof R->t[R->n].spec, "%s", task.dir);
         snprintf(R->t[R->n].task, sizeof R->t[R->n].task, "%s", task.name);
+        {
+            const struct ao_target *tg = ao_target_find(ao_config_str(&R->c, "target"));
+            snprintf(R->t[R->n].ext, sizeof R->t[R->n].ext, "%s", tg ? tg->ext : "c");
+        }
         snprintf(R->t[R->n].run, sizeof R->t[R->n].run, "%s-%s", R->id, task.name);
         for (int j = 0; j < R->n; j++)
             if (strcmp(R->t[j].run, R->t[R->n].run) == 0)
