@@ -31,7 +31,7 @@
 
 static const char *const cuda_tags[] = {"", "cuda", "cu", "cpp", "c++", "cc", NULL};
 
-/* The GPU's architecture for -arch: ACCELOPT_CUDA_ARCH, else what
+/* The GPU's architecture: ACCELOPT_CUDA_ARCH (sm_NN[a]), else what
  * nvidia-smi says of GPU 0 (compute capability 9.0 is sm_90a, so kernels
  * may use wgmma and TMA), else sm_90a (the H100 this target is built for). */
 static const char *cuda_arch(void)
@@ -45,8 +45,9 @@ static const char *cuda_arch(void)
 
     if (arch[0])
         return arch;
-    if (env && *env && strlen(env) < 16 && strspn(env, "abcdefghijklmnopqrstuvwxyz0123456789_") ==
-                                               strlen(env)) {
+    /* it reaches the build's shell command: sm_ and [a-z0-9_] only */
+    if (env && strncmp(env, "sm_", 3) == 0 && strlen(env) > 3 && strlen(env) < 16 &&
+        strspn(env, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(env)) {
         snprintf(arch, sizeof arch, "%s", env);
         return arch;
     }
