@@ -1103,6 +1103,8 @@ static const char *verdict_basis(const struct ao_target *tg)
     tg->basis(&b);
     snprintf(path, sizeof path, "%s/lib/runner_proto.h", ao_home());
     ao_target_basis_file(&b, path);
+    snprintf(path, sizeof path, "%s/nkibench/harness/runner_side.h", ao_home());
+    ao_target_basis_file(&b, path);
     if (i == sizeof done / sizeof done[0])
         i = 0; /* more targets than slots: recompute from then on */
     ao_sha256_hex(b.data ? b.data : "", b.len, done[i].hex);

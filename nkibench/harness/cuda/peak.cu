@@ -16,16 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define RUNS 7
+#include "check.cuh"
 
-#define CHECK(x)                                                                  \
-    do {                                                                          \
-        cudaError_t e_ = (x);                                                     \
-        if (e_ != cudaSuccess) {                                                  \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));              \
-            exit(1);                                                              \
-        }                                                                         \
-    } while (0)
+#define RUNS 7
 
 static __global__ void copy4(const float4 *__restrict__ a, float4 *__restrict__ b, size_t n)
 {

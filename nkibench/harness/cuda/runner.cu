@@ -18,46 +18,15 @@
  * error ends the process with AO_RUN_EXIT_DEVICE and the error's name on
  * stderr: a sticky error dies with it, and the next kernel starts clean. */
 #include <cuda_runtime.h>
-#include <linux/filter.h>
-#include <linux/futex.h>
-#include <linux/seccomp.h>
-#include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "runner_proto.h"
+#include "../runner_side.h"
 
 /* generated per task: calls kernel() with the task's signature */
 extern "C" void ao_call(float *const *p, const int *dims);
 
-static struct ao_run_hdr *hdr;
-
 static __global__ void ao_empty(void)
 {
-}
-
-static void on_sigsys(int sig, siginfo_t *si, void *uc)
-{
-    (void)sig;
-    (void)uc;
-    hdr->bad_syscall = si->si_syscall;
-    syscall(SYS_exit_group, AO_RUN_EXIT_SYSCALL);
-}
-
-static void futex_wait(volatile uint64_t *addr, uint64_t val)
-{
-    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT, (uint32_t)val, NULL, NULL, 0);
-}
-
-static void futex_wake(volatile uint64_t *addr)
-{
-    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 /* A CUDA error ends the process: its name for the profiler to quote. */
@@ -72,34 +41,15 @@ static void check(cudaError_t e, const char *what)
 
 int main(int argc, char **argv)
 {
-    struct sock_fprog prog;
-    struct sigaction sa;
     uint64_t size, seq = 0;
-    int nptrs, l2 = 0;
-    char *base, *dev = NULL;
+    int nptrs, l2 = 0, code;
+    char *base = ao_runner_attach(argc, argv, &size, &nptrs, &code), *dev = NULL;
     void *flush = NULL;
     size_t flush_bytes;
     cudaEvent_t ev0, ev1;
 
-    if (argc != 3)
-        return 120;
-    size = strtoull(argv[1], NULL, 10);
-    nptrs = atoi(argv[2]);
-    if (nptrs < 1 || nptrs > AO_RUN_MAX_PTRS || size <= AO_RUN_DATA_OFFSET)
-        return 120;
-    base = (char *)mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0);
-    if (base == MAP_FAILED)
-        return 121;
-    close(3);
-    hdr = (struct ao_run_hdr *)base;
-    if (hdr->magic != AO_RUN_MAGIC || hdr->total_size != size || hdr->bpf_len == 0 ||
-        hdr->bpf_len > AO_RUN_BPF_MAX)
-        return 122;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sigsys;
-    sa.sa_flags = SA_SIGINFO;
-    if (sigaction(SIGSYS, &sa, NULL) < 0)
-        return 123;
+    if (!base)
+        return code;
     /* the driver up before the filter: context, buffers, a first launch */
     check(cudaSetDevice(0), "selecting the GPU");
     check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "reading the L2 size");
@@ -111,33 +61,21 @@ int main(int argc, char **argv)
     ao_empty<<<1, 1>>>();
     check(cudaGetLastError(), "launching the empty kernel");
     check(cudaDeviceSynchronize(), "starting the GPU");
-    prog.len = (unsigned short)(hdr->bpf_len / sizeof(struct sock_filter));
-    prog.filter = (struct sock_filter *)(base + AO_RUN_HDR_SIZE);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-        return 124;
+    if ((code = ao_runner_lockdown(base)) != 0)
+        return code;
     for (;;) {
         float *ptrs[AO_RUN_MAX_PTRS];
         int dims[AO_RUN_MAX_DIMS];
         uint64_t off[AO_RUN_MAX_PTRS], bytes[AO_RUN_MAX_PTRS];
-        int spins = 0;
         uint32_t cmd;
 
-        while (hdr->go == seq) {
-            if (++spins < 2000000) {
-                __builtin_ia32_pause();
-                continue;
-            }
-            futex_wait(&hdr->go, seq);
-        }
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        seq = hdr->go;
-        cmd = hdr->cmd;
+        seq = ao_runner_next(seq);
+        cmd = ao_hdr->cmd;
         if (cmd == AO_RUN_CMD_EXIT)
             return 0;
         for (int i = 0; i < nptrs; i++) {
-            off[i] = hdr->off[i];
-            bytes[i] = hdr->bytes[i];
+            off[i] = ao_hdr->off[i];
+            bytes[i] = ao_hdr->bytes[i];
             if (cmd != AO_RUN_CMD_NOP &&
                 (off[i] < AO_RUN_DATA_OFFSET || off[i] > size || bytes[i] > size - off[i]))
                 return 125;
@@ -151,14 +89,14 @@ int main(int argc, char **argv)
             check(cudaDeviceSynchronize(), "flushing the L2");
         } else if (cmd == AO_RUN_CMD_CALL) {
             float ms = 0;
-            memcpy(dims, (const void *)hdr->dims, sizeof dims);
+            memcpy(dims, (const void *)ao_hdr->dims, sizeof dims);
             check(cudaEventRecord(ev0, 0), "recording an event");
             ao_call(ptrs, dims);
             check(cudaGetLastError(), "launching the kernel");
             check(cudaEventRecord(ev1, 0), "recording an event");
             check(cudaDeviceSynchronize(), "running the kernel");
             check(cudaEventElapsedTime(&ms, ev0, ev1), "reading the events");
-            hdr->device_ns = (uint64_t)((double)ms * 1e6);
+            ao_hdr->device_ns = (uint64_t)((double)ms * 1e6);
         } else if (cmd == AO_RUN_CMD_FETCH) {
             for (int i = 0; i < nptrs; i++)
                 check(cudaMemcpy(base + off[i], ptrs[i], bytes[i], cudaMemcpyDeviceToHost),
@@ -171,8 +109,6 @@ int main(int argc, char **argv)
             check(cudaEventRecord(ev1, 0), "recording an event");
             check(cudaDeviceSynchronize(), "running the empty kernel");
         }
-        __atomic_store_n(&hdr->done, seq, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&hdr->parent_sleeping, __ATOMIC_SEQ_CST))
-            futex_wake(&hdr->done);
+        ao_runner_done(seq);
     }
 }

@@ -11,15 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.cuh"
+
 #define CALLS 15
-#define CHECK(x)                                                                  \
-    do {                                                                          \
-        cudaError_t e_ = (x);                                                     \
-        if (e_ != cudaSuccess) {                                                  \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));              \
-            exit(1);                                                              \
-        }                                                                         \
-    } while (0)
 
 static int cmp(const void *a, const void *b)
 {
