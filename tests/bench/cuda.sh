@@ -4,8 +4,8 @@
 #   2. each baseline (matmul, silu, bmm_softmax) at SIZE in RUNS separate
 #      profiler runs: the medians, their spread, % of peak;
 #   3. where a profile's time goes: compile, references, checks and timing;
-#   4. accelopt bench --target cuda: every task's baseline, with the cuBLAS
-#      point.
+#   4. accelopt bench --target cuda --examples: every task's baseline, the
+#      hand-written examples, and the cuBLAS point.
 # Usage: tests/bench/cuda.sh [SIZE] [RUNS]    (default: paper 5)
 set -u
 cd "$(dirname "$0")/../.."
@@ -62,4 +62,4 @@ for t, rs in rows:
           tm("compile_ns"), tm("kernel_ns"), tm("overhead_ns")))
 PY
 echo
-bin/accelopt bench --target cuda --size "$size"   # all fourteen, with the cuBLAS point
+bin/accelopt bench --target cuda --size "$size" --examples # all fourteen, the examples, cuBLAS

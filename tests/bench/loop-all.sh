@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # loop-all.sh - the T=8 benchmark of docs/BENCHMARKS.md: `accelopt run` with
-# the builtin model over all fourteen NKIBench tasks at the cpu size, then
-# % of peak per task before and after and the geometric means.
+# the builtin model over all fourteen NKIBench tasks at the cpu size (or the
+# --size among the extra options), then % of peak per task before and after
+# and the geometric means.
 #
 #   tests/bench/loop-all.sh [OUT-DIR] [extra accelopt run options]
+#   tests/bench/loop-all.sh runs/cuda-all --target cuda --size paper   # on a GPU
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-runs/bench-loop-all}
 shift || true
 tasks=$(ls nkibench | while read -r t; do [ -f "nkibench/$t/task.json" ] && echo "$t"; done)
+size="--size cpu"
+case " $* " in *" --size "*) size= ;; esac
 start=$(date +%s)
-bin/accelopt run $tasks --size cpu --iters 8 --beam 1 --plans 2 --samples 1 --topk 4 --seed 1 \
+# shellcheck disable=SC2086
+bin/accelopt run $tasks $size --iters 8 --beam 1 --plans 2 --samples 1 --topk 4 --seed 1 \
     --out "$out" "$@" >/dev/null || echo "accelopt run exited $? (an interrupted run leaves partial results)"
 echo "wall: $(( $(date +%s) - start )) s on $(nproc) cores"
 /usr/bin/python3 - "$out" $tasks <<'PY'

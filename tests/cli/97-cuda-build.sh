@@ -3,7 +3,8 @@
 # and passes the target's
 # checks of what was built; every cheat of tests/kernels/cuda that the
 # build can refuse is refused, with the reason; reference.c, wrapped as a
-# cuda kernel (what 98-cuda-gpu.sh checks reference.cu against), builds;
+# cuda kernel (what 98-cuda-gpu.sh checks reference.cu against), and the
+# hand-written examples (nkibench/*/examples/*.cu) build;
 # and without a GPU, profiling and calibrating say why they cannot.
 . tests/cli/helpers.sh
 NVCC=/usr/local/cuda/bin/nvcc
@@ -20,7 +21,7 @@ line() { # line OUT N: the Nth result (from 1) as its own file
 }
 if [ ! -x "$NVCC" ]; then
     echo "# nvcc is absent ($NVCC): nothing of the cuda target can be built here"
-    for _ in $(seq 35); do skip "cuda build checks" "nvcc is absent ($NVCC)"; done
+    for _ in $(seq 38); do skip "cuda build checks" "nvcc is absent ($NVCC)"; done
     exit 0
 fi
 for t in $TASKS; do mkdir -p "$T/work-$t"; done
@@ -61,6 +62,9 @@ done
 # two streams at once (nvcc takes seconds a file): the cheats and the
 # first tasks' own files, and the other tasks' files
 WRAPPED="matmul silu bmm_softmax" # (98-cuda-gpu.sh wraps every task's on a GPU)
+examples() { # examples TASK: its hand-written cuda kernels
+    ls "nkibench/$1/examples/"*.cu 2>/dev/null
+}
 own() { # own TASK...: each task's baseline and reference (and wrapped reference.c)
     local t w
     for t in "$@"; do
@@ -71,7 +75,7 @@ own() { # own TASK...: each task's baseline and reference (and wrapped reference
         esac
         # shellcheck disable=SC2086
         build "$t" "$RESULTS/cuda-build-$t.jsonl" "nkibench/$t/baseline.cu" \
-            "nkibench/$t/reference.cu" $w
+            "nkibench/$t/reference.cu" $w $(examples "$t")
     done
 }
 set -- $TASKS
@@ -83,11 +87,14 @@ pid=$!
 own "$@"
 wait $pid
 
+nex=0
 for t in $TASKS; do
     i=0
-    for f in baseline.cu reference.cu "reference.c (wrapped as a cuda kernel)"; do
+    wrapped=
+    case " $WRAPPED " in *" $t "*) wrapped="reference.c (wrapped as a cuda kernel)" ;; esac
+    for f in baseline.cu reference.cu ${wrapped:+"$wrapped"} $(examples "$t"); do
         i=$((i + 1))
-        [ $i -eq 3 ] && case " $WRAPPED " in *" $t "*) ;; *) continue ;; esac
+        case $f in nkibench/*) nex=$((nex + 1)) ;; esac
         out=$(line "$RESULTS/cuda-build-$t.jsonl" $i)
         [ "$(field "$out" "r['status']")" = ok ] && [ "$(field "$out" "r['target']")" = cuda ] &&
             [ "$(field "$out" "r['timing']['compile_ns'] > 0")" = True ]
@@ -96,6 +103,8 @@ for t in $TASKS; do
 done
 [ "$(echo $TASKS | wc -w)" -eq 14 ]
 ok $? "all fourteen tasks have a baseline.cu and a reference.cu"
+[ $nex -ge 3 ]
+ok $? "the hand-written cuda examples ($nex) were among what was built"
 
 # every build-time cheat ends with the status its first line expects
 bad=

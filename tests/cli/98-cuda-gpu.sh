@@ -1,5 +1,6 @@
 # 98-cuda-gpu.sh - the cuda target on a GPU (`make test-cuda` runs just
 # this): calibration, every task's baseline measured and contained, the
+# hand-written examples passing every check, the
 # trusted references against reference.c, and every run-time cheat of
 # tests/kernels/cuda ending as its first line expects, with an honest
 # kernel measured normally after each one that breaks its process.
@@ -14,6 +15,9 @@ if [ -n "$why" ]; then
     for t in $TASKS; do
         skip "cuda on a GPU: $t baseline at tiny" "$why"
         skip "cuda on a GPU: $t: reference.cu agrees with reference.c" "$why"
+    done
+    for f in nkibench/*/examples/*.cu; do
+        skip "cuda on a GPU: the example $f at tiny" "$why"
     done
     skip "cuda on a GPU: run-time cheats" "$why"
     skip "cuda on a GPU: an honest kernel after each broken process" "$why"
@@ -49,6 +53,16 @@ print("# %s: %s %.1f us, %.2f%% of peak, spread %.3f, sandbox %s" % (r["task"], 
 sys.exit(0 if r["status"] == "ok" and "gpu-nodes" in r["sandbox"] and r["pct_of_peak"] <= 1 else 1)
 PY
     ok $? "$t baseline at tiny: ok, contained (gpu-nodes among its layers), under 100% of peak"
+done
+
+# the hand-written examples pass every check too (their speed is what
+# tests/bench/cuda.sh measures, at paper)
+for f in nkibench/*/examples/*.cu; do
+    t=$(basename "$(dirname "$(dirname "$f")")")
+    out=$RESULTS/cuda-$t-$(basename "$f" .cu).json
+    prof "$t" "$f" "$out"
+    [ "$(field "$out" "r['status']")" = ok ] && [ "$(field "$out" "r['pct_of_peak'] <= 1")" = True ]
+    ok $? "the example $f at tiny: ok, under 100% of peak ($(field "$out" "r.get('reason', '')" | cut -c1-80))"
 done
 
 # the trusted GPU references against reference.c: reference.c run on the
