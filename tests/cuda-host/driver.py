@@ -19,14 +19,21 @@ for i, d in enumerate(dims):
 print("    int stress = argc > %d && !strcmp(argv[%d], \"stress\");" % (len(dims) + 1, len(dims) + 1))
 print("    std::mt19937 rng(17);")
 size = lambda x: "*".join("(size_t)%s" % d for d in x["shape"]) or "1"
+def draw(d):
+    """the C++ expression that draws one value of a distribution"""
+    kind = d.get("kind", "normal")
+    if kind == "uniform":
+        return "std::uniform_real_distribution<float>(%r, %r)(rng)" % (float(d.get("low", 0)), float(d.get("high", 1)))
+    if kind not in ("normal", "abs_normal"):
+        sys.exit("driver.py: unknown distribution %r" % kind)
+    v = "std::normal_distribution<float>(%r, %r)(rng)" % (float(d.get("mean", 0)), float(d.get("std", 1)))
+    return "std::fabs(%s)" % v if kind == "abs_normal" else v
+
+
 for x in ins:
-    d, s = x.get("dist", {}), x.get("stress", x.get("dist", {}))
-    if d.get("kind", "normal") != "normal" or s.get("kind", "normal") != "normal":
-        sys.exit("driver.py: %s: only normal inputs are drawn here" % x["name"])
+    d = x.get("dist", {})
     print("    std::vector<float> %s(%s + 16);" % (x["name"], size(x)))
-    print("    { std::normal_distribution<float> nd(stress ? %r : %r, stress ? %r : %r);" % (
-        float(s.get("mean", 0)), float(d.get("mean", 0)), float(s.get("std", 1)), float(d.get("std", 1))))
-    print("      for (auto &v : %s) v = nd(rng); }" % x["name"])
+    print("    for (auto &v : %s) v = stress ? %s : %s;" % (x["name"], draw(x.get("stress", d)), draw(d)))
 for x in outs:
     print("    std::vector<float> %s(%s, NAN), ref_%s(%s, NAN);" % (x["name"], size(x), x["name"], size(x)))
 call = lambda f, pre: "    %s(%s);" % (f, ", ".join(["%s.data()" % x["name"] for x in ins] + ["%s%s.data()" % (pre, x["name"]) for x in outs] + ["(int)%s" % d for d in dims]))
