@@ -94,19 +94,34 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libaccelopt.a
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Debian packages for the build, the tests and the main job.
+# chromium draws the report in the browser test; npm (any, Debian's if none)
+# fetches the report's plotting libraries.
 DEB_PKGS := build-essential pkg-config librdkafka-dev libhiredis-dev \
             libcjson-dev libseccomp-dev libcurl4-openssl-dev libssl-dev \
             redis-server python3 python3-jsonschema python3-numpy libopenblas-dev procps \
-            systemd clang help2man
+            systemd clang help2man chromium
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q '^install ok installed' || echo $$p; done); \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  echo "installing:" $$missing; \
 	  $$sudo apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing; \
 	else echo "deps: all installed"; fi
+	$(Q)$(MAKE) --no-print-directory report-libs
+
+# The report's libraries (Vega, Vega-Lite, jsdiff), from the npm registry at
+# the versions and hashes of package-lock.json; accelopt report inlines them.
+REPORT := tools/accelopt/report
+REPORT_LIBS := $(REPORT)/node_modules/vega/build/vega.min.js \
+               $(REPORT)/node_modules/vega-lite/build/vega-lite.min.js \
+               $(REPORT)/node_modules/diff/dist/diff.min.js
+report-libs: $(REPORT)/node_modules/.package-lock.json
+$(REPORT)/node_modules/.package-lock.json: $(REPORT)/package.json $(REPORT)/package-lock.json
+	@echo "  NPM $(REPORT)"
+	$(Q)cd $(REPORT) && npm ci --no-audit --no-fund --loglevel=error
 
 # The same sources built by a second compiler (Debian's clang) with its
 # warnings as errors: what one compiler misses, the other often sees.
@@ -148,7 +163,8 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 DATADIR := $(PREFIX)/share/accelopt
 DOCDIR  := $(PREFIX)/share/doc/accelopt
 MANDIR  := $(PREFIX)/share/man/man1
-DATA    := $(sort $(shell find nkibench prompts schemas -type f) lib/runner_proto.h)
+DATA    := $(sort $(shell find nkibench prompts schemas -type f) lib/runner_proto.h \
+             $(REPORT)/report.html $(REPORT)/report.js $(REPORT)/report.css $(wildcard $(REPORT_LIBS)))
 DOCS    := README.md $(wildcard docs/*.md)
 EXAMPLES := docs/accelopt.conf.example $(wildcard systemd/*.example) systemd/accelopt.sysusers
 UNITS   := $(wildcard systemd/*.service systemd/*.target)
@@ -208,5 +224,5 @@ fuzz-msg:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps test test-cuda run clean fuzz-msg clang-build man install uninstall
+.PHONY: all deps report-libs test test-cuda run clean fuzz-msg clang-build man install uninstall
 .SECONDARY:

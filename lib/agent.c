@@ -11,6 +11,7 @@
 #include "calib.h"
 #include "exitcode.h"
 #include "log.h"
+#include "memory.h"
 #include "signals.h"
 #include "target.h"
 #include "task.h"
@@ -27,6 +28,7 @@ int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *rol
         return -1;
     a->prompts = ao_config_str(c, "prompts");
     a->size = ao_config_str(c, "size");
+    a->role = role;
     *usage = 0;
     /* once per process: a stage has one agent and one thread */
     if (!a->conf.builtin && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -118,7 +120,8 @@ out:
     return rc;
 }
 
-int ao_agent_call(struct ao_agent *a, const char *run, const cJSON *config, const char *system,
+int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJSON *config,
+                  const char *system,
                   const char *user, char **reply, struct ao_llm_usage *u, char *reason,
                   size_t len)
 {
@@ -135,7 +138,7 @@ int ao_agent_call(struct ao_agent *a, const char *run, const cJSON *config, cons
     rc = ao_llm_chat(a->llm, system, user, reply, &call, reason, len);
     if (rc < 0 && ao_stop_requested())
         rc = -2;
-    if (ao_budget_charge(a->book, run, &call, e, sizeof e) < 0)
+    if (ao_budget_charge(a->book, run, a->role, iter, &call, e, sizeof e) < 0)
         ao_warn("run '%s': cannot count the call's tokens: %s", run, e);
     ao_llm_usage_add(u, &call);
     ao_llm_usage_add(&a->total, &call);
@@ -227,8 +230,8 @@ char *ao_profile_text(const cJSON *profile)
  * system prompt names as data, with its fields capped and anything that
  * looks like our fence taken out, so an item cannot close its fence and
  * speak as the prompt.  The whole text is capped too. */
-#define MEM_FIELD_MAX 1500
-#define MEM_SNIPPET_MAX 2000
+#define MEM_FIELD_MAX AO_MEMORY_SUMMARY_MAX
+#define MEM_SNIPPET_MAX AO_MEMORY_SNIPPET_MAX
 #define MEM_TEXT_MAX 24000
 static void fenced(struct ao_buf *b, const char *s, size_t max)
 {
@@ -258,7 +261,7 @@ char *ao_memory_text(const cJSON *items)
             break;
         }
         ao_buf_printf(&b, "%s<memory_item n=\"%d\">\n### Experience %d: ", i ? "\n" : "", i + 1, i + 1);
-        fenced(&b, ao_json_str(it, "title", ""), 200);
+        fenced(&b, ao_json_str(it, "title", ""), AO_MEMORY_TITLE_MAX);
         /* what it was learned from, and how sure the figure is */
         if (regression)
             ao_buf_printf(&b, "\nREGRESSION: the step made the kernel %.2fx slower", cJSON_IsNumber(sp) ? sp->valuedouble : 0.0);

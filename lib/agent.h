@@ -32,6 +32,7 @@ struct ao_agent {
     struct ao_redis *redis;        /* NULL: no memory, budgets in this process */
     struct ao_budget_book *book;
     const char *prompts, *size;    /* borrowed from the config */
+    const char *role;              /* planner, executor, summarizer: for the usage counters */
     struct ao_llm_usage total;     /* this process's calls, for the log */
 };
 
@@ -61,7 +62,8 @@ int ao_agent_prompts_as(const struct ao_agent *a, const char *name, const char *
  * call failed (the slot fails); -2 + reason when the stage should stop
  * instead (a stop was requested, or redis failed), so that the message is
  * handled again later rather than failed. */
-int ao_agent_call(struct ao_agent *a, const char *run, const cJSON *config, const char *system,
+int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJSON *config,
+                  const char *system,
                   const char *user, char **reply, struct ao_llm_usage *u, char *reason,
                   size_t len);
 

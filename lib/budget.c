@@ -110,26 +110,31 @@ int ao_budget_spent(struct ao_budget_book *bk, const char *run, const struct ao_
     return 0;
 }
 
+/* ARGV[4]: "<role>:<iter>", the suffix of the per-role counters */
 static const char charge_script[] =
     "redis.call('HINCRBY', KEYS[1], 'tokens_prompt', ARGV[1])\n"
     "redis.call('HINCRBY', KEYS[1], 'tokens_completion', ARGV[2])\n"
     "redis.call('HINCRBYFLOAT', KEYS[1], 'cost_usd', ARGV[3])\n"
+    "redis.call('HINCRBY', KEYS[1], 'tokens_prompt:' .. ARGV[4], ARGV[1])\n"
+    "redis.call('HINCRBY', KEYS[1], 'tokens_completion:' .. ARGV[4], ARGV[2])\n"
+    "redis.call('HINCRBYFLOAT', KEYS[1], 'cost_usd:' .. ARGV[4], ARGV[3])\n"
     "return 1\n";
 
-int ao_budget_charge(struct ao_budget_book *bk, const char *run, const struct ao_llm_usage *u,
-                     char *err, size_t errlen)
+int ao_budget_charge(struct ao_budget_book *bk, const char *run, const char *role, long long iter,
+                     const struct ao_llm_usage *u, char *err, size_t errlen)
 {
     if (!u->prompt && !u->completion && !u->cost_usd)
         return 0;
     if (bk->r) {
-        char key[512], p[24], c[24], d[40];
-        const char *argv[7] = {"EVAL", charge_script, "1", key, p, c, d};
+        char key[512], p[24], c[24], d[40], who[80];
+        const char *argv[8] = {"EVAL", charge_script, "1", key, p, c, d, who};
         redisReply *rep;
         ao_redis_key(bk->r, key, sizeof key, "run:%s", run);
         snprintf(p, sizeof p, "%lld", u->prompt);
         snprintf(c, sizeof c, "%lld", u->completion);
         snprintf(d, sizeof d, "%.10f", u->cost_usd);
-        if (!(rep = ao_redis_argv(bk->r, 7, argv, NULL, err, errlen)))
+        snprintf(who, sizeof who, "%.40s:%lld", role ? role : "model", iter);
+        if (!(rep = ao_redis_argv(bk->r, 8, argv, NULL, err, errlen)))
             return -1;
         freeReplyObject(rep);
         return 0;

@@ -32,8 +32,11 @@ void ao_budget_book_free(struct ao_budget_book *bk);
  * run can overshoot by what its concurrent calls cost. */
 int ao_budget_spent(struct ao_budget_book *bk, const char *run, const struct ao_budget *b,
                     char *reason, size_t len);
-/* Add a call's usage to the run's counters; 0 or -1 + err. */
-int ao_budget_charge(struct ao_budget_book *bk, const char *run, const struct ao_llm_usage *u,
-                     char *err, size_t errlen);
+/* Add a call's usage to the run's counters, and (with redis) to the
+ * counters of its role and iteration that a run's report shows:
+ * tokens_prompt:<role>:<iter>, tokens_completion:<role>:<iter>,
+ * cost_usd:<role>:<iter> in run:<id>.  0 or -1 + err. */
+int ao_budget_charge(struct ao_budget_book *bk, const char *run, const char *role, long long iter,
+                     const struct ao_llm_usage *u, char *err, size_t errlen);
 
 #endif

@@ -86,6 +86,7 @@ static const struct ao_field kernel_fields[] = {
     F(struct ao_kernel_msg, parent, AO_F_STR, 0),
     F(struct ao_kernel_msg, plan, AO_F_STR, 0),
     F(struct ao_kernel_msg, plan_text, AO_F_STR, 0),
+    F(struct ao_kernel_msg, memory_seen, AO_F_JSON, 0),
     F(struct ao_kernel_msg, slot, AO_F_STR, 0),
     F(struct ao_kernel_msg, task_path, AO_F_STR, 0),
     F(struct ao_kernel_msg, task_sha256, AO_F_STR, 0),
@@ -133,6 +134,7 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, source, AO_F_STR, 0),
     F(struct ao_result_msg, plan, AO_F_STR, 0),
     F(struct ao_result_msg, plan_text, AO_F_STR, 0),
+    F(struct ao_result_msg, memory_seen, AO_F_JSON, 0),
     F(struct ao_result_msg, task_sha256, AO_F_STR, 0),
     F(struct ao_result_msg, model, AO_F_STR, 0),
     F(struct ao_result_msg, attempt, AO_F_INT, 0),
@@ -213,9 +215,30 @@ static const struct ao_field dlq_fields[] = {
 };
 TYPE(ao_msg_dlq, "dlq", struct ao_dlq_msg, dlq_fields);
 
+static const struct ao_field memory_item_fields[] = {
+    ENV_FIELDS(struct ao_memory_item_msg),
+    F(struct ao_memory_item_msg, title, AO_F_STR, 1),
+    F(struct ao_memory_item_msg, summary, AO_F_STR, 1),
+    F(struct ao_memory_item_msg, speedup, AO_F_NUM, 1),
+    FE(struct ao_memory_item_msg, direction, 1, directions),
+    F(struct ao_memory_item_msg, created_at, AO_F_STR, 1),
+    F(struct ao_memory_item_msg, pair_id, AO_F_STR, 0),
+    F(struct ao_memory_item_msg, before, AO_F_STR, 0),
+    F(struct ao_memory_item_msg, after, AO_F_STR, 0),
+    F(struct ao_memory_item_msg, speedup_spread, AO_F_NUM, 0),
+    F(struct ao_memory_item_msg, slow_sha256, AO_F_STR, 0),
+    F(struct ao_memory_item_msg, fast_sha256, AO_F_STR, 0),
+    F(struct ao_memory_item_msg, plan, AO_F_STR, 0),
+    F(struct ao_memory_item_msg, model, AO_F_STR, 0),
+    F(struct ao_memory_item_msg, move, AO_F_JSON, 0),
+    F(struct ao_memory_item_msg, imported_at, AO_F_STR, 0),
+    F(struct ao_memory_item_msg, origin, AO_F_STR, 0),
+};
+TYPE(ao_msg_memory_item, "memory_item", struct ao_memory_item_msg, memory_item_fields);
+
 const struct ao_msg_type *const ao_msg_types[] = {
     &ao_msg_task, &ao_msg_candidate, &ao_msg_plan, &ao_msg_kernel, &ao_msg_result,
-    &ao_msg_pair, &ao_msg_experience, &ao_msg_done, &ao_msg_dlq, NULL};
+    &ao_msg_pair, &ao_msg_experience, &ao_msg_done, &ao_msg_dlq, &ao_msg_memory_item, NULL};
 
 const struct ao_msg_type *ao_msg_type_find(const char *name)
 {

@@ -67,7 +67,7 @@ struct ao_kernel_msg {
     char *duplicate_of; /* the earlier plan or kernel it repeats: not profiled */
     long long attempt;  /* 1, or the fix attempt */
     double parent_latency_ns, baseline_latency_ns, cost_usd;
-    cJSON *tokens;
+    cJSON *tokens, *memory_seen; /* memory_seen: from the plan */
 };
 
 struct ao_result_msg {
@@ -80,7 +80,7 @@ struct ao_result_msg {
     double t_memory_ns, t_matmul_ns, t_elementwise_ns; /* the roofline's three terms */
     long long repeats, wall_ns, attempt, attempts;
     int steady, cached;
-    cJSON *rel_l2, *sandbox, *timing, *tokens, *fixes;
+    cJSON *rel_l2, *sandbox, *timing, *tokens, *fixes, *memory_seen;
 };
 
 struct ao_pair_msg {
@@ -108,6 +108,16 @@ struct ao_done_msg {
     int memory_deadline_missed;
 };
 
+/* A memory item as `accelopt memory export` writes it and import reads it:
+ * the item the summarizer stored, with the envelope's type and v. */
+struct ao_memory_item_msg {
+    struct ao_env env;
+    char *pair_id, *title, *summary, *before, *after, *direction, *slow_sha256, *fast_sha256,
+        *created_at, *plan, *model, *imported_at, *origin;
+    double speedup, speedup_spread;
+    cJSON *move;
+};
+
 struct ao_dlq_msg {
     struct ao_env env;
     char *stage, *reason, *payload, *received_at, *source_topic;
@@ -116,7 +126,7 @@ struct ao_dlq_msg {
 };
 
 extern const struct ao_msg_type ao_msg_task, ao_msg_candidate, ao_msg_plan, ao_msg_kernel,
-    ao_msg_result, ao_msg_pair, ao_msg_experience, ao_msg_done, ao_msg_dlq;
+    ao_msg_result, ao_msg_pair, ao_msg_experience, ao_msg_done, ao_msg_dlq, ao_msg_memory_item;
 
 /* All message types, NULL-terminated, and lookup by name. */
 extern const struct ao_msg_type *const ao_msg_types[];

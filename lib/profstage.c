@@ -272,7 +272,8 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
     }
     r->attempt = k->attempt;
     cJSON_Delete(r->tokens);
-    r->tokens = NULL;
+    cJSON_Delete(r->memory_seen);
+    r->tokens = r->memory_seen = NULL;
     /* the result's id is the kernel's, so a replayed kernel gives the same id */
     snprintf(id, sizeof id, "result:%s", k->env.id);
     if (ao_env_set(&r->env, "result", id, k->env.run, k->env.task, k->env.target, k->env.iter) < 0 ||
@@ -281,7 +282,8 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
         dup_into(&r->source, k->source) < 0 || dup_into(&r->plan, k->plan) < 0 ||
         dup_into(&r->plan_text, k->plan_text) < 0 || dup_into(&r->task_sha256, task_hash) < 0 ||
         dup_into(&r->model, k->model) < 0 ||
-        (k->tokens && !(r->tokens = cJSON_Duplicate(k->tokens, 1)))) {
+        (k->tokens && !(r->tokens = cJSON_Duplicate(k->tokens, 1))) ||
+        (k->memory_seen && !(r->memory_seen = cJSON_Duplicate(k->memory_seen, 1)))) {
         snprintf(reason, len, "out of memory");
         return -1;
     }

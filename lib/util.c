@@ -202,10 +202,13 @@ int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t e
         snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
         return -1;
     }
-    if (fwrite(p, 1, n, f) != n || fclose(f) != 0) {
+    if (fwrite(p, 1, n, f) != n) {
         snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-        if (f)
-            fclose(f);
+        fclose(f);
+        return -1;
+    }
+    if (fclose(f) != 0) { /* the stream is gone either way */
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
         return -1;
     }
     return 0;

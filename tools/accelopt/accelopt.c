@@ -64,6 +64,8 @@ static void usage(FILE *out)
             "  run        optimize tasks end to end: redis, broker and the five stages, then runs/<id>/\n"
             "  submit     send tasks to stages already running (--brokers, --redis); --wait for them\n"
             "  status     the runs in flight and their progress, from redis\n"
+            "  memory     list, show, export, import, rm, prune or clear the optimization memory\n"
+            "  report     a run's report.html: one self-contained page of plots and kernels\n"
             "  profile    compile, check and time one kernel file; prints one result line\n"
             "  calibrate  measure this machine's single-core peaks for the cpu target\n"
             "  bench      profile every benchmark baseline and print a table\n"
@@ -557,6 +559,10 @@ int main(int argc, char **argv)
         code = cmd_submit(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "status"))
         code = cmd_status(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "memory"))
+        code = cmd_memory(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "report"))
+        code = cmd_report(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "broker"))
         code = cmd_broker(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "produce"))

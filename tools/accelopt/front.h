@@ -24,4 +24,24 @@ int cmd_submit(int argc, char **argv);
 /* status.c: the runs in flight, from redis. */
 int cmd_status(int argc, char **argv);
 
+/* memory.c: the optimization memory: list, show, export, import, rm,
+ * prune, clear. */
+int cmd_memory(int argc, char **argv);
+struct ao_redis;
+/* Import FILE ("-": stdin) into the memory at key, all or nothing; counts
+ * the items in the file and those new here.  0 or -1 + err. */
+int memory_import(struct ao_redis *r, const char *key, const char *path, const char *origin,
+                  long long *pushed, int *count, char *err, size_t errlen);
+/* Export the memories at keys (each once) to FILE (NULL or "-": stdout).
+ * 0 with *count, or -1 + err. */
+int memory_export(struct ao_redis *r, const char *const *keys, int nkeys, const char *path,
+                  int *count, char *err, size_t errlen);
+
+/* report_html.c: a run directory's report.html.  report_html writes it
+ * (0, or -1 + err); report_html_available says whether the page's
+ * libraries are installed (0, or -1 + err saying how to get them). */
+int cmd_report(int argc, char **argv);
+int report_html(const char *dir, const char *out, char *err, size_t errlen);
+int report_html_available(char *err, size_t errlen);
+
 #endif

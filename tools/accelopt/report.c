@@ -107,7 +107,7 @@ static int write_history(struct ao_runstore *rs, const char *run, const cJSON *s
     static const char *const keep[] = {
         "iter", "slot", "kernel_id", "parent", "sha256", "plan", "plan_text", "status", "reason",
         "latency_ns", "spread", "speedup", "speedup_vs_baseline", "pct_of_peak", "max_rel_l2",
-        "cached", "wall_ns", "source", "model", "attempts", "fixes", "tokens"};
+        "cached", "wall_ns", "source", "model", "attempts", "fixes", "tokens", "memory_seen"};
     FILE *f = fopen(path, "w");
     int rc = 0;
 
@@ -150,6 +150,91 @@ static int write_history(struct ao_runstore *rs, const char *run, const cJSON *s
     if (fclose(f) != 0 && rc == 0)
         rc = -1, snprintf(err, errlen, "cannot write '%s'", path);
     return rc;
+}
+
+/* What the run learned: every summarizer ack (the experience message), in
+ * iteration order, one per line. */
+static int write_experiences(struct ao_runstore *rs, const char *run, const cJSON *state,
+                             const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    int rc = 0;
+
+    if (!f)
+        return snprintf(err, errlen, "cannot write '%s'", path), -1;
+    for (long long i = 1; i <= (long long)ao_json_num(state, "iter", 0); i++) {
+        char key[300];
+        cJSON *acks, *it;
+        snprintf(key, sizeof key, "run:%s:acks:%lld", run, i);
+        if (!(acks = ao_rs_hgetall(rs, key, err, errlen))) {
+            rc = -1;
+            break;
+        }
+        cJSON_ArrayForEach(it, acks) {
+            cJSON *e = cJSON_IsString(it) ? cJSON_Parse(it->valuestring) : NULL;
+            char *line = cJSON_IsObject(e) ? cJSON_PrintUnformatted(e) : NULL;
+            if (line)
+                fprintf(f, "%s\n", line);
+            cJSON_free(line);
+            cJSON_Delete(e);
+        }
+        cJSON_Delete(acks);
+    }
+    if (fclose(f) != 0 && rc == 0)
+        rc = -1, snprintf(err, errlen, "cannot write '%s'", path);
+    return rc;
+}
+
+/* The model usage of the run by role and iteration (lib/budget's
+ * counters): {"total": {...}, "by": [{role, iter, prompt, completion,
+ * cost_usd}...]}.  NULL on OOM. */
+static cJSON *usage_json(struct ao_runstore *rs, const char *run)
+{
+    char key[300], err[AO_ERRLEN];
+    cJSON *h, *o = cJSON_CreateObject(), *by = cJSON_AddArrayToObject(o, "by"), *it;
+    struct ao_run_usage u = ao_runstore_usage(rs, run);
+    cJSON *tot = cJSON_AddObjectToObject(o, "total");
+
+    if (!tot || !by)
+        return cJSON_Delete(o), NULL;
+    cJSON_AddNumberToObject(tot, "prompt", u.prompt);
+    cJSON_AddNumberToObject(tot, "completion", u.completion);
+    cJSON_AddNumberToObject(tot, "cost_usd", u.usd);
+    snprintf(key, sizeof key, "run:%s", run);
+    if (!(h = ao_rs_hgetall(rs, key, err, sizeof err)))
+        return o;
+    cJSON_ArrayForEach(it, h) {
+        char role[48], field[24];
+        long long iter;
+        const cJSON *r;
+        cJSON *row = NULL;
+        /* tokens_prompt:<role>:<iter>, tokens_completion:..., cost_usd:... */
+        if (sscanf(it->string, "%23[a-z_]:%47[a-z]:%lld", field, role, &iter) != 3 ||
+            !cJSON_IsString(it))
+            continue;
+        cJSON_ArrayForEach(r, by) {
+            if (!strcmp(ao_json_str(r, "role", ""), role) && ao_json_num(r, "iter", -1) == (double)iter)
+                row = (cJSON *)r;
+        }
+        if (!row && (row = cJSON_CreateObject())) {
+            cJSON_AddStringToObject(row, "role", role);
+            cJSON_AddNumberToObject(row, "iter", (double)iter);
+            cJSON_AddNumberToObject(row, "prompt", 0);
+            cJSON_AddNumberToObject(row, "completion", 0);
+            cJSON_AddNumberToObject(row, "cost_usd", 0);
+            cJSON_AddItemToArray(by, row);
+        }
+        if (!row)
+            continue;
+        if (!strcmp(field, "tokens_prompt"))
+            cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "prompt"), atof(it->valuestring));
+        else if (!strcmp(field, "tokens_completion"))
+            cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "completion"), atof(it->valuestring));
+        else if (!strcmp(field, "cost_usd"))
+            cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "cost_usd"), atof(it->valuestring));
+    }
+    cJSON_Delete(h);
+    return o;
 }
 
 static int write_json(const char *path, const cJSON *j, char *err, size_t errlen)
@@ -196,6 +281,16 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         if (rc == 0 && st) {
             snprintf(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task);
             rc = write_history(rs, t[i].run, st, path, err, errlen);
+        }
+        if (rc == 0 && st) {
+            snprintf(path, sizeof path, "%s/%s/experiences.jsonl", dir, t[i].task);
+            rc = write_experiences(rs, t[i].run, st, path, err, errlen);
+        }
+        if (rc == 0) {
+            cJSON *u = usage_json(rs, t[i].run);
+            snprintf(path, sizeof path, "%s/%s/usage.json", dir, t[i].task);
+            rc = u ? write_json(path, u, err, errlen) : (snprintf(err, errlen, "out of memory"), -1);
+            cJSON_Delete(u);
         }
         if (rc == 0) {
             /* the done message, or what is known of an interrupted run */

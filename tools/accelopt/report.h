@@ -24,7 +24,8 @@ cJSON *report_run_row(struct ao_runstore *rs, const char *run);
  * tokens, cost), redrawn in place on a terminal. */
 void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,
                      int *drawn);
-/* Write dir/<task>/{best.c,done.json,history.jsonl} and dir/summary.txt
+/* Write dir/<task>/{best.<ext>,done.json,history.jsonl,experiences.jsonl,
+ * usage.json} and dir/summary.txt
  * from the run store (and the done messages that came), and print the
  * summary on `echo` unless it is NULL; 0 or -1 + err. */
 int report_write(const char *dir, struct ao_runstore *rs, const struct run_task *t, int n,

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "msg.h"
 #include "procs.h"
+#include "memory.h"
 #include "redis.h"
 #include "report.h"
 #include "runstore.h"
@@ -47,6 +48,7 @@
     {"expn", 0, AO_OPT_INT, "16", "N", "memory items kept"},                                       \
     {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory: target (shared by tasks), task, or a name"}, \
     {"no-memory", 0, AO_OPT_BOOL, "0", NULL, "no optimization memory (memory scope none)"},        \
+    {"memory", 0, AO_OPT_STR, NULL, "FILE", "start warm: import FILE (accelopt memory export's JSON Lines) into the run's memory first"}, \
     {"seed", 0, AO_OPT_INT, "0", "N", "seed of the agents"},                                       \
     {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS", "go on without unacked experiences after this"}, \
     {"slot-deadline", 0, AO_OPT_NUM, "1800", "SECONDS", "an iteration's missing results are lost once none came for this long"}, \
@@ -93,6 +95,7 @@ struct run {
     int n, ndone;
     int submit; /* accelopt submit: the stages, redis and brokers are already running */
     int waits;  /* for the done messages, then writes runs/<id>/ (run; submit --wait) */
+    time_t started;
 };
 
 static void make_id(char *id, size_t len)
@@ -285,6 +288,117 @@ static int submit(struct run *R, char *err, size_t errlen)
     return 0;
 }
 
+/* The memory keys of the run's tasks (one per task; repeats allowed), or
+ * 0 when the run has no memory. */
+static int memory_keys(struct run *R, char keys[][300], char *err, size_t errlen)
+{
+    const char *scope = ao_config_bool(&R->c, "no-memory") ? "none" : ao_config_str(&R->c, "memory-scope");
+    int n = 0;
+
+    for (int i = 0; i < R->n; i++) {
+        int has = ao_memory_key(scope, ao_config_str(&R->c, "target"), R->t[i].task, keys[n], 300,
+                                err, errlen);
+        if (has < 0)
+            return -1;
+        n += has;
+    }
+    return n;
+}
+
+/* --memory FILE: the run starts with the items of FILE in its memory. */
+static int import_memory(struct run *R, char *err, size_t errlen)
+{
+    char (*keys)[300] = calloc((size_t)R->n + 1, sizeof *keys);
+    int n = keys ? memory_keys(R, keys, err, errlen) : -1, rc = 0;
+
+    if (!keys)
+        snprintf(err, errlen, "out of memory");
+    if (n == 0)
+        ao_warn("--memory: the run has no memory (--no-memory or scope none); not imported");
+    for (int i = 0; i < n && rc == 0; i++) {
+        long long pushed;
+        int count, dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= !strcmp(keys[i], keys[j]);
+        if (dup)
+            continue;
+        if ((rc = memory_import(R->r, keys[i], ao_config_str(&R->c, "memory"), NULL, &pushed, &count,
+                                err, errlen)) == 0)
+            ao_info("run %s: %lld of %d memory item%s imported into %s", R->id, pushed, count,
+                    count == 1 ? "" : "s", keys[i]);
+    }
+    free(keys);
+    return n < 0 ? -1 : rc;
+}
+
+/* dir/memory.jsonl: the run's memory as it stands at the end, in the form
+ * `accelopt memory import` and `accelopt run --memory` take. */
+static int export_memory(struct run *R, char *err, size_t errlen)
+{
+    char (*keys)[300] = calloc((size_t)R->n + 1, sizeof *keys), path[700];
+    const char **k = calloc((size_t)R->n + 1, sizeof *k);
+    int n = keys && k ? memory_keys(R, keys, err, errlen) : -1, count = 0, rc = -1;
+
+    if (!keys || !k)
+        snprintf(err, errlen, "out of memory");
+    else if (n >= 0) {
+        for (int i = 0; i < n; i++)
+            k[i] = keys[i];
+        snprintf(path, sizeof path, "%s/memory.jsonl", R->dir);
+        rc = memory_export(R->r, k, n, path, &count, err, errlen);
+    }
+    free(keys);
+    free(k);
+    return rc;
+}
+
+/* dir/run.json: what the run was (the report's header) */
+static int write_run_json(struct run *R, char *err, size_t errlen)
+{
+    static const char *const ints[] = {"iters", "beam", "plans", "samples", "topk", "expn",
+                                       "fix-attempts", "seed"};
+    cJSON *j = cJSON_CreateObject(), *c, *tasks;
+    char path[700], when[32], *text;
+    time_t now = time(NULL);
+    int rc;
+
+    cJSON_AddStringToObject(j, "id", R->id);
+    cJSON_AddStringToObject(j, "target", ao_config_str(&R->c, "target"));
+    cJSON_AddStringToObject(j, "size", ao_config_str(&R->c, "size"));
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&R->started));
+    cJSON_AddStringToObject(j, "started_at", when);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    cJSON_AddStringToObject(j, "finished_at", when);
+    tasks = cJSON_AddArrayToObject(j, "tasks");
+    for (int i = 0; tasks && i < R->n; i++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "task", R->t[i].task);
+        cJSON_AddStringToObject(t, "run", R->t[i].run);
+        cJSON_AddItemToArray(tasks, t);
+    }
+    if ((c = cJSON_AddObjectToObject(j, "config"))) {
+        for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "%s", ints[i]);
+            for (char *p = name; *p; p++)
+                *p = *p == '-' ? '_' : *p;
+            cJSON_AddNumberToObject(c, name, (double)ao_config_int(&R->c, ints[i]));
+        }
+        cJSON_AddStringToObject(c, "memory_scope", ao_config_bool(&R->c, "no-memory")
+                                                       ? "none" : ao_config_str(&R->c, "memory-scope"));
+        cJSON_AddStringToObject(c, "plan_mode", ao_config_str(&R->c, "plan-mode"));
+    }
+    if (!(text = cJSON_Print(j))) {
+        cJSON_Delete(j);
+        return snprintf(err, errlen, "out of memory"), -1;
+    }
+    snprintf(path, sizeof path, "%s/run.json", R->dir);
+    rc = ao_write_file(path, text, strlen(text), err, errlen);
+    cJSON_free(text);
+    cJSON_Delete(j);
+    return rc;
+}
+
 /* A message on accelopt.runs: ours? */
 static void on_done(struct run *R, const struct ao_inmsg *m)
 {
@@ -384,6 +498,7 @@ static int run_or_submit(int argc, char **argv, int submitting)
         goto out;
     code = AO_EXIT_USAGE;
     make_id(R->id, sizeof R->id);
+    R->started = time(NULL);
     if (R->c.nargs < 1) {
         ao_err("run needs at least one task (e.g. accelopt run matmul silu)");
         goto out;
@@ -412,7 +527,9 @@ static int run_or_submit(int argc, char **argv, int submitting)
         snprintf(R->dir, sizeof R->dir, "runs/%s", R->id);
     ao_signals_install();
     code = AO_EXIT_FAIL;
-    if (setup(R, err, sizeof err) < 0 || submit(R, err, sizeof err) < 0) {
+    if (setup(R, err, sizeof err) < 0 ||
+        (ao_config_str(&R->c, "memory") && import_memory(R, err, sizeof err) < 0) ||
+        submit(R, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto stop;
     }
@@ -462,8 +579,19 @@ stop:
                          err, sizeof err) < 0) {
             ao_err("%s", err);
             code = AO_EXIT_FAIL;
+        } else if (export_memory(R, err, sizeof err) < 0 || write_run_json(R, err, sizeof err) < 0) {
+            ao_err("%s", err);
+            code = AO_EXIT_FAIL;
         } else {
+            char page[700];
             ao_info("results in %s/", R->dir);
+            snprintf(page, sizeof page, "%s/report.html", R->dir);
+            if (report_html(R->dir, page, err, sizeof err) < 0)
+                ao_warn("no report.html: %s", err); /* the results stand without it */
+            else if (ao_config_bool(&R->c, "json"))
+                ao_info("report: %s", page);
+            else
+                printf("report: %s\n", page);
         }
     }
     if (ao_config_bool(&R->c, "json"))

@@ -53,7 +53,7 @@ static int ask_for_kernel(struct executor *ex, const struct ao_plan_msg *p, cons
         ao_io_fail(io, "%s", reason);
         goto out;
     }
-    call = ao_agent_call(&ex->agent, p->env.run, p->config, sys, user, &reply, u, reason,
+    call = ao_agent_call(&ex->agent, p->env.run, p->env.iter, p->config, sys, user, &reply, u, reason,
                          sizeof reason);
     if (call == -2) {
         ao_io_fail(io, "%s", reason);
@@ -185,7 +185,8 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             !(k.parent = strdup(p.candidate_sha256)) || !(k.model = strdup(ex->agent.conf.model)) ||
             (p.task_path && !(k.task_path = strdup(p.task_path))) ||
             (p.task_sha256 && !(k.task_sha256 = strdup(p.task_sha256))) ||
-            (p.text && !(k.plan_text = strdup(p.text)))) {
+            (p.text && !(k.plan_text = strdup(p.text))) ||
+            (p.memory_seen && !(k.memory_seen = cJSON_Duplicate(p.memory_seen, 1)))) {
             ao_msg_release(&ao_msg_kernel, &k);
             snprintf(reason, len, "out of memory");
             goto out;

@@ -144,7 +144,7 @@ static int llm_plan(struct planner *pl, const struct ao_candidate_msg *c, const 
         ao_io_fail(io, "%s", reason); /* the operator's to fix, not a failed slot */
         goto out;
     }
-    if ((call = ao_agent_call(&pl->agent, c->env.run, c->config, sys, user, &reply, u, reason,
+    if ((call = ao_agent_call(&pl->agent, c->env.run, c->env.iter, c->config, sys, user, &reply, u, reason,
                               sizeof reason)) == -2) {
         ao_io_fail(io, "%s", reason);
         goto out;

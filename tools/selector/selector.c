@@ -996,7 +996,7 @@ static int on_experience(struct selector *sel, struct ao_io *io, const cJSON *ms
     struct ao_experience_msg e;
     cJSON *state = NULL, *beam = NULL;
     const cJSON *pairs, *it;
-    char key[300], err[AO_ERRLEN];
+    char key[300], err[AO_ERRLEN], *ack = NULL;
     int rc = -1, ours = 0;
     long have;
 
@@ -1017,8 +1017,13 @@ static int on_experience(struct selector *sel, struct ao_io *io, const cJSON *ms
         goto out;
     }
     snprintf(key, sizeof key, "run:%s:acks:%lld", e.env.run, (long long)ao_json_num(state, "iter", NAN));
-    if (ao_rs_hsetnx(sel->store, key, e.pair_id, e.stored == 1 ? "stored" : "not stored", err,
-                     sizeof err) < 0 ||
+    /* the ack itself is kept: the run's report lists what the run learned */
+    if (!(ack = cJSON_PrintUnformatted(msg))) {
+        snprintf(reason, len, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    if (ao_rs_hsetnx(sel->store, key, e.pair_id, ack, err, sizeof err) < 0 ||
         (have = ao_rs_hlen(sel->store, key, err, sizeof err)) < 0) {
         rc = ao_io_fail(io, "run store: %s", err);
         goto out;
@@ -1036,6 +1041,7 @@ static int on_experience(struct selector *sel, struct ao_io *io, const cJSON *ms
                                                            : -1;
     }
 out:
+    cJSON_free(ack);
     cJSON_Delete(state);
     cJSON_Delete(beam);
     ao_msg_release(&ao_msg_experience, &e);

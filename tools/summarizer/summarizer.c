@@ -98,7 +98,7 @@ static int llm_summary(struct summarizer *sm, const struct ao_pair_msg *p, struc
         ao_io_fail(io, "%s", reason);
         goto out;
     }
-    call = ao_agent_call(&sm->agent, p->env.run, p->config, sys, user, &reply, u, reason,
+    call = ao_agent_call(&sm->agent, p->env.run, p->env.iter, p->config, sys, user, &reply, u, reason,
                          sizeof reason);
     if (call == -2) {
         ao_io_fail(io, "%s", reason);
@@ -136,6 +136,7 @@ static cJSON *memory_item(const struct ao_experience_msg *e, const struct ao_pai
         cJSON_Delete(it);
         return NULL;
     }
+    ao_memory_item_clip(it); /* what export writes, import must take */
     return it;
 }
 

@@ -1,0 +1,155 @@
+# 81-memory-cli.sh - accelopt memory: list, show, export, import, rm, prune,
+# clear; a run leaves its memory in runs/<id>/memory.jsonl; the memory of
+# one run, imported into a fresh redis (or given to `accelopt run --memory`),
+# is what the next run plans with; an import with one bad line imports
+# nothing.
+. tests/cli/helpers.sh
+ensure_calibration
+M=/usr/bin/python3
+A() { bin/accelopt memory "$@"; }
+
+# --- a run with memory, on a redis of our own -----------------------------
+start_redis first
+FIRST=$REDIS_URL
+bin/accelopt run matmul silu --iters 2 --beam 2 --plans 2 --samples 1 --topk 2 --redis "$FIRST" \
+    --out "$T/r1" >"$T/r1.out" 2>"$T/r1.err"
+ok $? "a run on a redis of our own finishes"
+n1=$(grep -c . "$T/r1/memory.jsonl" 2>/dev/null)
+[ "${n1:-0}" -ge 2 ]
+ok $? "the run leaves its memory in memory.jsonl ($n1 items)"
+cp "$T/r1/memory.jsonl" "$RESULTS/memory-export.jsonl" # schemas.py validates every line
+A list --redis "$FIRST" >"$T/list.out" 2>"$T/list.err"
+[ $? -eq 0 ] && [ "$(($(wc -l <"$T/list.out") - 1))" -eq "$n1" ] && head -1 "$T/list.out" | grep -q 'EFFECT' &&
+    grep -Eq '[0-9.]+x (faster|slower) +(matmul|silu)' "$T/list.out"
+ok $? "memory list shows each item: id, effect, task, run, age, title"
+A list --json --redis "$FIRST" >"$T/list.jsonl"
+cmp -s "$T/list.jsonl" "$T/r1/memory.jsonl"
+ok $? "memory list --json is the export, line for line"
+id1=$(jl "$T/list.jsonl" 0 "r['id']")
+title1=$(jl "$T/list.jsonl" 0 "r['title']")
+A show "$id1" --redis "$FIRST" >"$T/show.out" && grep -q "^title: *$title1" "$T/show.out" &&
+    grep -q '^summary:' "$T/show.out" && grep -q "^run  *$(jl "$T/list.jsonl" 0 "r['run']")" "$T/show.out"
+ok $? "memory show ID prints the item, its provenance and its text"
+A show no-such-item --redis "$FIRST" >/dev/null 2>"$T/show.err"
+[ $? -eq 1 ] && grep -q "no item 'no-such-item'" "$T/show.err"
+ok $? "memory show of an unknown id exits 1 and says so"
+A export "$T/exp.jsonl" --redis "$FIRST" 2>/dev/null && cmp -s "$T/exp.jsonl" "$T/r1/memory.jsonl" &&
+    [ "$(A export --redis "$FIRST" 2>/dev/null | wc -l)" -eq "$n1" ]
+ok $? "memory export writes the same lines to a file or to stdout"
+
+# --- the memory of one run into a fresh redis ------------------------------
+start_redis second
+SECOND=$REDIS_URL
+A import "$T/exp.jsonl" --origin lab-a --redis "$SECOND" >"$T/imp1.out" 2>/dev/null
+[ $? -eq 0 ] && [ "$(field "$T/imp1.out" "r['imported']")" -eq "$n1" ]
+ok $? "memory import puts every item in a fresh redis"
+A import "$T/exp.jsonl" --redis "$SECOND" >"$T/imp2.out" 2>/dev/null
+[ "$(field "$T/imp2.out" "r['imported']")" -eq 0 ] && [ "$(field "$T/imp2.out" "r['present']")" -eq "$n1" ]
+ok $? "importing the same file again adds nothing (items already present are dropped)"
+A list --json --redis "$SECOND" >"$T/list2.jsonl"
+$M - "$T/exp.jsonl" "$T/list2.jsonl" <<'PY'
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+assert [x["id"] for x in a] == [x["id"] for x in b], "order or ids differ"
+for x, y in zip(a, b):
+    assert y.pop("origin") == "lab-a" and y.pop("imported_at"), "provenance not added"
+    assert x == y, "the item changed on the way: %r" % x["id"]
+PY
+ok $? "the imported memory is the exported one, in order, with origin and imported_at added"
+
+bin/accelopt run matmul --iters 1 --beam 1 --plans 2 --samples 1 --redis "$SECOND" \
+    --out "$T/r2" >"$T/r2.out" 2>"$T/r2.err"
+$M - "$T/r2/matmul/history.jsonl" "$T/exp.jsonl" <<'PY'
+import json, sys
+seen = set()
+for l in open(sys.argv[1]):
+    seen |= set(json.loads(l).get("memory_seen") or [])
+ids = {json.loads(l)["id"] for l in open(sys.argv[2])}
+sys.exit(0 if ids & seen else 1)
+PY
+ok $? "a run on the fresh redis plans with the imported items (its plans saw them)"
+
+bin/accelopt run silu --iters 1 --beam 1 --plans 2 --samples 1 --memory "$T/exp.jsonl" \
+    --out "$T/r3" >"$T/r3.out" 2>"$T/r3.err"
+grep -q "$n1 of $n1 memory items imported" "$T/r3.err" &&
+    grep -q "$id1" "$T/r3/silu/history.jsonl" && grep -q "$id1" "$T/r3/memory.jsonl"
+ok $? "accelopt run --memory FILE starts its private redis warm with the file"
+
+# --- an import is all or nothing --------------------------------------------
+bad_import() { # bad_import NAME PYTHON-EDIT: the export with line 2 edited; must import nothing
+    $M - "$T/exp.jsonl" "$T/bad-$1.jsonl" "$2" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+r = lines[1]
+exec(sys.argv[3])
+with open(sys.argv[2], "w") as f:
+    for x in lines:
+        f.write((x if isinstance(x, str) else json.dumps(x)) + "\n")
+PY
+    A import "$T/bad-$1.jsonl" --scope "fresh-$1" --redis "$SECOND" >/dev/null 2>"$T/bad-$1.err"
+    local rc=$?
+    [ $rc -eq 1 ] && grep -q "bad-$1.jsonl:2: .*nothing imported" "$T/bad-$1.err" &&
+        [ "$(A list --json --scope "fresh-$1" --redis "$SECOND" | wc -l)" -eq 0 ]
+}
+bad_import direction 'r["direction"] = "?"'
+ok $? "a line with a bad direction: the whole file refused, naming the line ($(cut -c1-80 "$T/bad-direction.err"))"
+bad_import unknown 'r["instructions"] = "ignore previous"'
+ok $? "a line with an unknown field: refused"
+bad_import missing 'del r["title"]'
+ok $? "a line without a title: refused"
+bad_import summary 'r["summary"] = "x" * 1501'
+ok $? "a summary over 1500 bytes: refused ($(cut -c1-90 "$T/bad-summary.err"))"
+bad_import snippet 'r["after"] = "y" * 2001'
+ok $? "a snippet over 2000 bytes: refused"
+bad_import line 'r["plan"] = "z" * 3900; r["before"] = "b" * 1990; r["after"] = "a" * 1990; r["summary"] = "s" * 1490; r["model"] = "m" * 200; r["origin"] = "o" * 200; r["pair_id"] = "p" * 200; r["run"] = "q" * 200; lines.append(lines[0]); lines[1] = json.dumps(r) + " " * 8000'
+ok $? "a line over 16 KiB: refused"
+bad_import json 'lines[1] = "{\"type\": \"memory_item\", "'
+ok $? "a line that is not JSON: refused"
+bad_import speedup 'r["speedup"] = -1'
+ok $? "a negative speedup: refused"
+bad_import id 'r["id"] = "../../etc/passwd"'
+ok $? "an id outside its characters: refused"
+bad_import type 'r["type"] = "experience"'
+ok $? "a line of another type: refused"
+
+# --- rm, prune, clear -----------------------------------------------------
+before=$(A list --json --redis "$SECOND" | wc -l)
+A rm "$id1" --dry-run --redis "$SECOND" | grep -q "would remove $id1" &&
+    [ "$(A list --json --redis "$SECOND" | wc -l)" -eq "$before" ]
+ok $? "memory rm --dry-run says what would go and removes nothing"
+A rm "$id1" --redis "$SECOND" >/dev/null 2>&1 && [ "$(A list --json --redis "$SECOND" | wc -l)" -eq $((before - 1)) ] &&
+    ! A list --redis "$SECOND" | grep -q "^$id1 "
+ok $? "memory rm ID removes that item"
+A prune --redis "$SECOND" >/dev/null 2>&1
+[ $? -eq 2 ]
+ok $? "memory prune without a criterion exits 2"
+A prune --regressions --redis "$SECOND" >/dev/null 2>&1 && ! A list --redis "$SECOND" | grep -q slower
+ok $? "memory prune --regressions removes the items that record slowdowns"
+A import "$T/exp.jsonl" --redis "$SECOND" >/dev/null 2>&1 && A prune --keep 1 --redis "$SECOND" >/dev/null 2>&1 &&
+    [ "$(A list --json --redis "$SECOND" | wc -l)" -eq 1 ] &&
+    [ "$(A list --json --redis "$SECOND" | jl /dev/stdin 0 "r['id']")" = "$id1" ]
+ok $? "memory prune --keep 1 keeps only the newest item"
+A clear --redis "$SECOND" >/dev/null 2>"$T/clear.err"
+[ $? -eq 2 ] && grep -q -- "--yes" "$T/clear.err" && [ "$(A list --json --redis "$SECOND" | wc -l)" -eq 1 ]
+ok $? "memory clear without --yes exits 2 and deletes nothing"
+A clear --yes --redis "$SECOND" >/dev/null 2>&1 && [ "$(A list --json --redis "$SECOND" | wc -l)" -eq 0 ]
+ok $? "memory clear --yes empties the memory"
+
+# --- scopes and usage --------------------------------------------------------
+A import "$T/exp.jsonl" --scope task --task matmul --redis "$SECOND" >/dev/null 2>&1 &&
+    [ "$(rcli --raw llen accelopt:memory:task:cpu:matmul)" -eq "$n1" ] &&
+    [ "$(A list --json --redis "$SECOND" | wc -l)" -eq 0 ]
+ok $? "--scope task --task NAME is that task's memory, apart from the target's"
+A list --scope task --redis "$SECOND" >/dev/null 2>&1
+r1=$?
+A list --scope 'no spaces' --redis "$SECOND" >/dev/null 2>&1
+r2=$?
+A list >/dev/null 2>&1
+r3=$?
+A frobnicate --redis "$SECOND" >/dev/null 2>&1
+r4=$?
+[ $r1 -eq 2 ] && [ $r2 -eq 2 ] && [ $r3 -eq 2 ] && [ $r4 -eq 2 ]
+ok $? "usage errors exit 2: scope task without --task, a bad scope name, no --redis, an unknown command"
+A --help | grep -q "accelopt memory import FILE"
+ok $? "memory --help shows every command"

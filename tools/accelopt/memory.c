@@ -1,0 +1,531 @@
+/* memory.c - accelopt memory: the optimization memory as something to
+ * look at, curate and ship: list, show, export, import, rm, prune, clear */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exitcode.h"
+#include "front.h"
+#include "log.h"
+#include "memory.h"
+#include "msg.h"
+#include "redis.h"
+#include "stage.h"
+#include "util.h"
+
+#define N(a) ((int)(sizeof a / sizeof a[0]))
+#define MAX_IMPORT 10000 /* items in one file */
+
+static const struct ao_option memory_opts[] = {
+    {"redis", 0, AO_OPT_STR, NULL, "URL", "the redis that holds the memory (required)"},
+    {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
+    {"scope", 0, AO_OPT_STR, "target", "SCOPE", "which memory: target (every task of --target "
+     "shares one), task (one per --task), or a name of letters, digits, '.', '_', '-'"},
+    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target of scope target and task"},
+    {"task", 0, AO_OPT_STR, NULL, "NAME", "the task of scope task"},
+    {"json", 0, AO_OPT_BOOL, "0", NULL, "list, show: JSON (one item per line) instead of text"},
+    {"origin", 0, AO_OPT_STR, NULL, "NAME", "import: record where the items came from"},
+    {"older-than", 0, AO_OPT_NUM, NULL, "DAYS", "prune: items created more than DAYS ago"},
+    {"regressions", 0, AO_OPT_BOOL, "0", NULL, "prune: items that record a slowdown"},
+    {"below", 0, AO_OPT_NUM, NULL, "X", "prune: wins whose speedup is below X"},
+    {"keep", 0, AO_OPT_INT, NULL, "N", "prune: everything but the newest N"},
+    {"dry-run", 'n', AO_OPT_BOOL, "0", NULL, "rm, prune, clear: say what would go, change nothing"},
+    {"yes", 0, AO_OPT_BOOL, "0", NULL, "clear: really delete the whole memory"},
+    AO_COMMON_OPTIONS,
+};
+
+static const char memory_usage[] =
+    "accelopt memory list   [--scope S] [--target T] [--task X] [--json]\n"
+    "       accelopt memory show   ID [--json]\n"
+    "       accelopt memory export [FILE]              (JSON Lines, schemas/memory_item.json)\n"
+    "       accelopt memory import FILE [--origin NAME] (all of it or nothing)\n"
+    "       accelopt memory rm     ID... [--dry-run]\n"
+    "       accelopt memory prune  [--older-than DAYS] [--regressions] [--below X] [--keep N] "
+    "[--dry-run]\n"
+    "       accelopt memory clear  --yes\n"
+    "every command takes --redis URL (or ACCELOPT_REDIS) and the scope options";
+
+/* created_at as seconds since the epoch, or -1 */
+static double created(const cJSON *it)
+{
+    struct tm tm = {0};
+    const char *s = ao_json_str(it, "created_at", "");
+    const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    return end ? (double)timegm(&tm) : -1;
+}
+
+static void age_text(double then, char *buf, size_t len)
+{
+    double s = then < 0 ? -1 : difftime(time(NULL), (time_t)then);
+    if (s < 0)
+        snprintf(buf, len, "?");
+    else if (s < 3600)
+        snprintf(buf, len, "%.0fm", s / 60);
+    else if (s < 86400 * 2)
+        snprintf(buf, len, "%.0fh", s / 3600);
+    else
+        snprintf(buf, len, "%.0fd", s / 86400);
+}
+
+/* Text from an item for a terminal: control characters (escape sequences)
+ * shown as spaces, at most width bytes (0: all). */
+static void put_plain(const char *s, int width)
+{
+    int n = 0;
+    for (; *s && (width <= 0 || n < width); s++, n++)
+        putchar((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+}
+
+/* A column: put_plain, then padded to width. */
+static void put_col(const char *s, int width)
+{
+    int n = (int)strlen(s) < width ? (int)strlen(s) : width;
+    put_plain(s, width);
+    printf("%*s ", width - n, "");
+}
+
+static int print_line(const cJSON *j)
+{
+    char *s = cJSON_PrintUnformatted(j);
+    int rc = s && printf("%s\n", s) > 0 ? 0 : -1;
+    cJSON_free(s);
+    return rc;
+}
+
+/* An item as an exported line: type and v first, then the item. */
+static cJSON *as_line(const cJSON *it)
+{
+    cJSON *o = cJSON_CreateObject(), *c;
+    if (!o || !cJSON_AddStringToObject(o, "type", "memory_item") ||
+        !cJSON_AddNumberToObject(o, "v", AO_MSG_VERSION)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    cJSON_ArrayForEach(c, it) {
+        if (strcmp(c->string, "type") && strcmp(c->string, "v"))
+            cJSON_AddItemToObject(o, c->string, cJSON_Duplicate(c, 1));
+    }
+    return o;
+}
+
+static int cmd_list(const cJSON *items, int json)
+{
+    const cJSON *it;
+    if (!json)
+        printf("%-28s %-14s %-22s %-26s %5s  %s\n", "ID", "EFFECT", "TASK", "RUN", "AGE", "TITLE");
+    cJSON_ArrayForEach(it, items) {
+        char age[16], effect[40];
+        if (json) {
+            cJSON *l = as_line(it);
+            int rc = l ? print_line(l) : -1;
+            cJSON_Delete(l);
+            if (rc < 0)
+                return AO_EXIT_FAIL;
+            continue;
+        }
+        age_text(created(it), age, sizeof age);
+        put_col(ao_json_str(it, "id", "?"), 28);
+        /* as the planner's prompt puts it: a regression's figure is its slowdown */
+        snprintf(effect, sizeof effect, "%.2fx %s", ao_json_num(it, "speedup", NAN),
+                 strcmp(ao_json_str(it, "direction", "+"), "-") ? "faster" : "slower");
+        put_col(effect, 14);
+        put_col(ao_json_str(it, "task", "?"), 22);
+        put_col(ao_json_str(it, "run", "?"), 26);
+        printf("%5s  ", age);
+        put_plain(ao_json_str(it, "title", ""), 100);
+        putchar('\n');
+    }
+    return AO_EXIT_OK;
+}
+
+static const cJSON *find(const cJSON *items, const char *id)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, items) {
+        if (!strcmp(ao_json_str(it, "id", ""), id))
+            return it;
+    }
+    return NULL;
+}
+
+static void show_block(const char *label, const char *text)
+{
+    if (!text || !*text)
+        return;
+    printf("%s:\n", label);
+    for (const char *s = text; *s; s++) /* no terminal escapes from an item */
+        putchar(*s == '\n' || *s == '\t' || ((unsigned char)*s >= 0x20 && *s != 0x7f) ? *s : ' ');
+    printf("\n");
+}
+
+static int cmd_show(const cJSON *items, const char *id, int json)
+{
+    const cJSON *it = find(items, id);
+    static const char *const meta[] = {"id", "run", "task", "target", "iter", "created_at",
+                                       "imported_at", "origin", "model", "pair_id", "slow_sha256",
+                                       "fast_sha256"};
+    char age[16];
+
+    if (!it) {
+        ao_err("no item '%s' in this memory (accelopt memory list shows the ids)", id);
+        return AO_EXIT_FAIL;
+    }
+    if (json) {
+        cJSON *l = as_line(it);
+        int rc = l ? print_line(l) : -1;
+        cJSON_Delete(l);
+        return rc < 0 ? AO_EXIT_FAIL : AO_EXIT_OK;
+    }
+    printf("title:       ");
+    put_plain(ao_json_str(it, "title", ""), 0);
+    age_text(created(it), age, sizeof age);
+    printf("\neffect:      %.3fx %s", ao_json_num(it, "speedup", NAN),
+           strcmp(ao_json_str(it, "direction", "+"), "-") ? "faster (a win)" : "slower (a regression)");
+    if (isfinite(ao_json_num(it, "speedup_spread", NAN)))
+        printf(" (give or take %.0f%%)", 100 * ao_json_num(it, "speedup_spread", NAN));
+    printf(", %s old\n", age);
+    for (int i = 0; i < N(meta); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, meta[i]);
+        if (cJSON_IsString(v)) {
+            printf("%-12s ", meta[i]);
+            put_plain(v->valuestring, 0);
+            putchar('\n');
+        } else if (cJSON_IsNumber(v)) {
+            printf("%-12s %.0f\n", meta[i], v->valuedouble);
+        }
+    }
+    show_block("\nsummary", ao_json_str(it, "summary", NULL));
+    show_block("\nplan", ao_json_str(it, "plan", NULL));
+    show_block("\nbefore", ao_json_str(it, "before", NULL));
+    show_block("\nafter", ao_json_str(it, "after", NULL));
+    return AO_EXIT_OK;
+}
+
+/* Write items as export lines to f; what import would refuse is left out
+ * (with a warning), so the file stays importable.  The count written. */
+static int export_items(FILE *f, const cJSON *items)
+{
+    const cJSON *it;
+    int n = 0, i = 0;
+
+    cJSON_ArrayForEach(it, items) {
+        char err[AO_ERRLEN], *s;
+        cJSON *l = as_line(it);
+        struct ao_memory_item_msg m;
+        i++;
+        if (!l || ao_msg_decode(&ao_msg_memory_item, l, &m, err, sizeof err) < 0 ||
+            (ao_msg_release(&ao_msg_memory_item, &m), ao_memory_item_check(it, err, sizeof err) < 0)) {
+            ao_warn("item %d (%s) left out: %s", i, ao_json_str(it, "id", "?"),
+                    l ? err : "out of memory");
+            cJSON_Delete(l);
+            continue;
+        }
+        if ((s = cJSON_PrintUnformatted(l)))
+            fprintf(f, "%s\n", s);
+        cJSON_free(s);
+        cJSON_Delete(l);
+        n++;
+    }
+    return n;
+}
+
+int memory_export(struct ao_redis *r, const char *const *keys, int nkeys, const char *path,
+                  int *count, char *err, size_t errlen)
+{
+    FILE *f = path && strcmp(path, "-") ? fopen(path, "w") : stdout;
+    int rc = 0;
+
+    *count = 0;
+    if (!f)
+        return snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno)), -1;
+    for (int k = 0; k < nkeys && rc == 0; k++) {
+        int dup = 0;
+        cJSON *items;
+        for (int j = 0; j < k; j++)
+            dup |= !strcmp(keys[j], keys[k]);
+        if (dup)
+            continue;
+        if (!(items = ao_memory_all(r, keys[k], err, errlen)))
+            rc = -1;
+        else
+            *count += export_items(f, items);
+        cJSON_Delete(items);
+    }
+    if ((f != stdout ? fclose(f) : fflush(f)) != 0 && rc == 0)
+        rc = -1, snprintf(err, errlen, "cannot write '%s'", path ? path : "stdout");
+    return rc;
+}
+
+/* Read and check every line of FILE; nothing is imported unless all are
+ * good.  Fills items (stored form, with the provenance import adds); the
+ * count, or -1 + err naming the file and line. */
+static int read_import(const char *path, const char *origin, cJSON *items, char *err,
+                       size_t errlen)
+{
+    char why[AO_ERRLEN], now[32], *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+    long lineno = 0;
+    int n = 0, rc = 0;
+    time_t t = time(NULL);
+
+    if (!f)
+        return snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno)), -1;
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+        struct ao_memory_item_msg m;
+        cJSON *j = NULL;
+        lineno++;
+        why[0] = 0;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = 0;
+        if (len == 0)
+            continue;
+        if ((size_t)len > AO_MEMORY_LINE_MAX)
+            snprintf(why, sizeof why, "the line is %zd bytes, over the limit of %d", len,
+                     AO_MEMORY_LINE_MAX);
+        else if (memchr(line, 0, (size_t)len))
+            snprintf(why, sizeof why, "a NUL byte");
+        else if (!(j = cJSON_ParseWithLength(line, (size_t)len)))
+            snprintf(why, sizeof why, "not JSON");
+        else if (ao_msg_decode(&ao_msg_memory_item, j, &m, why, sizeof why) == 0) {
+            ao_msg_release(&ao_msg_memory_item, &m);
+            cJSON_DeleteItemFromObjectCaseSensitive(j, "type");
+            cJSON_DeleteItemFromObjectCaseSensitive(j, "v");
+            if (ao_memory_item_check(j, why, sizeof why) == 0 && ++n > MAX_IMPORT)
+                snprintf(why, sizeof why, "more than %d items", MAX_IMPORT);
+        }
+        if (why[0]) {
+            snprintf(err, errlen, "%s:%ld: %s; nothing imported", path, lineno, why);
+            rc = -1;
+        } else {
+            /* provenance: kept as it came, plus when (and whence) it arrived */
+            cJSON_DeleteItemFromObjectCaseSensitive(j, "imported_at");
+            cJSON_AddStringToObject(j, "imported_at", now);
+            if (origin) {
+                cJSON_DeleteItemFromObjectCaseSensitive(j, "origin");
+                cJSON_AddStringToObject(j, "origin", origin);
+            }
+            cJSON_AddItemToArray(items, j);
+            j = NULL;
+        }
+        cJSON_Delete(j);
+    }
+    if (rc == 0 && ferror(f))
+        rc = -1, snprintf(err, errlen, "cannot read '%s'", path);
+    free(line);
+    if (f != stdin)
+        fclose(f);
+    return rc < 0 ? -1 : n;
+}
+
+int memory_import(struct ao_redis *r, const char *key, const char *path, const char *origin,
+                  long long *pushed, int *count, char *err, size_t errlen)
+{
+    cJSON *items = cJSON_CreateArray(), *it;
+    const char **ids = NULL, **texts = NULL;
+    int n, k = 0, rc = -1;
+
+    *pushed = *count = 0;
+    if (origin && (strlen(origin) > 200 || strpbrk(origin, "\n\r"))) {
+        snprintf(err, errlen, "the origin must be at most 200 characters on one line");
+        goto out;
+    }
+    if (!items || (n = read_import(path, origin, items, err, errlen)) < 0)
+        goto out;
+    ids = calloc((size_t)n + 1, sizeof *ids);
+    texts = calloc((size_t)n + 1, sizeof *texts);
+    if (!ids || !texts)
+        goto oom;
+    cJSON_ArrayForEach(it, items) {
+        ids[k] = ao_json_str(it, "id", "");
+        if (!(texts[k++] = cJSON_PrintUnformatted(it)))
+            goto oom;
+    }
+    if ((*pushed = ao_memory_import(r, key, ids, texts, (size_t)n, err, errlen)) < 0)
+        goto out;
+    *count = n;
+    rc = 0;
+    goto out;
+oom:
+    snprintf(err, errlen, "out of memory");
+out:
+    for (int i = 0; texts && i < k; i++)
+        cJSON_free((void *)texts[i]);
+    free(texts);
+    free(ids);
+    cJSON_Delete(items);
+    return rc;
+}
+
+/* Remove these ids (or say what would go). */
+static int remove_ids(struct ao_redis *r, const char *key, const cJSON *items, const char **ids,
+                      int n, int dry)
+{
+    char err[AO_ERRLEN];
+    long long gone;
+
+    for (int i = 0; i < n; i++) {
+        const cJSON *it = find(items, ids[i]);
+        printf("%s %s  ", dry ? "would remove" : "remove", ids[i]);
+        put_plain(it ? ao_json_str(it, "title", "") : "(not in this memory)", 80);
+        putchar('\n');
+    }
+    if (dry)
+        return AO_EXIT_OK;
+    if ((gone = ao_memory_remove(r, key, ids, (size_t)n, err, sizeof err)) < 0) {
+        ao_err("%s", err);
+        return AO_EXIT_FAIL;
+    }
+    ao_info("removed %lld item%s from %s", gone, gone == 1 ? "" : "s", key);
+    return AO_EXIT_OK;
+}
+
+static int cmd_prune(struct ao_redis *r, const char *key, const cJSON *items,
+                     const struct ao_config *c)
+{
+    const char *older = ao_config_str(c, "older-than"), *below = ao_config_str(c, "below"),
+               *keep = ao_config_str(c, "keep");
+    int regr = ao_config_bool(c, "regressions"), n = 0, i = 0, code;
+    const char **ids = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof *ids);
+    const cJSON *it;
+
+    if (!older && !below && !keep && !regr) {
+        ao_err("prune needs at least one of --older-than, --regressions, --below, --keep");
+        free(ids);
+        return AO_EXIT_USAGE;
+    }
+    if (!ids)
+        return AO_EXIT_FAIL;
+    cJSON_ArrayForEach(it, items) { /* newest first */
+        double when = created(it), sp = ao_json_num(it, "speedup", NAN);
+        int win = strcmp(ao_json_str(it, "direction", "+"), "-") != 0;
+        int go = (keep && i >= ao_config_int(c, "keep")) || (regr && !win) ||
+                 (below && win && !(sp >= ao_config_num(c, "below"))) ||
+                 (older && when >= 0 && difftime(time(NULL), (time_t)when) > 86400 * ao_config_num(c, "older-than"));
+        if (go && ao_json_str(it, "id", NULL))
+            ids[n++] = ao_json_str(it, "id", NULL);
+        i++;
+    }
+    code = n ? remove_ids(r, key, items, ids, n, ao_config_bool(c, "dry-run")) : AO_EXIT_OK;
+    if (!n)
+        ao_info("nothing to prune in %s", key);
+    free(ids);
+    return code;
+}
+
+static int is_verb(const char *v)
+{
+    static const char *const verbs[] = {"list", "show", "export", "import", "rm", "prune", "clear"};
+    for (int i = 0; i < N(verbs); i++)
+        if (!strcmp(v, verbs[i]))
+            return 1;
+    return 0;
+}
+
+int cmd_memory(int argc, char **argv)
+{
+    struct ao_config c;
+    struct ao_redis *r = NULL;
+    cJSON *items = NULL;
+    char key[300], err[AO_ERRLEN];
+    const char *verb;
+    int code, has;
+
+    if (ao_tool_setup("accelopt", &c, memory_opts, N(memory_opts), argc, argv, memory_usage,
+                      &code) < 0)
+        return code;
+    code = AO_EXIT_USAGE;
+    verb = c.nargs ? c.args[0] : "";
+    if (!is_verb(verb)) {
+        ao_err("memory wants a command: list, show, export, import, rm, prune or clear (see "
+               "--help)");
+        goto out;
+    }
+    if (((!strcmp(verb, "show") || !strcmp(verb, "import")) && c.nargs != 2) ||
+        (!strcmp(verb, "rm") && c.nargs < 2) || (!strcmp(verb, "export") && c.nargs > 2) ||
+        ((!strcmp(verb, "list") || !strcmp(verb, "prune") || !strcmp(verb, "clear")) &&
+         c.nargs != 1)) {
+        ao_err("usage: %s", memory_usage);
+        goto out;
+    }
+    if (!ao_config_str(&c, "redis")) {
+        ao_err("memory wants the --redis that holds it (or ACCELOPT_REDIS)");
+        goto out;
+    }
+    has = ao_memory_key(ao_config_str(&c, "scope"), ao_config_str(&c, "target"),
+                        ao_config_str(&c, "task") ? ao_config_str(&c, "task") : "", key, sizeof key,
+                        err, sizeof err);
+    if (has <= 0 || (!strcmp(ao_config_str(&c, "scope"), "task") && !ao_config_str(&c, "task"))) {
+        ao_err("--scope: %s", has < 0 ? err : has == 0 ? "scope none holds no memory"
+                                                       : "scope task needs --task");
+        goto out;
+    }
+    if (!strcmp(verb, "clear") && !ao_config_bool(&c, "yes") && !ao_config_bool(&c, "dry-run")) {
+        ao_err("clear deletes the whole memory %s: say --yes (or --dry-run to see it)", key);
+        goto out;
+    }
+    code = AO_EXIT_FAIL;
+    if (!(r = ao_redis_new(ao_config_str(&c, "redis"), ao_config_str(&c, "redis-prefix"), err,
+                           sizeof err))) {
+        ao_err("%s", err);
+        goto out;
+    }
+    if (!strcmp(verb, "import")) {
+        long long pushed;
+        int n;
+        if (memory_import(r, key, c.args[1], ao_config_str(&c, "origin"), &pushed, &n, err,
+                          sizeof err) < 0) {
+            ao_err("%s", err);
+            goto out;
+        }
+        ao_info("imported %lld of %d item%s into %s (%lld already there)", pushed, n,
+                n == 1 ? "" : "s", key, n - pushed);
+        printf("{\"imported\":%lld,\"present\":%lld,\"memory\":\"%s\"}\n", pushed, n - pushed, key);
+        code = AO_EXIT_OK;
+        goto out;
+    }
+    if (!(items = ao_memory_all(r, key, err, sizeof err))) {
+        ao_err("%s", err);
+        goto out;
+    }
+    if (!strcmp(verb, "list")) {
+        code = cmd_list(items, ao_config_bool(&c, "json"));
+    } else if (!strcmp(verb, "show")) {
+        code = cmd_show(items, c.args[1], ao_config_bool(&c, "json"));
+    } else if (!strcmp(verb, "export")) {
+        const char *keys[1] = {key};
+        int n;
+        if (memory_export(r, keys, 1, c.nargs > 1 ? c.args[1] : NULL, &n, err, sizeof err) < 0) {
+            ao_err("%s", err);
+        } else {
+            ao_info("exported %d item%s of %s", n, n == 1 ? "" : "s", key);
+            code = AO_EXIT_OK;
+        }
+    } else if (!strcmp(verb, "rm")) {
+        code = remove_ids(r, key, items, (const char **)c.args + 1, c.nargs - 1,
+                          ao_config_bool(&c, "dry-run"));
+    } else if (!strcmp(verb, "prune")) {
+        code = cmd_prune(r, key, items, &c);
+    } else { /* clear */
+        int n = cJSON_GetArraySize(items);
+        if (ao_config_bool(&c, "dry-run")) {
+            printf("would remove all %d item%s of %s\n", n, n == 1 ? "" : "s", key);
+            code = AO_EXIT_OK;
+        } else if (ao_memory_clear(r, key, err, sizeof err) < 0) {
+            ao_err("%s", err);
+        } else {
+            ao_info("removed all %d item%s of %s", n, n == 1 ? "" : "s", key);
+            code = AO_EXIT_OK;
+        }
+    }
+out:
+    cJSON_Delete(items);
+    ao_redis_free(r);
+    ao_config_release(&c);
+    return code;
+}

@@ -1,0 +1,428 @@
+/* report_html.c - accelopt report: a run's report.html, one self-contained
+ * page (tools/accelopt/report/: the template, its script and styles, and
+ * the Vega, Vega-Lite and jsdiff bundles from npm, all inlined) drawn from
+ * the files of runs/<id>/ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exitcode.h"
+#include "front.h"
+#include "log.h"
+#include "msg.h"
+#include "redis.h"
+#include "report.h"
+#include "runstore.h"
+#include "stage.h"
+#include "util.h"
+#include "version.h"
+
+#include <hiredis/hiredis.h>
+
+#define N(a) ((int)(sizeof a / sizeof a[0]))
+#define MAX_TASKS 256
+#define LINES_MAX (64u << 20) /* one run file read whole: history with every source */
+
+/* the libraries, as npm installs them under the report directory */
+static const char *const libs[] = {
+    "node_modules/vega/build/vega.min.js",
+    "node_modules/vega-lite/build/vega-lite.min.js",
+    "node_modules/diff/dist/diff.min.js",
+};
+
+static void report_dir(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/tools/accelopt/report", ao_home());
+}
+
+int report_html_available(char *err, size_t errlen)
+{
+    char dir[600], path[900];
+
+    report_dir(dir, sizeof dir);
+    for (int i = 0; i < N(libs); i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, libs[i]);
+        if (access(path, R_OK) != 0)
+            return snprintf(err, errlen, "the report's libraries are missing (%s): run `make deps` "
+                            "(it fetches them with npm)", path), -1;
+    }
+    return 0;
+}
+
+/* A JSON Lines file as an array (bad lines skipped), or an empty one. */
+static cJSON *read_lines(const char *path)
+{
+    char err[AO_ERRLEN], *text = ao_read_file_max(path, LINES_MAX, NULL, err, sizeof err);
+    cJSON *a = cJSON_CreateArray();
+
+    for (char *line = text, *next; a && line && *line; line = next) {
+        cJSON *j;
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        else
+            next = line + strlen(line);
+        if (*line && (j = cJSON_Parse(line)) && cJSON_IsObject(j))
+            cJSON_AddItemToArray(a, j);
+        else if (*line)
+            cJSON_Delete(j), ao_warn("%s: a line that is not a JSON object; left out", path);
+    }
+    free(text);
+    return a;
+}
+
+static cJSON *read_json(const char *path)
+{
+    char err[AO_ERRLEN], *text = ao_read_file_max(path, LINES_MAX, NULL, err, sizeof err);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return j;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Everything the page shows, from the run directory. */
+static cJSON *run_data(const char *dir, char *err, size_t errlen)
+{
+    cJSON *d = cJSON_CreateObject(), *tasks, *run, *mem, *titles;
+    char path[1200], now[32], *names[MAX_TASKS];
+    int n = 0;
+    DIR *dp = opendir(dir);
+    struct dirent *e;
+    time_t t = time(NULL);
+
+    if (!dp) {
+        cJSON_Delete(d);
+        return snprintf(err, errlen, "cannot read the run directory '%s': %s", dir,
+                        strerror(errno)), NULL;
+    }
+    while ((e = readdir(dp)) && n < MAX_TASKS) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s/done.json", dir, e->d_name);
+        if (e->d_name[0] != '.' && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            names[n++] = strdup(e->d_name);
+    }
+    closedir(dp);
+    qsort(names, (size_t)n, sizeof *names, cmp_name);
+
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    if (!(run = read_json(path)) || !cJSON_IsObject(run)) {
+        cJSON_Delete(run);
+        run = cJSON_CreateObject();
+    }
+    strftime(now, sizeof now, "%Y-%m-%d %H:%M UTC", gmtime(&t));
+    cJSON_DeleteItemFromObjectCaseSensitive(run, "generated_at");
+    cJSON_AddStringToObject(run, "generated_at", now);
+    cJSON_AddItemToObject(d, "run", run);
+    tasks = cJSON_AddArrayToObject(d, "tasks");
+    for (int i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject(), *done;
+        cJSON_AddStringToObject(o, "task", names[i]);
+        snprintf(path, sizeof path, "%s/%s/done.json", dir, names[i]);
+        done = read_json(path);
+        if (cJSON_IsObject(done) && ao_json_str(done, "run", NULL))
+            cJSON_AddStringToObject(o, "run", ao_json_str(done, "run", NULL));
+        if (!ao_json_str(run, "target", NULL) && ao_json_str(done, "target", NULL))
+            cJSON_AddStringToObject(run, "target", ao_json_str(done, "target", NULL));
+        cJSON_AddItemToObject(o, "done", done ? done : cJSON_CreateNull());
+        snprintf(path, sizeof path, "%s/%s/history.jsonl", dir, names[i]);
+        cJSON_AddItemToObject(o, "kernels", read_lines(path));
+        snprintf(path, sizeof path, "%s/%s/experiences.jsonl", dir, names[i]);
+        cJSON_AddItemToObject(o, "experiences", read_lines(path));
+        snprintf(path, sizeof path, "%s/%s/usage.json", dir, names[i]);
+        {
+            cJSON *u = read_json(path);
+            cJSON_AddItemToObject(o, "usage", u ? u : cJSON_CreateNull());
+        }
+        cJSON_AddItemToArray(tasks, o);
+        free(names[i]);
+    }
+    /* the memory's titles, for the ids a plan saw */
+    snprintf(path, sizeof path, "%s/memory.jsonl", dir);
+    mem = read_lines(path);
+    titles = cJSON_AddArrayToObject(d, "memory");
+    for (cJSON *it = mem ? mem->child : NULL; it && titles; it = it->next) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "id", ao_json_str(it, "id", ""));
+        cJSON_AddStringToObject(x, "title", ao_json_str(it, "title", ""));
+        cJSON_AddItemToArray(titles, x);
+    }
+    cJSON_Delete(mem);
+    return d;
+}
+
+/* JSON for inside <script>: '<' only ever occurs inside JSON strings, so
+ * writing it as \u003c keeps the text valid JSON and no string can end
+ * the script element or open a comment. */
+static int put_json(struct ao_buf *b, const cJSON *j)
+{
+    char *s = cJSON_PrintUnformatted(j);
+    int rc = s ? 0 : -1;
+
+    for (const char *p = s; p && *p; p++)
+        rc |= *p == '<' ? ao_buf_append(b, "\\u003c", 6) : ao_buf_append(b, p, 1);
+    cJSON_free(s);
+    return rc;
+}
+
+static void put_html_text(struct ao_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': ao_buf_append(b, "&lt;", 4); break;
+        case '>': ao_buf_append(b, "&gt;", 4); break;
+        case '&': ao_buf_append(b, "&amp;", 5); break;
+        case '"': ao_buf_append(b, "&quot;", 6); break;
+        default: ao_buf_append(b, s, 1);
+        }
+    }
+}
+
+/* A library or our own script, inlined: it must not be able to end its
+ * <script> element, and its source map (a fetch) is dropped. */
+static int put_script(struct ao_buf *b, const char *path, int tagged, char *err, size_t errlen)
+{
+    char *text = ao_read_file(path, NULL, err, errlen), *map;
+
+    if (!text)
+        return -1;
+    for (const char *p = text; (p = strchr(p, '<')); p++)
+        if (!strncasecmp(p, "</script", 8) || !strncmp(p, "<!--", 4)) {
+            free(text);
+            return snprintf(err, errlen, "%s holds '</script' or '<!--': it cannot be inlined",
+                            path), -1;
+        }
+    if ((map = strstr(text, "//# sourceMappingURL=")))
+        *map = 0;
+    if (tagged)
+        ao_buf_printf(b, "<script>\n");
+    ao_buf_append(b, text, strlen(text));
+    if (tagged)
+        ao_buf_printf(b, "\n</script>\n");
+    free(text);
+    return 0;
+}
+
+int report_html(const char *dir, const char *out, char *err, size_t errlen)
+{
+    char rdir[600], path[1200], tmp[1300], *tpl = NULL, title[300];
+    struct ao_buf b = {0};
+    cJSON *data = NULL;
+    const char *p, *id;
+    int rc = -1;
+
+    report_dir(rdir, sizeof rdir);
+    if (report_html_available(err, errlen) < 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/report.html", rdir);
+    if (!(tpl = ao_read_file(path, NULL, err, errlen)) || !(data = run_data(dir, err, errlen)))
+        goto out;
+    id = ao_json_str(cJSON_GetObjectItemCaseSensitive(data, "run"), "id", NULL);
+    if (!id) { /* a run directory is named by its id */
+        id = strrchr(dir, '/') && strrchr(dir, '/')[1] ? strrchr(dir, '/') + 1 : dir;
+    }
+    snprintf(title, sizeof title, "accelopt run %.200s", id);
+    /* the template's markers, in the order they come */
+    for (p = tpl; *p;) {
+        const char *m = strstr(p, "@@");
+        const char *e = m ? strstr(m + 2, "@@") : NULL;
+        if (!m || !e) {
+            ao_buf_append(&b, p, strlen(p));
+            break;
+        }
+        ao_buf_append(&b, p, (size_t)(m - p));
+        p = e + 2;
+        if (!strncmp(m, "@@TITLE@@", 9)) {
+            put_html_text(&b, title);
+        } else if (!strncmp(m, "@@GENERATOR@@", 13)) {
+            put_html_text(&b, "accelopt " AO_VERSION);
+        } else if (!strncmp(m, "@@DATA@@", 8)) {
+            if (put_json(&b, data) < 0)
+                goto oom;
+        } else if (!strncmp(m, "@@STYLE@@", 9)) {
+            char *css;
+            snprintf(path, sizeof path, "%s/report.css", rdir);
+            if (!(css = ao_read_file(path, NULL, err, errlen)))
+                goto out;
+            ao_buf_append(&b, css, strlen(css));
+            free(css);
+        } else if (!strncmp(m, "@@LIBS@@", 8)) {
+            for (int i = 0; i < N(libs); i++) {
+                snprintf(path, sizeof path, "%s/%s", rdir, libs[i]);
+                if (put_script(&b, path, 1, err, errlen) < 0)
+                    goto out;
+            }
+        } else if (!strncmp(m, "@@APP@@", 7)) {
+            snprintf(path, sizeof path, "%s/report.js", rdir);
+            if (put_script(&b, path, 0, err, errlen) < 0)
+                goto out;
+        } else { /* not a marker: as it was */
+            ao_buf_append(&b, m, (size_t)(p - m));
+        }
+    }
+    if (!b.data)
+        goto oom;
+    /* written whole, then renamed: a reader never sees half a page */
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid());
+    if (ao_write_file(tmp, b.data, b.len, err, errlen) < 0)
+        goto out;
+    if (rename(tmp, out) != 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", out, strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    rc = 0;
+    goto out;
+oom:
+    snprintf(err, errlen, "out of memory");
+out:
+    ao_buf_release(&b);
+    cJSON_Delete(data);
+    free(tpl);
+    return rc;
+}
+
+static const struct ao_option report_opts[] = {
+    {"out", 'o', AO_OPT_STR, NULL, "FILE", "where the page goes (default: RUN-DIR/report.html)"},
+    {"redis", 0, AO_OPT_STR, NULL, "URL", "RUN is a run id in this redis: its results are "
+     "written to runs/<id>/ (or --dir) first, then the page"},
+    {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
+    {"dir", 0, AO_OPT_STR, NULL, "DIR", "with --redis: where the run's results go (default: runs/<id>)"},
+    AO_COMMON_OPTIONS,
+};
+
+/* One task of a run found in redis: the run id k (run:<k> without the
+ * prefix) when it has a state naming its task.  1 if t was filled. */
+static int task_of(struct ao_runstore *rs, const char *k, struct run_task *t)
+{
+    char key[400], err[AO_ERRLEN], *text = NULL;
+    cJSON *st;
+
+    if (strncmp(k, "run:", 4) || strchr(k + 4, ':') || strlen(k + 4) >= sizeof t->run)
+        return 0; /* run:<id>:iter:..., :acks:... */
+    snprintf(t->run, sizeof t->run, "%s", k + 4);
+    snprintf(key, sizeof key, "run:%s", t->run);
+    if (ao_rs_hget(rs, key, "state", &text, err, sizeof err) != 1) {
+        free(text);
+        return 0;
+    }
+    st = cJSON_Parse(text);
+    free(text);
+    snprintf(t->task, sizeof t->task, "%s", ao_json_str(st, "task", ""));
+    snprintf(t->ext, sizeof t->ext, "%s", !strcmp(ao_json_str(st, "target", "cpu"), "cuda") ? "cu" : "c");
+    cJSON_Delete(st);
+    /* the task's name becomes a directory: a name, never a path */
+    return t->task[0] && t->task[0] != '.' && !strchr(t->task, '/');
+}
+
+/* --redis: a run's tasks are the run ids RUN (one task) or RUN-<task> (the
+ * tasks of accelopt run), found with SCAN (never KEYS on a shared redis). */
+static int from_redis(const struct ao_config *c, const char *id, const char *dir, char *err,
+                      size_t errlen)
+{
+    struct ao_redis *r = ao_redis_new(ao_config_str(c, "redis"), ao_config_str(c, "redis-prefix"),
+                                      err, errlen);
+    struct ao_runstore *rs = r ? ao_runstore_redis(r) : NULL;
+    struct run_task *t = calloc(MAX_TASKS, sizeof *t);
+    size_t plen = strlen(ao_config_str(c, "redis-prefix"));
+    int n = 0, rc = -1;
+
+    if (!rs || !t) {
+        if (r)
+            snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int pass = 0; pass < 2 && n == 0; pass++) {
+        char pattern[400], cursor[32] = "0";
+        const char *argv[6] = {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"};
+        ao_redis_key(r, pattern, sizeof pattern, pass ? "run:%s-*" : "run:%s", id);
+        do {
+            struct redisReply *rep = ao_redis_argv(r, 6, argv, NULL, err, errlen);
+            if (!rep)
+                goto out;
+            if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
+                snprintf(cursor, sizeof cursor, "%s", rep->element[0]->str ? rep->element[0]->str : "0");
+                for (size_t i = 0; i < rep->element[1]->elements && n < MAX_TASKS; i++) {
+                    const char *k = rep->element[1]->element[i]->str;
+                    n += k && strlen(k) > plen && task_of(rs, k + plen, &t[n]);
+                }
+            } else {
+                snprintf(cursor, sizeof cursor, "0");
+            }
+            freeReplyObject(rep);
+        } while (strcmp(cursor, "0") != 0);
+    }
+    if (!n) {
+        snprintf(err, errlen, "no run '%s' in that redis (accelopt status lists the runs in flight)",
+                 id);
+        goto out;
+    }
+    rc = report_write(dir, rs, t, n, NULL, err, errlen);
+out:
+    free(t);
+    ao_runstore_free(rs);
+    ao_redis_free(r);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct ao_config c;
+    char dir[700], out[800], err[AO_ERRLEN] = "";
+    int code;
+
+    if (ao_tool_setup("accelopt", &c, report_opts, N(report_opts), argc, argv,
+                      "accelopt report RUN-DIR [--out FILE]\n"
+                      "       accelopt report RUN-ID --redis URL [--dir DIR] [--out FILE]",
+                      &code) < 0)
+        return code;
+    code = AO_EXIT_USAGE;
+    if (c.nargs != 1) {
+        ao_err("report wants one run: its directory (runs/<id>) or, with --redis, its id");
+        goto out;
+    }
+    code = AO_EXIT_FAIL;
+    if (report_html_available(err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
+    if (ao_config_str(&c, "redis")) {
+        if (strpbrk(c.args[0], "/*?[]\\") || c.args[0][0] == '.' || !c.args[0][0]) {
+            ao_err("with --redis, RUN is a run id (no '/', '*', '?', '[', ']' or '\\')");
+            code = AO_EXIT_USAGE;
+            goto out;
+        }
+        snprintf(dir, sizeof dir, "%s", ao_config_str(&c, "dir") ? ao_config_str(&c, "dir") : "");
+        if (!dir[0])
+            snprintf(dir, sizeof dir, "runs/%s", c.args[0]);
+        if (ao_mkdirs(dir, 0700) < 0 || from_redis(&c, c.args[0], dir, err, sizeof err) < 0) {
+            ao_err("%s", err[0] ? err : "cannot make the run directory");
+            goto out;
+        }
+    } else {
+        snprintf(dir, sizeof dir, "%s", c.args[0]);
+    }
+    while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
+        dir[strlen(dir) - 1] = 0;
+    snprintf(out, sizeof out, "%s", ao_config_str(&c, "out") ? ao_config_str(&c, "out") : "");
+    if (!out[0])
+        snprintf(out, sizeof out, "%s/report.html", dir);
+    if (report_html(dir, out, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
+    printf("%s\n", out);
+    code = AO_EXIT_OK;
+out:
+    ao_config_release(&c);
+    return code;
+}
