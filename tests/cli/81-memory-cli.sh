@@ -105,6 +105,15 @@ bad_import snippet 'r["after"] = "y" * 2001'
 ok $? "a snippet over 2000 bytes: refused"
 bad_import line 'r["plan"] = "z" * 3900; r["before"] = "b" * 1990; r["after"] = "a" * 1990; r["summary"] = "s" * 1490; r["model"] = "m" * 200; r["origin"] = "o" * 200; r["pair_id"] = "p" * 200; r["run"] = "q" * 200; lines.append(lines[0]); lines[1] = json.dumps(r) + " " * 8000'
 ok $? "a line over 16 KiB: refused"
+# an endless line is refused as it is read: the import never holds more of it than the limit
+$M -c 'import sys; sys.stdout.write("{\"title\": \"" + "x" * (200 << 20))' >"$T/huge.jsonl"
+/usr/bin/time -f %M -o "$T/huge.rss" bin/accelopt memory import "$T/huge.jsonl" --scope fresh-huge \
+    --redis "$SECOND" >/dev/null 2>"$T/huge.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "huge.jsonl:1: the line is over the limit" "$T/huge.err" &&
+    [ "$(tail -1 "$T/huge.rss")" -lt 60000 ]
+ok $? "a 200 MiB line is refused with the import's memory under 60 MB (max RSS $(tail -1 "$T/huge.rss") KB)"
+rm -f "$T/huge.jsonl"
 bad_import json 'lines[1] = "{\"type\": \"memory_item\", "'
 ok $? "a line that is not JSON: refused"
 bad_import speedup 'r["speedup"] = -1'
@@ -125,7 +134,11 @@ ok $? "memory rm ID removes that item"
 A prune --redis "$SECOND" >/dev/null 2>&1
 [ $? -eq 2 ]
 ok $? "memory prune without a criterion exits 2"
-A prune --regressions --redis "$SECOND" >/dev/null 2>&1 && ! A list --redis "$SECOND" | grep -q slower
+# a regression of our own, so that there is one to prune whatever the run learned
+$M -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); r.update(id="mem:regression-0", direction="-"); print(json.dumps(r))' \
+    "$T/exp.jsonl" >"$T/regr.jsonl"
+A import "$T/regr.jsonl" --redis "$SECOND" >/dev/null 2>&1 && A list --redis "$SECOND" | grep -q 'mem:regression-0 .*slower' &&
+    A prune --regressions --redis "$SECOND" >/dev/null 2>&1 && ! A list --redis "$SECOND" | grep -q slower
 ok $? "memory prune --regressions removes the items that record slowdowns"
 A import "$T/exp.jsonl" --redis "$SECOND" >/dev/null 2>&1 && A prune --keep 1 --redis "$SECOND" >/dev/null 2>&1 &&
     [ "$(A list --json --redis "$SECOND" | wc -l)" -eq 1 ] &&

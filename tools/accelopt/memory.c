@@ -259,34 +259,55 @@ int memory_export(struct ao_redis *r, const char *const *keys, int nkeys, const 
     return rc;
 }
 
+/* One line of f into buf (cap bytes), without its newline: its length,
+ * -1 at the end of the file, or -2 for a line over cap - 1 bytes (read no
+ * further: an endless line costs no memory). */
+static ssize_t bounded_line(FILE *f, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int c;
+
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (n + 1 >= cap)
+            return -2;
+        buf[n++] = (char)c;
+    }
+    buf[n] = 0;
+    return c == EOF && n == 0 ? -1 : (ssize_t)n;
+}
+
 /* Read and check every line of FILE; nothing is imported unless all are
  * good.  Fills items (stored form, with the provenance import adds); the
  * count, or -1 + err naming the file and line. */
 static int read_import(const char *path, const char *origin, cJSON *items, char *err,
                        size_t errlen)
 {
-    char why[AO_ERRLEN], now[32], *line = NULL;
-    size_t cap = 0;
+    char why[AO_ERRLEN], now[32], *line = malloc(AO_MEMORY_LINE_MAX + 2);
     ssize_t len;
     FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
     long lineno = 0;
     int n = 0, rc = 0;
     time_t t = time(NULL);
 
-    if (!f)
-        return snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno)), -1;
+    if (!f || !line) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, f ? "out of memory" : strerror(errno));
+        if (f && f != stdin)
+            fclose(f);
+        free(line);
+        return -1;
+    }
     strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+    while (rc == 0 && (len = bounded_line(f, line, AO_MEMORY_LINE_MAX + 2)) != -1) {
         struct ao_memory_item_msg m;
         cJSON *j = NULL;
         lineno++;
         why[0] = 0;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        while (len > 0 && line[len - 1] == '\r')
             line[--len] = 0;
         if (len == 0)
             continue;
-        if ((size_t)len > AO_MEMORY_LINE_MAX)
-            snprintf(why, sizeof why, "the line is %zd bytes, over the limit of %d", len,
+        if (len < 0 || (size_t)len > AO_MEMORY_LINE_MAX)
+            snprintf(why, sizeof why, "the line is over the limit of %d bytes",
                      AO_MEMORY_LINE_MAX);
         else if (memchr(line, 0, (size_t)len))
             snprintf(why, sizeof why, "a NUL byte");

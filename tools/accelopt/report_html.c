@@ -108,8 +108,9 @@ static cJSON *run_data(const char *dir, char *err, size_t errlen)
     while ((e = readdir(dp)) && n < MAX_TASKS) {
         struct stat st;
         snprintf(path, sizeof path, "%s/%s/done.json", dir, e->d_name);
-        if (e->d_name[0] != '.' && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-            names[n++] = strdup(e->d_name);
+        if (e->d_name[0] != '.' && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            (names[n] = strdup(e->d_name)))
+            n++;
     }
     closedir(dp);
     qsort(names, (size_t)n, sizeof *names, cmp_name);
