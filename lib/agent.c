@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -237,9 +238,13 @@ static void fenced(struct ao_buf *b, const char *s, size_t max)
 {
     size_t n = 0;
     for (; *s && n < max; s++, n++) {
-        if (*s == '<' && (strncmp(s + 1, "memory", 6) == 0 || strncmp(s + 1, "/memory", 7) == 0)) {
-            ao_buf_append(b, "(", 1); /* no fence tag inside an item */
-            continue;
+        if (*s == '<') { /* no fence tag inside an item: "<memory", "</ MEMORY_ITEM", ... */
+            const char *t = s + 1;
+            t += strspn(t, " \t\r\n/");
+            if (strncasecmp(t, "memory", 6) == 0) {
+                ao_buf_append(b, "(", 1);
+                continue;
+            }
         }
         ao_buf_append(b, s, 1);
     }

@@ -26,11 +26,31 @@ static int located(const char *line, size_t n, const char **file, size_t *flen)
     return 1;
 }
 
+/* The kernel's own file: kernel.c, kernel.i (gcc) or kernel.cu, also as
+ * nvcc names a line, "kernel.cu(5)". */
+static int the_kernel(const char *file, size_t n)
+{
+    static const char *const names[] = {"kernel.c", "kernel.i", "kernel.cu", NULL};
+    const char *paren = memchr(file, '(', n);
+
+    if (paren && file[n - 1] == ')') {
+        for (const char *d = paren + 1; d < file + n - 1; d++)
+            if (!isdigit((unsigned char)*d))
+                return 0;
+        n = (size_t)(paren - file);
+    }
+    for (int i = 0; names[i]; i++)
+        if (strlen(names[i]) == n && memcmp(file, names[i], n) == 0)
+            return 1;
+    return 0;
+}
+
 /* The toolchain speaking of itself ("/usr/bin/ld: ...", "collect2: ..."):
  * its words are the kernel's business (an undefined reference). */
 static int toolchain(const char *file, size_t n)
 {
-    static const char *const tools[] = {"ld", "collect2", "cc", "gcc", "cc1", "clang", NULL};
+    static const char *const tools[] = {"ld", "collect2", "cc", "gcc", "cc1", "clang", "nvcc",
+                                        "ptxas", "nvlink", "fatbinary", NULL};
     const char *base = file;
 
     for (size_t i = 0; i < n; i++)
@@ -84,8 +104,7 @@ char *ao_diag_for_model(const char *status, const char *reason, const char *diag
         if (strncmp(p, "In file included from", 21) == 0 || strncmp(p, "                 from", 21) == 0)
             keep = 0;
         else if (located(p, n, &file, &flen))
-            keep = (flen == 8 && (memcmp(file, "kernel.c", 8) == 0 || memcmp(file, "kernel.i", 8) == 0)) ||
-                   toolchain(file, flen);
+            keep = the_kernel(file, flen) || toolchain(file, flen);
         else if (n == 0 || !(p[0] == ' ' || p[0] == '\t'))
             keep = 1; /* "compilation terminated.", the linker's words */
         if (keep)

@@ -7,6 +7,7 @@
 #include "io.h"
 #include "log.h"
 #include "msg.h"
+#include "sign.h"
 #include "signals.h"
 #include "util.h"
 
@@ -153,9 +154,39 @@ int ao_io_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
     return rc;
 }
 
+int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen)
+{
+    if (!io->key && !(io->key = calloc(1, sizeof *io->key))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (ao_sign_key_load(io->key, err, errlen) < 0) {
+        free(io->key);
+        io->key = NULL;
+        return -1;
+    }
+    io->verify = verify;
+    return 0;
+}
+
+/* msg as sent: signed when the transport has a key */
+static char *print_signed(struct ao_io *io, const cJSON *msg)
+{
+    cJSON *c;
+    char *s;
+
+    if (!io->key || !cJSON_IsObject(msg))
+        return cJSON_PrintUnformatted(msg);
+    if (!(c = cJSON_Duplicate(msg, 1)))
+        return NULL;
+    s = ao_sign_add(c, io->key) == 0 ? cJSON_PrintUnformatted(c) : NULL;
+    cJSON_Delete(c);
+    return s;
+}
+
 int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const cJSON *msg)
 {
-    char *s = cJSON_PrintUnformatted(msg);
+    char *s = print_signed(io, msg);
     int rc;
 
     if (!s) {
@@ -237,7 +268,7 @@ int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *re
         !(j = ao_msg_encode(&ao_msg_dlq, &d)))
         goto out;
     {
-        char *s = cJSON_PrintUnformatted(j);
+        char *s = print_signed(io, j);
         if (s) {
             if (io->dlq) /* pipe mode: a file */
                 rc = fprintf(io->dlq, "%s\n", s) < 0 || fflush(io->dlq) ? -1 : 0;
@@ -271,6 +302,9 @@ void ao_io_free(struct ao_io *io)
     if (!io)
         return;
     io->ops->close(io);
+    if (io->key)
+        memset(io->key, 0, sizeof *io->key);
+    free(io->key);
     if (io->guard.release)
         io->guard.release(io->guard.ctx);
     free(io);
@@ -322,6 +356,8 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
                      m.size > m.len ? m.size : m.len, AO_MAX_MESSAGE);
         } else if (!(j = ao_msg_parse(m.raw, m.len, reason, sizeof reason))) {
             /* reason says why */
+        } else if (io->verify && io->key && ao_sign_check(j, io->key, reason, sizeof reason) < 0) {
+            /* reason says why: anyone may produce to a broker's topics */
         } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
             reason[0] = '\0';
         } else if (io->err[0]) {

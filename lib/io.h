@@ -21,6 +21,7 @@ struct ao_inmsg {
 };
 
 struct ao_io;
+struct ao_sign_key;
 
 struct ao_io_ops {
     /* 1: a message; 0: nothing within timeout_ms; -1: end of input or error */
@@ -57,12 +58,20 @@ struct ao_io {
     char err[512];       /* the last error */
     long long in, out, dead;
     struct ao_io_guard guard; /* none when begin is NULL */
+    struct ao_sign_key *key;  /* sign every message sent (NULL: none) */
+    int verify;               /* and refuse any received without its signature */
     void *priv;
 };
 
 /* Pipe mode: read JSON Lines from in, write them to out, dead letters as
  * JSON Lines to dlq (stderr when NULL).  NULL on OOM. */
 struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq);
+
+/* Load the deployment's key (sign.h): every message sent is signed with it,
+ * and with verify, every message received must carry its signature or is a
+ * dead letter.  A broker is shared, so its consumers verify; a pipe is the
+ * operator's own.  0 or -1 + err. */
+int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen);
 
 int ao_io_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms);
 int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const cJSON *msg);

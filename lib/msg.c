@@ -1,8 +1,10 @@
 /* msg.c - table-driven encoders/decoders for the wire messages */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "msg.h"
 #include "verdict.h"
@@ -14,7 +16,8 @@
     {"run", AO_F_STR, offsetof(T, env.run), 1, NULL},                   \
     {"task", AO_F_STR, offsetof(T, env.task), 1, NULL},                 \
     {"target", AO_F_STR, offsetof(T, env.target), 1, NULL},             \
-    {"iter", AO_F_INT, offsetof(T, env.iter), 1, NULL}
+    {"iter", AO_F_INT, offsetof(T, env.iter), 1, NULL},                 \
+    {"sig", AO_F_STR, offsetof(T, env.sig), 0, NULL}
 
 #define F(T, name, kind, req) {#name, kind, offsetof(T, name), req, NULL}
 #define FE(T, name, req, en) {#name, AO_F_STR, offsetof(T, name), req, en}
@@ -141,7 +144,6 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, tokens, AO_F_JSON, 0),
     F(struct ao_result_msg, attempts, AO_F_INT, 0),
     F(struct ao_result_msg, fixes, AO_F_JSON, 0),
-    F(struct ao_result_msg, sig, AO_F_STR, 0),
 };
 TYPE(ao_msg_result, "result", struct ao_result_msg, result_fields);
 
@@ -399,24 +401,75 @@ int ao_msg_check_raw(const char *raw, size_t len, char *err, size_t errlen)
     return 0;
 }
 
-/* Does any object in j have a key twice?  Names the first. */
-static const char *duplicate_key(const cJSON *j)
+/* FNV-1a from a per-process random basis, so that nobody can choose keys
+ * that all land in one bucket */
+static uint64_t key_hash(const char *s)
 {
-    for (const cJSON *a = j ? j->child : NULL; a; a = a->next) {
-        const char *d;
-        if (cJSON_IsObject(j))
+    static uint64_t basis;
+    uint64_t h;
+
+    if (!basis && getrandom(&basis, sizeof basis, 0) != (ssize_t)sizeof basis)
+        basis = 14695981039346656037ull;
+    basis |= 1;
+    for (h = basis; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Is a key of the object j there twice?  Names it.  Linear time: an open
+ * addressing table of the keys (pairs compared only for a handful). */
+static const char *object_duplicate(const cJSON *j, int *oom)
+{
+    const cJSON *a, **tab;
+    size_t n = 0, cap = 16;
+
+    for (a = j->child; a; a = a->next)
+        n++;
+    if (n <= 8) {
+        for (a = j->child; a; a = a->next)
             for (const cJSON *b = a->next; b; b = b->next)
                 if (a->string && b->string && strcmp(a->string, b->string) == 0)
                     return a->string;
-        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && (d = duplicate_key(a)))
-            return d;
+        return NULL;
     }
+    while (cap < 2 * n)
+        cap *= 2;
+    if (!(tab = calloc(cap, sizeof *tab))) {
+        *oom = 1;
+        return NULL;
+    }
+    for (a = j->child; a; a = a->next) {
+        size_t i;
+        if (!a->string)
+            continue;
+        for (i = key_hash(a->string) & (cap - 1); tab[i]; i = (i + 1) & (cap - 1))
+            if (strcmp(tab[i]->string, a->string) == 0) {
+                free(tab);
+                return a->string;
+            }
+        tab[i] = a;
+    }
+    free(tab);
+    return NULL;
+}
+
+/* Does any object in j have a key twice?  Names the first found. */
+static const char *duplicate_key(const cJSON *j, int *oom)
+{
+    const char *d;
+
+    if (cJSON_IsObject(j) && (d = object_duplicate(j, oom)))
+        return d;
+    for (const cJSON *a = j ? j->child : NULL; a && !*oom; a = a->next)
+        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && (d = duplicate_key(a, oom)))
+            return d;
     return NULL;
 }
 
 cJSON *ao_msg_parse(const char *raw, size_t len, char *err, size_t errlen)
 {
     const char *end = NULL, *dup;
+    int oom = 0;
     cJSON *j;
 
     if (ao_msg_check_raw(raw, len, err, errlen) < 0)
@@ -433,8 +486,11 @@ cJSON *ao_msg_parse(const char *raw, size_t len, char *err, size_t errlen)
             cJSON_Delete(j);
             return NULL;
         }
-    if ((dup = duplicate_key(j))) {
-        snprintf(err, errlen, "the key '%.40s' appears twice in one object", dup);
+    if ((dup = duplicate_key(j, &oom)) || oom) {
+        if (oom)
+            snprintf(err, errlen, "out of memory checking the keys");
+        else
+            snprintf(err, errlen, "the key '%.40s' appears twice in one object", dup);
         cJSON_Delete(j);
         return NULL;
     }
@@ -466,6 +522,82 @@ static int check_config(const cJSON *c, char *err, size_t errlen)
         }
     if ((v = cJSON_GetObjectItemCaseSensitive(c, "memory_scope")) && !cJSON_IsString(v)) {
         snprintf(err, errlen, "config 'memory_scope' must be a string");
+        return -1;
+    }
+    return 0;
+}
+
+int ao_run_id_valid(const char *run)
+{
+    size_t n = 0;
+
+    if (!run || !((*run >= 'a' && *run <= 'z') || (*run >= 'A' && *run <= 'Z') ||
+                  (*run >= '0' && *run <= '9')))
+        return 0;
+    for (const char *p = run; *p; p++, n++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            return 0;
+    return n <= AO_RUN_ID_MAX;
+}
+
+/* one part of a slot: "0", or digits without a leading zero, under 10000 */
+static const char *slot_part(const char *s, int *v)
+{
+    int n = 0;
+
+    if (*s == '0') {
+        *v = 0;
+        return s + 1;
+    }
+    if (*s < '1' || *s > '9')
+        return NULL;
+    for (*v = 0; *s >= '0' && *s <= '9'; s++) {
+        if (++n > 4)
+            return NULL;
+        *v = *v * 10 + (*s - '0');
+    }
+    return s;
+}
+
+int ao_slot_parse(const char *slot, int *r, int *p, int *s)
+{
+    const char *c = slot;
+
+    if (!c || !(c = slot_part(c, r)) || *c++ != '.' || !(c = slot_part(c, p)) || *c++ != '.' ||
+        !(c = slot_part(c, s)) || *c)
+        return -1;
+    return 0;
+}
+
+/* Ids are parsed once, here at the edge: a run id is a name (it is part of
+ * every Redis key and file name of the run), a slot is canonical "r.p.s"
+ * (so "00.0.0" can never be another copy of slot 0.0.0), and a message id
+ * is printable and bounded. */
+static int check_ids(const struct ao_msg_type *t, const cJSON *j, const void *msg, char *err,
+                     size_t errlen)
+{
+    const struct ao_env *e = msg;
+    const char *slot = ao_json_str(j, "slot", NULL);
+    int a, b, c;
+
+    if (!ao_run_id_valid(e->run) && !(strcmp(t->name, "dlq") == 0 && !e->run[0])) {
+        snprintf(err, errlen, "run id '%.80s' is not a name of at most %d letters, digits, '.', "
+                 "'_' and '-' (starting with a letter or digit)", e->run, AO_RUN_ID_MAX);
+        return -1;
+    }
+    if (strlen(e->id) > AO_MSG_ID_MAX) {
+        snprintf(err, errlen, "message id of %zu bytes is over %d", strlen(e->id), AO_MSG_ID_MAX);
+        return -1;
+    }
+    for (const unsigned char *p = (const unsigned char *)e->id; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) {
+            snprintf(err, errlen, "message id holds a control character");
+            return -1;
+        }
+    if (slot && ao_slot_parse(slot, &a, &b, &c) < 0) {
+        snprintf(err, errlen, "slot '%.40s' is not of the form rank.plan.sample (whole numbers "
+                 "without leading zeros)", slot);
         return -1;
     }
     return 0;
@@ -522,6 +654,8 @@ int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
         if (c && cJSON_IsObject(c) && check_config(c, err, errlen) < 0)
             goto fail;
     }
+    if (check_ids(t, j, msg, err, errlen) < 0)
+        goto fail;
     return 0;
 fail:
     ao_msg_release(t, msg);

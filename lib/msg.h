@@ -15,6 +15,7 @@
 /* The envelope every message starts with. */
 struct ao_env {
     char *type, *id, *run, *task, *target;
+    char *sig; /* "hmac-sha256:<hex>" over the rest (sign.h); checked by the transport */
     long long v, iter;
 };
 
@@ -74,7 +75,6 @@ struct ao_result_msg {
     struct ao_env env;
     char *kernel_id, *sha256, *parent, *slot, *size, *status, *reason, *bound,
         *diagnostics, *calibration, *source, *plan, *plan_text, *task_sha256, *model;
-    char *sig; /* "hmac-sha256:<hex>" (sign.h) */
     double latency_ns, latency_min_ns, spread, t_min_ns, pct_of_peak, speedup,
         speedup_vs_baseline, max_rel_l2, tolerance;
     double t_memory_ns, t_matmul_ns, t_elementwise_ns; /* the roofline's three terms */
@@ -131,6 +131,15 @@ extern const struct ao_msg_type ao_msg_task, ao_msg_candidate, ao_msg_plan, ao_m
 /* All message types, NULL-terminated, and lookup by name. */
 extern const struct ao_msg_type *const ao_msg_types[];
 const struct ao_msg_type *ao_msg_type_find(const char *name);
+
+#define AO_RUN_ID_MAX 128
+#define AO_MSG_ID_MAX 512
+/* Is run a valid run id: 1 to AO_RUN_ID_MAX of [A-Za-z0-9._-], starting
+ * with a letter or digit?  1 or 0. */
+int ao_run_id_valid(const char *run);
+/* A slot "rank.plan.sample" in canonical form (no sign, no leading zero,
+ * each under 10000) into its numbers; 0 or -1. */
+int ao_slot_parse(const char *slot, int *r, int *p, int *s);
 
 /* Set every field of msg (of type t) to absent. */
 void ao_msg_init(const struct ao_msg_type *t, void *msg);

@@ -34,7 +34,14 @@
 #include "verdict.h"
 
 #define NOMINAL_CHECKS 3
-#define VERIFIED_TIMED 3
+/* Timed calls checked against the reference: a uniform sample of all of
+ * them (reservoir sampling, decided by our generator before each call), so
+ * every timed call is equally liable, whenever the timing ends.  A kernel
+ * wrong on a fraction f of its timed calls passes with probability
+ * (1-f)^CHECKED_TIMED: 1.6% at f = 1/2, and it must be fast on over half of
+ * them to move the median.  Cost: this many reference calls per measurement
+ * (docs/BENCHMARKS.md). */
+#define CHECKED_TIMED 6
 #define POOLS_MAX_BYTES (3ull << 30) /* older pools are dropped past this */
 #define STRESS_CHECK 2
 /* A call under the roofline is impossible, but the peaks are measured too:
@@ -59,8 +66,8 @@ struct pool {
     long long dims[AO_MAX_DIMS];
     struct dataset check[NOMINAL_CHECKS + 1]; /* the last one at another shape */
     int nchecks;
-    struct dataset verify[VERIFIED_TIMED];    /* timed calls checked in secret */
     char harness[600];                        /* the target's trusted part of the runner */
+    char refdir[700];                         /* the reference, built, for the timed checks */
     size_t bytes;                             /* memory its tensors hold */
 };
 
@@ -423,8 +430,8 @@ static int compute_references(struct ao_profiler *p, struct pool *pl, char *err,
     }
     if (ao_job_release(&j, err, errlen) < 0)
         goto out;
-    for (int s = 0; s < pl->nchecks + VERIFIED_TIMED; s++) {
-        struct dataset *d = s < pl->nchecks ? &pl->check[s] : &pl->verify[s - pl->nchecks];
+    for (int s = 0; s < pl->nchecks; s++) {
+        struct dataset *d = &pl->check[s];
         ao_job_place(&j, d->dims);
         if (job_call(&j, d->dims, d->t, NULL, 0x7fc00000u, d->t + pl->task.ninputs,
                      "computing the reference") < 0) {
@@ -441,11 +448,45 @@ static int compute_references(struct ao_profiler *p, struct pool *pl, char *err,
                 }
         }
     }
+    /* the built reference stays for the timed calls' checks (ref_outputs) */
+    snprintf(pl->refdir, sizeof pl->refdir, "%s", j.dir);
+    ao_job_end(&j);
+    j.dir[0] = '\0';
     rc = 0;
 out:
     ao_job_free(&j);
     free(src);
     free(diag);
+    return rc;
+}
+
+/* The reference's outputs for inputs sets[k][0..ninputs), written to
+ * refs[k] (the task's outputs), in a fresh process of the pool's built
+ * reference.  0, or -1 + err. */
+static int ref_outputs(struct ao_profiler *p, struct pool *pl, struct dataset *sets,
+                       struct dataset *refs, int n, char *err, size_t errlen)
+{
+    struct ao_job j;
+    int rc = -1;
+
+    memset(&j, 0, sizeof j);
+    snprintf(j.dir, sizeof j.dir, "%s", pl->refdir);
+    if (start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s * 10, 0, err, errlen) < 0 ||
+        (j.sb.sync_fd >= 0 && ao_job_release(&j, err, errlen) < 0))
+        goto out;
+    for (int k = 0; k < n; k++) {
+        ao_job_place(&j, pl->dims);
+        if (job_call(&j, pl->dims, sets[k].t, NULL, 0x7fc00000u, refs[k].t + pl->task.ninputs,
+                     "checking a timed call") < 0) {
+            snprintf(err, errlen, "the reference of '%s' failed on a timed call's inputs: %s",
+                     pl->task.name, j.reason);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    ao_job_stop(&j, "after its last call");
+    ao_job_end(&j); /* the directory is the pool's */
     return rc;
 }
 
@@ -464,8 +505,8 @@ static void pool_free(struct pool *pl)
 {
     for (int s = 0; s < NOMINAL_CHECKS + 1; s++)
         dataset_free(&pl->check[s]);
-    for (int s = 0; s < VERIFIED_TIMED; s++)
-        dataset_free(&pl->verify[s]);
+    if (pl->refdir[0])
+        ao_rmtree(pl->refdir);
     if (pl->harness[0])
         ao_rmtree(pl->harness);
     free(pl);
@@ -538,7 +579,7 @@ static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, con
     if (ao_task_size(t, size, pl->dims, err, errlen) < 0)
         goto fail;
     extra_shape(p, t, pl->dims, xdims);
-    pl->bytes = (NOMINAL_CHECKS + 1 + VERIFIED_TIMED) * ao_job_bytes(t, pl->dims);
+    pl->bytes = (NOMINAL_CHECKS + 1) * ao_job_bytes(t, pl->dims);
     pools_trim(p, pl->bytes);
     pl->nchecks = NOMINAL_CHECKS + (memcmp(xdims, pl->dims, sizeof xdims) != 0);
     for (int s = 0; s < pl->nchecks; s++) {
@@ -549,12 +590,6 @@ static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, con
         for (int i = 0; i < t->ninputs; i++)
             fill(&p->rng, stress ? &t->t[i].stress : &t->t[i].dist, pl->check[s].t[i],
                  ao_task_elems(t, i, d));
-    }
-    for (int s = 0; s < VERIFIED_TIMED; s++) {
-        if (dataset_alloc(t, &pl->verify[s], pl->dims, 1) < 0)
-            goto oom;
-        for (int i = 0; i < t->ninputs; i++)
-            fill_timed(&p->rng, &t->t[i].dist, pl->verify[s].t[i], ao_task_elems(t, i, pl->dims));
     }
     if (build_harness(p, pl, err, errlen) < 0 || compute_references(p, pl, err, errlen) < 0)
         goto fail;
@@ -675,17 +710,87 @@ static void take_wake(const long long *raw, long long *lat, int n, long long wak
         lat[i] = raw[i] > wake ? raw[i] - wake : raw[i];
 }
 
-/* Correctness on the check sets, then timed calls on fresh inputs, some of
- * them (secretly chosen) verified against references. */
+/* Which timed call each kept sample came from, with its inputs and the
+ * kernel's outputs (t[ninputs..]); refs[] gets the reference's outputs. */
+struct sample {
+    int call[CHECKED_TIMED];
+    struct dataset in_out[CHECKED_TIMED], refs[CHECKED_TIMED];
+    int n;
+};
+
+static void sample_free(struct sample *s)
+{
+    for (int k = 0; k < CHECKED_TIMED; k++) {
+        dataset_free(&s->in_out[k]);
+        dataset_free(&s->refs[k]);
+    }
+}
+
+/* Reservoir sampling: is timed call n (0-based) kept, and where?  -1: not. */
+static int sample_slot(struct ao_profiler *p, struct sample *s, int n)
+{
+    unsigned long long r;
+
+    if (n < CHECKED_TIMED)
+        return n;
+    r = ao_rng_next(&p->rng) % (unsigned long long)(n + 1);
+    return r < CHECKED_TIMED ? (int)r : -1;
+}
+
+/* The kept timed calls against the reference on their own inputs: sets
+ * j->status on a wrong one; -1 + err when the reference itself failed. */
+static int check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
+                        struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen)
+{
+    const struct ao_task *t = &pl->task;
+    float *out[AO_MAX_TENSORS] = {0};
+    char set[32];
+
+    if (s->n == 0)
+        return 0;
+    for (int k = 0; k < s->n; k++) {
+        memcpy(s->refs[k].dims, pl->dims, sizeof s->refs[k].dims);
+        for (int o = t->ninputs; o < t->ninputs + t->noutputs; o++)
+            if (!(s->refs[k].t[o] = malloc(sizeof(float) * ao_task_elems(t, o, pl->dims)))) {
+                snprintf(err, errlen, "out of memory for the timed checks");
+                return -1;
+            }
+    }
+    if (ref_outputs(p, pl, s->in_out, s->refs, s->n, err, errlen) < 0)
+        return -1;
+    for (int k = 0; k < s->n; k++) {
+        for (int o = 0; o < t->noutputs; o++)
+            out[o] = s->in_out[k].t[t->ninputs + o];
+        snprintf(set, sizeof set, "timed%d", s->call[k]);
+        if (check_outputs(j, t, out, &s->refs[k], set, errors, max_err) < 0) {
+            /* right on the check sets, wrong when timed: a replay, a race,
+             * or a kernel that changes its ways once checks seem over */
+            j->status = AO_V_REJECTED;
+            snprintf(j->reason + strlen(j->reason), sizeof j->reason - strlen(j->reason),
+                     " (in a timed call, after passing the correctness checks: outputs "
+                     "must be computed from the inputs of each call)");
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* Correctness on the check sets, then timed calls on fresh inputs, a
+ * uniform sample of them (secretly chosen) checked against the reference
+ * afterwards. */
 static int measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
-                   double *max_err, struct measurement *m)
+                   double *max_err, struct measurement *m, char *err, size_t errlen)
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
     long long *lat = NULL, *raw = NULL, *dev = NULL, e = 0, warm = 0;
-    int verify_at[VERIFIED_TIMED], n = 0, min_calls, rc = -1;
+    int n = 0, min_calls, rc = -1;
+    struct sample smp;
     char set[32];
     const char *bad;
+
+    memset(&smp, 0, sizeof smp);
+    snprintf(err, errlen, "out of memory while measuring");
 
     m->kernel_ns = 0;
     if (measure_wake(j) < 0)
@@ -737,42 +842,30 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJS
     }
     min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
     min_calls = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
-    for (int v = 0; v < VERIFIED_TIMED; v++) {
-        int again;
-        do {
-            verify_at[v] = (int)(ao_rng_next(&p->rng) % (unsigned long long)min_calls);
-            again = 0;
-            for (int u = 0; u < v; u++)
-                again |= verify_at[u] == verify_at[v];
-        } while (again);
-    }
     for (long long spent = 0; n < p->o.max_calls;) {
-        int v = -1;
-        for (int k = 0; k < VERIFIED_TIMED; k++)
-            if (verify_at[k] == n)
-                v = k;
+        int v = sample_slot(p, &smp, n);
         if ((n < 32 || n % 4 == 0) && wake_sample(j, "in a timed call") < 0)
             goto out; /* spread over the calls, at most about 90 */
         ao_job_place(j, pl->dims);
         if (v >= 0) {
-            const struct dataset *d = &pl->verify[v];
-            if ((e = job_call(j, pl->dims, d->t, NULL, 0x7fc00000u, out, "in a timed call")) < 0)
+            /* drawn as an unchecked call's are, and kept to check later */
+            struct dataset *d = &smp.in_out[v];
+            if (!d->t[0] && dataset_alloc(t, d, pl->dims, 1) < 0)
                 goto out;
-            snprintf(set, sizeof set, "timed%d", n);
+            for (int i = 0; i < t->ninputs; i++)
+                fill_timed(&p->rng, &t->t[i].dist, d->t[i], ao_task_elems(t, i, pl->dims));
+            if ((e = job_call(j, pl->dims, d->t, NULL, 0x7fc00000u, d->t + t->ninputs,
+                              "in a timed call")) < 0)
+                goto out;
             if ((bad = inputs_changed(j, pl->dims, d->t))) {
                 j->status = AO_V_REJECTED;
                 snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call "
                          "%d: inputs are read-only", bad, n);
                 goto out;
             }
-            if (check_outputs(j, t, out, d, set, errors, max_err) < 0) {
-                /* right on the check sets, wrong when timed: a replay or a race */
-                j->status = AO_V_REJECTED;
-                snprintf(j->reason + strlen(j->reason), sizeof j->reason - strlen(j->reason),
-                         " (in a timed call, after passing the correctness checks: outputs "
-                         "must be computed from the inputs of each call)");
-                goto out;
-            }
+            smp.call[v] = n;
+            if (v >= smp.n)
+                smp.n = v + 1;
         } else {
             /* values the kernel's process has never seen */
             if ((e = job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "in a timed call")) < 0)
@@ -795,8 +888,13 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJS
     stats_of(dev, n, &m->device);
     m->wake_ns = j->wake_ns;
     m->wake_u_ns = wake_uncertainty(j);
+    ao_job_stop(j, "after its last call");
+    err[0] = '\0';
+    if (check_sample(p, pl, j, &smp, errors, max_err, err, errlen) < 0)
+        goto out;
     rc = 0;
 out:
+    sample_free(&smp);
     for (int o = 0; o < t->noutputs; o++)
         free(out[o]);
     free(lat);
@@ -833,10 +931,8 @@ static int run_once(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
     if (j->sb.sync_fd >= 0 && ao_job_release(j, err, errlen) < 0)
         return -1;
     layers_json(r, j->sb.layers, 1);
-    if (measure(p, pl, j, errors, max_err, m) < 0 && !j->status) {
-        snprintf(err, errlen, "out of memory while measuring");
+    if (measure(p, pl, j, errors, max_err, m, err, errlen) < 0 && !j->status)
         return -1;
-    }
     ao_job_stop(j, "after its last call");
     return 0;
 }

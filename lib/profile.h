@@ -52,7 +52,7 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
 /* The version of the profiler's checks: part of every cache key, so a
  * verdict given under older checks is never served.  Raise it whenever a
  * check, the timing protocol or a limit changes. */
-#define AO_PROFILER_CHECKS 5 /* 5: the wake-up estimate also sampled before each timed call */
+#define AO_PROFILER_CHECKS 6 /* 6: a uniform sample of every timed call checked */
 
 /* The cache key of a profile: kernel source, task, size, target,
  * calibration, and what the verdict depends on (the checks' version, the

@@ -223,10 +223,18 @@ static int from_cache(const char *json, struct ao_result_msg *r)
 int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
                         struct ao_result_msg *r, char *reason, size_t len)
 {
-    char id[300], key[65], err[AO_ERRLEN] = "", *hit = NULL;
+    char id[300], key[65], sha[65] = "", err[AO_ERRLEN] = "", *hit = NULL;
     const struct ao_task *t;
     const char *task_hash = NULL;
 
+    if (k->source) { /* the hash a result carries is of the source measured, never the sender's */
+        ao_sha256_hex(k->source, strlen(k->source), sha);
+        if (k->sha256 && strcmp(k->sha256, sha) != 0) {
+            snprintf(reason, len, "sha256 %.16s is not the hash of the kernel's source (%.16s)",
+                     k->sha256, sha);
+            return -1;
+        }
+    }
     if (strcmp(k->env.target, s->o.target->name) != 0) {
         snprintf(reason, len, "target '%.40s' is not '%s': this profiler runs %s kernels only",
                  k->env.target, s->o.target->name, s->o.target->name);
@@ -255,7 +263,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
             if (ao_verdict_of(r->status) != AO_V_INTERNAL_ERROR) {
                 cJSON *j;
                 char *text;
-                ao_env_set(&r->env, "result", "cache", "", t->name, s->o.target->name, 0);
+                ao_env_set(&r->env, "result", "cache", "cache", t->name, s->o.target->name, 0);
                 dup_into(&r->kernel_id, "cache");
                 if ((j = ao_msg_encode(&ao_msg_result, r)) && (text = cJSON_PrintUnformatted(j))) {
                     cache_put(s, key, text);
@@ -277,7 +285,8 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
     /* the result's id is the kernel's, so a replayed kernel gives the same id */
     snprintf(id, sizeof id, "result:%s", k->env.id);
     if (ao_env_set(&r->env, "result", id, k->env.run, k->env.task, k->env.target, k->env.iter) < 0 ||
-        dup_into(&r->kernel_id, k->env.id) < 0 || dup_into(&r->sha256, k->sha256) < 0 ||
+        dup_into(&r->kernel_id, k->env.id) < 0 ||
+        dup_into(&r->sha256, k->source ? sha : k->sha256) < 0 ||
         dup_into(&r->parent, k->parent) < 0 || dup_into(&r->slot, k->slot) < 0 ||
         dup_into(&r->source, k->source) < 0 || dup_into(&r->plan, k->plan) < 0 ||
         dup_into(&r->plan_text, k->plan_text) < 0 || dup_into(&r->task_sha256, task_hash) < 0 ||

@@ -91,7 +91,8 @@ int ao_sign_check(const cJSON *msg, const struct ao_sign_key *key, char *reason,
     char hex[65];
 
     if (!cJSON_IsString(s)) {
-        snprintf(reason, len, "not signed: results are accepted only with a profiler's signature");
+        snprintf(reason, len, "not signed: messages are accepted only with the deployment's "
+                 "signature (sign.h)");
         return -1;
     }
     if (strncmp(s->valuestring, PREFIX, strlen(PREFIX)) != 0 ||
@@ -122,6 +123,37 @@ static int parse_key(const char *text, struct ao_sign_key *key)
     return strspn(text, "0123456789abcdefABCDEF") == 2 * AO_SIGN_KEY_BYTES ? 0 : -1;
 }
 
+/* Could anyone but us (and root) have put or replaced what is at path?
+ * Every directory on the way must be ours or root's, and not writable by
+ * others unless sticky (/tmp); the last one ours alone.  0, or -1 + err. */
+static int ours_alone(const char *dir, char *err, size_t errlen)
+{
+    char p[700];
+    struct stat st;
+    int last = 1;
+
+    snprintf(p, sizeof p, "%s", dir);
+    for (;;) {
+        char *slash = strrchr(p, '/');
+        const char *at = p[0] ? p : "/";
+        if (lstat(at, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "'%s' is not a directory", at);
+            return -1;
+        }
+        if ((last ? st.st_uid != geteuid() : st.st_uid != geteuid() && st.st_uid != 0) ||
+            ((st.st_mode & 022) && (last || !(st.st_mode & S_ISVTX)))) {
+            snprintf(err, errlen, "the signing key's directory '%s' is not safe: '%s' has owner "
+                     "uid %u and mode %03o (it must be yours, and writable by you alone)", dir, at,
+                     (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+            return -1;
+        }
+        if (!slash || (slash == p && !p[1]))
+            return 0; /* a relative path's start, or the root */
+        slash[slash == p] = '\0'; /* "/a" goes on to "/" */
+        last = 0;
+    }
+}
+
 int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
 {
     const char *path = getenv("ACCELOPT_SIGN_KEY_FILE");
@@ -136,6 +168,10 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
         int fd;
         snprintf(def, sizeof def, "%s/sign.key", ao_state_dir());
         path = def;
+        /* with HOME unset the state dir is under /tmp: another user may
+         * have made it, or a key in it, first */
+        if (ao_mkdirs(ao_state_dir(), 0700) == 0 && ours_alone(ao_state_dir(), err, errlen) < 0)
+            return -1;
         if (ao_mkdirs(ao_state_dir(), 0700) == 0 &&
             (fd = open(def, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0) {
             int ok = ao_random_bytes(rnd, sizeof rnd) == 0;
@@ -151,8 +187,13 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
             }
         }
     }
-    if (stat(path, &st) < 0) {
+    if (lstat(path, &st) < 0) {
         snprintf(err, errlen, "no signing key at '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        snprintf(err, errlen, "the signing key '%s' is not a file of yours (owner uid %u): "
+                 "whoever owns it can sign as this deployment", path, (unsigned)st.st_uid);
         return -1;
     }
     if (st.st_mode & 077) {

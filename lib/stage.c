@@ -124,6 +124,12 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
             return 0;
         }
     }
+    /* every message out is signed; on a broker, every message in must be */
+    if (ao_io_set_key(s->io, brokers != NULL, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        *code = AO_EXIT_FAIL;
+        return 0;
+    }
     *code = AO_EXIT_OK;
     return 1;
 }

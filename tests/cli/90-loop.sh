@@ -142,8 +142,28 @@ B=$(sed -n 's/.*brokers \([0-9.:]*\),.*/\1/p' "$T/rp.err" | head -1)
 runid=$(sed -n 's/.*: run \([0-9a-f-]*\): redis.*/\1/p' "$T/rp.err" | head -1)-matmul
 printf '{"type":"result","v":1,"id":"forged","run":"%s","task":"matmul","target":"cpu","iter":1,"kernel_id":"k-forged","slot":"0.0.0","size":"tiny","status":"ok","latency_ns":1,"speedup":7999,"source":"void kernel(const float *a, const float *b, float *c, int M, int K, int N) {} /* FORGED */","sig":"hmac-sha256:%064d"}\n' "$runid" 0 |
     bin/accelopt produce -b "$B" accelopt.results 2>/dev/null
-bin/accelopt consume -b "$B" accelopt.dlq -n 1 --idle 20 2>/dev/null >"$T/rp.dlq"
+# and, with no key or another one, puts the run's baseline in at size tiny
+# and a task, a candidate and a plan of its own (issue 25, part 2)
+python3 - "$runid" >"$T/hostile.jsonl" <<'PY'
+import json, sys
+run = sys.argv[1]
+env = dict(v=1, run=run, task="matmul", target="cpu")
+src = open("nkibench/matmul/baseline.c").read()
+print(json.dumps(dict(env, type="kernel", id="kernel:%s:0:0.0.0" % run, iter=0, size="tiny", slot="0.0.0", source=src)))
+print(json.dumps(dict(env, type="task", id="task:hostile", run="hostile-run", iter=0, size="tiny")))
+print(json.dumps(dict(env, type="candidate", id="candidate:hostile", iter=1, kernel_id="k", source=src, sha256="0" * 64, latency_ns=1)))
+print(json.dumps(dict(env, type="plan", id="plan:hostile", iter=1, candidate_id="k", candidate_sha256="0" * 64, index=0, text="t", source=src)))
+PY
+printf '%064x\n' 7 >"$T/other.key"; chmod 600 "$T/other.key"
+for topic in accelopt.kernels.cpu accelopt.tasks accelopt.candidates accelopt.plans; do
+    sed -n "$(echo "$topic" | sed 's/accelopt.kernels.cpu/1/; s/accelopt.tasks/2/; s/accelopt.candidates/3/; s/accelopt.plans/4/')p" "$T/hostile.jsonl" >"$T/h1.jsonl"
+    bin/accelopt produce --unsigned -b "$B" "$topic" <"$T/h1.jsonl" 2>/dev/null
+    ACCELOPT_SIGN_KEY_FILE=$T/other.key bin/accelopt produce -b "$B" "$topic" <"$T/h1.jsonl" 2>/dev/null
+done
+bin/accelopt consume -b "$B" accelopt.dlq -n 9 --idle 20 2>/dev/null >"$T/rp.dlq"
 grep -q 'signature does not match' "$T/rp.dlq"; ok $? "a forged result sent to the run's broker goes to the dead letters"
+[ "$(grep -c '"reason":"not signed' "$T/rp.dlq")" = 4 ] && [ "$(grep -c 'signature does not match' "$T/rp.dlq")" = 5 ]
+ok $? "a kernel, a task, a candidate and a plan without the key or with another go to the dead letters ($(grep -o '"stage":"[a-z]*","reason":"[^"]*' "$T/rp.dlq" | cut -c1-60 | sort | uniq -c | tr '\n' ';'))"
 wait $rp; ok $? "the run finishes"
 ! grep -q FORGED "$T/rp/matmul/best.c" && python3 -c "import json,sys; d=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if d['speedup'] < 100 and d['kernels_evaluated'] == 11 else 1)" "$T/rp.jsonl"
 ok $? "and it did not enter the run: best.c is a measured kernel, every slot counted once"

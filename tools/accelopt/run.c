@@ -28,6 +28,7 @@
 #include "redis.h"
 #include "report.h"
 #include "runstore.h"
+#include "sign.h"
 #include "signals.h"
 #include "task.h"
 #include "target.h"
@@ -404,6 +405,14 @@ static void on_done(struct run *R, const struct ao_inmsg *m)
 {
     cJSON *j = cJSON_ParseWithLength(m->raw, m->len);
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(j, "run");
+    char why[200];
+
+    if (j && ao_sign_check(j, R->io->key, why, sizeof why) < 0) {
+        /* anyone may produce to accelopt.runs: only a selector's counts */
+        ao_warn("a done message on accelopt.runs is refused: %s", why);
+        cJSON_Delete(j);
+        return;
+    }
 
     for (int i = 0; cJSON_IsString(run) && i < R->n; i++)
         if (!R->t[i].done && strcmp(R->t[i].run, run->valuestring) == 0) {
@@ -452,7 +461,8 @@ static int setup(struct run *R, char *err, size_t errlen)
         static const char *const topics[] = {"accelopt.runs", NULL};
         snprintf(group, sizeof group, "accelopt-run-%s", R->id);
         if (!(R->io = ao_io_kafka_new("run", R->brokers, group, R->waits ? topics : NULL, R->props,
-                                      err, errlen)))
+                                      err, errlen)) ||
+            ao_io_set_key(R->io, 1, err, errlen) < 0) /* tasks signed, done messages checked */
             return -1;
     }
     if (R->submit)

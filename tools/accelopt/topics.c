@@ -31,6 +31,8 @@ static const struct ao_option broker_opts[] = {
 
 static const struct ao_option produce_opts[] = {
     KAFKA_OPTIONS,
+    {"unsigned", 0, AO_OPT_BOOL, NULL, NULL, "send the lines as they are, unsigned (as anyone "
+     "without the deployment's key can; stages refuse them)"},
     AO_COMMON_OPTIONS,
 };
 
@@ -139,7 +141,14 @@ int cmd_produce(int argc, char **argv)
         ao_err("%s", err);
         goto out;
     }
+    /* the operator's tool: what it sends is signed with the deployment's key
+     * (a line that is not a JSON object goes as it is, for a stage to refuse) */
+    if (!ao_config_bool(&c, "unsigned") && ao_io_set_key(io, 0, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
     while ((n = getline(&line, &cap, stdin)) > 0) {
+        cJSON *j;
         char *key;
         int rc;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
@@ -147,7 +156,14 @@ int cmd_produce(int argc, char **argv)
         if (!n)
             continue;
         key = run_key(line);
-        rc = io->ops->emit(io, c.args[0], key, line);
+        if (io->key && (j = cJSON_Parse(line)) && cJSON_IsObject(j)) {
+            rc = ao_io_emit_json(io, c.args[0], key, j);
+            io->out--; /* counted as sent below */
+        } else {
+            j = NULL;
+            rc = io->ops->emit(io, c.args[0], key, line);
+        }
+        cJSON_Delete(j);
         free(key);
         if (rc < 0) {
             ao_err("%s", io->err);
@@ -266,6 +282,10 @@ int cmd_relay(int argc, char **argv)
     code = AO_EXIT_FAIL;
     if (!(io = ao_io_kafka_new("relay", ao_config_str(&c, "brokers"), ao_config_str(&c, "group"),
                                topics, ao_config_str(&c, "kafka"), err, sizeof err))) {
+        ao_err("%s", err);
+        goto out;
+    }
+    if (ao_io_set_key(io, 1, err, sizeof err) < 0) { /* what it copies is checked, and signed */
         ao_err("%s", err);
         goto out;
     }

@@ -473,6 +473,8 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
     sets(state, "size", size);
     sets(state, "task_path", task.dir);
     sets(state, "task_sha256", task.sha256);
+    ao_sha256_hex(src, strlen(src), hex);
+    sets(state, "baseline_sha256", hex); /* the one kernel iteration 0 takes */
     setn(state, "iter", 0);
     setn(state, "candidates", 1);
     setn(state, "completed", 0);
@@ -529,11 +531,7 @@ out:
 /* "r.p.s" into its numbers; 0 or -1. */
 static int parse_slot(const char *slot, int *r, int *p, int *s)
 {
-    int n = 0;
-    return slot && sscanf(slot, "%d.%d.%d%n", r, p, s, &n) == 3 && slot[n] == '\0' && *r >= 0 &&
-                   *p >= 0 && *s >= 0
-               ? 0
-               : -1;
+    return ao_slot_parse(slot, r, p, s);
 }
 
 /* The slots of the open iteration: candidates x plans x samples (1x1x1 for
@@ -910,6 +908,50 @@ fail:
     return NULL;
 }
 
+static int differs(const char *a, const char *b)
+{
+    return !a || !b || strcmp(a, b) != 0;
+}
+
+/* Is r not the result this run asked for in that slot?  A result counts
+ * only for its run's task, target, size and task hash, and for the kernel
+ * of its slot: the baseline in iteration 0, else a child of the slot's
+ * candidate.  1 with the reason, or 0. */
+static int result_not_asked(const cJSON *state, const cJSON *beam, const struct ao_result_msg *r,
+                            int rank, char *reason, size_t len)
+{
+    const char *want_task = ao_json_str(state, "task", NULL);
+    const char *want_target = ao_json_str(state, "target", NULL);
+    const char *want_size = ao_json_str(state, "size", NULL);
+    const char *want_hash = ao_json_str(state, "task_sha256", NULL);
+    const char *want_base = ao_json_str(state, "baseline_sha256", NULL);
+    const char *parent = ao_json_str(cJSON_GetArrayItem(beam, rank), "sha256", NULL);
+    int measured = r->source != NULL; /* no_code and duplicate results carry no kernel */
+
+    if (differs(r->env.task, want_task))
+        snprintf(reason, len, "a result for task '%.40s' in a run of '%.40s'", r->env.task,
+                 want_task ? want_task : "?");
+    else if (differs(r->env.target, want_target))
+        snprintf(reason, len, "a result for target '%.20s' in a run for '%.20s'", r->env.target,
+                 want_target ? want_target : "?");
+    else if (differs(r->size, want_size))
+        snprintf(reason, len, "a result at size '%.20s' in a run at '%.20s'", r->size ? r->size : "(none)",
+                 want_size ? want_size : "?");
+    else if (measured && differs(r->task_sha256, want_hash))
+        snprintf(reason, len, "a result measured against another version of the task (task_sha256 "
+                 "%.12s, the run's %.12s)", r->task_sha256 ? r->task_sha256 : "(none)",
+                 want_hash ? want_hash : "?");
+    else if (r->env.iter == 0 && measured && want_base && differs(r->sha256, want_base))
+        snprintf(reason, len, "iteration 0's slot takes the run's baseline, not kernel %.12s",
+                 r->sha256 ? r->sha256 : "(none)");
+    else if (r->env.iter > 0 && differs(r->parent, parent))
+        snprintf(reason, len, "slot %.40s is for children of candidate %.12s, not of %.12s", r->slot,
+                 parent ? parent : "?", r->parent ? r->parent : "(none)");
+    else
+        return 0;
+    return 1;
+}
+
 static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                      size_t len)
 {
@@ -945,6 +987,12 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
                  iter);
         goto out;
     }
+    if (!(beam = load_json(sel, r.env.run, "beam", io)))
+        goto out;
+    if (result_not_asked(state, beam, &r, rank, reason, len))
+        goto out;
+    cJSON_Delete(beam);
+    beam = NULL;
     snprintf(key, sizeof key, "run:%s:iter:%lld", r.env.run, iter);
     attempt = r.attempt == AO_ABSENT_INT || r.attempt < 1 ? 1 : r.attempt;
     if (iter > 0 && fixable(&r) &&
