@@ -20,6 +20,12 @@ static int by_key(const void *a, const void *b)
     return x->i - y->i; /* stable */
 }
 
+double ao_sel_uncertainty(const struct ao_sel_kernel *a, const struct ao_sel_kernel *b)
+{
+    double u = (a->spread > 0 ? a->spread : 0) + (b->spread > 0 ? b->spread : 0);
+    return u > AO_NOISE_FLOOR ? u : AO_NOISE_FLOOR;
+}
+
 int ao_select_beam(const struct ao_sel_kernel *k, int n, int beam, int *out)
 {
     struct order *o = calloc((size_t)n + 1, sizeof *o);
@@ -27,8 +33,15 @@ int ao_select_beam(const struct ao_sel_kernel *k, int n, int beam, int *out)
 
     if (!o)
         return 0;
-    for (int i = 0; i < n; i++)
-        o[i] = (struct order){k, i, k[i].latency_ns};
+    for (int i = 0; i < n; i++) {
+        double key = k[i].latency_ns;
+        /* a child not clearly faster than a slower-measured parent ties it */
+        for (int j = 0; j < n && !k[i].parent; j++)
+            if (k[j].parent && k[j].latency_ns > key &&
+                key * (1 + ao_sel_uncertainty(&k[i], &k[j])) >= k[j].latency_ns)
+                key = k[j].latency_ns;
+        o[i] = (struct order){k, i, key};
+    }
     qsort(o, (size_t)n, sizeof *o, by_key);
     for (int i = 0; i < n && m < beam; i++) {
         int seen = 0;
@@ -39,6 +52,15 @@ int ao_select_beam(const struct ao_sel_kernel *k, int n, int beam, int *out)
     }
     free(o);
     return m;
+}
+
+/* the uncertainty between child i and its parent (the parent of its rank) */
+static double pair_u(const struct ao_sel_kernel *k, int i, int n)
+{
+    for (int j = 0; j < n; j++)
+        if (k[j].parent && k[j].rank == k[i].rank)
+            return ao_sel_uncertainty(&k[i], &k[j]);
+    return ao_sel_uncertainty(&k[i], &k[i]) / 2 + AO_NOISE_FLOOR / 2;
 }
 
 int ao_select_pairs(const struct ao_sel_kernel *k, int n, const double *parent_ns, int nparents,
@@ -68,10 +90,10 @@ int ao_select_pairs(const struct ao_sel_kernel *k, int n, const double *parent_n
         best[j].key = -(parent_ns[k[best[j].i].rank] / k[best[j].i].latency_ns);
     qsort(best, (size_t)nbest, sizeof *best, by_key);
     for (int j = 0; j < nbest && npos < topk / 2; j++)
-        if (-best[j].key > AO_PAIR_POSITIVE)
+        if (-best[j].key > AO_PAIR_POSITIVE && -best[j].key > 1 + pair_u(k, best[j].i, n))
             out[m++] = (struct ao_sel_pair){best[j].i, -best[j].key}, npos++;
     for (int j = nbest - 1; j >= 0 && m < topk; j--) /* worst first */
-        if (-best[j].key < AO_PAIR_NEGATIVE)
+        if (-best[j].key < AO_PAIR_NEGATIVE && -best[j].key * (1 + pair_u(k, best[j].i, n)) < 1)
             out[m++] = (struct ao_sel_pair){best[j].i, -best[j].key};
     free(best);
     return m;

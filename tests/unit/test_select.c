@@ -11,11 +11,11 @@ int main(void)
 {
     /* two parents (rank 0: 100, rank 1: 120) and children of plans */
     const struct ao_sel_kernel k[] = {
-        {"p0", 100, 1, 0, -1}, {"p1", 120, 1, 1, -1},
-        {"a", 80, 0, 0, 0},   {"a", 80, 0, 0, 0},    /* the same kernel twice */
-        {"b", 100, 0, 0, 1},  {"c", 150, 0, 0, 2},   /* a tie with p0; a regression */
-        {"d", 90, 0, 1, 0},   {"e", 130, 0, 1, 0},   /* plan 1.0's two samples */
-        {"f", 119, 0, 1, 1},  {"g", 200, 0, 1, 2},
+        {"p0", 100, 1, 0, -1, 0}, {"p1", 120, 1, 1, -1, 0},
+        {"a", 80, 0, 0, 0, 0},   {"a", 80, 0, 0, 0, 0},    /* the same kernel twice */
+        {"b", 100, 0, 0, 1, 0},  {"c", 150, 0, 0, 2, 0},   /* a tie with p0; a regression */
+        {"d", 90, 0, 1, 0, 0},   {"e", 130, 0, 1, 0, 0},   /* plan 1.0's two samples */
+        {"f", 119, 0, 1, 1, 0},  {"g", 200, 0, 1, 2, 0},
     };
     int n = (int)(sizeof k / sizeof k[0]), out[16], m;
     double parents[] = {100, 120};
@@ -39,11 +39,31 @@ int main(void)
     m = ao_select_pairs(k, n, parents, 2, 0, p);
     CHECK(m == 0, "topk 0: no pairs");
     {
-        const struct ao_sel_kernel edge[] = {{"x", 100, 1, 0, -1}, {"y", 100 / 1.039, 0, 0, 0},
-                                             {"z", 114.9, 0, 0, 1}};
+        const struct ao_sel_kernel edge[] = {{"x", 100, 1, 0, -1, 0}, {"y", 100 / 1.039, 0, 0, 0, 0},
+                                             {"z", 114.9, 0, 0, 1, 0}};
         double pe[] = {100};
         m = ao_select_pairs(edge, 3, pe, 1, 8, p);
         CHECK(m == 0, "1.039x faster or 1.149x slower is not a pair (%d)", m);
+    }
+    {
+        /* issue 25: a 1.07x "win" with 4% spread on both sides is noise */
+        const struct ao_sel_kernel noisy[] = {{"base", 107, 1, 0, -1, 0.04}, {"copy", 100, 0, 0, 0, 0.04},
+                                              {"slow", 126, 0, 0, 1, 0.04}};
+        const struct ao_sel_kernel quiet[] = {{"base", 107, 1, 0, -1, 0.01}, {"copy", 100, 0, 0, 0, 0.01},
+                                              {"slow", 126, 0, 0, 1, 0.01}};
+        double pe[] = {107};
+        m = ao_select_beam(noisy, 3, 1, out);
+        CHECK(m == 1 && out[0] == 0, "a child 1.07x faster within 4%%+4%% spreads ties: the parent stays");
+        m = ao_select_pairs(noisy, 3, pe, 1, 8, p);
+        CHECK(m == 1 && p[0].child == 2, "and it is no lesson, while 1.18x slower still warns (%d)", m);
+        m = ao_select_beam(quiet, 3, 1, out);
+        CHECK(m == 1 && out[0] == 1, "with 1%% spreads the same 1.07x is a real win");
+        m = ao_select_pairs(quiet, 3, pe, 1, 8, p);
+        CHECK(m == 2 && p[0].child == 1, "and a lesson (%d)", m);
+        /* never under the floor: two perfectly quiet measurements 3% apart tie */
+        const struct ao_sel_kernel flat[] = {{"base", 103, 1, 0, -1, 0}, {"c", 100, 0, 0, 0, 0}};
+        m = ao_select_beam(flat, 2, 1, out);
+        CHECK(m == 1 && out[0] == 0, "3%% apart is within the run-to-run floor of %.0f%%", 100 * AO_NOISE_FLOOR);
     }
 
     /* the file store keeps what Redis would, and survives a reload */

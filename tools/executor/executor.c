@@ -14,6 +14,7 @@
 #include "log.h"
 #include "msg.h"
 #include "stage.h"
+#include "tokens.h"
 #include "util.h"
 
 #define MAX_SAMPLES 16
@@ -102,20 +103,24 @@ static int llm_fix(struct executor *ex, const struct ao_plan_msg *p, const struc
 }
 
 /* A kernel the same as one already in hand goes no further: not the
- * parent unchanged, not an earlier sample of this plan.  Sets
+ * parent unchanged, not an earlier sample of this plan, comments and
+ * spacing apart (hashes[] are token hashes, tokens.h).  Sets
  * k->duplicate_of and k->error and drops the source; 0, or -1 on OOM. */
 static int drop_repeat(const struct ao_plan_msg *p, struct ao_kernel_msg *k,
                        char (*hashes)[65], long s, const char *kernel_prefix)
 {
-    char what[400], why[500];
+    char what[400], why[500], parent[65] = "";
 
     what[0] = '\0';
-    if (p->candidate_sha256 && strcmp(k->sha256, p->candidate_sha256) == 0) {
+    if (p->source)
+        ao_token_hash(p->source, parent);
+    if ((p->candidate_sha256 && strcmp(k->sha256, p->candidate_sha256) == 0) ||
+        strcmp(hashes[s], parent) == 0) {
         snprintf(what, sizeof what, "%s", p->candidate_id);
         snprintf(why, sizeof why, "the rewrite is its parent unchanged (%s)", p->candidate_id);
     } else {
         for (long j = 0; j < s; j++)
-            if (strcmp(hashes[j], k->sha256) == 0) {
+            if (strcmp(hashes[j], hashes[s]) == 0) {
                 snprintf(what, sizeof what, "%s.%ld", kernel_prefix, j);
                 snprintf(why, sizeof why, "the same kernel as sample %ld of this plan (%s)", j, what);
                 break;
@@ -210,8 +215,10 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             erc = -1;
         }
         if (!erc && k.source) {
-            ao_sha256_hex(k.source, strlen(k.source), hashes[s]);
-            if (!(k.sha256 = strdup(hashes[s])) ||
+            char sha[65];
+            ao_sha256_hex(k.source, strlen(k.source), sha);
+            ao_token_hash(k.source, hashes[s]); /* comments and spacing apart */
+            if (!(k.sha256 = strdup(sha)) ||
                 (!fix && drop_repeat(&p, &k, hashes, s, prefix) < 0))
                 erc = -1, snprintf(reason, len, "out of memory");
         }

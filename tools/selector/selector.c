@@ -657,7 +657,9 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
     for (int r = 0; r < nbeam; r++) {
         const cJSON *b = cJSON_GetArrayItem(beam, r);
         parent_ns[r] = ao_json_num(b, "latency_ns", NAN);
-        k[r] = (struct ao_sel_kernel){ao_json_str(b, "sha256", NULL), parent_ns[r], 1, r, -1};
+        k[r] = (struct ao_sel_kernel){ao_json_str(b, "sha256", NULL), parent_ns[r], 1, r, -1,
+                                      ao_json_num(cJSON_GetObjectItemCaseSensitive(b, "profile"),
+                                                  "spread", 0)};
     }
     {
         int i = 0, m = nbeam;
@@ -671,7 +673,8 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
             setn(statuses, st, ao_json_num(statuses, st, 0) + 1);
             if (ao_verdict_of(st) == AO_V_OK && ns > 0 && parse_slot(it->string, &r, &p, &s) == 0) {
                 from[m] = i; /* the child's result */
-                k[m++] = (struct ao_sel_kernel){ao_json_str(res[i], "sha256", NULL), ns, 0, r, p};
+                k[m++] = (struct ao_sel_kernel){ao_json_str(res[i], "sha256", NULL), ns, 0, r, p,
+                                                ao_json_num(res[i], "spread", 0)};
                 nok++;
             } else if (ao_verdict_of(st) != AO_V_DUPLICATE) { /* a duplicate failed nothing */
                 nfail++;
