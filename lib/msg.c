@@ -90,6 +90,7 @@ static const struct ao_field kernel_fields[] = {
     F(struct ao_kernel_msg, plan, AO_F_STR, 0),
     F(struct ao_kernel_msg, plan_text, AO_F_STR, 0),
     F(struct ao_kernel_msg, memory_seen, AO_F_JSON, 0),
+    F(struct ao_kernel_msg, baseline_source, AO_F_STR, 0),
     F(struct ao_kernel_msg, slot, AO_F_STR, 0),
     F(struct ao_kernel_msg, task_path, AO_F_STR, 0),
     F(struct ao_kernel_msg, task_sha256, AO_F_STR, 0),
@@ -138,6 +139,7 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, plan, AO_F_STR, 0),
     F(struct ao_result_msg, plan_text, AO_F_STR, 0),
     F(struct ao_result_msg, memory_seen, AO_F_JSON, 0),
+    F(struct ao_result_msg, head_to_head, AO_F_JSON, 0),
     F(struct ao_result_msg, task_sha256, AO_F_STR, 0),
     F(struct ao_result_msg, model, AO_F_STR, 0),
     F(struct ao_result_msg, attempt, AO_F_INT, 0),
@@ -202,6 +204,10 @@ static const struct ao_field done_fields[] = {
     F(struct ao_done_msg, baseline_latency_ns, AO_F_NUM, 0),
     F(struct ao_done_msg, slot_deadline_s, AO_F_NUM, 0),
     F(struct ao_done_msg, slots_lost, AO_F_INT, 0),
+    F(struct ao_done_msg, speedup_low, AO_F_NUM, 0),
+    F(struct ao_done_msg, speedup_high, AO_F_NUM, 0),
+    F(struct ao_done_msg, search_speedup, AO_F_NUM, 0),
+    F(struct ao_done_msg, speedup_method, AO_F_STR, 0),
 };
 TYPE(ao_msg_done, "done", struct ao_done_msg, done_fields);
 

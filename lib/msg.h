@@ -66,6 +66,7 @@ struct ao_kernel_msg {
     char *source, *sha256, *parent, *plan, *plan_text, *slot, *size, *task_path, *task_sha256,
         *error, *model;
     char *duplicate_of; /* the earlier plan or kernel it repeats: not profiled */
+    char *baseline_source; /* set: measure head to head against this (the run's end) */
     long long attempt;  /* 1, or the fix attempt */
     double parent_latency_ns, baseline_latency_ns, cost_usd;
     cJSON *tokens, *memory_seen; /* memory_seen: from the plan */
@@ -81,6 +82,7 @@ struct ao_result_msg {
     long long repeats, wall_ns, attempt, attempts;
     int steady, cached;
     cJSON *rel_l2, *sandbox, *timing, *tokens, *fixes, *memory_seen;
+    cJSON *head_to_head; /* the final measurement against the baseline, if asked */
 };
 
 struct ao_pair_msg {
@@ -105,6 +107,8 @@ struct ao_done_msg {
     cJSON *best, *history, *tokens;
     long long iterations, kernels_evaluated, slots_lost;
     double cost_usd, speedup, pct_of_peak, baseline_latency_ns, slot_deadline_s;
+    double speedup_low, speedup_high, search_speedup; /* the head-to-head's interval; the search's figure */
+    char *speedup_method; /* head_to_head, baseline (nothing beat it), search or none */
     int memory_deadline_missed;
 };
 

@@ -400,8 +400,9 @@ static int start_job(struct ao_profiler *p, struct ao_job *j, const struct ao_ta
 {
     struct ao_job_opts o = {
         .tg = p->tg, .bpf = p->bpf, .bpf_len = p->bpf_len, .mem_bytes = p->o.mem_bytes,
-        .cpu = p->o.cpu, .place_a = (unsigned)ao_rng_next(&p->rng),
-        .place_b = (unsigned)ao_rng_next(&p->rng), .timeout_s = timeout_s, .hold = hold};
+        .cpu = j->pin ? j->pin - 1 : p->o.cpu, .place_a = (unsigned)ao_rng_next(&p->rng),
+        .place_b = (unsigned)ao_rng_next(&p->rng), .timeout_s = timeout_s, .hold = hold,
+        .second = j->second};
     return ao_job_start(j, &o, t, dims, err, errlen);
 }
 
@@ -776,6 +777,39 @@ static int check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j
     return 0;
 }
 
+/* Correctness on every check set, poisoned with NaN, the first again with
+ * another poison, so an output left untouched can never pass; out[] has
+ * room for the outputs.  0, or -1 with j->status set. */
+static int correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *errors,
+                       double *max_err, long long *kernel_ns)
+{
+    const struct ao_task *t = &pl->task;
+    long long e;
+    char set[32];
+    const char *bad;
+
+    for (int s = 0; s <= pl->nchecks; s++) {
+        const struct dataset *d = &pl->check[s < pl->nchecks ? s : 0];
+        uint32_t poison = s < pl->nchecks ? 0x7fc00000u : 0x7f7f7f7fu;
+        snprintf(set, sizeof set, s == pl->nchecks ? "check0-repoisoned" :
+                 s == NOMINAL_CHECKS ? "check-other-shape" :
+                 s == STRESS_CHECK && t->has_stress ? "check-stress" : "check%d", s);
+        ao_job_place(j, d->dims);
+        if ((e = job_call(j, d->dims, d->t, NULL, poison, out, "on a correctness check")) < 0)
+            return -1;
+        *kernel_ns += e;
+        if ((bad = inputs_changed(j, d->dims, d->t))) {
+            j->status = AO_V_REJECTED;
+            snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' (set '%s'): "
+                     "inputs are read-only", bad, set);
+            return -1;
+        }
+        if (check_outputs(j, t, out, d, set, errors, max_err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Correctness on the check sets, then timed calls on fresh inputs, a
  * uniform sample of them (secretly chosen) checked against the reference
  * afterwards. */
@@ -787,7 +821,6 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJS
     long long *lat = NULL, *raw = NULL, *dev = NULL, e = 0, warm = 0;
     int n = 0, min_calls, rc = -1;
     struct sample smp;
-    char set[32];
     const char *bad;
 
     memset(&smp, 0, sizeof smp);
@@ -804,27 +837,8 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJS
         !(raw = malloc(sizeof *raw * (size_t)p->o.max_calls)) ||
         !(dev = malloc(sizeof *dev * (size_t)p->o.max_calls)))
         goto out;
-    /* correctness: every check set poisoned with NaN, the first again with
-     * another poison, so an output left untouched can never pass */
-    for (int s = 0; s <= pl->nchecks; s++) {
-        const struct dataset *d = &pl->check[s < pl->nchecks ? s : 0];
-        uint32_t poison = s < pl->nchecks ? 0x7fc00000u : 0x7f7f7f7fu;
-        snprintf(set, sizeof set, s == pl->nchecks ? "check0-repoisoned" :
-                 s == NOMINAL_CHECKS ? "check-other-shape" :
-                 s == STRESS_CHECK && t->has_stress ? "check-stress" : "check%d", s);
-        ao_job_place(j, d->dims);
-        if ((e = job_call(j, d->dims, d->t, NULL, poison, out, "on a correctness check")) < 0)
-            goto out;
-        m->kernel_ns += e;
-        if ((bad = inputs_changed(j, d->dims, d->t))) {
-            j->status = AO_V_REJECTED;
-            snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' (set '%s'): "
-                     "inputs are read-only", bad, set);
-            goto out;
-        }
-        if (check_outputs(j, t, out, d, set, errors, max_err) < 0)
-            goto out;
-    }
+    if (correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
+        goto out;
     /* warm up: at least two calls and warmup_s of running, so the core has
      * left any low-power state before the clock counts; the last call
      * sizes the run */
@@ -1062,6 +1076,201 @@ fail:
 out:
     ao_job_free(&j);
     cJSON_Delete(errors);
+    free(diag);
+    return rc;
+}
+
+/* --- head to head --- */
+
+#define H2H_MIN_ROUNDS 21
+/* Two processes of one kernel differ by this much in one sitting (where
+ * their tensors and pages fall): the interval is never narrower than the
+ * speedup times 1 -/+ this (docs/BENCHMARKS.md, the A/A runs). */
+#define H2H_SYSTEMATIC 0.01
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Build and start one side of a head-to-head: 0, or -1 with j->status (a
+ * verdict) or err. */
+static int h2h_side(struct ao_profiler *p, struct pool *pl, struct ao_job *j, const char *src,
+                    char **diag, char *err, size_t errlen)
+{
+    long long cns;
+
+    if (prepare_job(p, pl, j, src, err, errlen) < 0 ||
+        start_job(p, j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
+        compile_job(p, j, diag, &cns, err, errlen) < 0)
+        return -1;
+    if (j->status)
+        return -1;
+    if (ao_job_release(j, err, errlen) < 0)
+        return -1;
+    return measure_wake(j);
+}
+
+int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const char *size,
+                        const char *source, const char *base_source, struct ao_result_msg *r,
+                        char *err, size_t errlen)
+{
+    struct pool *pl;
+    struct ao_job jb, jk; /* the baseline, the kernel */
+    struct ao_job *side[2] = {&jb, &jk};
+    struct sample smp;
+    struct dataset fresh;
+    float *out[AO_MAX_TENSORS] = {0};
+    double *ratio = NULL, max_err = 0;
+    long long *lat[2] = {NULL, NULL}, spent = 0, kns = 0, t0 = ao_now_ns();
+    char *diag = NULL;
+    cJSON *errors = cJSON_CreateArray(), *base_errors = cJSON_CreateArray(), *h;
+    int n = 0, rc = -1, max = p->o.max_calls > H2H_MIN_ROUNDS ? p->o.max_calls : H2H_MIN_ROUNDS;
+
+    memset(&jb, 0, sizeof jb);
+    memset(&jk, 0, sizeof jk);
+    jb.second = 1; /* two runners at once: each in its own cgroup */
+    memset(&smp, 0, sizeof smp);
+    memset(&fresh, 0, sizeof fresh);
+    set_str(&r->size, size);
+    if (!errors || !base_errors || !(pl = pool_get(p, t, size, err, errlen)))
+        goto fail;
+    if (dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||
+        !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)))
+        goto oom;
+    for (int o = 0; o < t->noutputs; o++)
+        if (!(out[o] = malloc(sizeof(float) * ao_task_elems(t, t->ninputs + o, pl->dims))))
+            goto oom;
+    /* both built, started, and correct on the check sets */
+    for (int s = 0; s < 2; s++) {
+        double scratch = 0;
+        if (h2h_side(p, pl, side[s], s ? source : base_source, &diag, err, errlen) < 0 ||
+            correctness(pl, side[s], out, s ? errors : base_errors, s ? &max_err : &scratch, &kns) < 0) {
+            if (!side[s]->status)
+                goto fail;
+            if (s == 0) { /* the baseline is the task's own: it must pass */
+                snprintf(err, errlen, "the baseline failed its head-to-head: %s", jb.reason);
+                goto fail;
+            }
+            goto verdict;
+        }
+        if (s == 0 && jb.cpu >= 0)
+            jk.pin = jb.cpu + 1; /* both on one core: the same machine for both */
+    }
+    /* warm-up, then rounds: the same fresh inputs for both, in a random
+     * order, each call timed as any timed call is */
+    for (int w = 0; w < 2; w++)
+        for (int s = 0; s < 2; s++) {
+            ao_job_place(side[s], pl->dims);
+            if (job_call(side[s], pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "while warming up") < 0)
+                goto side_failed;
+        }
+    while (n < max) {
+        int v = sample_slot(p, &smp, n), first = (int)(ao_rng_next(&p->rng) & 1);
+        struct dataset *d = &fresh;
+        if (v >= 0) {
+            d = &smp.in_out[v];
+            if (!d->t[0] && dataset_alloc(t, d, pl->dims, 1) < 0)
+                goto oom;
+        }
+        for (int i = 0; i < t->ninputs; i++)
+            fill_timed(&p->rng, &t->t[i].dist, d->t[i], ao_task_elems(t, i, pl->dims));
+        for (int k = 0; k < 2; k++) {
+            int s = k ? !first : first;
+            long long e;
+            if ((n < 32 || n % 4 == 0) && wake_sample(side[s], "in a timed call") < 0)
+                goto side_failed;
+            ao_job_place(side[s], pl->dims);
+            if ((e = job_call(side[s], pl->dims, d->t, NULL, 0x7fc00000u,
+                              s == 1 && v >= 0 ? d->t + t->ninputs : NULL, "in a timed call")) < 0)
+                goto side_failed;
+            lat[s][n] = e;
+            spent += e;
+        }
+        if (v >= 0) {
+            smp.call[v] = n;
+            if (v >= smp.n)
+                smp.n = v + 1;
+        }
+        ratio[n] = lat[1][n] > 0 ? (double)lat[0][n] / (double)lat[1][n] : 0;
+        n++;
+        if (n >= H2H_MIN_ROUNDS && spent >= (long long)(2 * p->o.budget_s * 1e9))
+            break;
+    }
+    for (int s = 0; s < 2; s++)
+        ao_job_stop(side[s], "after its last call");
+    if (check_sample(p, pl, &jk, &smp, errors, &max_err, err, errlen) < 0)
+        goto fail;
+    if (jk.status)
+        goto verdict;
+    {
+        /* the median of the paired ratios, and its distribution-free 95%
+         * interval: order statistics k and n-1-k of the sorted ratios */
+        struct stats sb, sk;
+        int k = (int)floor((n - 1.96 * sqrt((double)n)) / 2);
+        qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
+        k = k < 0 ? 0 : k;
+        stats_of(lat[0], n, &sb);
+        stats_of(lat[1], n, &sk);
+        r->latency_ns = sk.median;
+        r->latency_min_ns = sk.min;
+        r->spread = sk.spread;
+        r->repeats = n;
+        r->steady = sk.spread <= p->o.target_spread;
+        r->speedup_vs_baseline = n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
+        if ((h = cJSON_CreateObject())) {
+            cJSON_AddNumberToObject(h, "speedup", r->speedup_vs_baseline);
+            cJSON_AddNumberToObject(h, "speedup_low", fmin(ratio[k], r->speedup_vs_baseline *
+                                                                     (1 - H2H_SYSTEMATIC)));
+            cJSON_AddNumberToObject(h, "speedup_high", fmax(ratio[n - 1 - k], r->speedup_vs_baseline *
+                                                                       (1 + H2H_SYSTEMATIC)));
+            cJSON_AddNumberToObject(h, "rounds", n);
+            cJSON_AddNumberToObject(h, "baseline_median_ns", sb.median);
+            cJSON_AddNumberToObject(h, "baseline_spread", sb.spread);
+            cJSON_AddNumberToObject(h, "kernel_median_ns", sk.median);
+            cJSON_AddNumberToObject(h, "kernel_spread", sk.spread);
+            cJSON_Delete(r->head_to_head);
+            r->head_to_head = h;
+        }
+    }
+    jk.status = AO_V_OK;
+verdict:
+    set_str(&r->status, ao_verdict_name(jk.status));
+    if (jk.reason[0])
+        set_str(&r->reason, jk.reason);
+    r->tolerance = t->tolerance;
+    r->max_rel_l2 = max_err;
+    cJSON_Delete(r->rel_l2);
+    r->rel_l2 = errors;
+    errors = NULL;
+    r->wall_ns = ao_now_ns() - t0;
+    r->cached = 0;
+    rc = 0;
+    goto out;
+side_failed:
+    if (jb.status) {
+        snprintf(err, errlen, "the baseline failed its head-to-head: %s", jb.reason);
+        goto fail;
+    }
+    goto verdict;
+oom:
+    snprintf(err, errlen, "out of memory for a head-to-head");
+fail:
+    set_str(&r->status, ao_verdict_name(AO_V_INTERNAL_ERROR));
+    set_str(&r->reason, err);
+out:
+    sample_free(&smp);
+    dataset_free(&fresh);
+    for (int o = 0; o < t->noutputs; o++)
+        free(out[o]);
+    free(ratio);
+    free(lat[0]);
+    free(lat[1]);
+    ao_job_free(&jb);
+    ao_job_free(&jk);
+    cJSON_Delete(errors);
+    cJSON_Delete(base_errors);
     free(diag);
     return rc;
 }

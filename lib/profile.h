@@ -43,6 +43,16 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
                     const char *source, double parent_ns, double baseline_ns,
                     struct ao_result_msg *r, char *err, size_t errlen);
 
+/* The final head-to-head (issue 25): `source` against `base_source` in one
+ * sitting, built and checked like any kernel, then in rounds on the same
+ * fresh inputs in a random order, a uniform sample of the kernel's calls
+ * checked against the reference.  r gets the kernel's latency, its
+ * speedup_vs_baseline as the median of the paired ratios and head_to_head
+ * with a distribution-free 95% interval.  0, or -1 + err. */
+int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const char *size,
+                        const char *source, const char *base_source, struct ao_result_msg *r,
+                        char *err, size_t errlen);
+
 /* Build `source` and apply its target's checks to what was built, without
  * running it (a machine without the target's device can still do this):
  * status ok, compile_error or rejected in r.  0, or -1 + err. */

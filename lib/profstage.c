@@ -250,6 +250,12 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
     } else if (!(t = find_task(s, k, err, sizeof err))) {
         snprintf(reason, len, "%s", err);
         return -1;
+    } else if (k->baseline_source) { /* the final head-to-head: never from the cache */
+        task_hash = t->sha256;
+        ao_msg_init(&ao_msg_result, r);
+        if (ao_profiler_compare(s->prof, t, k->size, k->source, k->baseline_source, r, err,
+                                sizeof err) < 0)
+            ao_err("the head-to-head of '%s' failed: %s", k->env.id, err);
     } else {
         task_hash = t->sha256;
         ao_profile_key(s->o.target, t, k->size, k->source, ao_profstage_calib(s), key);

@@ -51,6 +51,7 @@ static void pin_runner(struct ao_job *j, int *cpu)
     int c = *cpu >= 0 ? *cpu : sched_getcpu();
 
     j->migrate = 0;
+    j->cpu = c;
     if (!have_our_cpus && sched_getaffinity(0, sizeof our_cpus, &our_cpus) == 0)
         have_our_cpus = 1;
     if (c < 0 || !have_our_cpus)
@@ -119,7 +120,7 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
     spec.cpu = o->cpu;
     pin_runner(j, &spec.cpu);
     spec.hold = o->hold;
-    spec.slot = 1;
+    spec.slot = o->second ? 2 : 1;
     if (j->tg->runner_sandbox) /* what the target's device needs */
         j->tg->runner_sandbox(&spec);
     j->timeout_s = o->timeout_s;

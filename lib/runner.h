@@ -31,6 +31,8 @@ struct ao_job_opts {
     unsigned place_a, place_b; /* the secret order of tensor positions */
     double timeout_s;
     int hold;                 /* set up now, exec at ao_job_release */
+    int second;               /* a second runner alive beside the first (a head-to-head):
+                                 its own cgroup slot */
 };
 
 /* A kernel's directory, its running process and its shared region. */
@@ -39,6 +41,9 @@ struct ao_job {
     const struct ao_target *tg;
     struct ao_sandbox sb;
     int started;
+    int second;        /* started beside another runner (ao_job_opts.second) */
+    int cpu;           /* the core it was put on, or -1 */
+    int pin;           /* if not 0: start it on core pin - 1 (beside another runner) */
     char *shm;
     size_t shm_size, slot_size;
     struct ao_run_hdr *hdr;

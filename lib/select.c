@@ -1,4 +1,5 @@
 /* select.c - beam selection and pair choice */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,8 @@ static int by_key(const void *a, const void *b)
 
 double ao_sel_uncertainty(const struct ao_sel_kernel *a, const struct ao_sel_kernel *b)
 {
-    double u = (a->spread > 0 ? a->spread : 0) + (b->spread > 0 ? b->spread : 0);
+    double x = a->spread > 0 ? a->spread : 0, y = b->spread > 0 ? b->spread : 0;
+    double u = sqrt(x * x + y * y); /* independent measurements: in quadrature */
     return u > AO_NOISE_FLOOR ? u : AO_NOISE_FLOOR;
 }
 

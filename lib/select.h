@@ -15,8 +15,8 @@ struct ao_sel_kernel {
     double spread;     /* the measurement's relative uncertainty (IQR/median), 0 if unknown */
 };
 
-/* Two kernels' latencies differ only when the gap is over both their
- * spreads, and never under this: the run-to-run spread of one kernel in
+/* Two kernels' latencies differ only when the gap is over their spreads
+ * (IQR/median, in quadrature), and never under this: the run-to-run spread of one kernel in
  * separate processes on these machines (docs/BENCHMARKS.md, A/A). */
 #define AO_NOISE_FLOOR 0.05
 

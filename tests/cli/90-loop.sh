@@ -26,8 +26,13 @@ for line in open(sys.argv[1]):
     assert d["stopped"] == "iterations" and d["iterations"] == 2, d["stopped"]
     # iteration 1 has 1 candidate, iteration 2 has 2 (beam 2): 1 + 2 + 4
     assert d["kernels_evaluated"] == 7, d["kernels_evaluated"]
-    assert d["speedup"] >= 1.0 and 0 < d["pct_of_peak"] <= 1, (d["speedup"], d["pct_of_peak"])
-    assert abs(d["speedup"] - d["baseline_latency_ns"] / d["best"]["latency_ns"]) < 1e-9
+    assert 0 < d["pct_of_peak"] <= 1, d["pct_of_peak"]
+    # the search's figure is baseline / best; the one quoted is the final head-to-head's
+    assert abs(d["search_speedup"] - d["baseline_latency_ns"] / d["best"]["latency_ns"]) < 1e-9
+    if d["speedup_method"] == "head_to_head":
+        assert d["speedup_low"] <= d["speedup"] <= d["speedup_high"], d
+    else:
+        assert d["speedup_method"] == "baseline" and d["speedup"] == 1, d
     assert [h["iter"] for h in d["history"]] == [0, 1, 2]
     assert "source" in d["best"] and d["best"]["sha256"]
 PY
@@ -83,7 +88,10 @@ mine = [h for h in hist if h.get("sha256") == sys.argv[3]]
 assert mine and all(h["status"] == "ok" for h in mine), "the model's kernel was measured correct"
 ok = [h for h in hist if h["status"] == "ok"]
 fastest = min(ok, key=lambda h: h["latency_ns"])
-assert d["best"]["sha256"] == fastest["sha256"], "the best is the fastest correct kernel measured"
+base = hist[0]
+tie = base["latency_ns"] <= fastest["latency_ns"] * (1 + max(0.05, base.get("spread", 0) + fastest.get("spread", 0)))
+# the fastest correct kernel, or the baseline when the fastest is within the noise of it
+assert d["best"]["sha256"] == (base["sha256"] if tie else fastest["sha256"]), "the best is the fastest correct kernel measured, noise apart"
 assert d["tokens"]["prompt"] == 2 * 1000 + 1 * 2000 + 1500 * models.count("sum-m"), d["tokens"]
 PY
 ok $? "model path: 2 plans and 1 kernel asked for (the repeated plan a duplicate), the model's kernel measured correct, the fastest kept, tokens add up"
@@ -141,7 +149,7 @@ for _ in $(seq 100); do grep -q 'brokers 127' "$T/rp.err" && break; sleep 0.1; d
 B=$(sed -n 's/.*brokers \([0-9.:]*\),.*/\1/p' "$T/rp.err" | head -1)
 runid=$(sed -n 's/.*: run \([0-9a-f-]*\): redis.*/\1/p' "$T/rp.err" | head -1)-matmul
 printf '{"type":"result","v":1,"id":"forged","run":"%s","task":"matmul","target":"cpu","iter":1,"kernel_id":"k-forged","slot":"0.0.0","size":"tiny","status":"ok","latency_ns":1,"speedup":7999,"source":"void kernel(const float *a, const float *b, float *c, int M, int K, int N) {} /* FORGED */","sig":"hmac-sha256:%064d"}\n' "$runid" 0 |
-    bin/accelopt produce -b "$B" accelopt.results 2>/dev/null
+    bin/accelopt produce --unsigned -b "$B" accelopt.results 2>/dev/null
 # and, with no key or another one, puts the run's baseline in at size tiny
 # and a task, a candidate and a plan of its own (issue 25, part 2)
 python3 - "$runid" >"$T/hostile.jsonl" <<'PY'

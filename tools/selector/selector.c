@@ -278,6 +278,11 @@ static int out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t
 
 /* ---- messages out ---- */
 
+static int differs(const char *a, const char *b)
+{
+    return !a || !b || strcmp(a, b) != 0;
+}
+
 static char *dup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;
@@ -321,14 +326,16 @@ static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, con
 }
 
 /* End the run: the `done` message goes to the outbox. */
-static int add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
-                    const cJSON *beam, const char *stopped, const char *reason)
+static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
+                          const cJSON *beam, const char *stopped, const char *reason,
+                          const struct ao_result_msg *final)
 {
     struct ao_done_msg d;
     const cJSON *best = cJSON_GetArrayItem(beam, 0);
     struct ao_run_usage u = ao_runstore_usage(sel->store, run);
     double base = ao_json_num(state, "baseline_ns", NAN);
-    char id[300];
+    const char *method;
+    char id[300], why[700];
     int rc;
 
     ao_msg_init(&ao_msg_done, &d);
@@ -341,10 +348,29 @@ static int add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON 
     d.slots_lost = (long long)ao_json_num(state, "lost", 0);
     d.slot_deadline_s = ao_json_num(cJSON_GetObjectItemCaseSensitive(state, "config"), "slot_deadline_s", NAN);
     if (best) {
-        d.speedup = base / ao_json_num(best, "latency_ns", NAN);
+        d.speedup = d.search_speedup = base / ao_json_num(best, "latency_ns", NAN);
         d.pct_of_peak = ao_json_num(best, "pct_of_peak", NAN);
     }
+    /* the figure quoted: the final head-to-head where there was one */
+    method = best && !differs(ao_json_str(best, "sha256", NULL),
+                              ao_json_str(state, "baseline_sha256", NULL)) ? "baseline" : "search";
+    if (strcmp(method, "baseline") == 0) {
+        d.speedup = 1; /* nothing beat the baseline: its own measurement against itself */
+    } else if (final && ao_verdict_of(final->status) == AO_V_OK && final->head_to_head) {
+        method = "head_to_head";
+        d.speedup = ao_json_num(final->head_to_head, "speedup", NAN);
+        d.speedup_low = ao_json_num(final->head_to_head, "speedup_low", NAN);
+        d.speedup_high = ao_json_num(final->head_to_head, "speedup_high", NAN);
+    } else if (final) {
+        method = "none"; /* the best kernel failed when measured again: no claim */
+        d.speedup = 1;
+        snprintf(why, sizeof why, "%s%sthe best kernel failed its final head-to-head (%.40s: %.300s): "
+                 "no speedup is claimed", reason ? reason : "", reason ? "; " : "", final->status,
+                 final->reason ? final->reason : "no reason given");
+        reason = why;
+    }
     rc = env_from(&d.env, "done", id, run, state, (long long)ao_json_num(state, "iter", NAN)) < 0 ||
+         !(d.speedup_method = strdup(method)) ||
          !(d.stopped = strdup(stopped)) || (reason && !(d.reason = strdup(reason))) ||
          (best && !(d.best = cJSON_Duplicate(best, 1))) ||
          !(d.history = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "history"), 1)) ||
@@ -355,9 +381,101 @@ static int add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON 
     ao_msg_release(&ao_msg_done, &d);
     sets(state, "phase", "done");
     sets(state, "stopped", stopped);
-    ao_info("run %s: done (%s) after %lld iterations, %lld kernels, best %.3gx", run, stopped,
+    ao_info("run %s: done (%s) after %lld iterations, %lld kernels, best %.3gx (%s)", run, stopped,
             (long long)ao_json_num(state, "completed", NAN), (long long)ao_json_num(state, "kernels", NAN),
-            best ? base / ao_json_num(best, "latency_ns", NAN) : 1.0);
+            best ? d.speedup : 1.0, method);
+    return rc;
+}
+
+static int add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
+                    const cJSON *beam, const char *stopped, const char *reason)
+{
+    return add_done_final(sel, outbox, run, state, beam, stopped, reason, NULL);
+}
+
+/* The run ends: unless the baseline is still the best, its best kernel is
+ * measured head to head against the baseline in one sitting of a profiler,
+ * and the done waits for that (phase "final"); the baseline's source is
+ * read again from the task, and must be the one the run started from. */
+static int finish(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
+                  const cJSON *beam, const char *stopped)
+{
+    const cJSON *best = cJSON_GetArrayItem(beam, 0);
+    const char *bsha = ao_json_str(best, "sha256", NULL), *src = ao_json_str(best, "source", NULL);
+    const char *base_sha = ao_json_str(state, "baseline_sha256", NULL);
+    const char *tp = ao_json_str(state, "task_path", NULL), *th = ao_json_str(state, "task_sha256", NULL);
+    const struct ao_target *tg = ao_target_get(ao_json_str(state, "target", ""), NULL, 0);
+    struct ao_kernel_msg k;
+    char path[800], hex[65], id[400], topic[80], err[AO_ERRLEN], *base = NULL;
+    int rc;
+
+    if (!bsha || !src || !base_sha || !tp || !tg || strcmp(bsha, base_sha) == 0)
+        return add_done(sel, outbox, run, state, beam, stopped, NULL);
+    snprintf(path, sizeof path, "%s/baseline.%s", tp, tg->ext);
+    if (!(base = ao_read_file(path, NULL, err, sizeof err)))
+        return add_done(sel, outbox, run, state, beam, stopped, "no head-to-head: the baseline is gone");
+    ao_sha256_hex(base, strlen(base), hex);
+    if (strcmp(hex, base_sha) != 0) {
+        free(base);
+        return add_done(sel, outbox, run, state, beam, stopped,
+                        "no head-to-head: the task's baseline changed during the run");
+    }
+    ao_msg_init(&ao_msg_kernel, &k);
+    k.baseline_source = base; /* freed with k */
+    snprintf(id, sizeof id, "kernel:%s:final", run);
+    snprintf(topic, sizeof topic, "accelopt.kernels.%s", tg->name);
+    rc = env_from(&k.env, "kernel", id, run, state, (long long)ao_json_num(state, "iter", NAN)) < 0 ||
+         !(k.source = strdup(src)) || !(k.sha256 = strdup(bsha)) || !(k.slot = strdup("0.0.0")) ||
+         !(k.size = dup_or_null(ao_json_str(state, "size", NULL))) ||
+         !(k.task_path = strdup(tp)) || (th && !(k.task_sha256 = strdup(th))) ||
+         !(k.plan_text = strdup("the final head-to-head against the baseline")) ||
+         out_add(outbox, topic, &ao_msg_kernel, &k) < 0 ? -1 : 0;
+    ao_msg_release(&ao_msg_kernel, &k);
+    if (rc == 0) {
+        sets(state, "phase", "final");
+        sets(state, "final_stop", stopped);
+        sets(state, "final_kernel", bsha);
+        setn(state, "progress", now_s());
+        ao_info("run %s: %s; its best kernel goes head to head with the baseline", run, stopped);
+    }
+    return rc;
+}
+
+/* The final head-to-head's result: the done message.  A result that is not
+ * it is ignored as late (or refused as not asked for). */
+static int on_final(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+                    const struct ao_result_msg *r, char *reason, size_t len)
+{
+    cJSON *beam, *outbox;
+    char id[400];
+    int rc;
+
+    snprintf(id, sizeof id, "kernel:%s:final", run);
+    if (differs(r->kernel_id, id)) {
+        ao_debug("run %s: result %s came after the run's last iteration; ignored", run, r->env.id);
+        return 0;
+    }
+    if (differs(r->env.task, ao_json_str(state, "task", NULL)) ||
+        differs(r->env.target, ao_json_str(state, "target", NULL)) ||
+        differs(r->size, ao_json_str(state, "size", NULL)) ||
+        differs(r->task_sha256, ao_json_str(state, "task_sha256", NULL)) ||
+        differs(r->sha256, ao_json_str(state, "final_kernel", NULL))) {
+        snprintf(reason, len, "a head-to-head result for another task, size, target or kernel than "
+                 "the run's best");
+        return -1;
+    }
+    if (!(beam = load_json(sel, run, "beam", io)))
+        return -1;
+    if (!(outbox = cJSON_CreateArray())) {
+        cJSON_Delete(beam);
+        return ao_io_fail(io, "out of memory");
+    }
+    rc = add_done_final(sel, outbox, run, state, beam, ao_json_str(state, "final_stop", "iterations"),
+                        NULL, r) < 0
+             ? ao_io_fail(io, "out of memory")
+             : step(sel, io, run, state, beam, outbox);
+    cJSON_Delete(beam);
+    cJSON_Delete(outbox);
     return rc;
 }
 
@@ -395,7 +513,7 @@ static int advance(struct selector *sel, struct ao_io *io, const char *run, cJSO
     else
         stop = budget_stop(sel, run, state);
     if (stop) {
-        if (add_done(sel, outbox, run, state, beam, stop, NULL) < 0)
+        if (finish(sel, outbox, run, state, beam, stop) < 0)
             goto oom;
     } else {
         iter++;
@@ -911,11 +1029,6 @@ fail:
     return NULL;
 }
 
-static int differs(const char *a, const char *b)
-{
-    return !a || !b || strcmp(a, b) != 0;
-}
-
 /* Is r not the result this run asked for in that slot?  A result counts
  * only for its run's task, target, size and task hash, and for the kernel
  * of its slot: the baseline in iteration 0, else a child of the slot's
@@ -973,6 +1086,10 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
         goto out;
     if (cJSON_IsNull(state)) {
         snprintf(reason, len, "no run '%.80s' (no task started it, or its state is gone)", r.env.run);
+        goto out;
+    }
+    if (strcmp(ao_json_str(state, "phase", ""), "final") == 0) {
+        rc = on_final(sel, io, r.env.run, state, &r, reason, len);
         goto out;
     }
     iter = (long long)ao_json_num(state, "iter", NAN);
@@ -1242,6 +1359,19 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
         ao_warn("run %s: memory deadline passed with pairs unacked; going on without them", run);
         cJSON_AddBoolToObject(state, "memory_deadline_missed", 1);
         rc = (beam = load_json(sel, run, "beam", io)) ? advance(sel, io, run, state, beam) : -1;
+    } else if (strcmp(phase, "final") == 0) {
+        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+        if (now_s() - ao_json_num(state, "progress", NAN) > ao_json_num(cfg, "slot_deadline_s", 1800)) {
+            ao_warn("run %s: the final head-to-head never came; the search's figures stand", run);
+            if (!(beam = load_json(sel, run, "beam", io)) || !(outbox = cJSON_CreateArray())) {
+                rc = ao_io_fail(io, "out of memory");
+                goto out;
+            }
+            rc = add_done(sel, outbox, run, state, beam, ao_json_str(state, "final_stop", "iterations"),
+                          "the final head-to-head never came (the slot deadline passed)") < 0
+                     ? ao_io_fail(io, "out of memory")
+                     : step(sel, io, run, state, NULL, outbox);
+        }
     } else if (strcmp(phase, "collect") == 0 || strcmp(phase, "baseline") == 0) {
         const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
         double since = ao_json_num(state, "progress", ao_json_num(state, "opened", NAN));

@@ -33,6 +33,15 @@ const fmt = {
   int: (v) => (v == null || !isFinite(v)) ? "—" : Math.round(v).toLocaleString("en-US"),
   usd: (v) => (v == null || !isFinite(v)) ? "—" : "$" + v.toFixed(v < 1 ? 4 : 2),
 };
+/* what the quoted speedup is: a head-to-head with its interval, or why not */
+function speedupHow(d) {
+  if (d.speedup_method === "head_to_head" && d.speedup_low != null)
+    return `speedup, head to head (95%: ${d.speedup_low.toFixed(3)}–${d.speedup_high.toFixed(3)})`;
+  if (d.speedup_method === "baseline") return "speedup (nothing beat the baseline)";
+  if (d.speedup_method === "none") return "speedup (none claimed: the best failed its head-to-head)";
+  return "speedup (search figure: no head-to-head)";
+}
+
 function firstLine(s) {
   return (s || "").split("\n").find((l) => l.trim()) || "";
 }
@@ -112,7 +121,8 @@ function overview(main) {
     const best = d.best || {};
     return [el("a", {href: "#task-" + tasks.indexOf(t)}, t.task), d.stopped || "—",
             fmt.int(h.length ? h.length - 1 : 0), fmt.int((t.kernels || []).length),
-            fmt.us(d.baseline_latency_ns), fmt.us(best.latency_ns), fmt.x(d.speedup),
+            fmt.us(d.baseline_latency_ns), fmt.us(best.latency_ns),
+            fmt.x(d.speedup) + (d.speedup_low != null ? ` (${d.speedup_low.toFixed(3)}–${d.speedup_high.toFixed(3)})` : ""),
             fmt.pct(base), fmt.pct(best.pct_of_peak != null ? best.pct_of_peak : d.pct_of_peak)];
   });
   sec.append(table(["task", "stopped", "iterations", "kernels", "baseline", "best", "speedup",
@@ -200,7 +210,7 @@ function taskSection(main, t, ti, titles) {
     (d.reason ? ` (${d.reason})` : "") + ` · ${fmt.int(kernels.length)} kernels`));
   sec.append(el("div", {class: "cards"},
     card(fmt.us(d.baseline_latency_ns), "baseline"), card(fmt.us(best.latency_ns), "best"),
-    card(fmt.x(d.speedup), "speedup"),
+    card(fmt.x(d.speedup), speedupHow(d)),
     card(fmt.pct(d.history && d.history.length ? d.history[0].pct_of_peak : null) + " → " +
          fmt.pct(best.pct_of_peak), "% of peak, before → after")));
 
