@@ -30,9 +30,16 @@ struct ao_calib {
 /* Default path of a target's calibration: <state dir>/calibration-<target>.json. */
 void ao_calib_default_path(const char *target, char *buf, size_t len);
 
+/* A calibration is stable when every peak's repetitions agree this well
+ * ((max - min) / median); it is measured up to AO_CALIB_TRIES times, each
+ * peak the best of all, and only a stable one is stored. */
+#define AO_CALIB_STABLE 0.10
+#define AO_CALIB_TRIES 3
+
 /* Measure this machine (compiling nkibench/harness/cpu/peak.c with the
- * target flags), store it at path, and fill c.  bw_mib sets the array size
- * for the bandwidth runs.  0 or -1 + err. */
+ * target flags), store it at path (NULL, or not stable: not stored, c->id
+ * still set), and fill c.  bw_mib sets the array size for the bandwidth
+ * runs.  0 or -1 + err. */
 int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen);
 
 /* Load a stored calibration.  Returns 0, 1 if there is none (or it belongs

@@ -20,11 +20,12 @@ struct ao_profiler_opts {
     int max_calls;             /* measured calls at most */
     long long mem_bytes;       /* memory a kernel may use beyond its tensors */
     int cpu;                   /* pin kernels to this CPU, or -1 */
+    int bw_mib;                /* array size of a fresh measurement of the machine */
 };
 
 #define AO_PROFILER_DEFAULTS { .target = NULL, .work_root = NULL, .calib = NULL, .timeout_s = 60, \
     .compile_timeout_s = 60, .budget_s = 1.0, .warmup_s = 0.1, .target_spread = 0.02, .max_calls = 200, \
-    .mem_bytes = 2LL << 30, .cpu = -1 }
+    .mem_bytes = 2LL << 30, .cpu = -1, .bw_mib = 256 }
 
 struct ao_profiler;
 

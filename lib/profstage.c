@@ -328,6 +328,7 @@ int ao_profstage_opts_from_config(const struct ao_config *c, struct ao_profstage
     o->prof.max_calls = (int)ao_config_int(c, "max-calls");
     o->prof.cpu = (int)ao_config_int(c, "cpu");
     o->prof.work_root = ao_config_str(c, "work-dir");
+    o->prof.bw_mib = o->bw_mib;
     if (o->bw_mib < 16 || o->bw_mib > 16384) {
         snprintf(err, errlen, "--bw-mib must be between 16 and 16384");
         return -1;

@@ -18,6 +18,9 @@
 
 #define AO_JOB_WAKES (31 + 256) /* wake-up samples a job keeps (profile.c) */
 #define AO_JOB_PLACES 256       /* distinct tensor addresses per process */
+/* A command may run for the longer of the timeout and this many times the
+ * kernel's longest call so far (the time limit follows the work). */
+#define AO_CALL_LIMIT_FACTOR 20
 
 struct ao_target;
 
@@ -51,6 +54,8 @@ struct ao_job {
     const struct ao_task *task;
     long long deadline;
     double timeout_s;
+    long long limit_ns;   /* the current command's wall limit */
+    long long longest_ns; /* the longest call it has made */
     unsigned place_a, place_b, placed; /* the order of tensor positions */
     /* where the tensors are, as we placed them: never read back from the
      * header, which the kernel's process can rewrite */

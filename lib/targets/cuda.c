@@ -385,7 +385,7 @@ static int cuda_calibrate(const char *path, int bw_mib, struct ao_calib *c, char
     cuda_machine(c->cpu_model, sizeof c->cpu_model, flags, sizeof flags);
     snprintf(c->cflags, sizeof c->cflags, "%s", flags);
     ao_utc_now(c->created_at, sizeof c->created_at);
-    rc = ao_calib_store(path, "cuda", c, err, errlen);
+    rc = ao_calib_store(path, "cuda", c, err, errlen); /* path NULL: only its id */
     goto out;
 bad:
     snprintf(err, errlen, "the GPU peak benchmark printed no usable figures");
