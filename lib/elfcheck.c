@@ -77,9 +77,90 @@ static int init_array_ok(const unsigned char *buf, size_t size, const Elf64_Ehdr
     return 0;
 }
 
+/* The bytes of a raw system call instruction anywhere in executable code
+ * (syscall 0f 05, sysenter 0f 34, int 0x80 cd 80), at any offset: a jump
+ * into the middle of another instruction reaches them too.  The offset of
+ * the first, or -1. */
+static long raw_syscall_at(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i++)
+        if ((p[i] == 0x0f && (p[i + 1] == 0x05 || p[i + 1] == 0x34)) ||
+            (p[i] == 0xcd && p[i + 1] == 0x80))
+            return (long)i;
+    return -1;
+}
+
+/* Does the constructor init_fn reach `want`?  A relocation inside its
+ * code that names want, or want's section at an offset inside want: nvcc's
+ * registration calls only the runtime and its own helpers, and a
+ * `#pragma redefine_extname atexit kernel` would make it call the kernel
+ * before main.  1 with reason, 0, or -1 on a malformed object. */
+static int init_reaches(const unsigned char *buf, size_t size, const Elf64_Ehdr *eh,
+                        const Elf64_Shdr *sh, const char *init_fn, const char *want,
+                        char *reason, size_t len)
+{
+    for (int i = 0; i < eh->e_shnum; i++) {
+        const Elf64_Shdr *symtab, *strtab;
+        const Elf64_Sym *sym, *fn = NULL, *target = NULL;
+        const char *str;
+        size_t nsym;
+        if (sh[i].sh_type != SHT_SYMTAB)
+            continue;
+        symtab = &sh[i];
+        if (symtab->sh_link >= eh->e_shnum)
+            return -1;
+        strtab = &sh[symtab->sh_link];
+        if (!IN_FILE(symtab->sh_offset, symtab->sh_size) || !IN_FILE(strtab->sh_offset, strtab->sh_size))
+            return -1;
+        sym = (const Elf64_Sym *)(buf + symtab->sh_offset);
+        nsym = symtab->sh_size / sizeof(Elf64_Sym);
+        str = (const char *)buf + strtab->sh_offset;
+        for (size_t k = 1; k < nsym; k++) {
+            if (sym[k].st_name >= strtab->sh_size)
+                return -1;
+            if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && !strcmp(str + sym[k].st_name, init_fn))
+                fn = &sym[k];
+            if (!strcmp(str + sym[k].st_name, want) && sym[k].st_shndx != SHN_UNDEF)
+                target = &sym[k];
+        }
+        if (!fn)
+            return 0;
+        for (int r = 0; r < eh->e_shnum; r++) {
+            const Elf64_Rela *rel;
+            if (sh[r].sh_type != SHT_RELA || sh[r].sh_info != fn->st_shndx ||
+                sh[r].sh_link != (Elf64_Word)i)
+                continue;
+            if (!IN_FILE(sh[r].sh_offset, sh[r].sh_size))
+                return -1;
+            rel = (const Elf64_Rela *)(buf + sh[r].sh_offset);
+            for (size_t q = 0; q < sh[r].sh_size / sizeof(Elf64_Rela); q++) {
+                unsigned si = (unsigned)ELF64_R_SYM(rel[q].r_info);
+                const Elf64_Sym *s;
+                if (rel[q].r_offset < fn->st_value || rel[q].r_offset >= fn->st_value + fn->st_size)
+                    continue;
+                if (si == 0 || si >= nsym)
+                    return -1;
+                s = &sym[si];
+                if (!strcmp(str + s->st_name, want) ||
+                    (target && ELF64_ST_TYPE(s->st_info) == STT_SECTION &&
+                     s->st_shndx == target->st_shndx &&
+                     (Elf64_Addr)(rel[q].r_addend + 4) >= target->st_value &&
+                     (Elf64_Addr)(rel[q].r_addend + 4) < target->st_value + target->st_size)) {
+                    snprintf(reason, len, "the registration constructor calls '%s': a renamed "
+                             "symbol (#pragma redefine_extname, an asm label) would run the "
+                             "kernel before the runner's sandbox is complete", want);
+                    return 1;
+                }
+            }
+        }
+        return 0;
+    }
+    return 0;
+}
+
 int ao_elf_check(const char *path, const char *want, char *reason, size_t len)
 {
-    struct ao_elf_rules r = {want, NULL, NULL, NULL, NULL};
+    struct ao_elf_rules r = {want, NULL, NULL, NULL, NULL, 0};
     return ao_elf_check_rules(path, &r, reason, len);
 }
 
@@ -127,6 +208,29 @@ int ao_elf_check_rules(const char *path, const struct ao_elf_rules *r, char *rea
             snprintf(reason, len, "defines section '%s': code that runs before or after "
                      "the harness (constructors, destructors) is not allowed", name);
             rc = 1;
+            goto out;
+        }
+        if (r->no_raw_syscalls && (sh[i].sh_flags & SHF_EXECINSTR) && sh[i].sh_type == SHT_PROGBITS) {
+            long at;
+            if (!IN_FILE(sh[i].sh_offset, sh[i].sh_size)) {
+                snprintf(reason, len, "corrupt section '%s'", name);
+                goto out;
+            }
+            if ((at = raw_syscall_at(buf + sh[i].sh_offset, sh[i].sh_size)) >= 0) {
+                snprintf(reason, len, "its code in '%.40s' holds the bytes of a raw system call "
+                         "instruction (at offset %ld): a kernel reaches the system only through "
+                         "the runtime calls listed", name, at);
+                rc = 1;
+                goto out;
+            }
+        }
+    }
+    if (r->init_fn) {
+        int reach = init_reaches(buf, size, eh, sh, r->init_fn, want, reason, len);
+        if (reach != 0) {
+            if (reach < 0)
+                snprintf(reason, len, "corrupt symbols or relocations");
+            rc = reach;
             goto out;
         }
     }

@@ -19,7 +19,9 @@ struct ao_elf_rules {
     const char *const *also_defined;  /* other external symbols allowed (NULL-ended) */
     const char *const *undefined;     /* the only symbols it may use (NULL: any but ours) */
     const char *const *undefined_prefixes; /* and those starting so */
-    const char *init_fn;              /* the one constructor allowed (NULL: none) */
+    const char *init_fn;              /* the one constructor allowed (NULL: none); it
+                                         may not reach `want` (a renamed symbol) */
+    int no_raw_syscalls;              /* no syscall, sysenter or int 0x80 bytes in code */
 };
 int ao_elf_check_rules(const char *path, const struct ao_elf_rules *r, char *reason, size_t len);
 

@@ -108,6 +108,7 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
         goto out;
     }
     spec.workdir = j->dir;
+    spec.workdir_ro = 1;
     spec.argv = argv;
     spec.keep_fds = &fd;
     spec.nkeep = 1;

@@ -167,7 +167,8 @@ static void build_root(const struct child_args *a)
     mkdir(p, 0755);
     if (mount(a->spec->workdir, p, NULL, MS_BIND, NULL) < 0)
         die(a, "bind work dir");
-    if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL) < 0)
+    if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV |
+                               (a->spec->workdir_ro ? MS_RDONLY : 0), NULL) < 0)
         die(a, "remount work dir");
     if (chdir(a->root) < 0)
         die(a, "chdir new root");

@@ -11,7 +11,8 @@ enum ao_seccomp_policy {
 };
 
 struct ao_sandbox_spec {
-    const char *workdir;      /* host directory mounted read-write at /work */
+    const char *workdir;      /* host directory mounted at /work: read-write, or */
+    int workdir_ro;           /* read-only (a kernel's runner: nothing there is its to change) */
     char *const *argv;        /* program and arguments, paths as seen inside */
     const int *keep_fds;      /* fds passed on, renumbered 3, 4, ... */
     int nkeep;

@@ -179,7 +179,13 @@ static const char *const cuda_undefined[] = {
     /* the math library (host code) */
     "sqrt", "exp", "log", "pow", "tanh", "fabs", "floor", "ceil", "fmax", "fmin", "erf",
     "expf", "logf", "powf", "sqrtf", "tanhf", "fabsf", "floorf", "ceilf", "fmaxf", "fminf",
-    "erff", "sin", "cos", "sinf", "cosf", "exp2", "exp2f", "log2", "log2f", NULL};
+    "erff", "sin", "cos", "sinf", "cosf", "exp2", "exp2f", "log2", "log2f",
+    "fmod", "fmodf", "lround", "lroundf", "llround", "llroundf", "round", "roundf", "trunc",
+    "truncf", "rint", "rintf", "lrint", "lrintf", "exp10", "exp10f", "log10", "log10f", "log1p",
+    "log1pf", "expm1", "expm1f", "atan", "atanf", "atan2", "atan2f", "tan", "tanf", "cbrt",
+    "cbrtf", "hypot", "hypotf", "fma", "fmaf", "ldexp", "ldexpf", "frexp", "frexpf",
+    "__assert_fail", /* a host-side assert: it aborts, which the runner reports as a crash */
+    NULL};
 
 /* Resolve "." and ".." in an absolute path, lexically. */
 static void normalize(const char *in, char *out, size_t len)
@@ -256,7 +262,7 @@ static int deps_check(const char *dir, char *reason, size_t len)
 static int cuda_check_build(const char *dir, char *reason, size_t len)
 {
     static const char *const weak[] = {"DW.ref.__gxx_personality_v0", NULL};
-    struct ao_elf_rules r = {"kernel", weak, cuda_undefined, NULL, "_ZL24__sti____cudaRegisterAllv"};
+    struct ao_elf_rules r = {"kernel", weak, cuda_undefined, NULL, "_ZL24__sti____cudaRegisterAllv", 1};
     char path[800];
     int e;
 

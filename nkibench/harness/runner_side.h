@@ -63,8 +63,10 @@ static char *ao_runner_attach(int argc, char **argv, uint64_t *size, int *nptrs,
     return base;
 }
 
-/* Install the profiler's seccomp program: from here on only the allowed
- * system calls work.  0, or 124 (the exit status). */
+/* Install the profiler's seccomp program on every thread of the process
+ * (TSYNC: a runtime's own threads, started before, are filtered too): from
+ * here on only the allowed system calls work, from any thread.  0, or 124
+ * (the exit status) if any thread could not be filtered. */
 static int ao_runner_lockdown(char *base)
 {
     struct sock_fprog prog;
@@ -72,7 +74,7 @@ static int ao_runner_lockdown(char *base)
     prog.len = (unsigned short)(ao_hdr->bpf_len / sizeof(struct sock_filter));
     prog.filter = (struct sock_filter *)(base + AO_RUN_HDR_SIZE);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+        syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
         return 124;
     return 0;
 }

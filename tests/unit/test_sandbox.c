@@ -10,6 +10,8 @@
 #include "sandbox.h"
 #include "util.h"
 
+static int ro_workdir; /* the next run's /work read-only, as a runner's is */
+
 static int run(const char *script, double timeout, int *status, int *timed_out, char *layers)
 {
     char dir[] = "/tmp/accelopt-sbx-XXXXXX", err[AO_ERRLEN];
@@ -23,6 +25,7 @@ static int run(const char *script, double timeout, int *status, int *timed_out, 
     if (!mkdtemp(dir) || chmod(dir, 0777) < 0)
         return -1;
     spec.workdir = dir;
+    spec.workdir_ro = ro_workdir;
     spec.argv = argv;
     spec.out_fd = -1;
     spec.cpu_seconds = 30;
@@ -68,6 +71,11 @@ int main(void)
               "touch /work/x && ! touch /usr/x 2>/dev/null", 10, &st, &to, layers) == 0 &&
           WIFEXITED(st) && WEXITSTATUS(st) == 0,
           "runs as uid 65534, sees no /etc or /root, writes only its work dir");
+    ro_workdir = 1;
+    CHECK(run("test -r /work && ! touch /work/x 2>/dev/null && ! mkdir /work/d 2>/dev/null", 10,
+              &st, &to, layers) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "a runner's work dir is read-only: a kernel cannot change what is there (issue 25)");
+    ro_workdir = 0;
     CHECK(run("setsid sh -c 'sleep 1000' & sh -c 'sleep 1000 &' ; sleep 1000", 0.5, &st, &to,
               layers) == 0 && to, "an endless tree times out");
     usleep(100000);
