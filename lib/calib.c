@@ -186,6 +186,13 @@ out:
     return rc;
 }
 
+static int keep_noisy;
+
+void ao_calib_keep_noisy(int on)
+{
+    keep_noisy = on;
+}
+
 int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen)
 {
     struct ao_calib x;
@@ -214,7 +221,10 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
                     "%.0f%% (elementwise); measuring again", 100 * c->bw_spread,
                     100 * c->fma_spread, 100 * c->vec_spread);
     }
-    if (!stable) {
+    if (!stable && keep_noisy) {
+        ao_warn("no stable calibration after %d tries: stored as asked, each peak the best of "
+                "them (run accelopt calibrate again on a quiet machine)", AO_CALIB_TRIES);
+    } else if (!stable) {
         ao_warn("no stable calibration after %d tries: used for now, not saved (the next start "
                 "measures again)", AO_CALIB_TRIES);
         path = NULL;

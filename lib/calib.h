@@ -42,6 +42,11 @@ void ao_calib_default_path(const char *target, char *buf, size_t len);
  * runs.  0 or -1 + err. */
 int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen);
 
+/* `accelopt calibrate` stores what it measured even when it stayed noisy
+ * (the operator asked for it, and is told); a profiler's own calibration
+ * is stored only when stable. */
+void ao_calib_keep_noisy(int on);
+
 /* Load a stored calibration.  Returns 0, 1 if there is none (or it belongs
  * to another model than this machine's, or other flags: measure again),
  * -1 + err if broken. */

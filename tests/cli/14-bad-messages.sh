@@ -49,3 +49,15 @@ for want in 'trailing bytes' 'appears twice' 'version 999' 'negative' 'u0000' 'i
     grep -q "$want" "$T/dlq3"; ok $? "dead letter: $want"
 done
 [ "$(wc -l <"$T/dlq3")" -eq 6 ] && [ ! -s "$T/bm3.out" ]; ok $? "six refused, none profiled"
+# a message of 160k keys with a repeat at its end (issue 25): the check is
+# linear; comparing every pair held a stage for 32 s
+python3 -c "
+import json
+d = dict(type='kernel', v=1, id='k', run='r', task='matmul', target='cpu', iter=1, size='tiny')
+d.update(('k%d' % i, i) for i in range(160000))
+print(json.dumps(d)[:-1] + ', \"k159999\": 1}')" >"$T/keys.in"
+start=$(date +%s%N)
+timeout 60 bin/accelopt-profiler --dlq "$T/dlq4" <"$T/keys.in" >/dev/null 2>&1
+took=$((($(date +%s%N) - start) / 1000000))
+grep -q "'k159999' appears twice" "$T/dlq4" && [ "$took" -lt 5000 ]
+ok $? "a 160k-key message with a repeat at its end is refused in ${took} ms (under 5 s)"

@@ -23,7 +23,10 @@ mkdir -p "$old"
 python3 -c "import json,sys; c=json.load(open(sys.argv[1])); del c['peak_version']; c['fma_gflops']=1.0; print(json.dumps(c))" \
     "$ACCELOPT_STATE_DIR/calibration-cpu.json" >"$old/calibration-cpu.json"
 ACCELOPT_STATE_DIR=$old bin/accelopt profile --task nkibench/silu --size tiny \
-    nkibench/silu/baseline.c >"$T/old.json" 2>/dev/null
-python3 -c "import json,sys; c=json.load(open(sys.argv[1])); sys.exit(0 if c['peak_version'] == 2 and c['fma_gflops'] > 1 and c['bandwidth_in_cache'] else 1)" \
-    "$old/calibration-cpu.json"
+    nkibench/silu/baseline.c >"$T/old.json" 2>"$T/old.err"
+# measured again: stored when stable; on a busy machine (issue 25) used and
+# not stored, and said so
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); sys.exit(0 if c.get('peak_version') == 2 and c['fma_gflops'] > 1 and c['bandwidth_in_cache'] else 1)" \
+    "$old/calibration-cpu.json" ||
+    { grep -q 'not saved' "$T/old.err" && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['status'] == 'ok' and r['pct_of_peak'] > 0 else 1)" "$T/old.json"; }
 ok $? "a calibration from an older peak.c is measured again"

@@ -30,7 +30,7 @@ PY
 # hook of lib/io.c): the profiler dies with it in hand at every delivery
 # until --max-attempts sends it to the dead letters (40-poison tests that
 # part); whichever comes first, no result comes and the slot is lost.
-$M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 64 >"$T/crash.c"
+$M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 128 >"$T/crash.c" # a rewrite: not its parent with a comment
 sed -i '1i /* KILL-MY-PROFILER */' "$T/crash.c"
 start_llm crash "$($M - "$T/crash.c" <<'PY'
 import json, sys
