@@ -43,6 +43,11 @@
  * them to move the median.  Cost: this many reference calls per measurement
  * (docs/BENCHMARKS.md). */
 #define CHECKED_TIMED 6
+/* ... but never more reference time than this per measurement (a slow
+ * reference at a large size: silu at the cpu size takes ~0.5 s a call),
+ * and never fewer than CHECKED_MIN: (1-f)^3 is 12.5% at f = 1/2 */
+#define CHECKED_MIN 3
+#define CHECK_BUDGET_S 2.0
 #define POOLS_MAX_BYTES (3ull << 30) /* older pools are dropped past this */
 #define STRESS_CHECK 2
 /* A call under the roofline is impossible, but the peaks are measured too:
@@ -70,6 +75,7 @@ struct pool {
     int nchecks;
     char harness[600];                        /* the target's trusted part of the runner */
     char refdir[700];                         /* the reference, built, for the timed checks */
+    long long ref_ns;                         /* its slowest call at the nominal shape */
     size_t bytes;                             /* memory its tensors hold */
 };
 
@@ -437,12 +443,15 @@ static int compute_references(struct ao_profiler *p, struct pool *pl, char *err,
         goto out;
     for (int s = 0; s < pl->nchecks; s++) {
         struct dataset *d = &pl->check[s];
+        long long e;
         ao_job_place(&j, d->dims);
-        if (job_call(&j, d->dims, d->t, NULL, 0x7fc00000u, d->t + pl->task.ninputs,
-                     "computing the reference") < 0) {
+        if ((e = job_call(&j, d->dims, d->t, NULL, 0x7fc00000u, d->t + pl->task.ninputs,
+                          "computing the reference")) < 0) {
             snprintf(err, errlen, "the reference of '%s' failed: %s", pl->task.name, j.reason);
             goto out;
         }
+        if (s < NOMINAL_CHECKS && e > pl->ref_ns)
+            pl->ref_ns = e;
         for (int o = 0; o < pl->task.noutputs; o++) {
             float *r = d->t[pl->task.ninputs + o];
             for (size_t k = 0; k < ao_task_elems(&pl->task, pl->task.ninputs + o, d->dims); k++)
@@ -690,6 +699,7 @@ struct measurement {
     long long kernel_ns; /* total time inside kernel calls, checks included */
     long long wake_ns;   /* taken off every call: continuing the stopped runner */
     long long wake_u_ns; /* how sure that is: the lowest wake-ups' own spread */
+    long long check_ns;  /* checking the sampled timed calls against the reference */
 };
 
 /* How far the lowest wake-up could be off: the gap from the lowest sample
@@ -720,7 +730,9 @@ static void take_wake(const long long *raw, long long *lat, int n, long long wak
 struct sample {
     int call[CHECKED_TIMED];
     struct dataset in_out[CHECKED_TIMED], refs[CHECKED_TIMED];
-    int n;
+    int n;    /* kept so far */
+    int size; /* to keep (sample_size) */
+    long long check_ns; /* what checking them took */
 };
 
 static void sample_free(struct sample *s)
@@ -731,28 +743,36 @@ static void sample_free(struct sample *s)
     }
 }
 
+/* How many timed calls a measurement checks: CHECKED_TIMED, fewer when the
+ * reference is slow (CHECK_BUDGET_S of reference time at most), never
+ * under CHECKED_MIN. */
+static int sample_size(const struct pool *pl)
+{
+    long long fit = pl->ref_ns > 0 ? (long long)(CHECK_BUDGET_S * 1e9) / pl->ref_ns : CHECKED_TIMED;
+    return fit > CHECKED_TIMED ? CHECKED_TIMED : fit < CHECKED_MIN ? CHECKED_MIN : (int)fit;
+}
+
 /* Reservoir sampling: is timed call n (0-based) kept, and where?  -1: not. */
 static int sample_slot(struct ao_profiler *p, struct sample *s, int n)
 {
     unsigned long long r;
 
-    if (n < CHECKED_TIMED)
+    if (n < s->size)
         return n;
     r = ao_rng_next(&p->rng) % (unsigned long long)(n + 1);
-    return r < CHECKED_TIMED ? (int)r : -1;
+    return r < (unsigned long long)s->size ? (int)r : -1;
 }
 
 /* The kept timed calls against the reference on their own inputs: sets
  * j->status on a wrong one; -1 + err when the reference itself failed. */
-static int check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
-                        struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen)
+static int check_sample_now(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
+                            struct sample *s, cJSON *errors, double *max_err, char *err,
+                            size_t errlen)
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
     char set[32];
 
-    if (s->n == 0)
-        return 0;
     for (int k = 0; k < s->n; k++) {
         memcpy(s->refs[k].dims, pl->dims, sizeof s->refs[k].dims);
         for (int o = t->ninputs; o < t->ninputs + t->noutputs; o++)
@@ -778,6 +798,19 @@ static int check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j
         }
     }
     return 0;
+}
+
+static int check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
+                        struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen)
+{
+    long long t0 = ao_now_ns();
+    int rc;
+
+    if (s->n == 0)
+        return 0;
+    rc = check_sample_now(p, pl, j, s, errors, max_err, err, errlen);
+    s->check_ns = ao_now_ns() - t0;
+    return rc;
 }
 
 /* Correctness on every check set, poisoned with NaN, the first again with
@@ -827,6 +860,7 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJS
     const char *bad;
 
     memset(&smp, 0, sizeof smp);
+    smp.size = sample_size(pl);
     snprintf(err, errlen, "out of memory while measuring");
 
     m->kernel_ns = 0;
@@ -910,6 +944,7 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJS
     err[0] = '\0';
     if (check_sample(p, pl, j, &smp, errors, max_err, err, errlen) < 0)
         goto out;
+    m->check_ns = smp.check_ns;
     rc = 0;
 out:
     sample_free(&smp);
@@ -1097,6 +1132,7 @@ verdict:
         cJSON_AddNumberToObject(timing, "measurements", m2.st.n > 0 ? 2 : m.st.n > 0 ? 1 : 0);
         cJSON_AddNumberToObject(timing, "wake_ns", (double)m.wake_ns);
         cJSON_AddNumberToObject(timing, "wake_uncertainty_ns", (double)m.wake_u_ns);
+        cJSON_AddNumberToObject(timing, "checks_ns", (double)(m.check_ns + m2.check_ns));
         if (rechecked) /* it beat the stored roofline: the fresh machine figures allowed it */
             cJSON_AddNumberToObject(timing, "roofline_rechecked_bw_gbs", p->fresh.bw_gbs);
         if (m.device.median > 0) /* the runner's own figure: not what the verdict used */
@@ -1124,7 +1160,7 @@ out:
 /* Two processes of one kernel differ by this much in one sitting (where
  * their tensors and pages fall): the interval is never narrower than the
  * speedup times 1 -/+ this (docs/BENCHMARKS.md, the A/A runs). */
-#define H2H_SYSTEMATIC 0.01
+#define H2H_SYSTEMATIC 0.04
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -1174,6 +1210,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     set_str(&r->size, size);
     if (!errors || !base_errors || !(pl = pool_get(p, t, size, err, errlen)))
         goto fail;
+    smp.size = sample_size(pl);
     if (dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||
         !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)))
         goto oom;

@@ -552,7 +552,15 @@ int ao_sandbox_release(struct ao_sandbox *sb, char *err, size_t errlen)
     ssize_t n;
 
     if (sb->sync_fd < 0 || write(sb->sync_fd, "x", 1) != 1) {
-        snprintf(err, errlen, "cannot release the sandbox: %s", strerror(errno));
+        int e = errno;
+        /* the held child is gone: its error pipe may say which step failed */
+        n = sb->err_fd >= 0 ? read(sb->err_fd, msg, sizeof msg - 1) : -1;
+        if (n > 0) {
+            msg[n] = '\0';
+            snprintf(err, errlen, "cannot release the sandbox: its setup failed at %s", msg);
+        } else {
+            snprintf(err, errlen, "cannot release the sandbox: %s", strerror(e));
+        }
         close_control(sb);
         return -1;
     }
