@@ -12,11 +12,12 @@ struct ao_sel_kernel {
     double latency_ns; /* measured; only correct kernels are offered */
     int parent;        /* 1 for a parent */
     int rank, plan;    /* child: the parent's rank and the plan's index */
-    double spread;     /* the measurement's relative uncertainty (IQR/median), 0 if unknown */
+    double spread;     /* its median's relative uncertainty (the selector: 1.58 IQR/median
+                          over the root of the calls), 0 if unknown */
 };
 
-/* Two kernels' latencies differ only when the gap is over their spreads
- * (IQR/median, in quadrature), and never under this: the run-to-run spread of one kernel in
+/* Two kernels' latencies differ only when the gap is over their medians'
+ * uncertainties (in quadrature), and never under this: the run-to-run spread of one kernel in
  * separate processes on these machines (docs/BENCHMARKS.md, A/A). */
 #define AO_NOISE_FLOOR 0.05
 

@@ -66,6 +66,7 @@ $M - "$T/h2h.jsonl" "$T/h2h/matmul/history.jsonl" <<'PY'
 import json, sys
 d = json.loads(open(sys.argv[1]).readline())
 hist = [json.loads(l) for l in open(sys.argv[2])]
+assert "search_speedup" in d, {k: v for k, v in d.items() if k not in ("best", "history")}
 assert abs(d["search_speedup"] - d["baseline_latency_ns"] / d["best"]["latency_ns"]) < 1e-9
 if d["best"]["sha256"] != hist[0]["sha256"]:  # the search kept the rewrite (on a quiet machine it does)
     assert d["speedup_method"] == "head_to_head", d["speedup_method"]

@@ -89,7 +89,8 @@ assert mine and all(h["status"] == "ok" for h in mine), "the model's kernel was 
 ok = [h for h in hist if h["status"] == "ok"]
 fastest = min(ok, key=lambda h: h["latency_ns"])
 base = hist[0]
-tie = base["latency_ns"] <= fastest["latency_ns"] * (1 + max(0.05, base.get("spread", 0) + fastest.get("spread", 0)))
+u = lambda h: 1.58 * h.get("spread", 0) / h.get("repeats", 1) ** 0.5
+tie = base["latency_ns"] <= fastest["latency_ns"] * (1 + max(0.05, (u(base) ** 2 + u(fastest) ** 2) ** 0.5))
 # the fastest correct kernel, or the baseline when the fastest is within the noise of it
 assert d["best"]["sha256"] == (base["sha256"] if tie else fastest["sha256"]), "the best is the fastest correct kernel measured, noise apart"
 assert d["tokens"]["prompt"] == 2 * 1000 + 1 * 2000 + 1500 * models.count("sum-m"), d["tokens"]

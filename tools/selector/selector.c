@@ -278,6 +278,16 @@ static int out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t
 
 /* ---- messages out ---- */
 
+/* How uncertain a measurement's median is, relative: 1.58 IQR/median over
+ * the square root of the calls (the notched box plot's 95% interval of a
+ * median); what separates two processes of one kernel comes on top as
+ * AO_NOISE_FLOOR (select.h). */
+static double median_u(const cJSON *m)
+{
+    double s = ao_json_num(m, "spread", 0), n = ao_json_num(m, "repeats", 0);
+    return s > 0 && n >= 1 ? 1.58 * s / sqrt(n) : s > 0 ? s : 0;
+}
+
 static int differs(const char *a, const char *b)
 {
     return !a || !b || strcmp(a, b) != 0;
@@ -336,6 +346,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     double base = ao_json_num(state, "baseline_ns", NAN);
     const char *method;
     char id[300], why[700];
+    double quoted;
     int rc;
 
     ao_msg_init(&ao_msg_done, &d);
@@ -369,6 +380,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
                  final->reason ? final->reason : "no reason given");
         reason = why;
     }
+    quoted = best ? d.speedup : 1.0;
     rc = env_from(&d.env, "done", id, run, state, (long long)ao_json_num(state, "iter", NAN)) < 0 ||
          !(d.speedup_method = strdup(method)) ||
          !(d.stopped = strdup(stopped)) || (reason && !(d.reason = strdup(reason))) ||
@@ -383,7 +395,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     sets(state, "stopped", stopped);
     ao_info("run %s: done (%s) after %lld iterations, %lld kernels, best %.3gx (%s)", run, stopped,
             (long long)ao_json_num(state, "completed", NAN), (long long)ao_json_num(state, "kernels", NAN),
-            best ? d.speedup : 1.0, method);
+            quoted, method);
     return rc;
 }
 
@@ -776,8 +788,7 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
         const cJSON *b = cJSON_GetArrayItem(beam, r);
         parent_ns[r] = ao_json_num(b, "latency_ns", NAN);
         k[r] = (struct ao_sel_kernel){ao_json_str(b, "sha256", NULL), parent_ns[r], 1, r, -1,
-                                      ao_json_num(cJSON_GetObjectItemCaseSensitive(b, "profile"),
-                                                  "spread", 0)};
+                                      median_u(cJSON_GetObjectItemCaseSensitive(b, "profile"))};
     }
     {
         int i = 0, m = nbeam;
@@ -792,7 +803,7 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
             if (ao_verdict_of(st) == AO_V_OK && ns > 0 && parse_slot(it->string, &r, &p, &s) == 0) {
                 from[m] = i; /* the child's result */
                 k[m++] = (struct ao_sel_kernel){ao_json_str(res[i], "sha256", NULL), ns, 0, r, p,
-                                                ao_json_num(res[i], "spread", 0)};
+                                                median_u(res[i])};
                 nok++;
             } else if (ao_verdict_of(st) != AO_V_DUPLICATE) { /* a duplicate failed nothing */
                 nfail++;
