@@ -245,7 +245,10 @@ static int prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
         if (copy_file(from, path, err, errlen) < 0)
             return -1;
     }
-    if (getuid() == 0 && chown(j->dir, 65534, 65534) < 0) {
+    /* the compiler's sandbox (slot 0) writes it; the runner's (a uid of its
+     * own) only reads it */
+    if (getuid() == 0 && (chown(j->dir, ao_sandbox_uid(0), ao_sandbox_uid(0)) < 0 ||
+                          chmod(j->dir, 0755) < 0)) {
         snprintf(err, errlen, "cannot hand '%s' to the sandbox user: %s", j->dir, strerror(errno));
         return -1;
     }
@@ -1430,6 +1433,11 @@ struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err,
         return NULL;
     }
     chmod(p->root, 0755); /* the sandbox user must reach its job directory */
+    if (ao_sandbox_check_uids(err, errlen) < 0) {
+        ao_rmtree(p->root);
+        free(p);
+        return NULL;
+    }
     if (ao_random_bytes(p->rng.s, sizeof p->rng.s) < 0 ||
         p->tg->runner_filter(&p->bpf, &p->bpf_len, err, errlen) < 0) {
         if (!err[0])

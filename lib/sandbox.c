@@ -2,7 +2,8 @@
  *
  * Layers (INTEGRITY.md): new PID, mount, network, IPC and UTS namespaces; a
  * read-only root of /usr alone plus a tmpfs and the job's work directory;
- * cgroup memory and pids limits; rlimits; uid 65534; no_new_privs; seccomp.
+ * cgroup memory and pids limits; rlimits; a uid of its own (ao_sandbox_uid);
+ * no_new_privs; seccomp.
  * Killing the namespace's first process kills everything in it, setsid'd
  * grandchildren included.  A layer the machine refuses is left out and the
  * result says which layers were active. */
@@ -33,11 +34,16 @@
 #include "sandbox.h"
 #include "util.h"
 
-#define NOBODY 65534
 #define STACK_SIZE (256 * 1024)
+#define SLOTS 4
+/* the default range of sandbox uids: 2^24 of them, so that every profiler
+ * process (pid < 2^22) has SLOTS of its own */
+#define UID_FIRST 1500000000u
+#define UID_COUNT (1u << 24)
 
 struct child_args {
     const struct ao_sandbox_spec *spec;
+    unsigned uid; /* ao_sandbox_uid(spec->slot), chosen by the parent */
     int use_ns;
     int sync_fd, err_fd;
     char root[600];
@@ -54,6 +60,47 @@ static void die(const struct child_args *a, const char *step)
     if (write(a->err_fd, msg, (size_t)n) < 0)
         _exit(126);
     _exit(127);
+}
+
+/* ACCELOPT_SANDBOX_UIDS "FIRST-LAST", or the default range; 0 or -1. */
+static int uid_range(unsigned *first, unsigned *count)
+{
+    const char *e = getenv("ACCELOPT_SANDBOX_UIDS");
+    unsigned long long f, l;
+    int n = 0;
+
+    *first = UID_FIRST;
+    *count = UID_COUNT;
+    if (!e || !*e)
+        return 0;
+    if (sscanf(e, "%llu-%llu%n", &f, &l, &n) != 2 || e[n] || f < 1000 || l < f + SLOTS - 1 ||
+        l >= 4294967295ull)
+        return -1;
+    *first = (unsigned)f;
+    *count = (unsigned)(l - f + 1);
+    return 0;
+}
+
+unsigned ao_sandbox_uid(int slot)
+{
+    unsigned first, count;
+
+    if (slot < 0 || slot >= SLOTS)
+        slot = 0;
+    uid_range(&first, &count); /* a bad setting was refused by ao_sandbox_check_uids */
+    return first + (unsigned)(((unsigned long long)getpid() * SLOTS + (unsigned)slot) % count);
+}
+
+int ao_sandbox_check_uids(char *err, size_t errlen)
+{
+    unsigned first, count;
+
+    if (uid_range(&first, &count) < 0) {
+        snprintf(err, errlen, "ACCELOPT_SANDBOX_UIDS must be FIRST-LAST, at least %d uids from "
+                 "1000 up, none of them a real user's", SLOTS);
+        return -1;
+    }
+    return 0;
 }
 
 static int write_str(const char *path, const char *s)
@@ -261,9 +308,9 @@ static int child_main(void *arg)
             die(a, "pin to cpu");
     }
     if (getuid() == 0 &&
-        (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-         setresuid(NOBODY, NOBODY, NOBODY) < 0))
-        die(a, "drop to uid 65534");
+        (setgroups(0, NULL) < 0 || setresgid(a->uid, a->uid, a->uid) < 0 ||
+         setresuid(a->uid, a->uid, a->uid) < 0))
+        die(a, "drop to the sandbox's own uid");
     /* changing credentials cleared the parent-death signal: set it again,
      * or a kernel outlives a profiler killed -9 */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
@@ -350,7 +397,6 @@ struct cgroup {
     char dir[256];
     int tried;
 };
-#define SLOTS 4
 static struct cgroup cg_mem[SLOTS], cg_pids[SLOTS];
 
 /* Remove the cgroups of profilers that died without cleaning up. */
@@ -440,6 +486,7 @@ int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
     sb->sync_fd = sb->err_fd = -1;
     memset(&a, 0, sizeof a);
     a.spec = spec;
+    a.uid = ao_sandbox_uid(spec->slot);
     snprintf(a.root, sizeof a.root, "%s/.root", spec->workdir);
     if (mkdir(a.root, 0755) < 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create '%s': %s", a.root, strerror(errno));
@@ -500,7 +547,7 @@ int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
         add_layer(sb, "cgroup-pids");
     add_layer(sb, "rlimits");
     if (getuid() == 0)
-        add_layer(sb, "uid-65534");
+        add_layer(sb, "own-uid");
     add_layer(sb, "no-new-privs");
     if (a.filter)
         add_layer(sb, "seccomp");

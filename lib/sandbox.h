@@ -40,6 +40,15 @@ struct ao_sandbox {
     int sync_fd, err_fd;      /* held: the release pipe and the exec report */
 };
 
+/* The uid (and gid) a sandbox of this process runs as in a cgroup slot:
+ * one of ACCELOPT_SANDBOX_UIDS ("FIRST-LAST"; default 1500000000 and the
+ * 2^24 after it) by the process id and the slot, so that two profilers,
+ * and two test runs, never share one and cannot see or signal each other's
+ * kernels.  No real user may own a uid in the range. */
+unsigned ao_sandbox_uid(int slot);
+/* Is ACCELOPT_SANDBOX_UIDS usable?  0, or -1 + err. */
+int ao_sandbox_check_uids(char *err, size_t errlen);
+
 /* Start spec.argv in a new sandbox.  0 with sb filled, or -1 + err. */
 int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
                      char *err, size_t errlen);

@@ -13,6 +13,12 @@ export ACCELOPT_HOME=$PWD
 export ACCELOPT_TEST_TMP=$(mktemp -d /tmp/accelopt-test-XXXXXX)
 export ACCELOPT_STATE_DIR=$ACCELOPT_TEST_TMP/state
 export ACCELOPT_LOG=${ACCELOPT_LOG:-warn}
+# sandboxes of this run get uids of their own: another test run, or any
+# profiler on the machine, never counts as ours (nor disturbs ours)
+if [ -z "${ACCELOPT_SANDBOX_UIDS:-}" ]; then
+    first=$((1600000000 + (RANDOM % 128) * 16777216))
+    export ACCELOPT_SANDBOX_UIDS=$first-$((first + 16777215))
+fi
 trap 'rm -rf "$ACCELOPT_TEST_TMP"' EXIT
 
 pass=0

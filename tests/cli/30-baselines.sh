@@ -20,7 +20,7 @@ assert {"check0", "check1", "check0-repoisoned"} <= sets, sets
 stress = any("stress" in t for t in json.load(open("nkibench/%s/task.json" % r["task"]))["inputs"])
 assert ("check-stress" if stress else "check2") in sets, sets
 assert any(s.startswith("timed") for s in sets), sets
-assert {"pid-ns", "net-ns", "mount-ns", "seccomp", "uid-65534", "no-new-privs"} <= set(r["sandbox"])
+assert {"pid-ns", "net-ns", "mount-ns", "seccomp", "own-uid", "no-new-privs"} <= set(r["sandbox"])
 assert r["bound"] in ("memory", "matmul", "elementwise")
 PY
     ok $? "$task: % of peak in (0,1], errors within tolerance, timed calls checked, sandboxed"

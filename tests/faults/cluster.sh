@@ -183,6 +183,6 @@ leftovers() {
         ! pgrep -f "accelopt-.*--brokers $B" >/dev/null && [ "$(nobody_procs)" -le 0 ] && return 0
         sleep 0.25
     done
-    { pgrep -fa "accelopt-.*--brokers $B"; ps -u 65534 -o pid,ppid,etimes,args; } | head -8 | sed 's/^/left: /' >&2
+    { pgrep -fa "accelopt-.*--brokers $B"; ps -eo uid,pid,ppid,etimes,args | awk -v f="${ACCELOPT_SANDBOX_UIDS%-*}" -v l="${ACCELOPT_SANDBOX_UIDS#*-}" '$1 >= f && $1 <= l'; } | head -8 | sed 's/^/left: /' >&2
     return 1
 }
