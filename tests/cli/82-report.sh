@@ -62,7 +62,22 @@ ok $? "the report is one file: no script, style or image to fetch, and a policy 
 page one-iteration "$T/one" 4
 
 # --- failures, tokens, and a model that writes HTML ---------------------------
-$M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
+# a rewrite well beyond the noise (i-k-j loops, ~1.4x the baseline at tiny),
+# so that the run learns from it whatever the machine's load
+cat >"$T/fast.c" <<'EOF'
+void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
+{
+    for (int i = 0; i < M; i++) {
+        float *o = out + (long)i * N;
+        for (int j = 0; j < N; j++) o[j] = 0;
+        for (int k = 0; k < K; k++) {
+            float a = lhs[(long)i * K + k];
+            const float *r = rhs + (long)k * N;
+            for (int j = 0; j < N; j++) o[j] += a * r[j];
+        }
+    }
+}
+EOF
 $M -c 'import sys; s = open(sys.argv[1]).read(); i = s.index("    for ("); print(s[:i] + "    undeclared_acc += 1;\n" + s[i:], end="")' \
     "$T/fast.c" >"$T/broken.c"
 reply() { $M -c 'import json,sys; print(json.dumps("```c\n" + open(sys.argv[1]).read() + "```"))' "$1"; }
