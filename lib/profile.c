@@ -1211,7 +1211,15 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     memset(&smp, 0, sizeof smp);
     memset(&fresh, 0, sizeof fresh);
     set_str(&r->size, size);
-    if (!errors || !base_errors || !(pl = pool_get(p, t, size, err, errlen)))
+    if (!errors || !base_errors)
+        goto oom;
+    if (static_check(base_source, err, errlen)) /* the baseline is the task's: it must pass */
+        goto fail;
+    if (static_check(source, jk.reason, sizeof jk.reason)) {
+        jk.status = AO_V_REJECTED;
+        goto verdict;
+    }
+    if (!(pl = pool_get(p, t, size, err, errlen)))
         goto fail;
     smp.size = sample_size(pl);
     if (dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||

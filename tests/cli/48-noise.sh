@@ -82,3 +82,12 @@ grep -q 'goes head to head with the baseline' "$T/h2h/logs/selector.log" ||
     grep -q '(baseline)' "$T/h2h/logs/selector.log"
 ok $? "the selector's log says what it did"
 grep -q 'head to head\|baseline' "$T/h2h/summary.txt"; ok $? "summary.txt says how the speedup was measured"
+# the head-to-head holds its kernel to the same source limit as any measurement
+python3 - >"$T/big-h2h.jsonl" <<'PY'
+import json
+b = open("nkibench/matmul/baseline.c").read()
+print(json.dumps(dict(type="kernel", v=1, id="k-big", run="h", task="matmul", target="cpu", iter=1, size="tiny",
+                      source=b + "//" + "x" * 300000 + "\n", baseline_source=b)))
+PY
+bin/accelopt-profiler <"$T/big-h2h.jsonl" 2>/dev/null | grep -q '"status":"rejected","reason":"source is'
+ok $? "a head-to-head kernel over the source limit is rejected before it is built"
