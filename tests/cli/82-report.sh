@@ -62,29 +62,29 @@ ok $? "the report is one file: no script, style or image to fetch, and a policy 
 page one-iteration "$T/one" 4
 
 # --- failures, tokens, and a model that writes HTML ---------------------------
-# a rewrite well beyond the noise (i-k-j loops, ~1.4x the baseline at tiny),
-# so that the run learns from it whatever the machine's load
-cat >"$T/fast.c" <<'EOF'
+# a rewrite far beyond the noise: j-i-k loops that walk rhs down its
+# columns, about 10x slower than the baseline at tiny on any machine, so
+# the run always learns from it (a warning; a win of that size cannot be
+# had for sure on a busy 2-core VM)
+cat >"$T/model.c" <<'EOF'
 void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
 {
-    for (int i = 0; i < M; i++) {
-        float *o = out + (long)i * N;
-        for (int j = 0; j < N; j++) o[j] = 0;
-        for (int k = 0; k < K; k++) {
-            float a = lhs[(long)i * K + k];
-            const float *r = rhs + (long)k * N;
-            for (int j = 0; j < N; j++) o[j] += a * r[j];
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < M; i++) {
+            double acc = 0;
+            for (int k = 0; k < K; k++)
+                acc += (double)lhs[(long)i * K + k] * rhs[(long)k * N + j];
+            out[(long)i * N + j] = (float)acc;
         }
-    }
 }
 EOF
 $M -c 'import sys; s = open(sys.argv[1]).read(); i = s.index("    for ("); print(s[:i] + "    undeclared_acc += 1;\n" + s[i:], end="")' \
-    "$T/fast.c" >"$T/broken.c"
+    "$T/model.c" >"$T/broken.c"
 reply() { $M -c 'import json,sys; print(json.dumps("```c\n" + open(sys.argv[1]).read() + "```"))' "$1"; }
 EVIL='Widen the tile </script><img src=x onerror="document.body.dataset.pwned=1"><b>bold</b>'
 PLAN=$($M -c 'import json,sys; print(json.dumps(sys.argv[1] + "\nso each row of rhs is reused."))' "$EVIL")
 SUMMARY=$($M -c 'import json; print(json.dumps(open("tests/replies/summary-01-format.md").read()))')
-start_llm report "{\"plan-m\": [{\"content\": $PLAN, \"usage\": [1000, 50]}], \"exec-m\": [{\"content\": $(reply "$T/broken.c"), \"usage\": [2000, 900]}, {\"content\": $(reply "$T/fast.c"), \"usage\": [3000, 800]}], \"sum-m\": [{\"content\": $SUMMARY, \"usage\": [1500, 200]}]}"
+start_llm report "{\"plan-m\": [{\"content\": $PLAN, \"usage\": [1000, 50]}], \"exec-m\": [{\"content\": $(reply "$T/broken.c"), \"usage\": [2000, 900]}, {\"content\": $(reply "$T/model.c"), \"usage\": [3000, 800]}], \"sum-m\": [{\"content\": $SUMMARY, \"usage\": [1500, 200]}]}"
 ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
     ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-report-secret-0001 \
     bin/accelopt run matmul --iters 2 --beam 1 --plans 1 --samples 2 --fix-attempts 0 \
