@@ -17,7 +17,7 @@ struct ao_calib {
     char cpu_model[128];
     char cflags[128];
     char created_at[32];
-    double bw_gbs, bw_spread;   /* best bytes/s over read, copy, stream, triad */
+    double bw_gbs, bw_spread;   /* best bytes/s over read, copy, stream, triad, read-mostly */
     char bw_method[16];
     /* bandwidth for working sets that fit in cache: (bytes, GB/s) with
      * bytes rising; past the last point, bw_gbs (memory) applies */

@@ -28,9 +28,12 @@
  * trusted code has run here.  LOAD and FETCH are for a runner whose
  * tensors live on a device: copy every tensor from the region to the
  * device (and clear the device's caches), and every tensor back; both are
- * untimed, around a timed CALL. */
+ * untimed, around a timed CALL.  DRAIN: wait until the device is idle;
+ * the profiler sends it right after each CALL and NOP, inside the clock,
+ * so work the kernel left queued on the device (its code may raise `done`
+ * before the runner's own synchronize) is timed, not done in FETCH. */
 enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2, AO_RUN_CMD_NOP = 3, AO_RUN_CMD_LOAD = 4,
-       AO_RUN_CMD_FETCH = 5 };
+       AO_RUN_CMD_FETCH = 5, AO_RUN_CMD_DRAIN = 6 };
 #define AO_RUN_EXIT_SYSCALL 159 /* the runner's status after a forbidden syscall */
 #define AO_RUN_EXIT_DEVICE 158  /* after an error of its device (the message on stderr) */
 

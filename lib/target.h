@@ -65,6 +65,9 @@ struct ao_target {
      * bring every tensor back.  0, or -1 with the job's verdict set. */
     int (*before_call)(struct ao_job *j, const char *phase);
     int (*after_call)(struct ao_job *j, const char *phase);
+    /* Does the device run on after the host says done?  Then each timed
+     * command ends with a DRAIN (runner_proto.h) inside the clock. */
+    int drain;
     /* What a verdict depends on here (compiler and version, flags, the
      * runner's source), appended to b. */
     void (*basis)(struct ao_buf *b);

@@ -458,6 +458,7 @@ const struct ao_target ao_target_cuda = {
     .runner_sandbox = cuda_runner_sandbox,
     .before_call = cuda_before_call,
     .after_call = cuda_after_call,
+    .drain = 1,
     .basis = cuda_basis,
     .vendor_name = "cublas sgemm",
     .vendor_sgemm = cuda_vendor_sgemm,

@@ -168,6 +168,19 @@ static double bw_triad(float *a, const float *b, const float *c, size_t n)
     return 3.0 * n * 4.0 / t / 1e9;
 }
 
+/* read-mostly: four streams read for each one written (a norm's or a
+ * reduction's traffic), where the write-allocate of plain stores costs least */
+static double bw_mostly(float *dst, const float *a, const float *b, size_t n)
+{
+    size_t h = n / 2;
+    double t = now();
+    for (size_t i = 0; i < h; i++)
+        dst[i] = (a[i] + b[i]) + (a[i + h] + b[i + h]);
+    t = now() - t;
+    sink += dst[h / 2];
+    return 5.0 * h * 4.0 / t / 1e9;
+}
+
 /* Bandwidth for a working set of `bytes` that stays in cache between
  * passes: the best of read, copy and triad over passes repeated for ~5 ms.
  * Kernels see their inputs hot (the harness copies them in before each
@@ -217,7 +230,7 @@ int main(int argc, char **argv)
     size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 256;
     int reps = argc > 2 ? atoi(argv[2]) : 7;
     size_t n = mib * 1024 * 1024 / 4;
-    double r[32], c[32], st[32], tr[32], f[32], e[32];
+    double r[32], c[32], st[32], tr[32], mo[32], f[32], e[32];
     float *a, *b, *d;
     long iters;
     double t;
@@ -244,6 +257,7 @@ int main(int argc, char **argv)
         c[i] = bw_copy(b, a, n);
         st[i] = bw_stream(b, a, n);
         tr[i] = bw_triad(d, a, b, n);
+        mo[i] = bw_mostly(d, a, b, n);
         f[i] = fma_gflops(iters);
         e[i] = vec_gflops(iters);
     }
@@ -261,6 +275,7 @@ int main(int argc, char **argv)
     print_series("bw_copy", c, reps, 0);
     print_series("bw_stream", st, reps, 0);
     print_series("bw_triad", tr, reps, 0);
+    print_series("bw_mostly", mo, reps, 0);
     print_series("fma", f, reps, 0);
     print_series("vec", e, reps, 1);
     printf("}\n");

@@ -11,7 +11,10 @@
  *   FETCH  every tensor back to the region (inputs too: they must be
  *          unchanged), synchronously;
  *   NOP    an empty trusted kernel and a synchronize: what every call costs
- *          beside the kernel, taken off each timed call by the profiler.
+ *          beside the kernel, taken off each timed call by the profiler;
+ *   DRAIN  a device-wide synchronize, sent by the profiler right after each
+ *          CALL and NOP with its clock still running: if the kernel's code
+ *          raised `done` itself, its queued work finishes here, timed.
  *
  * Device buffers mirror the region's data area, so the profiler's secret
  * choice of tensor positions moves the device addresses too.  Any CUDA
@@ -76,7 +79,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < nptrs; i++) {
             off[i] = ao_hdr->off[i];
             bytes[i] = ao_hdr->bytes[i];
-            if (cmd != AO_RUN_CMD_NOP &&
+            if ((cmd == AO_RUN_CMD_CALL || cmd == AO_RUN_CMD_LOAD || cmd == AO_RUN_CMD_FETCH) &&
                 (off[i] < AO_RUN_DATA_OFFSET || off[i] > size || bytes[i] > size - off[i]))
                 return 125;
             ptrs[i] = (float *)(dev + (off[i] - AO_RUN_DATA_OFFSET));
@@ -101,6 +104,8 @@ int main(int argc, char **argv)
             for (int i = 0; i < nptrs; i++)
                 check(cudaMemcpy(base + off[i], ptrs[i], bytes[i], cudaMemcpyDeviceToHost),
                       "copying a tensor from the GPU");
+        } else if (cmd == AO_RUN_CMD_DRAIN) {
+            check(cudaDeviceSynchronize(), "waiting for the GPU");
         } else if (cmd == AO_RUN_CMD_NOP) {
             /* a CALL's every step, around an empty kernel */
             check(cudaEventRecord(ev0, 0), "recording an event");
