@@ -977,6 +977,25 @@ static void layers_json(struct ao_result_msg *r, const char *layers, int seccomp
     r->sandbox = a;
 }
 
+/* The result's verdict from the job's: status, reason, the errors of the
+ * checks (taken from *errors when there are any), the wall time. */
+static void set_verdict(struct ao_result_msg *r, const struct ao_job *j, const struct ao_task *t,
+                        double max_err, cJSON **errors, long long t0)
+{
+    set_str(&r->status, ao_verdict_name(j->status));
+    if (j->reason[0])
+        set_str(&r->reason, j->reason);
+    r->tolerance = t->tolerance;
+    if (cJSON_GetArraySize(*errors) > 0) {
+        r->max_rel_l2 = max_err;
+        cJSON_Delete(r->rel_l2);
+        r->rel_l2 = *errors;
+        *errors = NULL;
+    }
+    r->wall_ns = ao_now_ns() - t0;
+    r->cached = 0;
+}
+
 /* One full measurement in a fresh process. */
 static int run_once(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
                     struct ao_result_msg *r, cJSON *errors, double *max_err,
@@ -1117,18 +1136,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
         r->speedup_vs_baseline = baseline_ns / m.st.median;
     j.status = AO_V_OK;
 verdict:
-    set_str(&r->status, ao_verdict_name(j.status));
-    if (j.reason[0])
-        set_str(&r->reason, j.reason);
-    r->tolerance = t->tolerance;
-    if (cJSON_GetArraySize(errors) > 0) {
-        r->max_rel_l2 = max_err;
-        cJSON_Delete(r->rel_l2);
-        r->rel_l2 = errors;
-        errors = NULL;
-    }
-    r->wall_ns = ao_now_ns() - t0;
-    r->cached = 0;
+    set_verdict(r, &j, t, max_err, &errors, t0);
     if ((timing = cJSON_CreateObject())) {
         cJSON_AddNumberToObject(timing, "compile_ns", (double)compile_ns);
         cJSON_AddNumberToObject(timing, "kernel_ns", (double)(m.kernel_ns + m2.kernel_ns));
@@ -1322,16 +1330,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     }
     jk.status = AO_V_OK;
 verdict:
-    set_str(&r->status, ao_verdict_name(jk.status));
-    if (jk.reason[0])
-        set_str(&r->reason, jk.reason);
-    r->tolerance = t->tolerance;
-    r->max_rel_l2 = max_err;
-    cJSON_Delete(r->rel_l2);
-    r->rel_l2 = errors;
-    errors = NULL;
-    r->wall_ns = ao_now_ns() - t0;
-    r->cached = 0;
+    set_verdict(r, &jk, t, max_err, &errors, t0);
     rc = 0;
     goto out;
 side_failed:

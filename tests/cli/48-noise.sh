@@ -115,22 +115,10 @@ PY
 bin/accelopt-profiler <"$T/big-h2h.jsonl" 2>/dev/null | grep -q '"status":"rejected","reason":"source is'
 ok $? "a head-to-head kernel over the source limit is rejected before it is built"
 # the head-to-head itself, where the answer is known: a kernel ~10x slower
-# than the baseline (j-i-k loops down rhs's columns) is found slower, with
+# than the baseline (tests/known-speed/matmul_columns.c) is found slower, with
 # an interval wholly under 1, and the baseline with a comment added is not
 # found faster by more than the noise allows
-cat >"$T/columns.c" <<'EOF2'
-void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
-{
-    for (int j = 0; j < N; j++)
-        for (int i = 0; i < M; i++) {
-            double acc = 0;
-            for (int k = 0; k < K; k++)
-                acc += (double)lhs[(long)i * K + k] * rhs[(long)k * N + j];
-            out[(long)i * N + j] = (float)acc;
-        }
-}
-EOF2
-$M - "$T/columns.c" >"$T/known-h2h.jsonl" <<'PY'
+$M - tests/known-speed/matmul_columns.c >"$T/known-h2h.jsonl" <<'PY'
 import json, sys
 b = open("nkibench/matmul/baseline.c").read()
 for i, src in (("slow", open(sys.argv[1]).read()), ("same", b + "/* the same */\n")):
