@@ -2,6 +2,8 @@
 #
 #   make                      build bin/ (and the unit tests) in the tree
 #   make test                 build, build again with clang, run every test
+#   make test T=NAME          build, run the tests whose path holds NAME
+#   make CFLAGS=-O0           the user's CFLAGS replace -O2 -g, nothing else
 #   make install PREFIX=/usr/local DESTDIR=   binaries, data, units, man pages
 #   make uninstall            removes exactly what install put there
 #   make WERROR=              warnings never fail the build
@@ -32,14 +34,19 @@ TEST_WARN := -Wno-discarded-qualifiers
 else
 TEST_WARN := -Wno-incompatible-pointer-types-discards-qualifiers
 endif
+# CFLAGS, LDFLAGS and LDLIBS are the user's (`make CFLAGS=-O0` keeps every
+# flag the project needs); the project's own are AO_*.  -MMD -MP: each
+# object's header dependencies, written by the compiler beside it.
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) $(WERROR) -Ilib \
-            $(shell pkg-config --cflags $(PKGS))
-LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lm
+AO_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(WERROR) -Ilib -MMD -MP \
+             $(shell pkg-config --cflags $(PKGS))
+AO_LDFLAGS :=
+AO_LDLIBS := $(shell pkg-config --libs $(PKGS)) -lm
 ifneq ($(SANITIZER),)
-CFLAGS   += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer
-LDFLAGS  += -fsanitize=$(SANITIZER)
+AO_CFLAGS += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer
+AO_LDFLAGS += -fsanitize=$(SANITIZER)
 endif
+LINK     = $(CC) $(AO_LDFLAGS) $(LDFLAGS) $^ $(AO_LDLIBS) $(LDLIBS) -o $@
 
 Q := @
 ifeq ($(V),1)
@@ -56,20 +63,20 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 all: $(BINS) $(UNIT_BIN)
 
 # a change of compiler or flags (e.g. SANITIZER=address) rebuilds everything
-FLAGS_ID := $(shell echo '$(CC) $(CFLAGS) $(LDFLAGS)' | md5sum | cut -c1-12)
+FLAGS_ID := $(shell echo '$(CC) $(AO_CFLAGS) $(CFLAGS) $(AO_LDFLAGS) $(LDFLAGS)' | md5sum | cut -c1-12)
 FLAGS_STAMP := $(BUILD)/.flags-$(FLAGS_ID)
 $(FLAGS_STAMP):
 	@mkdir -p $(BUILD)
 	@rm -f $(BUILD)/.flags-*
 	@touch $@
 
-$(BUILD)/%.o: %.c $(wildcard lib/*.h tools/*/*.h) $(FLAGS_STAMP)
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC  $<"
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(AO_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # test tables of argv strings are plain string literals
-$(BUILD)/tests/unit/%.o: CFLAGS += $(TEST_WARN)
+$(BUILD)/tests/unit/%.o: AO_CFLAGS += $(TEST_WARN)
 
 $(BUILD)/libaccelopt.a: $(LIB_OBJ)
 	@echo "  AR  $@"
@@ -79,19 +86,23 @@ FRONT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/accelopt/*.c))
 $(BINDIR)/accelopt: $(FRONT_OBJ) $(BUILD)/libaccelopt.a
 	@mkdir -p $(BINDIR)
 	@echo "  LD  $@"
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(LINK)
 
 define STAGE_RULE
 $(BINDIR)/accelopt-$(1): $(BUILD)/tools/$(1)/$(1).o $(BUILD)/libaccelopt.a
 	@mkdir -p $(BINDIR)
 	@echo "  LD  $$@"
-	$$(Q)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+	$$(Q)$$(LINK)
 endef
 $(foreach t,$(STAGES),$(eval $(call STAGE_RULE,$(t))))
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libaccelopt.a
 	@echo "  LD  $@"
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(LINK)
+
+# the header dependencies the compiler wrote (none before the first build)
+-include $(LIB_OBJ:.o=.d) $(FRONT_OBJ:.o=.d) $(STAGES:%=$(BUILD)/tools/%/%.d) \
+         $(UNIT_SRC:%.c=$(BUILD)/%.d)
 
 # Debian packages for the build, the tests and the main job.
 # chromium draws the report in the browser test; npm (any, Debian's if none)
@@ -129,8 +140,9 @@ $(REPORT)/node_modules/.package-lock.json: $(REPORT)/package.json $(REPORT)/pack
 clang-build:
 	$(Q)$(MAKE) --no-print-directory CC=clang BUILD=build/clang BINDIR=build/clang/bin WERROR=-Werror all
 
+# T=NAME: only the test scripts whose path holds NAME (T=90-loop, T=faults)
 test: all
-	$(Q)tests/run.sh
+	$(Q)ACCELOPT_ONLY='$(or $(T),$(ACCELOPT_ONLY))' tests/run.sh
 
 # Exactly the tests that need a GPU (tests/cli/98-cuda-gpu.sh): run them on
 # a GPU machine; without one they are counted as skipped, never as passed.
@@ -225,4 +237,6 @@ clean:
 	rm -rf build bin
 
 .PHONY: all deps report-libs test test-cuda run clean fuzz-msg clang-build man install uninstall
-.SECONDARY:
+# keep the unit tests' objects (made on the way to a test binary); nothing
+# else is secondary, so a missing flags stamp rebuilds what it should
+.SECONDARY: $(UNIT_SRC:%.c=$(BUILD)/%.o)
