@@ -31,6 +31,7 @@
 
 #include <seccomp.h>
 
+#include "log.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -471,8 +472,11 @@ static void add_layer(struct ao_sandbox *sb, const char *l)
     snprintf(sb->layers + n, sizeof sb->layers - n, "%s%s", n ? "," : "", l);
 }
 
-int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
-                     char *err, size_t errlen)
+/* One try at starting a sandbox; *vanished is set when its process ended
+ * before it was released without naming a failed step (killed from
+ * outside while it set up: nothing untrusted has run yet). */
+static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb, char *err,
+                      size_t errlen, int *vanished)
 {
     struct child_args a;
     struct sock_fprog prog = {0, NULL};
@@ -555,22 +559,34 @@ int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
     sync[0] = -1;
     close(errp[1]);
     errp[1] = -1;
-    if (write(sync[1], "g", 1) != 1) {
-        snprintf(err, errlen, "cannot release the sandbox: %s", strerror(errno));
-        goto kill;
-    }
     sb->sync_fd = sync[1];
     sb->err_fd = errp[0];
     sync[1] = errp[0] = -1;
-    if (!spec->hold && ao_sandbox_release(sb, err, errlen) < 0)
+    if (write(sb->sync_fd, "g", 1) != 1) {
+        /* gone before it read a byte (the same path as a failed release) */
+        close(sb->sync_fd);
+        sb->sync_fd = -1;
+    }
+    if ((spec->hold && sb->sync_fd < 0) || (!spec->hold && ao_sandbox_release(sb, err, errlen) < 0)) {
+        if (sb->sync_fd < 0 && spec->hold)
+            ao_sandbox_release(sb, err, errlen); /* says why, from the error pipe */
         goto kill;
+    }
     rc = 0;
     goto out;
 kill:
+    *vanished = strstr(err, "setup failed") == NULL;
     ao_sandbox_kill(sb);
     {
-        int st, to;
+        int st = 0, to = 0, oom;
         ao_sandbox_wait(sb, 0, &st, &to);
+        oom = ao_sandbox_oom(sb);
+        if (WIFSIGNALED(st) || oom) {
+            size_t n = strlen(err);
+            snprintf(err + n, errlen - n, " (its process was killed by signal %d%s before "
+                     "it was released)", WIFSIGNALED(st) ? WTERMSIG(st) : 0,
+                     oom ? ", its memory cgroup at its limit" : "");
+        }
     }
 out:
     for (int i = 0; i < 2; i++) {
@@ -582,6 +598,21 @@ out:
     free(stack);
     free(prog.filter);
     return rc;
+}
+
+int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
+                     char *err, size_t errlen)
+{
+    int vanished = 0;
+
+    if (start_once(spec, sb, err, errlen, &vanished) == 0)
+        return 0;
+    if (!vanished)
+        return -1;
+    /* rare, and more so on a quiet machine: said, and tried once more */
+    ao_warn("a sandbox ended before it was released: %s; starting it again", err);
+    vanished = 0;
+    return start_once(spec, sb, err, errlen, &vanished);
 }
 
 static void close_control(struct ao_sandbox *sb)

@@ -24,15 +24,10 @@ trap 'rm -rf "$ACCELOPT_TEST_TMP"' EXIT
 pass=0
 fail=0
 skipped=0
-run_one() {
-    local name=$1 out rc p f k t0
-    shift
-    case $name in *${ACCELOPT_ONLY:-}*) ;; *) return ;; esac # ACCELOPT_ONLY=90-loop: just those
-    out=$ACCELOPT_TEST_TMP/$(basename "$name").tap
-    t0=$(date +%s)
-    "$@" >"$out" 2>"$out.err"
-    rc=$?
-    t0=$(($(date +%s) - t0))
+# tally NAME OUT RC SECONDS: count one finished test's TAP lines and print
+# its line (with what failed, and its stderr's tail)
+tally() {
+    local name=$1 out=$2 rc=$3 t=$4 p f k
     k=$(grep -c '^ok .* # SKIP' "$out")
     p=$(($(grep -c '^ok ' "$out") - k))
     f=$(grep -c '^not ok ' "$out")
@@ -44,10 +39,61 @@ run_one() {
     if [ "$f" -gt 0 ]; then
         sed 's/^/    stderr: /' "$out.err" | tail -n 20
     fi
-    printf '%-34s %3d passed, %d failed%-12s %4d s\n' "$name" "$p" "$f" "$([ "$k" -gt 0 ] && echo ", $k skipped")" "$t0"
+    printf '%-34s %3d passed, %d failed%-12s %4d s\n' "$name" "$p" "$f" "$([ "$k" -gt 0 ] && echo ", $k skipped")" "$t"
     pass=$((pass + p))
     fail=$((fail + f))
     skipped=$((skipped + k))
+}
+selected() { case $1 in *${ACCELOPT_ONLY:-}*) return 0 ;; esac; return 1; } # ACCELOPT_ONLY=90-loop: just those
+run_one() { # run_one NAME COMMAND...: run it here and now
+    local name=$1 out rc t0
+    shift
+    selected "$name" || return 0
+    out=$ACCELOPT_TEST_TMP/$(basename "$name").tap
+    t0=$(date +%s)
+    "$@" >"$out" 2>"$out.err"
+    rc=$?
+    tally "$name" "$out" "$rc" $(($(date +%s) - t0))
+}
+
+# The test scripts run ACCELOPT_JOBS at a time (default 2): each in a
+# scratch directory, state directory and sandbox uid range of its own (a
+# 1/64 slice of this run's), so none sees another's files, key or
+# processes; results go to one directory for schemas.py.  Each line is
+# printed as its script ends.
+JOBS=${ACCELOPT_JOBS:-2}
+export ACCELOPT_RESULTS=$ACCELOPT_TEST_TMP/results
+mkdir -p "$ACCELOPT_RESULTS"
+uid_first=${ACCELOPT_SANDBOX_UIDS%-*}
+uid_count=$(((${ACCELOPT_SANDBOX_UIDS#*-} - uid_first + 1) / 64))
+slice=0
+declare -A running=() # pid -> "name out start"
+clang_rc=
+finish_one() { # wait for any running script, tally it
+    local pid name out t0 rc
+    wait -n -p pid
+    rc=$?
+    if [ -z "${running[$pid]+x}" ]; then # the clang build, started before
+        [ "$pid" = "$clang_pid" ] && clang_rc=$rc
+        return 0
+    fi
+    read -r name out t0 <<<"${running[$pid]}"
+    unset "running[$pid]"
+    tally "$name" "$out" "$rc" $(($(date +%s) - t0))
+}
+start_script() { # start_script NAME SCRIPT
+    local name=$1 dir first
+    selected "$name" || return 0
+    while [ "${#running[@]}" -ge "$JOBS" ]; do finish_one; done
+    dir=$ACCELOPT_TEST_TMP/$(basename "$name" .sh)
+    mkdir -p "$dir/state"
+    [ -f "$ACCELOPT_STATE_DIR/calibration-cpu.json" ] && cp "$ACCELOPT_STATE_DIR/calibration-cpu.json" "$dir/state/"
+    first=$((uid_first + slice * uid_count))
+    slice=$((slice + 1))
+    ACCELOPT_TEST_TMP=$dir ACCELOPT_STATE_DIR=$dir/state \
+        ACCELOPT_SANDBOX_UIDS=$first-$((first + uid_count - 1)) \
+        bash "$2" >"$dir.tap" 2>"$dir.tap.err" &
+    running[$!]="$name $dir.tap $(date +%s)"
 }
 
 # the second compiler's build (make clang-build) runs beside the first tests
@@ -62,7 +108,13 @@ esac
 clang_build() {
     if [ -z "$clang_pid" ]; then
         echo "ok 1 - clang build # SKIP no clang on this machine"
-    elif wait "$clang_pid"; then
+        return
+    fi
+    if [ -z "$clang_rc" ]; then # not yet reaped by finish_one
+        wait "$clang_pid"
+        clang_rc=$?
+    fi
+    if [ "$clang_rc" -eq 0 ]; then
         echo "ok 1 - clang builds the library, the stages and the unit tests, warnings as errors"
     else
         echo "not ok 1 - clang build (make clang-build):"
@@ -73,12 +125,18 @@ clang_build() {
 for t in build/tests/test_*; do
     run_one "unit/$(basename "$t")" "$t"
 done
-for t in tests/cli/[0-9]*.sh; do
-    run_one "cli/$(basename "$t")" bash "$t"
+# the run's calibration, shared by every script (measured once a day per
+# machine, kept in build/: tests/cli/helpers.sh)
+if [ -n "$(ls tests/cli/[0-9]*.sh tests/faults/[0-9]*.sh | while read -r t; do
+    case $t in *${ACCELOPT_ONLY:-}*) echo "$t" ;; esac; done)" ]; then
+    (. tests/cli/helpers.sh && ensure_calibration) >/dev/null 2>&1
+fi
+# the longest first (the fault suites, then the CLI scripts from the end),
+# so the last to start are the short ones
+for t in tests/faults/[0-9]*.sh $(ls -r tests/cli/[0-9]*.sh); do
+    start_script "${t#tests/}" "$t"
 done
-for t in tests/faults/[0-9]*.sh; do
-    run_one "faults/$(basename "$t")" bash "$t"
-done
+while [ "${#running[@]}" -gt 0 ]; do finish_one; done
 run_one "references" /usr/bin/python3 tests/references.py
 run_one "schemas" /usr/bin/python3 tests/schemas.py
 run_one "build/clang" clang_build

@@ -186,7 +186,7 @@ bin/accelopt run matmul --iters 3 --beam 2 --plans 2 --samples 1 --topk 2 --json
     >"$T/r3.jsonl" 2>"$T/r3.err" &
 run=$!
 for _ in $(seq 600); do grep -q 'iteration 2, ' "$T/r3/logs/selector.log" 2>/dev/null && break; sleep 0.05; done
-pkill -9 -f "accelopt-selector.*--redis" 2>/dev/null
+pkill -9 -P $run -f "accelopt-selector.*--redis" 2>/dev/null # this run's (tests run side by side)
 wait $run
 ok $? "the run finishes after its selector was killed -9"
 grep -q 'selector was killed by signal 9; restarting' "$T/r3.err"; ok $? "accelopt run restarted the selector"

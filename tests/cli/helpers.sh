@@ -14,7 +14,7 @@ if [ -z "${ACCELOPT_TEST_TMP:-}" ]; then
 fi
 cd "$ACCELOPT_HOME"
 T=$ACCELOPT_TEST_TMP
-RESULTS=$T/results            # every result line a test keeps, checked by schemas.py
+RESULTS=${ACCELOPT_RESULTS:-$T/results} # every result line a test keeps, checked by schemas.py
 mkdir -p "$RESULTS"
 n=0
 
