@@ -157,7 +157,7 @@ static int ours_alone(const char *dir, char *err, size_t errlen)
 int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
 {
     const char *path = getenv("ACCELOPT_SIGN_KEY_FILE");
-    char def[700], e[AO_ERRLEN], *text;
+    char def[700], tmp[720], e[AO_ERRLEN], *text;
     struct stat st;
     int rc;
 
@@ -172,16 +172,21 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
          * have made it, or a key in it, first */
         if (ao_mkdirs(ao_state_dir(), 0700) == 0 && ours_alone(ao_state_dir(), err, errlen) < 0)
             return -1;
-        if (ao_mkdirs(ao_state_dir(), 0700) == 0 &&
-            (fd = open(def, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0) {
-            int ok = ao_random_bytes(rnd, sizeof rnd) == 0;
+        /* written whole under a name of its own, then linked into place:
+         * stages started together (a pipe of them) never read a key half
+         * written, and the first link wins */
+        snprintf(tmp, sizeof tmp, "%s/.sign.key-XXXXXX", ao_state_dir());
+        if (access(def, F_OK) < 0 && ao_mkdirs(ao_state_dir(), 0700) == 0 &&
+            (fd = mkstemp(tmp)) >= 0) {
+            int ok = ao_random_bytes(rnd, sizeof rnd) == 0 && fchmod(fd, 0600) == 0;
             for (int i = 0; i < AO_SIGN_KEY_BYTES; i++)
                 snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
             hex[2 * AO_SIGN_KEY_BYTES] = '\n';
             ok = ok && write(fd, hex, sizeof hex - 1) == (ssize_t)(sizeof hex - 1);
-            close(fd);
+            ok = close(fd) == 0 && ok;
+            ok = ok && (link(tmp, def) == 0 || errno == EEXIST);
+            unlink(tmp);
             if (!ok) {
-                unlink(def);
                 snprintf(err, errlen, "cannot make the signing key '%s'", def);
                 return -1;
             }

@@ -73,9 +73,13 @@ nobody_procs() {
 
 # background services a test starts; stopped when the test exits
 SERVICE_PIDS=
+# a pid of ours only while its parent is this shell: one that ended long
+# ago may be another test's process by now (tests run side by side, and
+# pids come round again)
+ours() { [ "$(ps -o ppid= -p "$1" 2>/dev/null | tr -d ' ')" = "${2:-$$}" ]; }
 stop_services() {
     local p
-    for p in $SERVICE_PIDS; do kill "$p" 2>/dev/null; done
+    for p in $SERVICE_PIDS; do ours "$p" && kill "$p" 2>/dev/null; done
     for p in $SERVICE_PIDS; do wait "$p" 2>/dev/null; done
     SERVICE_PIDS=
 }

@@ -34,7 +34,7 @@ while [ "$kills" -lt "$ROUNDS" ]; do
     sleep "$(python3 -c 'import random; print(round(random.uniform(0.3, 2.5), 2))')"
     s=${stages[$((RANDOM % 5))]}
     p=$(replica_pid "$s" 1)
-    [ -n "$p" ] && kill -9 "$p" 2>/dev/null && kills=$((kills + 1)) && echo "kill $kills: $s ($p)" >>"$T/logs/kills"
+    [ -n "$p" ] && ours "$p" "$(cat "$T/logs/$s-1.sup")" && kill -9 "$p" 2>/dev/null && kills=$((kills + 1)) && echo "kill $kills: $s ($p)" >>"$T/logs/kills"
 done
 wait_done "$T/runs" $((120 + ROUNDS * 15)) || { diagnose "$T/runs"; false; }
 ok $? "every run finished after $ROUNDS kill -9s of random stages"
