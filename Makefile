@@ -3,6 +3,7 @@
 #   make                      build bin/ (and the unit tests) in the tree
 #   make test                 build, build again with clang, run every test
 #   make test T=NAME          build, run the tests whose path holds NAME
+#   make check                build, run the quick slice (about a minute)
 #   make CFLAGS=-O0           the user's CFLAGS replace -O2 -g, nothing else
 #   make install PREFIX=/usr/local DESTDIR=   binaries, data, units, man pages
 #   make uninstall            removes exactly what install put there
@@ -144,6 +145,13 @@ clang-build:
 test: all
 	$(Q)ACCELOPT_ONLY='$(or $(T),$(ACCELOPT_ONLY))' tests/run.sh
 
+# The quick slice, for every edit: the unit tests, the golden prompts, the
+# message schemas, the references, and the CLI scripts that start no
+# long runs (about a minute on 2 cores once the calibration is kept).
+CHECK := unit/ references schemas cli/10- cli/12- cli/14- cli/45- cli/50- cli/60- cli/70- cli/75-
+check: all
+	$(Q)ACCELOPT_ONLY='$(CHECK)' tests/run.sh
+
 # Exactly the tests that need a GPU (tests/cli/98-cuda-gpu.sh): run them on
 # a GPU machine; without one they are counted as skipped, never as passed.
 test-cuda: all
@@ -236,7 +244,7 @@ fuzz-msg:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps report-libs test test-cuda run clean fuzz-msg clang-build man install uninstall
+.PHONY: all deps report-libs test check test-cuda run clean fuzz-msg clang-build man install uninstall
 # keep the unit tests' objects (made on the way to a test binary); nothing
 # else is secondary, so a missing flags stamp rebuilds what it should
 .SECONDARY: $(UNIT_SRC:%.c=$(BUILD)/%.o)
