@@ -3,7 +3,7 @@
  *
  * The kernel is built in a sandbox and checked by its target's rules
  * (target.h), then started in a fresh sandbox that shares only a memory
- * region with us (runner.h).  We choose every input, poison every output,
+ * region with us (job.h).  We choose every input, poison every output,
  * start every call and stop the clock; the runner just calls `kernel`, and
  * the target moves the tensors to its device and back around each call.
  * References come from the task's trusted reference for the target, run
@@ -27,7 +27,7 @@
 #include "log.h"
 #include "profile.h"
 #include "rng.h"
-#include "runner.h"
+#include "job.h"
 #include "sandbox.h"
 #include "target.h"
 #include "tokens.h"

@@ -6,7 +6,7 @@
  * roofline, the verdict) stays out of the drivers.
  *
  * The profiler (profile.c) holds the policy and calls the driver to build
- * a kernel, to start its runner (runner.h: a process in a sandbox that
+ * a kernel, to start its runner (job.h: a process in a sandbox that
  * speaks runner_proto.h) and to move a call's tensors to the device and
  * back.  docs/ARCHITECTURE.md ("Targets") says how to add one. */
 #ifndef AO_TARGET_H

@@ -8,7 +8,7 @@
 
 #include "calib.h"
 #include "elfcheck.h"
-#include "runner.h"
+#include "job.h"
 #include "sandbox.h"
 #include "target.h"
 #include "vendor.h"

@@ -18,7 +18,7 @@
 #include "calib.h"
 #include "cJSON.h"
 #include "elfcheck.h"
-#include "runner.h"
+#include "job.h"
 #include "sandbox.h"
 #include "target.h"
 #include "task.h"

@@ -1,6 +1,7 @@
-/* runner.c - a kernel's process: started in its sandbox, spoken to through
- * the shared region (runner_proto.h), stopped between calls, timed from
- * here, and classified when it dies.  What runs in it is the target's. */
+/* job.c - a kernel's job, its runner process: started in its sandbox,
+ * spoken to through the shared region (runner_proto.h), stopped between
+ * calls, timed from here, and classified when it dies.  What runs in it is
+ * the target's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -14,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner.h"
+#include "job.h"
 #include "target.h"
 #include "util.h"
 

@@ -1,11 +1,12 @@
-/* runner.h - the process a kernel runs in.  A runner is started in a fresh
- * sandbox and shares one memory region with the profiler (runner_proto.h):
- * a header of commands, then the tensors.  Every target's runner speaks
- * this protocol; the target (target.h) says what the runner is, what its
- * sandbox needs and how tensors reach its device.  The profiler's policy
- * (profile.c) decides what to call, with what, and what the times mean. */
-#ifndef AO_RUNNER_H
-#define AO_RUNNER_H
+/* job.h - a kernel's job (ao_job_*): the process it runs in, its runner,
+ * started in a fresh sandbox and sharing one memory region with the
+ * profiler (runner_proto.h): a header of commands, then the tensors.
+ * Every target's runner speaks this protocol; the target (target.h) says
+ * what the runner is, what its sandbox needs and how tensors reach its
+ * device.  The profiler's policy (profile.c) decides what to call, with
+ * what, and what the times mean. */
+#ifndef AO_JOB_H
+#define AO_JOB_H
 
 #include <sched.h>
 #include <stddef.h>
