@@ -567,11 +567,10 @@ static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
         close(sb->sync_fd);
         sb->sync_fd = -1;
     }
-    if ((spec->hold && sb->sync_fd < 0) || (!spec->hold && ao_sandbox_release(sb, err, errlen) < 0)) {
-        if (sb->sync_fd < 0 && spec->hold)
-            ao_sandbox_release(sb, err, errlen); /* says why, from the error pipe */
+    /* a held sandbox is released later, unless it is gone already: then
+     * the release fails and says why (from the error pipe) */
+    if ((!spec->hold || sb->sync_fd < 0) && ao_sandbox_release(sb, err, errlen) < 0)
         goto kill;
-    }
     rc = 0;
     goto out;
 kill:

@@ -9,16 +9,8 @@
 # line counts as one failure.
 set -u
 cd "$(dirname "$0")/.."
-export ACCELOPT_HOME=$PWD
-export ACCELOPT_TEST_TMP=$(mktemp -d /tmp/accelopt-test-XXXXXX)
-export ACCELOPT_STATE_DIR=$ACCELOPT_TEST_TMP/state
-export ACCELOPT_LOG=${ACCELOPT_LOG:-warn}
-# sandboxes of this run get uids of their own: another test run, or any
-# profiler on the machine, never counts as ours (nor disturbs ours)
-if [ -z "${ACCELOPT_SANDBOX_UIDS:-}" ]; then
-    first=$((1600000000 + (RANDOM % 128) * 16777216))
-    export ACCELOPT_SANDBOX_UIDS=$first-$((first + 16777215))
-fi
+unset ACCELOPT_HOME ACCELOPT_TEST_TMP ACCELOPT_STATE_DIR # this tree, and a run's own dirs
+. tests/env.sh
 trap 'rm -rf "$ACCELOPT_TEST_TMP"' EXIT
 
 pass=0
@@ -94,7 +86,7 @@ start_script() { # start_script NAME SCRIPT
     dir=$ACCELOPT_TEST_TMP/$(basename "$name" .sh)
     mkdir -p "$dir/state"
     [ -f "$ACCELOPT_STATE_DIR/calibration-cpu.json" ] && cp "$ACCELOPT_STATE_DIR/calibration-cpu.json" "$dir/state/"
-    first=$((uid_first + slice * uid_count))
+    first=$((uid_first + slice % 64 * uid_count))
     slice=$((slice + 1))
     ACCELOPT_TEST_TMP=$dir ACCELOPT_STATE_DIR=$dir/state \
         ACCELOPT_SANDBOX_UIDS=$first-$((first + uid_count - 1)) \

@@ -33,3 +33,16 @@ bin/accelopt-profiler --target nki </dev/null >/dev/null 2>&1; d=$?
 bin/accelopt profile --target cpu --task nkibench/matmul --budget 0.05 tests/kernels/honest.c >"$T/tg.json" 2>/dev/null &&
     [ "$(field "$T/tg.json" "r['target'] + ' ' + r['status']")" = "cpu ok" ]
 ok $? "profile --target cpu measures as before, and the result names its target"
+# stages started together on a new state dir (a pipe of them) make one
+# signing key between them, never read one half written, and leave no
+# temporary file behind
+pids=
+for i in 1 2 3 4 5 6 7 8; do
+    ACCELOPT_STATE_DIR=$T/keyrace bin/accelopt-planner </dev/null >/dev/null 2>"$T/keyrace-$i.err" &
+    pids="$pids $!"
+done
+bad=0
+for p in $pids; do wait "$p" || bad=$((bad + 1)); done
+[ "$bad" -eq 0 ] && [ "$(ls -A "$T/keyrace")" = sign.key ] &&
+    [ "$(stat -c %a "$T/keyrace/sign.key")" = 600 ] && grep -Eqx '[0-9a-f]{64}' "$T/keyrace/sign.key"
+ok $? "eight stages started at once share one whole signing key (mode 600, no temporary left)"

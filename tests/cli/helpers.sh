@@ -4,12 +4,7 @@
 # tests/run.sh would have given it, and removes them at the end.
 set -u
 if [ -z "${ACCELOPT_TEST_TMP:-}" ]; then
-    export ACCELOPT_HOME=${ACCELOPT_HOME:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-    ACCELOPT_TEST_TMP=$(mktemp -d /tmp/accelopt-test-XXXXXX)
-    export ACCELOPT_TEST_TMP ACCELOPT_STATE_DIR=$ACCELOPT_TEST_TMP/state
-    export ACCELOPT_LOG=${ACCELOPT_LOG:-warn}
-    first=$((1600000000 + (RANDOM % 128) * 16777216))
-    export ACCELOPT_SANDBOX_UIDS=${ACCELOPT_SANDBOX_UIDS:-$first-$((first + 16777215))}
+    . "$(dirname "${BASH_SOURCE[0]}")/../env.sh"
     ALONE_TMP=$ACCELOPT_TEST_TMP # removed at exit (at_exit)
 fi
 cd "$ACCELOPT_HOME"
