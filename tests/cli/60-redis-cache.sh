@@ -2,14 +2,9 @@
 . tests/cli/helpers.sh
 ensure_calibration
 command -v redis-server >/dev/null; ok $? "redis-server is installed"
-port=$(free_port)
-dir=$T/redis
-mkdir -p "$dir"
-redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --save '' \
-    --daemonize yes --pidfile "$dir/pid" --logfile "$dir/log" >/dev/null
-for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-redis-cli -p "$port" ping | grep -q PONG; ok $? "a private redis answers"
-url=redis://127.0.0.1:$port
+start_redis cache
+ok $? "a private redis answers"
+port=$REDIS_PORT url=$REDIS_URL
 a=$RESULTS/redis-a.json
 b=$RESULTS/redis-b.json
 bin/accelopt profile --redis "$url" --task nkibench/matmul nkibench/matmul/baseline.c >"$a" 2>/dev/null
@@ -46,4 +41,3 @@ ok $? "a verdict cached under older checks is not served"
 bin/accelopt profile --redis redis://127.0.0.1:1 --task nkibench/matmul nkibench/matmul/baseline.c \
     >/dev/null 2>"$T/redis-down.err"
 [ $? -ne 0 ] && grep -q "cannot connect to redis" "$T/redis-down.err"; ok $? "an unreachable redis is a clear error"
-kill "$(cat "$dir/pid")" 2>/dev/null

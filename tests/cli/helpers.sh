@@ -89,16 +89,27 @@ free_port() {
 }
 
 # start_redis NAME: a private redis-server (AOF on) on a free port; sets
-# REDIS_PORT and REDIS_URL
+# REDIS_PORT and REDIS_URL.  The port is free when picked, not when bound:
+# a script beside this one may take it first, and a ping would then reach
+# that script's redis (its flushall would empty ours).  So the server that
+# answers must report our pid, or a new port is tried.
 start_redis() {
-    local dir=$T/redis-$1
+    local dir=$T/redis-$1 pid
     mkdir -p "$dir"
-    REDIS_PORT=$(free_port)
-    REDIS_URL=redis://127.0.0.1:$REDIS_PORT
-    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$dir" --appendonly yes --save '' \
-        --logfile "$dir/log" >/dev/null 2>&1 &
-    SERVICE_PIDS="$SERVICE_PIDS $!"
-    for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
+    for _ in 1 2 3 4 5; do
+        REDIS_PORT=$(free_port)
+        REDIS_URL=redis://127.0.0.1:$REDIS_PORT
+        redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$dir" --appendonly yes --save '' \
+            --logfile "$dir/log" >/dev/null 2>&1 &
+        pid=$!
+        SERVICE_PIDS="$SERVICE_PIDS $pid"
+        for _ in $(seq 100); do
+            kill -0 "$pid" 2>/dev/null || break # lost the port: try another
+            redis-cli -p "$REDIS_PORT" info server 2>/dev/null | tr -d "\r" | grep -qx "process_id:$pid" && return 0
+            sleep 0.05
+        done
+        kill "$pid" 2>/dev/null
+    done
     return 1
 }
 rcli() { redis-cli -p "$REDIS_PORT" "$@"; }

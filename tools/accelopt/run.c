@@ -141,7 +141,9 @@ static int resolve_tasks(struct run *R, char *err, size_t errlen)
     return 0;
 }
 
-static int start_redis(struct run *R, char *err, size_t errlen)
+/* One try at the private redis on a port picked free: 0 up, -1 an error,
+ * 1 it exited at start (the port may have been taken since it was picked). */
+static int start_redis_once(struct run *R, char *err, size_t errlen)
 {
     char dir[700];
     int port = free_port();
@@ -150,10 +152,12 @@ static int start_redis(struct run *R, char *err, size_t errlen)
     snprintf(dir, sizeof dir, "%s/redis", R->dir);
     if (!port || ao_mkdirs(dir, 0700) < 0)
         return snprintf(err, errlen, "cannot prepare the private redis in '%s'", dir), -1;
+    proc_release(p);
     snprintf(p->name, sizeof p->name, "redis");
     snprintf(p->log, sizeof p->log, "%s/logs/redis.log", R->dir);
     /* the settings, with a random password, go in a file only we can read:
-     * nothing secret in argv, which every local user can list */
+     * nothing secret in argv, which every local user can list; and a redis
+     * of someone else's that holds the port refuses our password */
     {
         unsigned char rnd[24];
         char conf[800], text[1400];
@@ -187,12 +191,20 @@ static int start_redis(struct run *R, char *err, size_t errlen)
         struct timespec ts = {0, 50000000L};
         if (proc_reap(p, &st))
             return snprintf(err, errlen, "redis-server exited at start (see %s; is it installed? "
-                            "apt install redis-server, or name one with --redis)", p->log), -1;
+                            "apt install redis-server, or name one with --redis)", p->log), 1;
         if ((R->r = ao_redis_new(R->redis_url, ao_config_str(&R->c, "redis-prefix"), err, errlen)))
             return 0;
         nanosleep(&ts, NULL);
     }
     return snprintf(err, errlen, "redis-server did not answer within 10 s (see %s)", p->log), -1;
+}
+
+static int start_redis(struct run *R, char *err, size_t errlen)
+{
+    int rc = 1;
+    for (int try = 0; try < 3 && rc == 1; try++)
+        rc = start_redis_once(R, err, errlen);
+    return rc == 0 ? 0 : -1;
 }
 
 static int stage_args(struct run *R, int i)
