@@ -30,7 +30,6 @@ endif
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
             -Wwrite-strings -Wmissing-prototypes -Wno-unused-parameter
 ifeq ($(CC_ID),gcc)
-WARN     += -Wno-format-truncation
 TEST_WARN := -Wno-discarded-qualifiers
 else
 TEST_WARN := -Wno-incompatible-pointer-types-discards-qualifiers

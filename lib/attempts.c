@@ -9,10 +9,12 @@
 #include <hiredis/hiredis.h>
 
 #include "attempts.h"
+#include "names.h"
+#include "redis.h"
 
 struct attempts {
     struct ao_redis *r;
-    char key[300];
+    char key[AO_REDIS_KEY_MAX];
 };
 
 static void field(const struct ao_inmsg *m, char *buf, size_t len)
@@ -60,7 +62,10 @@ int ao_attempts_guard(struct ao_io *io, struct ao_redis *r, const char *group, l
     if (!a)
         return -1;
     a->r = r;
-    ao_redis_key(r, a->key, sizeof a->key, "attempts:%s", group);
+    if (!ao_redis_key(r, a->key, sizeof a->key, AO_KEY_ATTEMPTS, group)) {
+        free(a);
+        return -1;
+    }
     io->guard.begin = begin;
     io->guard.end = end;
     io->guard.release = release;

@@ -6,6 +6,8 @@
 #include <hiredis/hiredis.h>
 
 #include "budget.h"
+#include "names.h"
+#include "util.h"
 
 struct local { /* a run's counts when there is no redis */
     char run[128];
@@ -82,10 +84,11 @@ int ao_budget_spent(struct ao_budget_book *bk, const char *run, const struct ao_
     if (!b->tokens && !b->usd)
         return 0;
     if (bk->r) {
-        char key[512];
+        char key[AO_REDIS_KEY_MAX];
         const char *argv[4] = {"EVAL", spent_script, "1", key};
         redisReply *rep;
-        ao_redis_key(bk->r, key, sizeof key, "run:%s", run);
+        if (!ao_redis_key(bk->r, key, sizeof key, AO_KEY_RUN, run))
+            return ao_errf(reason, len, "run id '%.40s...' is too long for a key", run);
         if (!(rep = ao_redis_argv(bk->r, 4, argv, NULL, reason, len)))
             return -1;
         if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
@@ -126,10 +129,11 @@ int ao_budget_charge(struct ao_budget_book *bk, const char *run, const char *rol
     if (!u->prompt && !u->completion && !u->cost_usd)
         return 0;
     if (bk->r) {
-        char key[512], p[24], c[24], d[40], who[80];
+        char key[AO_REDIS_KEY_MAX], p[24], c[24], d[40], who[80];
         const char *argv[8] = {"EVAL", charge_script, "1", key, p, c, d, who};
         redisReply *rep;
-        ao_redis_key(bk->r, key, sizeof key, "run:%s", run);
+        if (!ao_redis_key(bk->r, key, sizeof key, AO_KEY_RUN, run))
+            return ao_errf(err, errlen, "run id '%.40s...' is too long for a key", run);
         snprintf(p, sizeof p, "%lld", u->prompt);
         snprintf(c, sizeof c, "%lld", u->completion);
         snprintf(d, sizeof d, "%.10f", u->cost_usd);

@@ -7,6 +7,7 @@
 #include "io.h"
 #include "log.h"
 #include "msg.h"
+#include "names.h"
 #include "sign.h"
 #include "signals.h"
 #include "util.h"
@@ -243,14 +244,15 @@ static char *excerpt(const struct ao_inmsg *m)
 int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason)
 {
     struct ao_dlq_msg d;
-    char id[80], now[32], hex[65];
+    char id[AO_ID_BUF], now[32], hex[65];
     char *payload = NULL;
     cJSON *j = NULL;
     int rc = -1;
 
     ao_msg_init(&ao_msg_dlq, &d);
     ao_sha256_hex(m->raw, m->len, hex);
-    snprintf(id, sizeof id, "dlq:%s:%.16s", io->stage, hex);
+    if (ao_name(id, sizeof id, AO_ID_DLQ, io->stage, hex) < 0)
+        return -1; /* a stage's name is short */
     ao_utc_now(now, sizeof now);
     /* a bounded excerpt and a hash: a dead letter stays small whatever came in */
     payload = excerpt(m);
@@ -273,7 +275,7 @@ int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *re
             if (io->dlq) /* pipe mode: a file */
                 rc = fprintf(io->dlq, "%s\n", s) < 0 || fflush(io->dlq) ? -1 : 0;
             else
-                rc = io->ops->emit(io, "accelopt.dlq", io->stage, s);
+                rc = io->ops->emit(io, AO_TOPIC_DLQ, io->stage, s);
             cJSON_free(s);
         }
     }

@@ -9,6 +9,7 @@
 
 #include "kafka.h"
 #include "log.h"
+#include "names.h"
 #include "signals.h"
 #include "util.h"
 
@@ -22,11 +23,6 @@
 #define BATCH_MAX 5000
 #define BATCH_NS (100 * 1000000LL)
 #define CLOSE_NS (10 * 1000000000LL) /* to leave the group at exit */
-
-const char *const ao_kafka_topics[] = {
-    "accelopt.tasks", "accelopt.candidates", "accelopt.plans", "accelopt.kernels.cpu",
-    "accelopt.kernels.cuda", "accelopt.results", "accelopt.pairs", "accelopt.experiences", "accelopt.runs",
-    "accelopt.dlq", NULL};
 
 struct kafka_priv {
     rd_kafka_t *consumer, *producer;
@@ -43,21 +39,11 @@ struct kafka_priv {
     int keyed_partitions;
 };
 
-/* Topics whose messages are spread over the partitions round-robin: their
- * consumers keep no state per run, so one run's work is shared by every
- * replica.  The rest (a run's tasks, results, experiences, done) go by the
- * key's hash, so each run stays on one partition and one selector. */
-static int spread_topic(const char *t)
-{
-    return strcmp(t, "accelopt.candidates") == 0 || strcmp(t, "accelopt.plans") == 0 ||
-           strcmp(t, "accelopt.pairs") == 0 || strncmp(t, "accelopt.kernels.", 17) == 0;
-}
-
 static int32_t partition_of(const rd_kafka_topic_t *rkt, const void *key, size_t keylen,
                             int32_t count, void *topic_opaque, void *msg_opaque)
 {
     static unsigned next;
-    if (spread_topic(rd_kafka_topic_name(rkt)))
+    if (ao_topic_spread(rd_kafka_topic_name(rkt)))
         return (int32_t)(__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % (unsigned)count);
     return rd_kafka_msg_partitioner_consistent_random(rkt, key, keylen, count, topic_opaque,
                                                       msg_opaque);
@@ -450,7 +436,7 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
     if (!strstr(props ? props : "", "partition.assignment.strategy=")) {
         int keyed = 0;
         for (int i = 0; topics[i]; i++)
-            keyed |= !spread_topic(topics[i]);
+            keyed |= !ao_topic_spread(topics[i]);
         if (rd_kafka_conf_set(cc, "partition.assignment.strategy", keyed ? "range" : "roundrobin",
                               e, sizeof e)) {
             snprintf(err, errlen, "kafka settings: %s", e);
@@ -516,9 +502,10 @@ struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char
         snprintf(err, errlen, "cannot start the mock cluster");
         goto fail;
     }
-    for (int i = 0; ao_kafka_topics[i]; i++)
-        if (rd_kafka_mock_topic_create(b->mc, ao_kafka_topics[i], partitions, 1)) {
-            snprintf(err, errlen, "cannot make topic '%s'", ao_kafka_topics[i]);
+    const char *const *topics = ao_topics();
+    for (int i = 0; topics[i]; i++)
+        if (rd_kafka_mock_topic_create(b->mc, topics[i], partitions, 1)) {
+            snprintf(err, errlen, "cannot make topic '%s'", topics[i]);
             goto fail;
         }
     snprintf(addr, addrlen, "%s", rd_kafka_mock_cluster_bootstraps(b->mc));

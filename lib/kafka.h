@@ -34,7 +34,4 @@ void ao_broker_free(struct ao_broker *b);
  * 0, or -1 + err for a command it does not know. */
 int ao_broker_control(struct ao_broker *b, const char *line, char *err, size_t errlen);
 
-/* The topics of DESIGN.md section 4 (kernels for the cpu target). */
-extern const char *const ao_kafka_topics[];
-
 #endif

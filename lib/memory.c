@@ -9,6 +9,8 @@
 #include "log.h"
 #include "memory.h"
 #include "msg.h"
+#include "names.h"
+#include "util.h"
 
 #define MARKER_TTL "2592000" /* 30 days: replays come within minutes */
 
@@ -16,12 +18,12 @@ int ao_memory_key(const char *scope, const char *target, const char *task, char 
                   size_t keylen, char *err, size_t errlen)
 {
     if (!scope || strcmp(scope, "target") == 0) {
-        snprintf(key, keylen, "memory:target:%s", target);
-        return 1;
+        return ao_name(key, keylen, AO_KEY_MEMORY_TARGET, target) < 0
+                   ? ao_errf(err, errlen, "target '%.40s...' is too long for a key", target) : 1;
     }
     if (strcmp(scope, "task") == 0) {
-        snprintf(key, keylen, "memory:task:%s:%s", target, task);
-        return 1;
+        return ao_name(key, keylen, AO_KEY_MEMORY_TASK, target, task) < 0
+                   ? ao_errf(err, errlen, "task '%.40s...' is too long for a key", task) : 1;
     }
     if (strcmp(scope, "none") == 0)
         return 0;
@@ -32,18 +34,19 @@ int ao_memory_key(const char *scope, const char *target, const char *task, char 
                  "letters, digits, '.', '_', '-')", scope);
         return -1;
     }
-    snprintf(key, keylen, "memory:name:%s", scope);
-    return 1;
+    return ao_name(key, keylen, AO_KEY_MEMORY_NAME, scope) < 0
+               ? ao_errf(err, errlen, "the memory's key is too long") : 1;
 }
 
 cJSON *ao_memory_read(struct ao_redis *r, const char *key, int max, char *err, size_t errlen)
 {
-    char k[512], stop[24];
+    char k[AO_REDIS_KEY_MAX], stop[24];
     const char *argv[4] = {"LRANGE", k, "0", stop};
     redisReply *rep;
     cJSON *items;
 
-    ao_redis_key(r, k, sizeof k, "%s", key);
+    if (!ao_redis_key(r, k, sizeof k, "%s", key))
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key), NULL;
     snprintf(stop, sizeof stop, "%d", max - 1); /* max 0: all of it */
     if (!(rep = ao_redis_argv(r, 4, argv, NULL, err, errlen)))
         return NULL;
@@ -69,8 +72,10 @@ out:
 int ao_memory_marker(struct ao_redis *r, const char *pair_id, char **ack, char *err,
                      size_t errlen)
 {
-    char k[512];
-    snprintf(k, sizeof k, "pairdone:%s", pair_id); /* ao_redis_get adds the prefix */
+    char k[AO_KEY_MAX];
+    *ack = NULL;
+    if (ao_name(k, sizeof k, AO_KEY_PAIRDONE, pair_id) < 0) /* ao_redis_get adds the prefix */
+        return ao_errf(err, errlen, "pair id '%.40s...' is too long for a key", pair_id);
     return ao_redis_get(r, k, ack, err, errlen) < 0 ? -1 : *ack != NULL;
 }
 
@@ -87,7 +92,7 @@ static const char store_script[] =
 int ao_memory_store(struct ao_redis *r, const char *key, const char *pair_id, const char *item,
                     const char *ack, int expn, char *err, size_t errlen)
 {
-    char list[512], marker[512], cap[24];
+    char list[AO_REDIS_KEY_MAX], marker[AO_REDIS_KEY_MAX], cap[24];
     const char *argv[9] = {"EVAL", store_script, "2", list, marker, item ? item : "", cap, ack,
                            MARKER_TTL};
     redisReply *rep;
@@ -97,8 +102,9 @@ int ao_memory_store(struct ao_redis *r, const char *key, const char *pair_id, co
         snprintf(err, errlen, "the memory capacity must be at least 1");
         return -1;
     }
-    ao_redis_key(r, list, sizeof list, "%s", key);
-    ao_redis_key(r, marker, sizeof marker, "pairdone:%s", pair_id);
+    if (!ao_redis_key(r, list, sizeof list, "%s", key) ||
+        !ao_redis_key(r, marker, sizeof marker, AO_KEY_PAIRDONE, pair_id))
+        return ao_errf(err, errlen, "the memory's or pair's key is too long (pair '%.60s...')", pair_id);
     snprintf(cap, sizeof cap, "%d", expn);
     if (!(rep = ao_redis_argv(r, 9, argv, NULL, err, errlen)))
         return -1;
@@ -149,14 +155,17 @@ static const char remove_script[] =
 static long long eval_strings(struct ao_redis *r, const char *script, const char *key,
                               const char *const *args, size_t nargs, char *err, size_t errlen)
 {
-    char list[512];
+    char list[AO_REDIS_KEY_MAX];
     const char **argv = calloc(nargs + 4, sizeof *argv);
     redisReply *rep;
     long long n = -1;
 
     if (!argv)
         return snprintf(err, errlen, "out of memory"), -1;
-    ao_redis_key(r, list, sizeof list, "%s", key);
+    if (!ao_redis_key(r, list, sizeof list, "%s", key)) {
+        free(argv);
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key);
+    }
     argv[0] = "EVAL", argv[1] = script, argv[2] = "1", argv[3] = list;
     for (size_t i = 0; i < nargs; i++)
         argv[4 + i] = args[i];
@@ -194,11 +203,12 @@ long long ao_memory_remove(struct ao_redis *r, const char *key, const char *cons
 
 int ao_memory_clear(struct ao_redis *r, const char *key, char *err, size_t errlen)
 {
-    char list[512];
+    char list[AO_REDIS_KEY_MAX];
     const char *argv[2] = {"DEL", list};
     redisReply *rep;
 
-    ao_redis_key(r, list, sizeof list, "%s", key);
+    if (!ao_redis_key(r, list, sizeof list, "%s", key))
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key);
     if (!(rep = ao_redis_argv(r, 2, argv, NULL, err, errlen)))
         return -1;
     freeReplyObject(rep);

@@ -601,6 +601,15 @@ static int check_ids(const struct ao_msg_type *t, const cJSON *j, const void *ms
             snprintf(err, errlen, "message id holds a control character");
             return -1;
         }
+    for (int i = 0; i < t->nfields; i++) { /* ids of other messages: bounded as this one's */
+        const struct ao_field *f = &t->fields[i];
+        size_t n = strlen(f->name);
+        const char *v = f->kind == AO_F_STR ? *(char *const *)((const char *)msg + f->offset) : NULL;
+        if (n > 3 && strcmp(f->name + n - 3, "_id") == 0 && v && strlen(v) > AO_MSG_ID_MAX) {
+            snprintf(err, errlen, "%s of %zu bytes is over %d", f->name, strlen(v), AO_MSG_ID_MAX);
+            return -1;
+        }
+    }
     if (slot && ao_slot_parse(slot, &a, &b, &c) < 0) {
         snprintf(err, errlen, "slot '%.40s' is not of the form rank.plan.sample (whole numbers "
                  "without leading zeros)", slot);

@@ -25,6 +25,7 @@
 
 #include "elfcheck.h"
 #include "log.h"
+#include "names.h"
 #include "profile.h"
 #include "rng.h"
 #include "job.h"
@@ -510,7 +511,8 @@ out:
 /* The target's trusted part of the task's runner, in a directory of its own. */
 static int build_harness(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen)
 {
-    snprintf(pl->harness, sizeof pl->harness, "%s/harness-%s-%u", p->root, pl->task.name, p->seq++);
+    if (ao_name(pl->harness, sizeof pl->harness, "%s/harness-%s-%u", p->root, pl->task.name, p->seq++) < 0)
+        return ao_errf(err, errlen, "the profiler's directory '%s' is too long", p->root);
     if (ao_mkdirs(pl->harness, 0755) < 0) {
         snprintf(err, errlen, "cannot create '%s': %s", pl->harness, strerror(errno));
         return -1;
@@ -579,7 +581,8 @@ static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, con
     struct pool *pl;
     long long xdims[AO_MAX_DIMS];
 
-    snprintf(key, sizeof key, "%s|%s|%s", t->dir, t->name, size);
+    if (ao_name(key, sizeof key, "%s|%s|%s", t->dir, t->name, size) < 0)
+        return ao_errf(err, errlen, "size class '%.40s' is too long", size), NULL;
     for (struct pool **pp = &p->pools; (pl = *pp); pp = &pl->next)
         if (strcmp(pl->key, key) == 0) {
             *pp = pl->next; /* most recently used first */
@@ -1073,7 +1076,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
             goto fail;
         if (j2.status) {
             j.status = j2.status;
-            snprintf(j.reason, sizeof j.reason, "on a second, fresh measurement: %s", j2.reason);
+            ao_errf(j.reason, sizeof j.reason, "on a second, fresh measurement: %s", j2.reason);
             goto verdict;
         }
         if (m2.st.median > m.st.median) { /* the slower one, with its own wake-up */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "names.h"
 #include "profstage.h"
 #include "redis.h"
 #include "target.h"
@@ -150,7 +151,7 @@ static const struct ao_task *find_task(struct ao_profstage *s, const struct ao_k
 
 static char *cache_get(struct ao_profstage *s, const char *key)
 {
-    char err[AO_ERRLEN], rkey[100], *val = NULL;
+    char err[AO_ERRLEN], rkey[AO_KEY_MAX], *val = NULL;
 
     for (struct cached **cp = &s->cache, *c; (c = *cp); cp = &c->next)
         if (strcmp(c->key, key) == 0) {
@@ -160,8 +161,8 @@ static char *cache_get(struct ao_profstage *s, const char *key)
             return strdup(c->json);
         }
     if (s->redis) {
-        snprintf(rkey, sizeof rkey, "prof:%s:%s", s->o.target->name, key);
-        if (ao_redis_get(s->redis, rkey, &val, err, sizeof err) < 0)
+        if (ao_name(rkey, sizeof rkey, AO_KEY_PROF, s->o.target->name, key) < 0 ||
+            ao_redis_get(s->redis, rkey, &val, err, sizeof err) < 0)
             ao_warn("profile cache lookup failed, measuring: %s", err);
     }
     return val;
@@ -169,7 +170,7 @@ static char *cache_get(struct ao_profstage *s, const char *key)
 
 static void cache_put(struct ao_profstage *s, const char *key, const char *json)
 {
-    char err[AO_ERRLEN], rkey[100];
+    char err[AO_ERRLEN] = "the key is too long", rkey[AO_KEY_MAX];
     struct cached *c = calloc(1, sizeof *c);
     int n = 0;
 
@@ -192,8 +193,8 @@ static void cache_put(struct ao_profstage *s, const char *key, const char *json)
             }
             break;
         }
-    snprintf(rkey, sizeof rkey, "prof:%s:%s", s->o.target->name, key);
-    if (s->redis && ao_redis_set_ex(s->redis, rkey, json, CACHE_TTL_S, err, sizeof err) < 0)
+    if (s->redis && (ao_name(rkey, sizeof rkey, AO_KEY_PROF, s->o.target->name, key) < 0 ||
+                     ao_redis_set_ex(s->redis, rkey, json, CACHE_TTL_S, err, sizeof err) < 0))
         ao_warn("cannot store the profile in the cache: %s", err);
 }
 
@@ -223,7 +224,7 @@ static int from_cache(const char *json, struct ao_result_msg *r)
 int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
                         struct ao_result_msg *r, char *reason, size_t len)
 {
-    char id[300], key[65], sha[65] = "", err[AO_ERRLEN] = "", *hit = NULL;
+    char id[AO_ID_BUF], key[65], sha[65] = "", err[AO_ERRLEN] = "", *hit = NULL;
     const struct ao_task *t;
     const char *task_hash = NULL;
 
@@ -289,8 +290,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
     cJSON_Delete(r->memory_seen);
     r->tokens = r->memory_seen = NULL;
     /* the result's id is the kernel's, so a replayed kernel gives the same id */
-    snprintf(id, sizeof id, "result:%s", k->env.id);
-    if (ao_env_set(&r->env, "result", id, k->env.run, k->env.task, k->env.target, k->env.iter) < 0 ||
+    if (ao_name(id, sizeof id, AO_ID_RESULT, k->env.id) < 0 || ao_env_set(&r->env, "result", id, k->env.run, k->env.task, k->env.target, k->env.iter) < 0 ||
         dup_into(&r->kernel_id, k->env.id) < 0 ||
         dup_into(&r->sha256, k->source ? sha : k->sha256) < 0 ||
         dup_into(&r->parent, k->parent) < 0 || dup_into(&r->slot, k->slot) < 0 ||

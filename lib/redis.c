@@ -8,6 +8,7 @@
 #include <hiredis/hiredis.h>
 
 #include "log.h"
+#include "names.h"
 #include "redis.h"
 #include "signals.h"
 #include "util.h"
@@ -28,16 +29,18 @@ static int parse_url(struct ao_redis *r, const char *url, char *err, size_t errl
     if ((at = strrchr(p, '@'))) {
         const char *pw = memchr(p, ':', (size_t)(at - p));
         pw = pw ? pw + 1 : p;
-        snprintf(r->password, sizeof r->password, "%.*s", (int)(at - pw), pw);
+        if (ao_name(r->password, sizeof r->password, "%.*s", (int)(at - pw), pw) < 0)
+            return ao_errf(err, errlen, "the redis URL's password is over %zu bytes", sizeof r->password - 1);
         p = at + 1;
     }
     slash = strchr(p, '/');
     colon = strchr(p, ':');
     if (colon && (!slash || colon < slash)) {
-        snprintf(r->host, sizeof r->host, "%.*s", (int)(colon - p), p);
+        if (ao_name(r->host, sizeof r->host, "%.*s", (int)(colon - p), p) < 0)
+            r->host[0] = '\0'; /* a bad URL, below */
         r->port = atoi(colon + 1);
-    } else {
-        snprintf(r->host, sizeof r->host, "%.*s", slash ? (int)(slash - p) : (int)strlen(p), p);
+    } else if (ao_name(r->host, sizeof r->host, "%.*s", slash ? (int)(slash - p) : (int)strlen(p), p) < 0) {
+        r->host[0] = '\0';
     }
     if (slash)
         r->db = atoi(slash + 1);
@@ -94,7 +97,11 @@ struct ao_redis *ao_redis_new(const char *url, const char *prefix, char *err, si
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    snprintf(r->prefix, sizeof r->prefix, "%s", prefix ? prefix : "accelopt:");
+    if (ao_name(r->prefix, sizeof r->prefix, "%s", prefix ? prefix : "accelopt:") < 0) {
+        ao_errf(err, errlen, "the redis key prefix is over %zu bytes", sizeof r->prefix - 1);
+        ao_redis_free(r);
+        return NULL;
+    }
     if (parse_url(r, url, err, errlen) < 0 || connect_once(r, err, errlen) < 0) {
         ao_redis_free(r);
         return NULL;
@@ -114,13 +121,15 @@ void ao_redis_free(struct ao_redis *r)
 
 int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, size_t errlen)
 {
-    char k[512];
+    char k[AO_REDIS_KEY_MAX];
     const char *argv[2] = {"GET", ao_redis_key(r, k, sizeof k, "%s", key)};
-    redisReply *rep = ao_redis_argv(r, 2, argv, NULL, err, errlen);
+    redisReply *rep;
     int rc = -1;
 
     *val = NULL;
-    if (!rep)
+    if (!argv[1])
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key);
+    if (!(rep = ao_redis_argv(r, 2, argv, NULL, err, errlen)))
         return -1;
     if (rep->type == REDIS_REPLY_NIL) {
         rc = 0;
@@ -144,10 +153,12 @@ int ao_redis_set(struct ao_redis *r, const char *key, const char *val, char *err
 int ao_redis_set_ex(struct ao_redis *r, const char *key, const char *val, long ttl_s, char *err,
                     size_t errlen)
 {
-    char k[512], ttl[32];
+    char k[AO_REDIS_KEY_MAX], ttl[32];
     const char *argv[5] = {"SET", ao_redis_key(r, k, sizeof k, "%s", key), val, "EX", ttl};
     redisReply *rep;
 
+    if (!argv[1])
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key);
     snprintf(ttl, sizeof ttl, "%ld", ttl_s);
     rep = ao_redis_argv(r, ttl_s > 0 ? 5 : 3, argv, NULL, err, errlen);
 
@@ -215,11 +226,17 @@ char *ao_redis_url_masked(const char *url, char *buf, size_t len)
 char *ao_redis_key(const struct ao_redis *r, char *buf, size_t len, const char *fmt, ...)
 {
     va_list ap;
-    int n = snprintf(buf, len, "%s", r->prefix);
+    int n = snprintf(buf, len, "%s", r->prefix), m = -1;
 
-    va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < len)
-        vsnprintf(buf + n, len - (size_t)n, fmt, ap);
-    va_end(ap);
+    if (n >= 0 && (size_t)n < len) {
+        va_start(ap, fmt);
+        m = vsnprintf(buf + n, len - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    if (m < 0 || (size_t)m >= len - (size_t)n) { /* never a cut key: it would be another's */
+        if (len)
+            buf[0] = '\0';
+        return NULL;
+    }
     return buf;
 }

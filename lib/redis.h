@@ -29,7 +29,9 @@ int ao_redis_set_ex(struct ao_redis *r, const char *key, const char *val, long t
  * as NULL + err too. */
 struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv,
                                  const size_t *lens, char *err, size_t errlen);
-/* prefix+key into buf; returns buf. */
+/* The prefix and the key into buf; returns buf, or NULL (buf emptied) when
+ * it would not fit: a cut key would be another key. */
+#define AO_REDIS_KEY_MAX 800 /* a key's buffer: a prefix and a names.h key */
 char *ao_redis_key(const struct ao_redis *r, char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

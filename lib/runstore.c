@@ -7,6 +7,7 @@
 #include <hiredis/hiredis.h>
 
 #include "runstore.h"
+#include "names.h"
 #include "util.h"
 
 struct ao_runstore {
@@ -87,8 +88,10 @@ void ao_runstore_free(struct ao_runstore *s)
 static redisReply *command(struct ao_runstore *s, const char *cmd, const char *key,
                            const char *a1, const char *a2, char *err, size_t errlen)
 {
-    char k[600];
+    char k[AO_REDIS_KEY_MAX];
     const char *argv[4] = {cmd, ao_redis_key(s->redis, k, sizeof k, "%s", key), a1, a2};
+    if (!argv[1])
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key), NULL;
     return ao_redis_argv(s->redis, a2 ? 4 : a1 ? 3 : 2, argv, NULL, err, errlen);
 }
 
@@ -273,9 +276,10 @@ struct ao_run_usage ao_runstore_usage(struct ao_runstore *s, const char *run)
 {
     static const char *const fields[] = {"tokens_prompt", "tokens_completion", "cost_usd"};
     double v[3] = {0, 0, 0};
-    char key[300], err[256];
+    char key[AO_KEY_MAX], err[256];
 
-    snprintf(key, sizeof key, "run:%s", run);
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0)
+        return (struct ao_run_usage){0, 0, 0}; /* no run has that id */
     for (int i = 0; i < 3; i++) {
         char *text = NULL;
         if (ao_rs_hget(s, key, fields[i], &text, err, sizeof err) == 1)

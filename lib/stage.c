@@ -6,6 +6,7 @@
 #include "exitcode.h"
 #include "kafka.h"
 #include "log.h"
+#include "names.h"
 #include "redis.h"
 #include "signals.h"
 #include "stage.h"
@@ -67,8 +68,11 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
             ao_err("%s", err);
             return 0;
         }
-        snprintf(s->topic, sizeof s->topic, "%.*s%s", (int)(strstr(topics[0], "{target}") - topics[0]),
-                 topics[0], t->name);
+        if (ao_name(s->topic, sizeof s->topic, "%.*s%s", (int)(strstr(topics[0], "{target}") - topics[0]),
+                    topics[0], t->name) < 0) {
+            ao_err("no topic for target '%s'", t->name);
+            return 0;
+        }
         s->topics[0] = s->topic;
         s->topics[1] = NULL;
         topics = s->topics;
@@ -76,7 +80,7 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
          * one never share (or rebalance) each other's partitions; the
          * default target keeps the plain name */
         if (t != ao_target_default())
-            snprintf(s->group, sizeof s->group, "accelopt-%s-%s", s->name, t->name);
+            (void)!ao_name(s->group, sizeof s->group, "accelopt-%s-%s", s->name, t->name); /* built-in names: short */
     }
     if ((brokers = ao_config_str(&s->cfg, "brokers"))) {
         if (s->group[0])

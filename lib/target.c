@@ -9,6 +9,7 @@
 #include "util.h"
 
 static const struct ao_target *const targets[] = {&ao_target_cpu, &ao_target_cuda, NULL};
+_Static_assert(sizeof targets / sizeof *targets - 1 <= AO_MAX_TARGETS, "raise AO_MAX_TARGETS");
 
 const struct ao_target *ao_target_find(const char *name)
 {
@@ -16,6 +17,11 @@ const struct ao_target *ao_target_find(const char *name)
         if (strcmp(targets[i]->name, name) == 0)
             return targets[i];
     return NULL;
+}
+
+const struct ao_target *ao_target_at(int i)
+{
+    return i >= 0 && i < (int)(sizeof targets / sizeof *targets) ? targets[i] : NULL;
 }
 
 const struct ao_target *ao_target_default(void)

@@ -78,6 +78,9 @@ struct ao_target {
                         struct ao_vendor_result *r, char *err, size_t errlen);
 };
 
+#define AO_MAX_TARGETS 8
+/* The i-th built-in target (0 the default), or NULL past the last. */
+const struct ao_target *ao_target_at(int i);
 /* The target of that name, or NULL when this build has none by that name. */
 const struct ao_target *ao_target_find(const char *name);
 /* The default target (cpu). */

@@ -306,9 +306,9 @@ const char *ao_home(void)
     exe[n] = '\0';
     /* installed: PREFIX/bin/accelopt finds PREFIX/share/accelopt */
     snprintf(home, sizeof home, "%s", dirname(dirname(exe)));
-    snprintf(data, sizeof data, "%s/share/accelopt", home);
-    if (stat(data, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(home, sizeof home, "%s", data);
+    snprintf(data, sizeof data, "%s/share/accelopt", home); /* fits: PATH_MAX + 32 */
+    if (stat(data, &st) == 0 && S_ISDIR(st.st_mode) && strlen(data) < sizeof home) {
+        memcpy(home, data, strlen(data) + 1);
         return home;
     }
     /* in the source tree: bin/accelopt -> the tree; tests live in
@@ -356,4 +356,25 @@ void ao_seed_from_text(uint64_t s[4], unsigned long long seed, const char *text)
     }
     if (!(s[0] | s[1] | s[2] | s[3]))
         s[0] = 1;
+}
+
+int ao_errf(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (!len)
+        return -1;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        buf[0] = '\0';
+    else if ((size_t)n >= len && len > 4) {
+        size_t at = len - 4; /* not inside a UTF-8 character */
+        while (at > 0 && ((unsigned char)buf[at] & 0xC0) == 0x80)
+            at--;
+        memcpy(buf + at, "...", 4);
+    }
+    return -1;
 }

@@ -13,6 +13,12 @@ struct ao_buf {
     size_t len, cap;
 };
 
+/* A message (an error, a reason) into buf, for people: one that does not
+ * fit is cut and ends in "...", so that the cut shows.  Returns -1, for
+ * `return ao_errf(err, errlen, ...);`.  Names go through ao_name (names.h),
+ * which never cuts. */
+int ao_errf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 int ao_buf_append(struct ao_buf *b, const void *p, size_t n);
 int ao_buf_printf(struct ao_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -61,3 +61,20 @@ timeout 60 bin/accelopt-profiler --dlq "$T/dlq4" <"$T/keys.in" >/dev/null 2>&1
 took=$((($(date +%s%N) - start) / 1000000))
 grep -q "'k159999' appears twice" "$T/dlq4" && [ "$took" -lt 5000 ]
 ok $? "a 160k-key message with a repeat at its end is refused in ${took} ms (under 5 s)"
+
+# ids are bounded where they enter (issue 27): a name cut to fit a buffer
+# would be another run's key.  A run id over 128 bytes, a message id over
+# 512 and another message's id (here the plan's candidate_id) over 512 are
+# refused with the reason; nothing reaches a key.
+python3 - >"$T/ids.in" <<'PY'
+import json
+plan = dict(type='plan', v=1, id='p', run='r', task='matmul', target='cpu', iter=1, rank=0, index=0,
+            text='x', source='x', candidate_id='c', candidate_sha256='a' * 64)
+print(json.dumps(dict(plan, run='r' * 129)))
+print(json.dumps(dict(plan, id='p' * 513)))
+print(json.dumps(dict(plan, candidate_id='c' * 513)))
+PY
+timeout 60 bin/accelopt-executor --dlq "$T/dlq5" <"$T/ids.in" >"$T/ids.out" 2>/dev/null
+grep -q "run id 'rrr[^']*' is not a name of at most 128" "$T/dlq5" && grep -q "message id of 513 bytes is over 512" "$T/dlq5" &&
+    grep -q "candidate_id of 513 bytes is over 512" "$T/dlq5" && [ ! -s "$T/ids.out" ]
+ok $? "a run id over 128 bytes, an id over 512 and a candidate_id over 512: three dead letters, no kernel"

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "memory.h"
 #include "msg.h"
+#include "names.h"
 #include "redis.h"
 #include "stage.h"
 #include "util.h"
@@ -453,7 +454,7 @@ int cmd_memory(int argc, char **argv)
     struct ao_config c;
     struct ao_redis *r = NULL;
     cJSON *items = NULL;
-    char key[300], err[AO_ERRLEN];
+    char key[AO_KEY_MAX], err[AO_ERRLEN];
     const char *verb;
     int code, has;
 

@@ -7,16 +7,22 @@
 
 #include "log.h"
 #include "msg.h"
+#include "names.h"
 #include "report.h"
+#include "target.h"
 #include "util.h"
+
+static int too_long(char *err, size_t errlen, const char *dir)
+{
+    return ao_errf(err, errlen, "the paths under '%s' are too long", dir);
+}
 
 static cJSON *field(struct ao_runstore *rs, const char *run, const char *name)
 {
-    char key[300], err[AO_ERRLEN], *text = NULL;
+    char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
     cJSON *j = NULL;
 
-    snprintf(key, sizeof key, "run:%s", run);
-    if (ao_rs_hget(rs, key, name, &text, err, sizeof err) == 1)
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) == 0 && ao_rs_hget(rs, key, name, &text, err, sizeof err) == 1)
         j = cJSON_Parse(text);
     free(text);
     return j;
@@ -114,12 +120,11 @@ static int write_history(struct ao_runstore *rs, const char *run, const cJSON *s
     if (!f)
         return snprintf(err, errlen, "cannot write '%s'", path), -1;
     for (long long i = 0; i <= (long long)ao_json_num(state, "iter", NAN); i++) {
-        char key[300];
+        char key[AO_KEY_MAX];
         cJSON *slots, *it, **v;
         int n, k = 0;
 
-        snprintf(key, sizeof key, "run:%s:iter:%lld", run, i);
-        if (!(slots = ao_rs_hgetall(rs, key, err, errlen))) {
+        if (ao_name(key, sizeof key, AO_KEY_ITER, run, i) < 0 || !(slots = ao_rs_hgetall(rs, key, err, errlen))) {
             rc = -1;
             break;
         }
@@ -163,10 +168,9 @@ static int write_experiences(struct ao_runstore *rs, const char *run, const cJSO
     if (!f)
         return snprintf(err, errlen, "cannot write '%s'", path), -1;
     for (long long i = 1; i <= (long long)ao_json_num(state, "iter", 0); i++) {
-        char key[300];
+        char key[AO_KEY_MAX];
         cJSON *acks, *it;
-        snprintf(key, sizeof key, "run:%s:acks:%lld", run, i);
-        if (!(acks = ao_rs_hgetall(rs, key, err, errlen))) {
+        if (ao_name(key, sizeof key, AO_KEY_ACKS, run, i) < 0 || !(acks = ao_rs_hgetall(rs, key, err, errlen))) {
             rc = -1;
             break;
         }
@@ -190,7 +194,7 @@ static int write_experiences(struct ao_runstore *rs, const char *run, const cJSO
  * cost_usd}...]}.  NULL on OOM. */
 static cJSON *usage_json(struct ao_runstore *rs, const char *run)
 {
-    char key[300], err[AO_ERRLEN];
+    char key[AO_KEY_MAX], err[AO_ERRLEN];
     cJSON *h, *o = cJSON_CreateObject(), *by = cJSON_AddArrayToObject(o, "by"), *it;
     struct ao_run_usage u = ao_runstore_usage(rs, run);
     cJSON *tot = cJSON_AddObjectToObject(o, "total");
@@ -200,8 +204,7 @@ static cJSON *usage_json(struct ao_runstore *rs, const char *run)
     cJSON_AddNumberToObject(tot, "prompt", u.prompt);
     cJSON_AddNumberToObject(tot, "completion", u.completion);
     cJSON_AddNumberToObject(tot, "cost_usd", u.usd);
-    snprintf(key, sizeof key, "run:%s", run);
-    if (!(h = ao_rs_hgetall(rs, key, err, sizeof err)))
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0 || !(h = ao_rs_hgetall(rs, key, err, sizeof err)))
         return o;
     cJSON_ArrayForEach(it, h) {
         char role[48], field[24];
@@ -269,28 +272,29 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         const char *stopped = t[i].done ? ao_json_str(t[i].done, "stopped", NULL) : "interrupted";
         double base = ao_json_num(st, "baseline_ns", NAN), bestns = ao_json_num(best, "latency_ns", NAN);
 
-        snprintf(path, sizeof path, "%s/%s", dir, t[i].task);
-        if (ao_mkdirs(path, 0700) < 0) { /* a run's kernels and logs are its owner's */
+        if (ao_name(path, sizeof path, "%s/%s", dir, t[i].task) < 0 || ao_mkdirs(path, 0700) < 0) { /* a run's kernels and logs are its owner's */
             snprintf(err, errlen, "cannot make '%s'", path);
             rc = -1;
         }
         if (rc == 0 && best && ao_json_str(best, "source", NULL)) {
-            snprintf(path, sizeof path, "%s/%s/best.%s", dir, t[i].task, t[i].ext[0] ? t[i].ext : "c");
             const char *src = ao_json_str(best, "source", NULL);
-            rc = ao_write_file(path, src, strlen(src), err, errlen);
+            rc = ao_name(path, sizeof path, "%s/%s/best.%s", dir, t[i].task,
+                         t[i].ext[0] ? t[i].ext : ao_target_default()->ext) < 0
+                     ? too_long(err, errlen, dir)
+                     : ao_write_file(path, src, strlen(src), err, errlen);
         }
         if (rc == 0 && st) {
-            snprintf(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task);
-            rc = write_history(rs, t[i].run, st, path, err, errlen);
+            rc = ao_name(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
+                                                                             : write_history(rs, t[i].run, st, path, err, errlen);
         }
         if (rc == 0 && st) {
-            snprintf(path, sizeof path, "%s/%s/experiences.jsonl", dir, t[i].task);
-            rc = write_experiences(rs, t[i].run, st, path, err, errlen);
+            rc = ao_name(path, sizeof path, "%s/%s/experiences.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
+                                                                             : write_experiences(rs, t[i].run, st, path, err, errlen);
         }
         if (rc == 0) {
             cJSON *u = usage_json(rs, t[i].run);
-            snprintf(path, sizeof path, "%s/%s/usage.json", dir, t[i].task);
-            rc = u ? write_json(path, u, err, errlen) : (snprintf(err, errlen, "out of memory"), -1);
+            rc = ao_name(path, sizeof path, "%s/%s/usage.json", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
+                 : u ? write_json(path, u, err, errlen) : ao_errf(err, errlen, "out of memory");
             cJSON_Delete(u);
         }
         if (rc == 0) {
@@ -309,8 +313,8 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                 if (best)
                     cJSON_AddItemToObject(d, "best", cJSON_Duplicate(best, 1));
             }
-            snprintf(path, sizeof path, "%s/%s/done.json", dir, t[i].task);
-            rc = d ? write_json(path, d, err, errlen) : (snprintf(err, errlen, "out of memory"), -1);
+            rc = ao_name(path, sizeof path, "%s/%s/done.json", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
+                 : d ? write_json(path, d, err, errlen) : ao_errf(err, errlen, "out of memory");
             cJSON_Delete(d);
         }
         {
@@ -335,8 +339,9 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         cJSON_Delete(beam);
     }
     if (rc == 0) {
-        snprintf(path, sizeof path, "%s/summary.txt", dir);
-        rc = ao_write_file(path, sum.data ? sum.data : "", sum.len, err, errlen);
+        rc = ao_name(path, sizeof path, "%s/summary.txt", dir) < 0
+                 ? too_long(err, errlen, dir)
+                 : ao_write_file(path, sum.data ? sum.data : "", sum.len, err, errlen);
     }
     if (rc == 0 && echo && sum.data)
         fputs(sum.data, echo);

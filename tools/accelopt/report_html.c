@@ -16,10 +16,12 @@
 #include "front.h"
 #include "log.h"
 #include "msg.h"
+#include "names.h"
 #include "redis.h"
 #include "report.h"
 #include "runstore.h"
 #include "stage.h"
+#include "target.h"
 #include "util.h"
 #include "version.h"
 
@@ -27,6 +29,7 @@
 
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 #define MAX_TASKS 256
+#define REPORT_DIR_MAX 600 /* a run's directory: what the paths under it leave room for */
 #define LINES_MAX (64u << 20) /* one run file read whole: history with every source */
 
 /* the libraries, as npm installs them under the report directory */
@@ -47,8 +50,7 @@ int report_html_available(char *err, size_t errlen)
 
     report_dir(dir, sizeof dir);
     for (int i = 0; i < N(libs); i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, libs[i]);
-        if (access(path, R_OK) != 0)
+        if (ao_name(path, sizeof path, "%s/%s", dir, libs[i]) < 0 || access(path, R_OK) != 0)
             return snprintf(err, errlen, "the report's libraries are missing (%s): run `make deps` "
                             "(it fetches them with npm)", path), -1;
     }
@@ -93,7 +95,7 @@ static int cmp_name(const void *a, const void *b)
 /* Everything the page shows, from the run directory. */
 static cJSON *run_data(const char *dir, char *err, size_t errlen)
 {
-    cJSON *d = cJSON_CreateObject(), *tasks, *run, *mem, *titles;
+    cJSON *d = cJSON_CreateObject(), *tasks, *run = NULL, *mem, *titles;
     char path[1200], now[32], *names[MAX_TASKS];
     int n = 0;
     DIR *dp = opendir(dir);
@@ -107,16 +109,14 @@ static cJSON *run_data(const char *dir, char *err, size_t errlen)
     }
     while ((e = readdir(dp)) && n < MAX_TASKS) {
         struct stat st;
-        snprintf(path, sizeof path, "%s/%s/done.json", dir, e->d_name);
-        if (e->d_name[0] != '.' && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+        if (ao_name(path, sizeof path, "%s/%s/done.json", dir, e->d_name) == 0 && e->d_name[0] != '.' && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
             (names[n] = strdup(e->d_name)))
             n++;
     }
     closedir(dp);
     qsort(names, (size_t)n, sizeof *names, cmp_name);
 
-    snprintf(path, sizeof path, "%s/run.json", dir);
-    if (!(run = read_json(path)) || !cJSON_IsObject(run)) {
+    if (ao_name(path, sizeof path, "%s/run.json", dir) < 0 || !(run = read_json(path)) || !cJSON_IsObject(run)) {
         cJSON_Delete(run);
         run = cJSON_CreateObject();
     }
@@ -128,28 +128,26 @@ static cJSON *run_data(const char *dir, char *err, size_t errlen)
     for (int i = 0; i < n; i++) {
         cJSON *o = cJSON_CreateObject(), *done;
         cJSON_AddStringToObject(o, "task", names[i]);
-        snprintf(path, sizeof path, "%s/%s/done.json", dir, names[i]);
-        done = read_json(path);
+        done = ao_name(path, sizeof path, "%s/%s/done.json", dir, names[i]) == 0 ? read_json(path) : NULL;
         if (cJSON_IsObject(done) && ao_json_str(done, "run", NULL))
             cJSON_AddStringToObject(o, "run", ao_json_str(done, "run", NULL));
         if (!ao_json_str(run, "target", NULL) && ao_json_str(done, "target", NULL))
             cJSON_AddStringToObject(run, "target", ao_json_str(done, "target", NULL));
         cJSON_AddItemToObject(o, "done", done ? done : cJSON_CreateNull());
-        snprintf(path, sizeof path, "%s/%s/history.jsonl", dir, names[i]);
-        cJSON_AddItemToObject(o, "kernels", read_lines(path));
-        snprintf(path, sizeof path, "%s/%s/experiences.jsonl", dir, names[i]);
-        cJSON_AddItemToObject(o, "experiences", read_lines(path));
-        snprintf(path, sizeof path, "%s/%s/usage.json", dir, names[i]);
+        /* a name that would not fit is no file (dir is bounded; names[i] a directory's name) */
+        cJSON_AddItemToObject(o, "kernels", read_lines(ao_name(path, sizeof path, "%s/%s/history.jsonl", dir,
+                                                               names[i]) ? "" : path));
+        cJSON_AddItemToObject(o, "experiences", read_lines(ao_name(path, sizeof path, "%s/%s/experiences.jsonl",
+                                                                   dir, names[i]) ? "" : path));
         {
-            cJSON *u = read_json(path);
+            cJSON *u = ao_name(path, sizeof path, "%s/%s/usage.json", dir, names[i]) ? NULL : read_json(path);
             cJSON_AddItemToObject(o, "usage", u ? u : cJSON_CreateNull());
         }
         cJSON_AddItemToArray(tasks, o);
         free(names[i]);
     }
     /* the memory's titles, for the ids a plan saw */
-    snprintf(path, sizeof path, "%s/memory.jsonl", dir);
-    mem = read_lines(path);
+    mem = read_lines(ao_name(path, sizeof path, "%s/memory.jsonl", dir) ? "" : path);
     titles = cJSON_AddArrayToObject(d, "memory");
     for (cJSON *it = mem ? mem->child : NULL; it && titles; it = it->next) {
         cJSON *x = cJSON_CreateObject();
@@ -224,7 +222,10 @@ int report_html(const char *dir, const char *out, char *err, size_t errlen)
     report_dir(rdir, sizeof rdir);
     if (report_html_available(err, errlen) < 0)
         return -1;
-    snprintf(path, sizeof path, "%s/report.html", rdir);
+    if (ao_name(path, sizeof path, "%s/report.html", rdir) < 0) {
+        ao_errf(err, errlen, "the report's directory '%s' is too long", rdir);
+        goto out;
+    }
     if (!(tpl = ao_read_file(path, NULL, err, errlen)) || !(data = run_data(dir, err, errlen)))
         goto out;
     id = ao_json_str(cJSON_GetObjectItemCaseSensitive(data, "run"), "id", NULL);
@@ -251,20 +252,17 @@ int report_html(const char *dir, const char *out, char *err, size_t errlen)
                 goto oom;
         } else if (!strncmp(m, "@@STYLE@@", 9)) {
             char *css;
-            snprintf(path, sizeof path, "%s/report.css", rdir);
-            if (!(css = ao_read_file(path, NULL, err, errlen)))
+            if (ao_name(path, sizeof path, "%s/report.css", rdir) < 0 || !(css = ao_read_file(path, NULL, err, errlen)))
                 goto out;
             ao_buf_append(&b, css, strlen(css));
             free(css);
         } else if (!strncmp(m, "@@LIBS@@", 8)) {
             for (int i = 0; i < N(libs); i++) {
-                snprintf(path, sizeof path, "%s/%s", rdir, libs[i]);
-                if (put_script(&b, path, 1, err, errlen) < 0)
+                if (ao_name(path, sizeof path, "%s/%s", rdir, libs[i]) < 0 || put_script(&b, path, 1, err, errlen) < 0)
                     goto out;
             }
         } else if (!strncmp(m, "@@APP@@", 7)) {
-            snprintf(path, sizeof path, "%s/report.js", rdir);
-            if (put_script(&b, path, 0, err, errlen) < 0)
+            if (ao_name(path, sizeof path, "%s/report.js", rdir) < 0 || put_script(&b, path, 0, err, errlen) < 0)
                 goto out;
         } else { /* not a marker: as it was */
             ao_buf_append(&b, m, (size_t)(p - m));
@@ -273,7 +271,10 @@ int report_html(const char *dir, const char *out, char *err, size_t errlen)
     if (!b.data)
         goto oom;
     /* written whole, then renamed: a reader never sees half a page */
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid());
+    if (ao_name(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid()) < 0) {
+        ao_errf(err, errlen, "the report's path '%s' is too long", out);
+        goto out;
+    }
     if (ao_write_file(tmp, b.data, b.len, err, errlen) < 0)
         goto out;
     if (rename(tmp, out) != 0) {
@@ -305,21 +306,23 @@ static const struct ao_option report_opts[] = {
  * prefix) when it has a state naming its task.  1 if t was filled. */
 static int task_of(struct ao_runstore *rs, const char *k, struct run_task *t)
 {
-    char key[400], err[AO_ERRLEN], *text = NULL;
+    char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
     cJSON *st;
 
-    if (strncmp(k, "run:", 4) || strchr(k + 4, ':') || strlen(k + 4) >= sizeof t->run)
+    if (strncmp(k, "run:", 4) || strchr(k + 4, ':') || strlen(k + 4) >= sizeof t->run) /* AO_KEY_RUN */
         return 0; /* run:<id>:iter:..., :acks:... */
     snprintf(t->run, sizeof t->run, "%s", k + 4);
-    snprintf(key, sizeof key, "run:%s", t->run);
-    if (ao_rs_hget(rs, key, "state", &text, err, sizeof err) != 1) {
+    if (ao_name(key, sizeof key, AO_KEY_RUN, t->run) < 0 || ao_rs_hget(rs, key, "state", &text, err, sizeof err) != 1) {
         free(text);
         return 0;
     }
     st = cJSON_Parse(text);
     free(text);
     snprintf(t->task, sizeof t->task, "%s", ao_json_str(st, "task", ""));
-    snprintf(t->ext, sizeof t->ext, "%s", !strcmp(ao_json_str(st, "target", "cpu"), "cuda") ? "cu" : "c");
+    {
+        const struct ao_target *tg = ao_target_find(ao_json_str(st, "target", ""));
+        snprintf(t->ext, sizeof t->ext, "%s", (tg ? tg : ao_target_default())->ext);
+    }
     cJSON_Delete(st);
     /* the task's name becomes a directory: a name, never a path */
     return t->task[0] && t->task[0] != '.' && !strchr(t->task, '/');
@@ -343,9 +346,13 @@ static int from_redis(const struct ao_config *c, const char *id, const char *dir
         goto out;
     }
     for (int pass = 0; pass < 2 && n == 0; pass++) {
-        char pattern[400], cursor[32] = "0";
+        char pattern[AO_REDIS_KEY_MAX], cursor[32] = "0";
         const char *argv[6] = {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"};
-        ao_redis_key(r, pattern, sizeof pattern, pass ? "run:%s-*" : "run:%s", id);
+        if (!(pass ? ao_redis_key(r, pattern, sizeof pattern, AO_KEY_RUN "-*", id)
+                   : ao_redis_key(r, pattern, sizeof pattern, AO_KEY_RUN, id))) {
+            ao_errf(err, errlen, "run id '%.40s...' is too long", id);
+            goto out;
+        }
         do {
             struct redisReply *rep = ao_redis_argv(r, 6, argv, NULL, err, errlen);
             if (!rep)
@@ -378,7 +385,7 @@ out:
 int cmd_report(int argc, char **argv)
 {
     struct ao_config c;
-    char dir[700], out[800], err[AO_ERRLEN] = "";
+    char dir[REPORT_DIR_MAX], out[800], err[AO_ERRLEN] = "";
     int code;
 
     if (ao_tool_setup("accelopt", &c, report_opts, N(report_opts), argc, argv,
@@ -402,21 +409,29 @@ int cmd_report(int argc, char **argv)
             code = AO_EXIT_USAGE;
             goto out;
         }
-        snprintf(dir, sizeof dir, "%s", ao_config_str(&c, "dir") ? ao_config_str(&c, "dir") : "");
-        if (!dir[0])
-            snprintf(dir, sizeof dir, "runs/%s", c.args[0]);
+        if (ao_config_str(&c, "dir") ? ao_name(dir, REPORT_DIR_MAX, "%s", ao_config_str(&c, "dir"))
+                                     : ao_name(dir, REPORT_DIR_MAX, "runs/%s", c.args[0])) {
+            ao_err("--dir or RUN: a directory of at most %d bytes, please", REPORT_DIR_MAX - 1);
+            code = AO_EXIT_USAGE;
+            goto out;
+        }
         if (ao_mkdirs(dir, 0700) < 0 || from_redis(&c, c.args[0], dir, err, sizeof err) < 0) {
             ao_err("%s", err[0] ? err : "cannot make the run directory");
             goto out;
         }
-    } else {
-        snprintf(dir, sizeof dir, "%s", c.args[0]);
+    } else if (ao_name(dir, REPORT_DIR_MAX, "%s", c.args[0]) < 0) {
+        ao_err("RUN-DIR: a directory of at most %d bytes, please", REPORT_DIR_MAX - 1);
+        code = AO_EXIT_USAGE;
+        goto out;
     }
     while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
         dir[strlen(dir) - 1] = 0;
-    snprintf(out, sizeof out, "%s", ao_config_str(&c, "out") ? ao_config_str(&c, "out") : "");
-    if (!out[0])
-        snprintf(out, sizeof out, "%s/report.html", dir);
+    if (ao_config_str(&c, "out") ? ao_name(out, sizeof out, "%s", ao_config_str(&c, "out"))
+                                 : ao_name(out, sizeof out, "%s/report.html", dir)) {
+        ao_err("--out: a path of at most %zu bytes, please", sizeof out - 1);
+        code = AO_EXIT_USAGE;
+        goto out;
+    }
     if (report_html(dir, out, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto out;

@@ -23,6 +23,7 @@
 #include "kafka.h"
 #include "log.h"
 #include "msg.h"
+#include "names.h"
 #include "procs.h"
 #include "memory.h"
 #include "redis.h"
@@ -81,6 +82,7 @@ static const struct ao_option submit_opts[] = {
 
 static const char *const stages[] = {"selector", "planner", "executor", "profiler", "summarizer"};
 #define NSTAGES 5
+#define RUN_DIR_MAX 400 /* --out: what the paths under it leave room for */
 
 struct run {
     struct ao_config c;
@@ -132,10 +134,12 @@ static int resolve_tasks(struct run *R, char *err, size_t errlen)
             const struct ao_target *tg = ao_target_find(ao_config_str(&R->c, "target"));
             snprintf(R->t[R->n].ext, sizeof R->t[R->n].ext, "%s", tg ? tg->ext : "c");
         }
-        snprintf(R->t[R->n].run, sizeof R->t[R->n].run, "%s-%s", R->id, task.name);
+        if (ao_name(R->t[R->n].run, sizeof R->t[R->n].run, "%s-%s", R->id, task.name) < 0)
+            return ao_errf(err, errlen, "task name '%s' is too long for a run id", task.name);
         for (int j = 0; j < R->n; j++)
-            if (strcmp(R->t[j].run, R->t[R->n].run) == 0)
-                snprintf(R->t[R->n].run, sizeof R->t[R->n].run, "%s-%s-%d", R->id, task.name, R->n);
+            if (strcmp(R->t[j].run, R->t[R->n].run) == 0 &&
+                ao_name(R->t[R->n].run, sizeof R->t[R->n].run, "%s-%s-%d", R->id, task.name, R->n) < 0)
+                return ao_errf(err, errlen, "task name '%s' is too long for a run id", task.name);
         R->n++;
     }
     return 0;
@@ -149,12 +153,11 @@ static int start_redis_once(struct run *R, char *err, size_t errlen)
     int port = free_port();
     struct proc *p = &R->redis;
 
-    snprintf(dir, sizeof dir, "%s/redis", R->dir);
-    if (!port || ao_mkdirs(dir, 0700) < 0)
-        return snprintf(err, errlen, "cannot prepare the private redis in '%s'", dir), -1;
+    if (!port || ao_name(dir, sizeof dir, "%s/redis", R->dir) < 0 || ao_mkdirs(dir, 0700) < 0 ||
+        ao_name(p->log, sizeof p->log, "%s/logs/redis.log", R->dir) < 0)
+        return ao_errf(err, errlen, "cannot prepare the private redis in '%s/redis'", R->dir);
     proc_release(p);
     snprintf(p->name, sizeof p->name, "redis");
-    snprintf(p->log, sizeof p->log, "%s/logs/redis.log", R->dir);
     /* the settings, with a random password, go in a file only we can read:
      * nothing secret in argv, which every local user can list; and a redis
      * of someone else's that holds the port refuses our password */
@@ -165,18 +168,19 @@ static int start_redis_once(struct run *R, char *err, size_t errlen)
             return snprintf(err, errlen, "getrandom failed"), -1;
         for (size_t i = 0; i < sizeof rnd; i++)
             snprintf(R->redis_pass + 2 * i, 3, "%02x", rnd[i]);
-        snprintf(conf, sizeof conf, "%s/redis.conf", dir);
-        snprintf(text, sizeof text,
-                 "port %d\nbind 127.0.0.1\nprotected-mode yes\nrequirepass %s\n"
-                 "appendonly yes\nappendfsync always\ndir %s\nsave \"\"\ndaemonize no\n",
-                 port, R->redis_pass, dir);
+        if (ao_name(conf, sizeof conf, "%s/redis.conf", dir) < 0 ||
+            ao_name(text, sizeof text,
+                    "port %d\nbind 127.0.0.1\nprotected-mode yes\nrequirepass %s\n"
+                    "appendonly yes\nappendfsync always\ndir %s\nsave \"\"\ndaemonize no\n",
+                    port, R->redis_pass, dir) < 0)
+            return ao_errf(err, errlen, "the run's directory '%s' is too long", R->dir);
         unlink(conf);
         {
             int fd = open(conf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
             if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
                 if (fd >= 0)
                     close(fd);
-                return snprintf(err, errlen, "cannot write '%s'", conf), -1;
+                return ao_errf(err, errlen, "cannot write '%s'", conf);
             }
             close(fd);
         }
@@ -190,13 +194,13 @@ static int start_redis_once(struct run *R, char *err, size_t errlen)
         int st;
         struct timespec ts = {0, 50000000L};
         if (proc_reap(p, &st))
-            return snprintf(err, errlen, "redis-server exited at start (see %s; is it installed? "
-                            "apt install redis-server, or name one with --redis)", p->log), 1;
+            return ao_errf(err, errlen, "redis-server exited at start (see %s; is it installed? "
+                           "apt install redis-server, or name one with --redis)", p->log), 1;
         if ((R->r = ao_redis_new(R->redis_url, ao_config_str(&R->c, "redis-prefix"), err, errlen)))
             return 0;
         nanosleep(&ts, NULL);
     }
-    return snprintf(err, errlen, "redis-server did not answer within 10 s (see %s)", p->log), -1;
+    return ao_errf(err, errlen, "redis-server did not answer within 10 s (see %s)", p->log);
 }
 
 static int start_redis(struct run *R, char *err, size_t errlen)
@@ -213,7 +217,8 @@ static int stage_args(struct run *R, int i)
     const char *lv = ao_config_str(&R->c, "log");
 
     snprintf(p->name, sizeof p->name, "%s", stages[i]);
-    snprintf(p->log, sizeof p->log, "%s/logs/%s.log", R->dir, stages[i]);
+    if (ao_name(p->log, sizeof p->log, "%s/logs/%s.log", R->dir, stages[i]) < 0)
+        return -1;
     /* the redis URL and the -X settings may hold secrets: they go by the
      * environment (ACCELOPT_REDIS, ACCELOPT_KAFKA; see setup), never argv,
      * which every user of the machine can read */
@@ -287,16 +292,16 @@ static int submit(struct run *R, char *err, size_t errlen)
         if (ao_config_num(&R->c, "wall-time") > 0)
             cJSON_AddNumberToObject(c, "wall_s", ao_config_num(&R->c, "wall-time"));
         j = ao_msg_encode(&ao_msg_task, &t);
-        rc = j ? ao_io_emit_json(R->io, "accelopt.tasks", R->t[i].run, j) : -1;
+        rc = j ? ao_io_emit_json(R->io, AO_TOPIC_TASKS, R->t[i].run, j) : -1;
         cJSON_Delete(j);
         ao_msg_release(&ao_msg_task, &t);
         if (rc < 0)
-            return snprintf(err, errlen, "cannot submit: %s", R->io->err), -1;
+            return ao_errf(err, errlen, "cannot submit: %s", R->io->err);
     }
     {
         struct ao_inmsg none = {0};
         if (ao_io_commit(R->io, &none) < 0)
-            return snprintf(err, errlen, "cannot submit: %s", R->io->err), -1;
+            return ao_errf(err, errlen, "cannot submit: %s", R->io->err);
     }
     return 0;
 }
@@ -357,8 +362,9 @@ static int export_memory(struct run *R, char *err, size_t errlen)
     else if (n >= 0) {
         for (int i = 0; i < n; i++)
             k[i] = keys[i];
-        snprintf(path, sizeof path, "%s/memory.jsonl", R->dir);
-        rc = memory_export(R->r, k, n, path, &count, err, errlen);
+        rc = ao_name(path, sizeof path, "%s/memory.jsonl", R->dir) < 0
+                 ? ao_errf(err, errlen, "the run's directory '%s' is too long", R->dir)
+                 : memory_export(R->r, k, n, path, &count, err, errlen);
     }
     free(keys);
     free(k);
@@ -405,8 +411,9 @@ static int write_run_json(struct run *R, char *err, size_t errlen)
         cJSON_Delete(j);
         return snprintf(err, errlen, "out of memory"), -1;
     }
-    snprintf(path, sizeof path, "%s/run.json", R->dir);
-    rc = ao_write_file(path, text, strlen(text), err, errlen);
+    rc = ao_name(path, sizeof path, "%s/run.json", R->dir) < 0
+             ? ao_errf(err, errlen, "the run's directory '%s' is too long", R->dir)
+             : ao_write_file(path, text, strlen(text), err, errlen);
     cJSON_free(text);
     cJSON_Delete(j);
     return rc;
@@ -446,21 +453,23 @@ static int setup(struct run *R, char *err, size_t errlen)
         return snprintf(err, errlen, "cannot find where accelopt is installed"), -1;
     self[n] = '\0';
     snprintf(R->bindir, sizeof R->bindir, "%s", dirname(self));
-    snprintf(logs, sizeof logs, "%s/logs", R->dir);
-    if (ao_mkdirs(logs, 0700) < 0 || chmod(R->dir, 0700) < 0 || chmod(logs, 0700) < 0)
-        return snprintf(err, errlen, "cannot make '%s'", logs), -1;
+    if (ao_name(logs, sizeof logs, "%s/logs", R->dir) < 0 || ao_mkdirs(logs, 0700) < 0 ||
+        chmod(R->dir, 0700) < 0 || chmod(logs, 0700) < 0)
+        return ao_errf(err, errlen, "cannot make '%s/logs'", R->dir);
     if (ao_config_str(&R->c, "brokers")) {
-        snprintf(R->brokers, sizeof R->brokers, "%s", ao_config_str(&R->c, "brokers"));
+        if (ao_name(R->brokers, sizeof R->brokers, "%s", ao_config_str(&R->c, "brokers")) < 0)
+            return ao_errf(err, errlen, "--brokers is over %zu bytes", sizeof R->brokers - 1);
     } else {
         if (!(R->broker = ao_broker_new(4, R->brokers, sizeof R->brokers, err, errlen)))
             return -1;
         /* a restarted stage rejoins its group quickly on the embedded broker */
         snprintf(R->props, sizeof R->props, "session.timeout.ms=6000\nheartbeat.interval.ms=500\n");
     }
-    if (x)
-        snprintf(R->props + strlen(R->props), sizeof R->props - strlen(R->props), "%s", x);
+    if (x && ao_name(R->props + strlen(R->props), sizeof R->props - strlen(R->props), "%s", x) < 0)
+        return ao_errf(err, errlen, "the -X settings are over %zu bytes", sizeof R->props - 100);
     if (ao_config_str(&R->c, "redis")) {
-        snprintf(R->redis_url, sizeof R->redis_url, "%s", ao_config_str(&R->c, "redis"));
+        if (ao_name(R->redis_url, sizeof R->redis_url, "%s", ao_config_str(&R->c, "redis")) < 0)
+            return ao_errf(err, errlen, "--redis is over %zu bytes", sizeof R->redis_url - 1);
         if (!(R->r = ao_redis_new(R->redis_url, ao_config_str(&R->c, "redis-prefix"), err, errlen)))
             return -1;
     } else if (start_redis(R, err, errlen) < 0) {
@@ -470,7 +479,7 @@ static int setup(struct run *R, char *err, size_t errlen)
         return snprintf(err, errlen, "out of memory"), -1;
     {
         char group[128];
-        static const char *const topics[] = {"accelopt.runs", NULL};
+        static const char *const topics[] = {AO_TOPIC_RUNS, NULL};
         snprintf(group, sizeof group, "accelopt-run-%s", R->id);
         if (!(R->io = ao_io_kafka_new("run", R->brokers, group, R->waits ? topics : NULL, R->props,
                                       err, errlen)) ||
@@ -543,10 +552,11 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("%s", err);
         goto out;
     }
-    if (ao_config_str(&R->c, "out"))
-        snprintf(R->dir, sizeof R->dir, "%s", ao_config_str(&R->c, "out"));
-    else
-        snprintf(R->dir, sizeof R->dir, "runs/%s", R->id);
+    if (ao_config_str(&R->c, "out") ? ao_name(R->dir, RUN_DIR_MAX, "%s", ao_config_str(&R->c, "out"))
+                                    : ao_name(R->dir, RUN_DIR_MAX, "runs/%s", R->id)) {
+        ao_err("--out: a directory of at most %d bytes, please", RUN_DIR_MAX - 1);
+        goto out;
+    }
     ao_signals_install();
     code = AO_EXIT_FAIL;
     if (setup(R, err, sizeof err) < 0 ||
@@ -607,8 +617,8 @@ stop:
         } else {
             char page[700];
             ao_info("results in %s/", R->dir);
-            snprintf(page, sizeof page, "%s/report.html", R->dir);
-            if (report_html(R->dir, page, err, sizeof err) < 0)
+            if (ao_name(page, sizeof page, "%s/report.html", R->dir) < 0 ||
+                report_html(R->dir, page, err, sizeof err) < 0)
                 ao_warn("no report.html: %s", err); /* the results stand without it */
             else if (ao_config_bool(&R->c, "json"))
                 ao_info("report: %s", page);

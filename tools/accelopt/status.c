@@ -6,6 +6,7 @@
 
 #include "exitcode.h"
 #include "front.h"
+#include "names.h"
 #include "stage.h"
 #include "log.h"
 #include "msg.h"
@@ -52,7 +53,7 @@ int cmd_status(int argc, char **argv)
         runs = cJSON_CreateArray();
         for (int i = 0; runs && i < c.nargs; i++)
             cJSON_AddItemToArray(runs, cJSON_CreateString(c.args[i]));
-    } else if (!(runs = ao_rs_smembers(rs, "runs:active", err, sizeof err))) {
+    } else if (!(runs = ao_rs_smembers(rs, AO_KEY_ACTIVE, err, sizeof err))) {
         ao_err("%s", err);
         goto out;
     }

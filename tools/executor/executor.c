@@ -13,6 +13,7 @@
 #include "extract.h"
 #include "log.h"
 #include "msg.h"
+#include "names.h"
 #include "stage.h"
 #include "tokens.h"
 #include "util.h"
@@ -32,7 +33,7 @@ static const struct ao_option options[] = {
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
-static const char *const topics[] = {"accelopt.plans", NULL};
+static const char *const topics[] = {AO_TOPIC_PLANS, NULL};
 
 struct executor {
     struct ao_agent agent;
@@ -109,20 +110,21 @@ static int llm_fix(struct executor *ex, const struct ao_plan_msg *p, const struc
 static int drop_repeat(const struct ao_plan_msg *p, struct ao_kernel_msg *k,
                        char (*hashes)[65], long s, const char *kernel_prefix)
 {
-    char what[400], why[500], parent[65] = "";
+    char what[AO_ID_BUF], why[AO_ID_BUF + 100], parent[65] = "";
 
     what[0] = '\0';
     if (p->source)
         ao_token_hash(p->source, parent);
     if ((p->candidate_sha256 && strcmp(k->sha256, p->candidate_sha256) == 0) ||
         strcmp(hashes[s], parent) == 0) {
-        snprintf(what, sizeof what, "%s", p->candidate_id);
-        snprintf(why, sizeof why, "the rewrite is its parent unchanged (%s)", p->candidate_id);
+        ao_errf(what, sizeof what, "%s", p->candidate_id); /* a message's id: under AO_MSG_ID_MAX */
+        ao_errf(why, sizeof why, "the rewrite is its parent unchanged (%s)", what);
     } else {
         for (long j = 0; j < s; j++)
             if (strcmp(hashes[j], hashes[s]) == 0) {
-                snprintf(what, sizeof what, "%s.%ld", kernel_prefix, j);
-                snprintf(why, sizeof why, "the same kernel as sample %ld of this plan (%s)", j, what);
+                if (ao_name(what, sizeof what, "%s.%ld", kernel_prefix, j) < 0)
+                    return -1; /* the prefix was built to fit */
+                ao_errf(why, sizeof why, "the same kernel as sample %ld of this plan (%s)", j, what);
                 break;
             }
     }
@@ -139,7 +141,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     struct ao_plan_msg p;
     struct ao_problem prob = {0};
     const char *size;
-    char id[400], slot[64], prefix[400], hashes[MAX_SAMPLES][65];
+    char id[AO_ID_BUF], slot[64], prefix[AO_ID_BUF], hashes[MAX_SAMPLES][65];
     long samples;
     int rc = -1, fix;
     long long rank;
@@ -167,7 +169,11 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     if (!p.error && !p.duplicate_of && !ex->agent.conf.builtin &&
         ao_problem_load(p.env.target, p.env.task, p.task_sha256, size, &prob, reason, len) < 0)
         goto out;
-    snprintf(prefix, sizeof prefix, "kernel:%s:%lld:%lld.%lld", p.env.run, p.env.iter, rank, p.index);
+    if (ao_name(slot, sizeof slot, "%lld.%lld", rank, p.index) < 0 ||
+        ao_name(prefix, sizeof prefix, AO_ID_KERNEL, p.env.run, p.env.iter, slot) < 0) {
+        snprintf(reason, len, "rank %lld or index %lld is out of range", rank, p.index);
+        goto out;
+    }
     for (long s = 0; s < samples; s++) {
         struct ao_kernel_msg k;
         struct ao_llm_usage u = {0};
@@ -177,11 +183,13 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
 
         ao_msg_init(&ao_msg_kernel, &k);
         hashes[s][0] = '\0';
-        snprintf(slot, sizeof slot, "%lld.%lld.%ld", rank, p.index, sample);
-        if (fix) /* each attempt is a kernel of its own; the slot is the same */
-            snprintf(id, sizeof id, "kernel:%s:%lld:%s/a%lld", p.env.run, p.env.iter, slot, p.attempt);
-        else
-            snprintf(id, sizeof id, "kernel:%s:%lld:%s", p.env.run, p.env.iter, slot);
+        /* each fix attempt is a kernel of its own; the slot is the same */
+        if (ao_name(slot, sizeof slot, "%lld.%lld.%ld", rank, p.index, sample) < 0 ||
+            (fix ? ao_name(id, sizeof id, AO_ID_KERNEL_FIX, p.env.run, p.env.iter, slot, p.attempt)
+                 : ao_name(id, sizeof id, AO_ID_KERNEL, p.env.run, p.env.iter, slot)) < 0) {
+            snprintf(reason, len, "the kernel's slot or id is out of range");
+            goto out;
+        }
         k.parent_latency_ns = p.parent_latency_ns;
         k.baseline_latency_ns = p.baseline_latency_ns;
         k.attempt = fix ? p.attempt : 1;
@@ -234,9 +242,11 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                 snprintf(reason, len, "out of memory encoding a kernel");
                 erc = -1;
             } else {
-                char topic[80];
-                snprintf(topic, sizeof topic, "accelopt.kernels.%s", k.env.target);
-                erc = ao_io_emit_json(io, topic, k.env.run, j);
+                char topic[AO_TOPIC_MAX];
+                if (ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, k.env.target) < 0)
+                    erc = -1, snprintf(reason, len, "no topic for target '%.40s'", k.env.target);
+                else
+                    erc = ao_io_emit_json(io, topic, k.env.run, j);
             }
         }
         cJSON_Delete(j);

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "memory.h"
 #include "msg.h"
+#include "names.h"
 #include "rng.h"
 #include "stage.h"
 #include "util.h"
@@ -38,7 +39,7 @@ static const struct ao_option options[] = {
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
-static const char *const topics[] = {"accelopt.candidates", NULL};
+static const char *const topics[] = {AO_TOPIC_CANDIDATES, NULL};
 
 struct planner {
     struct ao_agent agent;
@@ -177,7 +178,7 @@ static int emit(struct ao_io *io, const struct ao_plan_msg *p, char *reason, siz
         snprintf(reason, len, "out of memory encoding a plan");
         return -1;
     }
-    rc = ao_io_emit_json(io, "accelopt.plans", p->env.run, j);
+    rc = ao_io_emit_json(io, AO_TOPIC_PLANS, p->env.run, j);
     cJSON_Delete(j);
     if (rc < 0)
         snprintf(reason, len, "%s", io->err);
@@ -191,7 +192,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     struct ao_problem prob = {0};
     struct ao_move moves[MAX_PLANS];
     cJSON *memory = NULL, *seen = NULL;
-    char *memtext = NULL, key[300], id[400], *norms[MAX_PLANS] = {0};
+    char *memtext = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], *norms[MAX_PLANS] = {0};
     struct ao_buf earlier = {0};
     long plans;
     long long rank;
@@ -252,7 +253,10 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         int erc = 0;
 
         ao_msg_init(&ao_msg_plan, &p);
-        snprintf(id, sizeof id, "plan:%s:%lld:%lld:%ld", c.env.run, c.env.iter, rank, i);
+        if (ao_name(id, sizeof id, AO_ID_PLAN, c.env.run, c.env.iter, rank, i) < 0) {
+            snprintf(reason, len, "the plan's id is too long");
+            goto out;
+        }
         p.index = i;
         p.rank = rank;
         p.parent_latency_ns = c.latency_ns;
@@ -286,9 +290,9 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                 erc = -1, snprintf(reason, len, "out of memory");
             for (long j = 0; !erc && j < i; j++)
                 if (norms[j] && strcmp(norms[j], norms[i]) == 0) {
-                    char did[400];
-                    snprintf(did, sizeof did, "plan:%s:%lld:%lld:%ld", c.env.run, c.env.iter, rank, j);
-                    if (!(p.duplicate_of = strdup(did)))
+                    char did[AO_ID_BUF];
+                    if (ao_name(did, sizeof did, AO_ID_PLAN, c.env.run, c.env.iter, rank, j) < 0 ||
+                        !(p.duplicate_of = strdup(did)))
                         erc = -1, snprintf(reason, len, "out of memory");
                     break;
                 }

@@ -8,6 +8,7 @@
 #include "io.h"
 #include "log.h"
 #include "msg.h"
+#include "names.h"
 #include "profstage.h"
 #include "sign.h"
 #include "stage.h"
@@ -21,7 +22,7 @@ static const struct ao_option options[] = {
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
 /* the kernels of the profiler's --target (lib/stage.c names it) */
-static const char *const topics[] = {"accelopt.kernels.{target}", NULL};
+static const char *const topics[] = {AO_TOPIC_KERNELS_PREFIX "{target}", NULL};
 
 struct profiler {
     struct ao_profstage *st;
@@ -52,7 +53,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         snprintf(reason, len, "out of memory signing the result");
         goto out;
     }
-    rc = ao_io_emit_json(io, "accelopt.results", r.env.run, out);
+    rc = ao_io_emit_json(io, AO_TOPIC_RESULTS, r.env.run, out);
 out:
     cJSON_Delete(out);
     ao_msg_release(&ao_msg_kernel, &k);

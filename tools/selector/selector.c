@@ -28,6 +28,7 @@
 #include "log.h"
 #include "memory.h"
 #include "msg.h"
+#include "names.h"
 #include "redis.h"
 #include "runstore.h"
 #include "select.h"
@@ -42,7 +43,7 @@
 #define MAX_BEAM 64
 #define MAX_PLANS 64
 #define MAX_SAMPLES 16
-#define ACTIVE "runs:active"
+#define ACTIVE AO_KEY_ACTIVE
 #define FIX_DIAG_MAX 4000 /* bytes of diagnostics a fix request carries */
 #define MAX_FIX_ATTEMPTS 8
 
@@ -72,7 +73,7 @@ static const struct ao_option options[] = {
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
-static const char *const topics[] = {"accelopt.tasks", "accelopt.results", "accelopt.experiences",
+static const char *const topics[] = {AO_TOPIC_TASKS, AO_TOPIC_RESULTS, AO_TOPIC_EXPERIENCES,
                                      NULL};
 
 /* A run's settings, from its task's config with the selector's defaults. */
@@ -136,7 +137,7 @@ static cJSON *run_config(struct selector *sel, const cJSON *given, char *reason,
 {
     cJSON *c = given ? cJSON_Duplicate(given, 1) : cJSON_CreateObject();
     const char *scope;
-    char key[300];
+    char key[AO_KEY_MAX];
 
     if (!cJSON_IsObject(c)) {
         cJSON_Delete(c);
@@ -182,11 +183,14 @@ bad:
 
 static cJSON *load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io)
 {
-    char key[300], err[AO_ERRLEN], *text = NULL;
+    char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
     cJSON *j;
     int rc;
 
-    snprintf(key, sizeof key, "run:%s", run);
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
+        ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
+        return NULL;
+    }
     if ((rc = ao_rs_hget(sel->store, key, field, &text, err, sizeof err)) < 0) {
         ao_io_fail(io, "run store: %s", err);
         return NULL;
@@ -203,12 +207,15 @@ static cJSON *load_json(struct selector *sel, const char *run, const char *field
 static int store_json(struct selector *sel, const char *run, const char *field, const cJSON *v,
                       struct ao_io *io)
 {
-    char key[300], err[AO_ERRLEN], *text = cJSON_PrintUnformatted(v);
+    char key[AO_KEY_MAX], err[AO_ERRLEN], *text = cJSON_PrintUnformatted(v);
     int rc;
 
-    snprintf(key, sizeof key, "run:%s", run);
     if (!text)
         return ao_io_fail(io, "out of memory");
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
+        cJSON_free(text);
+        return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
+    }
     rc = ao_rs_hset(sel->store, key, field, text, err, sizeof err);
     cJSON_free(text);
     return rc < 0 ? ao_io_fail(io, "run store: %s", err) : 0;
@@ -223,7 +230,7 @@ static int save(struct selector *sel, struct ao_io *io)
 /* Send the run's pending outbox, flush, and mark it sent. */
 static int send_outbox(struct selector *sel, struct ao_io *io, const char *run, const cJSON *outbox)
 {
-    char key[300], err[AO_ERRLEN];
+    char key[AO_KEY_MAX], err[AO_ERRLEN];
     const cJSON *it;
     struct ao_inmsg none = {0};
 
@@ -235,7 +242,8 @@ static int send_outbox(struct selector *sel, struct ao_io *io, const char *run, 
     }
     if (ao_io_commit(io, &none) < 0) /* delivered, or we stop here and resend later */
         return -1;
-    snprintf(key, sizeof key, "run:%s", run);
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0)
+        return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
     if (ao_rs_hset(sel->store, key, "outbox_pending", "0", err, sizeof err) < 0)
         return ao_io_fail(io, "run store: %s", err);
     return save(sel, io);
@@ -245,9 +253,10 @@ static int send_outbox(struct selector *sel, struct ao_io *io, const char *run, 
 static int step(struct selector *sel, struct ao_io *io, const char *run, const cJSON *state,
                 const cJSON *beam, const cJSON *outbox)
 {
-    char key[300], err[AO_ERRLEN];
+    char key[AO_KEY_MAX], err[AO_ERRLEN];
 
-    snprintf(key, sizeof key, "run:%s", run);
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0)
+        return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
     if ((beam && store_json(sel, run, "beam", beam, io) < 0) ||
         store_json(sel, run, "outbox", outbox, io) < 0 ||
         ao_rs_hset(sel->store, key, "outbox_pending", "1", err, sizeof err) < 0 ||
@@ -312,11 +321,12 @@ static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, con
     struct ao_candidate_msg c;
     const char *tp = ao_json_str(state, "task_path", NULL);
     const char *th = ao_json_str(state, "task_sha256", NULL);
-    char id[400];
+    char id[AO_ID_BUF];
     int rc;
 
     ao_msg_init(&ao_msg_candidate, &c);
-    snprintf(id, sizeof id, "candidate:%s:%lld:%d", run, iter, r);
+    if (ao_name(id, sizeof id, AO_ID_CANDIDATE, run, iter, r) < 0)
+        return -1;
     c.rank = r;
     c.latency_ns = ao_json_num(b, "latency_ns", NAN);
     c.pct_of_peak = ao_json_num(b, "pct_of_peak", NAN);
@@ -330,7 +340,7 @@ static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, con
          !(c.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
          (cJSON_GetObjectItemCaseSensitive(b, "profile") &&
           !(c.profile = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(b, "profile"), 1))) ||
-         out_add(outbox, "accelopt.candidates", &ao_msg_candidate, &c) < 0 ? -1 : 0;
+         out_add(outbox, AO_TOPIC_CANDIDATES, &ao_msg_candidate, &c) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_candidate, &c);
     return rc;
 }
@@ -345,12 +355,13 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     struct ao_run_usage u = ao_runstore_usage(sel->store, run);
     double base = ao_json_num(state, "baseline_ns", NAN);
     const char *method;
-    char id[300], why[700];
+    char id[AO_ID_BUF], why[700];
     double quoted;
     int rc;
 
     ao_msg_init(&ao_msg_done, &d);
-    snprintf(id, sizeof id, "done:%s", run);
+    if (ao_name(id, sizeof id, AO_ID_DONE, run) < 0)
+        return -1;
     d.iterations = (long long)ao_json_num(state, "completed", NAN);
     d.kernels_evaluated = (long long)ao_json_num(state, "kernels", NAN);
     d.memory_deadline_missed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(state, "memory_deadline_missed"));
@@ -389,7 +400,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
          !(d.tokens = cJSON_CreateObject()) ||
          !cJSON_AddNumberToObject(d.tokens, "prompt", u.prompt) ||
          !cJSON_AddNumberToObject(d.tokens, "completion", u.completion) ||
-         out_add(outbox, "accelopt.runs", &ao_msg_done, &d) < 0 ? -1 : 0;
+         out_add(outbox, AO_TOPIC_RUNS, &ao_msg_done, &d) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_done, &d);
     sets(state, "phase", "done");
     sets(state, "stopped", stopped);
@@ -418,13 +429,13 @@ static int finish(struct selector *sel, cJSON *outbox, const char *run, cJSON *s
     const char *tp = ao_json_str(state, "task_path", NULL), *th = ao_json_str(state, "task_sha256", NULL);
     const struct ao_target *tg = ao_target_get(ao_json_str(state, "target", ""), NULL, 0);
     struct ao_kernel_msg k;
-    char path[800], hex[65], id[400], topic[80], err[AO_ERRLEN], *base = NULL;
+    char path[800], hex[65], id[AO_ID_BUF], topic[AO_TOPIC_MAX], err[AO_ERRLEN], *base = NULL;
     int rc;
 
     if (!bsha || !src || !base_sha || !tp || !tg || strcmp(bsha, base_sha) == 0)
         return add_done(sel, outbox, run, state, beam, stopped, NULL);
-    snprintf(path, sizeof path, "%s/baseline.%s", tp, tg->ext);
-    if (!(base = ao_read_file(path, NULL, err, sizeof err)))
+    if (ao_name(path, sizeof path, "%s/baseline.%s", tp, tg->ext) < 0 ||
+        !(base = ao_read_file(path, NULL, err, sizeof err)))
         return add_done(sel, outbox, run, state, beam, stopped, "no head-to-head: the baseline is gone");
     ao_sha256_hex(base, strlen(base), hex);
     if (strcmp(hex, base_sha) != 0) {
@@ -434,9 +445,9 @@ static int finish(struct selector *sel, cJSON *outbox, const char *run, cJSON *s
     }
     ao_msg_init(&ao_msg_kernel, &k);
     k.baseline_source = base; /* freed with k */
-    snprintf(id, sizeof id, "kernel:%s:final", run);
-    snprintf(topic, sizeof topic, "accelopt.kernels.%s", tg->name);
-    rc = env_from(&k.env, "kernel", id, run, state, (long long)ao_json_num(state, "iter", NAN)) < 0 ||
+    rc = ao_name(id, sizeof id, AO_ID_KERNEL_FINAL, run) < 0 ||
+         ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, tg->name) < 0 ||
+         env_from(&k.env, "kernel", id, run, state, (long long)ao_json_num(state, "iter", NAN)) < 0 ||
          !(k.source = strdup(src)) || !(k.sha256 = strdup(bsha)) || !(k.slot = strdup("0.0.0")) ||
          !(k.size = dup_or_null(ao_json_str(state, "size", NULL))) ||
          !(k.task_path = strdup(tp)) || (th && !(k.task_sha256 = strdup(th))) ||
@@ -459,11 +470,10 @@ static int on_final(struct selector *sel, struct ao_io *io, const char *run, cJS
                     const struct ao_result_msg *r, char *reason, size_t len)
 {
     cJSON *beam, *outbox;
-    char id[400];
+    char id[AO_ID_BUF];
     int rc;
 
-    snprintf(id, sizeof id, "kernel:%s:final", run);
-    if (differs(r->kernel_id, id)) {
+    if (ao_name(id, sizeof id, AO_ID_KERNEL_FINAL, run) < 0 || differs(r->kernel_id, id)) {
         ao_debug("run %s: result %s came after the run's last iteration; ignored", run, r->env.id);
         return 0;
     }
@@ -558,7 +568,7 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
     struct ao_task task;
     struct ao_kernel_msg k;
     cJSON *state = NULL, *config = NULL, *outbox = NULL, *have = NULL;
-    char path[600], hex[65], id[400], err[AO_ERRLEN], *src = NULL;
+    char path[600], hex[65], id[AO_ID_BUF], err[AO_ERRLEN], *src = NULL;
     const char *size;
     int rc = -1;
 
@@ -574,7 +584,10 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
     }
     if (!(target = ao_target_get(t.env.target, reason, len)))
         goto out;
-    snprintf(path, sizeof path, "%s", t.spec ? t.spec : t.env.task);
+    if (ao_name(path, sizeof path, "%s", t.spec ? t.spec : t.env.task) < 0) {
+        snprintf(reason, len, "the task's path is over %zu bytes", sizeof path - 1);
+        goto out;
+    }
     if (ao_task_find(path, &task, err, sizeof err) < 0) {
         snprintf(reason, len, "task '%.60s': %s", t.env.task, err);
         goto out;
@@ -587,8 +600,8 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
             snprintf(reason, len, "%s", err);
             goto out;
         }
-        snprintf(p2, sizeof p2, "%s/baseline.%s", task.dir, target->ext);
-        if (!(src = ao_read_file(p2, NULL, err, sizeof err))) {
+        if (ao_name(p2, sizeof p2, "%s/baseline.%s", task.dir, target->ext) < 0 ||
+            !(src = ao_read_file(p2, NULL, err, sizeof err))) {
             snprintf(reason, len, "task '%.60s' has no baseline: %s", t.env.task, err);
             goto out;
         }
@@ -618,7 +631,8 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
     config = NULL;
     /* iteration 0: the baseline, profiled like any kernel */
     ao_sha256_hex(src, strlen(src), hex);
-    snprintf(id, sizeof id, "kernel:%s:0:0.0.0", t.env.run);
+    if (ao_name(id, sizeof id, AO_ID_KERNEL, t.env.run, 0LL, "0.0.0") < 0)
+        goto oom; /* a run id is at most AO_RUN_ID_MAX: it fits */
     if (env_from(&k.env, "kernel", id, t.env.run, state, 0) < 0 || !(k.size = strdup(size)) ||
         !(k.sha256 = strdup(hex)) || !(k.slot = strdup("0.0.0")) ||
         !(k.task_path = strdup(task.dir)) || !(k.task_sha256 = strdup(task.sha256)) ||
@@ -627,9 +641,9 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
     k.source = src;
     src = NULL;
     {
-        char topic[80];
-        snprintf(topic, sizeof topic, "accelopt.kernels.%s", t.env.target);
-        if (out_add(outbox, topic, &ao_msg_kernel, &k) < 0)
+        char topic[AO_TOPIC_MAX];
+        if (ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, target->name) < 0 ||
+            out_add(outbox, topic, &ao_msg_kernel, &k) < 0)
             goto oom;
     }
     if (ao_rs_sadd(sel->store, ACTIVE, t.env.run, err, sizeof err) < 0) {
@@ -734,11 +748,12 @@ static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long lon
     struct ao_pair_msg p;
     const cJSON *slow = speedup > 1 ? parent : child, *fast = speedup > 1 ? child : parent;
     const char *plan_text = ao_json_str(child, "plan_text", NULL);
-    char id[400];
+    char id[AO_ID_BUF];
     int rc;
 
     ao_msg_init(&ao_msg_pair, &p);
-    snprintf(id, sizeof id, "pair:%s:%lld:%d.%d", run, iter, rank, plan);
+    if (ao_name(id, sizeof id, AO_ID_PAIR, run, iter, rank, plan) < 0)
+        return -1;
     p.speedup = speedup > 1 ? speedup : 1 / speedup; /* how much faster the fast one is */
     /* a ratio's relative uncertainty is at most the sum of its terms' */
     p.speedup_spread = ao_json_num(cJSON_GetObjectItemCaseSensitive(slow, "profile"), "spread", NAN) +
@@ -752,7 +767,7 @@ static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long lon
          !(p.slow_profile = pair_profile(slow)) || !(p.fast_profile = pair_profile(fast)) ||
          (plan_text && !(p.plan = strdup(plan_text))) ||
          !(p.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
-         out_add(outbox, "accelopt.pairs", &ao_msg_pair, &p) < 0 ? -1 : 0;
+         out_add(outbox, AO_TOPIC_PAIRS, &ao_msg_pair, &p) < 0 ? -1 : 0;
     if (rc == 0)
         cJSON_AddItemToArray(ids, cJSON_CreateString(id));
     ao_msg_release(&ao_msg_pair, &p);
@@ -912,11 +927,12 @@ static int add_fix(cJSON *outbox, const char *run, const cJSON *state, const cJS
     struct ao_plan_msg p;
     const char *tp = ao_json_str(state, "task_path", NULL);
     const char *th = ao_json_str(state, "task_sha256", NULL);
-    char id[400];
+    char id[AO_ID_BUF];
     int rc;
 
     ao_msg_init(&ao_msg_plan, &p);
-    snprintf(id, sizeof id, "fix:%s:%lld:%s/a%lld", run, r->env.iter, r->slot, attempt + 1);
+    if (ao_name(id, sizeof id, AO_ID_FIX, run, r->env.iter, r->slot, attempt + 1) < 0)
+        return -1;
     p.index = plan;
     p.rank = rank;
     p.sample = sample;
@@ -932,7 +948,7 @@ static int add_fix(cJSON *outbox, const char *run, const cJSON *state, const cJS
          !(p.size = dup_or_null(ao_json_str(state, "size", NULL))) ||
          (tp && !(p.task_path = strdup(tp))) || (th && !(p.task_sha256 = strdup(th))) ||
          !(p.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
-         out_add(outbox, "accelopt.plans", &ao_msg_plan, &p) < 0 ? -1 : 0;
+         out_add(outbox, AO_TOPIC_PLANS, &ao_msg_plan, &p) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_plan, &p);
     return rc;
 }
@@ -944,7 +960,7 @@ static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_r
                        cJSON *state, const char *slots_key, int rank, int plan, int sample,
                        long long attempt)
 {
-    char key[400], field[96], err[AO_ERRLEN], *filled = NULL, *text = NULL;
+    char key[AO_KEY_MAX], field[96], err[AO_ERRLEN], *filled = NULL, *text = NULL;
     cJSON *rec = cJSON_CreateObject(), *beam = NULL, *outbox = cJSON_CreateArray();
     int rc = -1;
 
@@ -966,8 +982,11 @@ static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_r
         sets(rec, "reason", r->reason);
     if (r->tokens)
         setj(rec, "tokens", cJSON_Duplicate(r->tokens, 1));
-    snprintf(key, sizeof key, "%s:fixes", slots_key);
-    snprintf(field, sizeof field, "%s/a%lld", r->slot, attempt);
+    if (ao_name(key, sizeof key, AO_KEY_FIXES, slots_key) < 0 ||
+        ao_name(field, sizeof field, "%s/a%lld", r->slot, attempt) < 0) {
+        rc = ao_io_fail(io, "slot %.40s: its key is too long", r->slot);
+        goto out;
+    }
     if (!(text = cJSON_PrintUnformatted(rec)) ||
         ao_rs_hsetnx(sel->store, key, field, text, err, sizeof err) < 0) {
         rc = text ? ao_io_fail(io, "run store: %s", err) : ao_io_fail(io, "out of memory");
@@ -998,7 +1017,7 @@ out:
 static char *slot_text(struct selector *sel, const cJSON *msg, const struct ao_result_msg *r,
                        const char *slots_key, long long attempt, char *err, size_t errlen)
 {
-    char key[400], field[96], *v = NULL, *text;
+    char key[AO_KEY_MAX], field[96], *v = NULL, *text;
     cJSON *m = cJSON_Duplicate(msg, 1), *fixes = cJSON_CreateArray(), *tok = cJSON_CreateObject();
     double prompt = ao_json_num(r->tokens, "prompt", 0), completion = ao_json_num(r->tokens, "completion", 0);
 
@@ -1006,10 +1025,16 @@ static char *slot_text(struct selector *sel, const cJSON *msg, const struct ao_r
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    snprintf(key, sizeof key, "%s:fixes", slots_key);
+    if (ao_name(key, sizeof key, AO_KEY_FIXES, slots_key) < 0) {
+        snprintf(err, errlen, "slot %.40s: its key is too long", r->slot);
+        goto fail;
+    }
     for (long long a = 1; a < attempt && a <= MAX_FIX_ATTEMPTS; a++) { /* whatever a message claims */
         cJSON *rec;
-        snprintf(field, sizeof field, "%s/a%lld", r->slot, a);
+        if (ao_name(field, sizeof field, "%s/a%lld", r->slot, a) < 0) {
+            snprintf(err, errlen, "slot %.40s: its key is too long", r->slot);
+            goto fail;
+        }
         if (ao_rs_hget(sel->store, key, field, &v, err, errlen) < 0)
             goto fail;
         if (v && (rec = cJSON_Parse(v))) {
@@ -1084,7 +1109,7 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
 {
     struct ao_result_msg r;
     cJSON *state = NULL, *beam = NULL;
-    char key[300], err[AO_ERRLEN], *text = NULL;
+    char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
     struct shape sh;
     int rank, plan, sample, rc = -1, isnew;
     long have;
@@ -1124,7 +1149,10 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
         goto out;
     cJSON_Delete(beam);
     beam = NULL;
-    snprintf(key, sizeof key, "run:%s:iter:%lld", r.env.run, iter);
+    if (ao_name(key, sizeof key, AO_KEY_ITER, r.env.run, iter) < 0) {
+        rc = ao_io_fail(io, "run id '%.40s...' is too long for a key", r.env.run);
+        goto out;
+    }
     attempt = r.attempt == AO_ABSENT_INT || r.attempt < 1 ? 1 : r.attempt;
     if (iter > 0 && fixable(&r) &&
         attempt <= (long long)ao_json_num(cJSON_GetObjectItemCaseSensitive(state, "config"),
@@ -1175,7 +1203,7 @@ static int on_experience(struct selector *sel, struct ao_io *io, const cJSON *ms
     struct ao_experience_msg e;
     cJSON *state = NULL, *beam = NULL;
     const cJSON *pairs, *it;
-    char key[300], err[AO_ERRLEN], *ack = NULL;
+    char key[AO_KEY_MAX], err[AO_ERRLEN], *ack = NULL;
     int rc = -1, ours = 0;
     long have;
 
@@ -1195,7 +1223,10 @@ static int on_experience(struct selector *sel, struct ao_io *io, const cJSON *ms
         ao_debug("run %s: ack of %s is late or repeated; ignored", e.env.run, e.pair_id);
         goto out;
     }
-    snprintf(key, sizeof key, "run:%s:acks:%lld", e.env.run, (long long)ao_json_num(state, "iter", NAN));
+    if (ao_name(key, sizeof key, AO_KEY_ACKS, e.env.run, (long long)ao_json_num(state, "iter", NAN)) < 0) {
+        rc = ao_io_fail(io, "run id '%.40s...' is too long for a key", e.env.run);
+        goto out;
+    }
     /* the ack itself is kept: the run's report lists what the run learned */
     if (!(ack = cJSON_PrintUnformatted(msg))) {
         snprintf(reason, len, "out of memory");
@@ -1250,7 +1281,7 @@ static void warn_missing(struct selector *sel, const char *run, const cJSON *sta
     double waited = now_s() - ao_json_num(state, "opened", NAN);
     long mark = (long)(waited / 120);
     struct warned *w;
-    char key[300], err[AO_ERRLEN];
+    char key[AO_KEY_MAX], err[AO_ERRLEN];
     cJSON *have;
     struct ao_buf b = {0};
     long long iter = (long long)ao_json_num(state, "iter", NAN);
@@ -1270,8 +1301,8 @@ static void warn_missing(struct selector *sel, const char *run, const cJSON *sta
     }
     if (w)
         w->mark = mark;
-    snprintf(key, sizeof key, "run:%s:iter:%lld", run, iter);
-    if (!(have = ao_rs_hgetall(sel->store, key, err, sizeof err)))
+    if (ao_name(key, sizeof key, AO_KEY_ITER, run, iter) < 0 ||
+        !(have = ao_rs_hgetall(sel->store, key, err, sizeof err)))
         return;
     for (int r = 0; r < sh.ranks; r++)
         for (int p = 0; p < sh.plans; p++)
@@ -1296,26 +1327,37 @@ static int lose_missing(struct selector *sel, struct ao_io *io, const char *run,
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
     long long iter = (long long)ao_json_num(state, "iter", NAN);
     struct shape sh = shape_of(state);
-    char key[300], err[AO_ERRLEN], why[400];
+    char key[AO_KEY_MAX], err[AO_ERRLEN], why[400];
     cJSON *beam = NULL;
     int lost = 0, rc = 0;
 
-    snprintf(key, sizeof key, "run:%s:iter:%lld", run, iter);
+    if (ao_name(key, sizeof key, AO_KEY_ITER, run, iter) < 0)
+        return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
     snprintf(why, sizeof why, "no result came for %g s (the slot deadline): the kernel went to the "
              "dead letters, or a planner, executor or profiler never answered",
              ao_json_num(cfg, "slot_deadline_s", NAN));
     for (int r = 0; r < sh.ranks && rc == 0; r++)
         for (int p = 0; p < sh.plans && rc == 0; p++)
             for (int q = 0; q < sh.samples && rc == 0; q++) {
-                char slot[64], id[400], *text;
+                char slot[64], id[AO_ID_BUF], *text;
                 cJSON *res = cJSON_CreateObject();
                 int isnew;
-                snprintf(slot, sizeof slot, "%d.%d.%d", r, p, q);
-                snprintf(id, sizeof id, "kernel:%s:%lld:%s", run, iter, slot);
+                snprintf(slot, sizeof slot, "%d.%d.%d", r, p, q); /* three ints: fits */
+                if (ao_name(id, sizeof id, AO_ID_KERNEL, run, iter, slot) < 0) {
+                    cJSON_Delete(res);
+                    continue; /* a run id is at most AO_RUN_ID_MAX: it fits */
+                }
                 sets(res, "type", "result");
                 setn(res, "v", 1);
                 sets(res, "kernel_id", id);
-                snprintf(id, sizeof id, "result:kernel:%s:%lld:%s", run, iter, slot);
+                {
+                    char kid[AO_ID_BUF];
+                    snprintf(kid, sizeof kid, "%s", id);
+                    if (ao_name(id, sizeof id, AO_ID_RESULT, kid) < 0) {
+                        cJSON_Delete(res);
+                        continue;
+                    }
+                }
                 sets(res, "id", id);
                 sets(res, "run", run);
                 sets(res, "task", ao_json_str(state, "task", ""));
@@ -1421,14 +1463,15 @@ static int each_run(struct selector *sel, struct ao_io *io,
  * resend the outbox a crash left unsent; forget it if finished. */
 static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
 {
-    char key[300], err[AO_ERRLEN], *pending = NULL;
+    char key[AO_KEY_MAX], err[AO_ERRLEN], *pending = NULL;
     cJSON *state = load_json(sel, run, "state", io), *outbox = NULL;
     int rc = 0;
 
     if (!state)
         return -1;
-    snprintf(key, sizeof key, "run:%s", run);
-    if (ao_rs_hget(sel->store, key, "outbox_pending", &pending, err, sizeof err) < 0) {
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
+        rc = ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
+    } else if (ao_rs_hget(sel->store, key, "outbox_pending", &pending, err, sizeof err) < 0) {
         rc = ao_io_fail(io, "run store: %s", err);
     } else if (pending && strcmp(pending, "1") == 0) {
         ao_info("run %s: resending the last step's messages", run);

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "memory.h"
 #include "msg.h"
+#include "names.h"
 #include "stage.h"
 #include "util.h"
 
@@ -29,7 +30,7 @@ static const struct ao_option options[] = {
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
-static const char *const topics[] = {"accelopt.pairs", NULL};
+static const char *const topics[] = {AO_TOPIC_PAIRS, NULL};
 
 struct summarizer {
     struct ao_agent agent;
@@ -40,7 +41,7 @@ struct summarizer {
 
 static int emit_json(struct ao_io *io, const char *run, cJSON *ack, char *reason, size_t len)
 {
-    if (ao_io_emit_json(io, "accelopt.experiences", run, ack) < 0) {
+    if (ao_io_emit_json(io, AO_TOPIC_EXPERIENCES, run, ack) < 0) {
         snprintf(reason, len, "%s", io->err);
         return -1;
     }
@@ -148,7 +149,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     struct ao_summary s = {0};
     struct ao_llm_usage u = {0};
     cJSON *move = NULL, *ack = NULL, *item = NULL;
-    char *kept = NULL, *ack_text = NULL, *item_text = NULL, key[300], id[400], item_id[24], now[32];
+    char *kept = NULL, *ack_text = NULL, *item_text = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], item_id[24], now[32];
     char hex[65];
     int has_key, rc = -1;
 
@@ -180,7 +181,10 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     } else if (llm_summary(sm, &p, &s, &e, &u, io) < 0) {
         goto out;
     }
-    snprintf(id, sizeof id, "exp:%s", p.env.id);
+    if (ao_name(id, sizeof id, AO_ID_EXPERIENCE, p.env.id) < 0) {
+        snprintf(reason, len, "the pair's id is too long for an experience's");
+        goto out;
+    }
     ao_sha256_hex(p.env.id, strlen(p.env.id), hex);
     snprintf(item_id, sizeof item_id, "mem:%.16s", hex);
     ao_utc_now(now, sizeof now);

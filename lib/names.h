@@ -1,0 +1,64 @@
+/* names.h - the names the stages agree on, spelled once: Kafka topics,
+ * Redis keys (after the deployment's prefix) and message ids, with the one
+ * checked builder every key, id and path goes through (DESIGN.md fixes the
+ * names; a stage that spells one itself can drift from the others). */
+#ifndef AO_NAMES_H
+#define AO_NAMES_H
+
+#include <stddef.h>
+
+/* --- topics ---------------------------------------------------------- */
+#define AO_TOPIC_TASKS "accelopt.tasks"
+#define AO_TOPIC_CANDIDATES "accelopt.candidates"
+#define AO_TOPIC_PLANS "accelopt.plans"
+#define AO_TOPIC_KERNELS_PREFIX "accelopt.kernels."
+#define AO_TOPIC_KERNELS AO_TOPIC_KERNELS_PREFIX "%s" /* one per target: the target's name */
+#define AO_TOPIC_RESULTS "accelopt.results"
+#define AO_TOPIC_PAIRS "accelopt.pairs"
+#define AO_TOPIC_EXPERIENCES "accelopt.experiences"
+#define AO_TOPIC_RUNS "accelopt.runs"
+#define AO_TOPIC_DLQ "accelopt.dlq"
+#define AO_TOPIC_MAX 128 /* a topic name's buffer */
+
+/* Every topic of a deployment, a kernels topic per built-in target among
+ * them, NULL-terminated (static: built on first use). */
+const char *const *ao_topics(void);
+/* Is it a topic whose messages go round-robin over the partitions (their
+ * consumers keep no state per run), not by the run's key?  1 or 0. */
+int ao_topic_spread(const char *topic);
+
+/* --- Redis keys (ao_redis_* add the deployment's prefix) -------------- */
+#define AO_KEY_RUN "run:%s"                    /* run id: the run's state */
+#define AO_KEY_ITER "run:%s:iter:%lld"         /* an iteration's slots */
+#define AO_KEY_ACKS "run:%s:acks:%lld"         /* an iteration's acked pairs */
+#define AO_KEY_FIXES "%s:fixes"                /* an AO_KEY_ITER: its fix attempts */
+#define AO_KEY_ACTIVE "runs:active"            /* the set of runs in flight */
+#define AO_KEY_ATTEMPTS "attempts:%s"           /* consumer group: inputs handed out */
+#define AO_KEY_PAIRDONE "pairdone:%s"          /* pair id: its summary is stored */
+#define AO_KEY_PROF "prof:%s:%s"               /* target, kernel hash: a cached verdict */
+#define AO_KEY_MEMORY_TARGET "memory:target:%s"
+#define AO_KEY_MEMORY_TASK "memory:task:%s:%s" /* target, task */
+#define AO_KEY_MEMORY_NAME "memory:name:%s"
+#define AO_KEY_MAX 640 /* a key's buffer: a run id (128), an id (512) and a little */
+
+/* --- message ids (DESIGN.md section 3) --------------------------------- */
+#define AO_ID_CANDIDATE "candidate:%s:%lld:%d"      /* run, iter, rank */
+#define AO_ID_PLAN "plan:%s:%lld:%lld:%ld"          /* run, iter, rank, index */
+#define AO_ID_KERNEL "kernel:%s:%lld:%s"            /* run, iter, slot */
+#define AO_ID_KERNEL_FIX "kernel:%s:%lld:%s/a%lld"  /* run, iter, slot, attempt */
+#define AO_ID_KERNEL_FINAL "kernel:%s:final"        /* run: the closing head-to-head */
+#define AO_ID_FIX "fix:%s:%lld:%s/a%lld"            /* run, iter, slot, attempt */
+#define AO_ID_RESULT "result:%s"                    /* the kernel's id */
+#define AO_ID_PAIR "pair:%s:%lld:%d.%d"             /* run, iter, rank, plan */
+#define AO_ID_EXPERIENCE "exp:%s"                   /* the pair's id */
+#define AO_ID_DONE "done:%s"                        /* run */
+#define AO_ID_DLQ "dlq:%s:%.16s"                    /* stage, the message's hash */
+#define AO_ID_BUF 600 /* an id's buffer: a message id (AO_MSG_ID_MAX) and a prefix */
+
+/* The one builder of keys, ids and paths: snprintf that never cuts.  0, or
+ * -1 (buf emptied) when the name would not fit in len bytes: two names that
+ * differ only past the end of a buffer must not become one. */
+int ao_name(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), warn_unused_result));
+
+#endif
