@@ -30,6 +30,7 @@
 #include "rng.h"
 #include "job.h"
 #include "sandbox.h"
+#include "stats.h"
 #include "target.h"
 #include "tokens.h"
 #include "util.h"
@@ -625,37 +626,6 @@ fail:
 
 /* --- measuring --- */
 
-static int cmp_ll(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return x < y ? -1 : x > y;
-}
-
-struct stats {
-    double median, min, spread;
-    int n;
-};
-
-static void stats_of(const long long *v, int n, struct stats *s)
-{
-    long long *c = malloc(sizeof *c * (size_t)n);
-    if (!c || n == 0) {
-        free(c);
-        memset(s, 0, sizeof *s);
-        return;
-    }
-    memcpy(c, v, sizeof *c * (size_t)n);
-    qsort(c, (size_t)n, sizeof *c, cmp_ll);
-    s->n = n;
-    s->min = (double)c[0];
-    s->median = n % 2 ? (double)c[n / 2] : 0.5 * ((double)c[n / 2 - 1] + (double)c[n / 2]);
-    if (n >= 4)
-        s->spread = ((double)c[(3 * n) / 4] - (double)c[n / 4]) / s->median;
-    else
-        s->spread = ((double)c[n - 1] - (double)c[0]) / s->median;
-    free(c);
-}
-
 static int add_error(cJSON *arr, const char *set, const char *output, double e)
 {
     cJSON *o = cJSON_CreateObject();
@@ -700,27 +670,20 @@ static int check_outputs(struct ao_job *j, const struct ao_task *t, float **out,
 }
 
 struct measurement {
-    struct stats st;
-    struct stats device; /* the runner's own timer (a GPU's events), if it has one */
+    struct ao_stats st;
+    struct ao_stats device; /* the runner's own timer (a GPU's events), if it has one */
     long long kernel_ns; /* total time inside kernel calls, checks included */
     long long wake_ns;   /* taken off every call: continuing the stopped runner */
     long long wake_u_ns; /* how sure that is: the lowest wake-ups' own spread */
     long long check_ns;  /* checking the sampled timed calls against the reference */
 };
 
-/* How far the lowest wake-up could be off: the gap from the lowest sample
- * to the one at the 5th percentile.  Quiet, a few hundred ns; on a busy
- * machine, microseconds, and then a tiny kernel's time is that uncertain. */
+/* How far the lowest wake-up could be off (ao_low_tail): quiet, a few
+ * hundred ns; on a busy machine, microseconds, and then a tiny kernel's
+ * time is that uncertain. */
 static long long wake_uncertainty(const struct ao_job *j)
 {
-    long long w[WAKE_SAMPLES_MAX];
-    int n = j->nwakes, k = n / 20 + 1;
-
-    if (n < 2)
-        return 0;
-    memcpy(w, j->wakes, sizeof *w * (size_t)n);
-    qsort(w, (size_t)n, sizeof *w, cmp_ll);
-    return w[k < n ? k : n - 1] - w[0];
+    return ao_low_tail(j->wakes, j->nwakes);
 }
 
 /* The timed calls' latencies: their raw times less the wake-up estimate
@@ -758,15 +721,11 @@ static int sample_size(const struct pool *pl)
     return fit > CHECKED_TIMED ? CHECKED_TIMED : fit < CHECKED_MIN ? CHECKED_MIN : (int)fit;
 }
 
-/* Reservoir sampling: is timed call n (0-based) kept, and where?  -1: not. */
+/* Is timed call n (0-based) kept, and where?  -1: not.  The generator is
+ * drawn only past the first s->size calls (ao_reservoir_slot). */
 static int sample_slot(struct ao_profiler *p, struct sample *s, int n)
 {
-    unsigned long long r;
-
-    if (n < s->size)
-        return n;
-    r = ao_rng_next(&p->rng) % (unsigned long long)(n + 1);
-    return r < (unsigned long long)s->size ? (int)r : -1;
+    return ao_reservoir_slot(n, s->size, n < s->size ? 0 : ao_rng_next(&p->rng));
 }
 
 /* The kept timed calls against the reference on their own inputs: sets
@@ -936,14 +895,14 @@ static int measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJS
         raw[n++] = j->raw_ns;
         if (n >= min_calls) {
             take_wake(raw, lat, n, j->wake_ns);
-            stats_of(lat, n, &m->st);
+            ao_stats_of(lat, n, &m->st);
             if (m->st.spread <= p->o.target_spread || spent >= (long long)(p->o.budget_s * 1e9))
                 break;
         }
     }
     take_wake(raw, lat, n, j->wake_ns);
-    stats_of(lat, n, &m->st);
-    stats_of(dev, n, &m->device);
+    ao_stats_of(lat, n, &m->st);
+    ao_stats_of(dev, n, &m->device);
     m->wake_ns = j->wake_ns;
     m->wake_u_ns = wake_uncertainty(j);
     ao_job_stop(j, "after its last call");
@@ -1176,12 +1135,6 @@ out:
  * speedup times 1 -/+ this (docs/BENCHMARKS.md, the A/A runs). */
 #define H2H_SYSTEMATIC 0.04
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Build and start one side of a head-to-head: 0, or -1 with j->status (a
  * verdict) or err. */
 static int h2h_side(struct ao_profiler *p, struct pool *pl, struct ao_job *j, const char *src,
@@ -1304,24 +1257,20 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     {
         /* the median of the paired ratios, and its distribution-free 95%
          * interval: order statistics k and n-1-k of the sorted ratios */
-        struct stats sb, sk;
-        int k = (int)floor((n - 1.96 * sqrt((double)n)) / 2);
-        qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
-        k = k < 0 ? 0 : k;
-        stats_of(lat[0], n, &sb);
-        stats_of(lat[1], n, &sk);
+        struct ao_stats sb, sk;
+        double low, high;
+        ao_median_interval(ratio, n, H2H_SYSTEMATIC, &r->speedup_vs_baseline, &low, &high);
+        ao_stats_of(lat[0], n, &sb);
+        ao_stats_of(lat[1], n, &sk);
         r->latency_ns = sk.median;
         r->latency_min_ns = sk.min;
         r->spread = sk.spread;
         r->repeats = n;
         r->steady = sk.spread <= p->o.target_spread;
-        r->speedup_vs_baseline = n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
         if ((h = cJSON_CreateObject())) {
             cJSON_AddNumberToObject(h, "speedup", r->speedup_vs_baseline);
-            cJSON_AddNumberToObject(h, "speedup_low", fmin(ratio[k], r->speedup_vs_baseline *
-                                                                     (1 - H2H_SYSTEMATIC)));
-            cJSON_AddNumberToObject(h, "speedup_high", fmax(ratio[n - 1 - k], r->speedup_vs_baseline *
-                                                                       (1 + H2H_SYSTEMATIC)));
+            cJSON_AddNumberToObject(h, "speedup_low", low);
+            cJSON_AddNumberToObject(h, "speedup_high", high);
             cJSON_AddNumberToObject(h, "rounds", n);
             cJSON_AddNumberToObject(h, "baseline_median_ns", sb.median);
             cJSON_AddNumberToObject(h, "baseline_spread", sb.spread);
