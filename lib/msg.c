@@ -268,6 +268,7 @@ void ao_msg_init(const struct ao_msg_type *t, void *msg)
         case AO_F_INT: *AT(msg, f, long long) = AO_ABSENT_INT; break;
         case AO_F_NUM: *AT(msg, f, double) = NAN; break;
         case AO_F_BOOL: *AT(msg, f, int) = -1; break;
+        case AO_F_ENUM: *AT(msg, f, int) = 0; break;
         default: break;
         }
     }
@@ -331,6 +332,15 @@ static int decode_field(const struct ao_field *f, const cJSON *v, void *msg,
         }
         *AT(msg, f, int) = cJSON_IsTrue(v);
         return 0;
+    case AO_F_ENUM:
+        for (int i = 0; cJSON_IsString(v) && f->enums[i]; i++)
+            if (strcmp(f->enums[i], v->valuestring) == 0) {
+                *AT(msg, f, int) = i + 1;
+                return 0;
+            }
+        snprintf(err, errlen, cJSON_IsString(v) ? "field '%s' has unknown value '%.40s'" : "field '%s' must be a string%.0s",
+                 f->name, cJSON_IsString(v) ? v->valuestring : "");
+        return -1;
     case AO_F_JSON:
         if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) {
             snprintf(err, errlen, "field '%s' must be an object or an array", f->name);
@@ -618,14 +628,14 @@ static int check_ids(const struct ao_msg_type *t, const cJSON *j, const void *ms
     return 0;
 }
 
-int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
-                  char *err, size_t errlen)
+int ao_record_decode(const struct ao_msg_type *t, const cJSON *j, void *msg, char *err,
+                     size_t errlen)
 {
     const cJSON *item;
 
     ao_msg_init(t, msg);
     if (!cJSON_IsObject(j)) {
-        snprintf(err, errlen, "message is not a JSON object");
+        snprintf(err, errlen, "%s is not a JSON object", t->name);
         return -1;
     }
     cJSON_ArrayForEach(item, j) {
@@ -650,6 +660,22 @@ int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
         if (decode_field(f, v, msg, err, errlen) < 0)
             goto fail;
     }
+    return 0;
+fail:
+    ao_msg_release(t, msg);
+    return -1;
+}
+
+int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
+                  char *err, size_t errlen)
+{
+    if (!cJSON_IsObject(j)) {
+        ao_msg_init(t, msg);
+        snprintf(err, errlen, "message is not a JSON object");
+        return -1;
+    }
+    if (ao_record_decode(t, j, msg, err, errlen) < 0)
+        return -1;
     if (strcmp(((struct ao_env *)msg)->type, t->name) != 0) {
         snprintf(err, errlen, "message type '%.40s' where '%s' was expected",
                  ((struct ao_env *)msg)->type, t->name);
@@ -707,6 +733,11 @@ cJSON *ao_msg_encode(const struct ao_msg_type *t, const void *msg)
         case AO_F_JSON:
             if (*CAT(msg, f, cJSON *))
                 v = cJSON_Duplicate(*CAT(msg, f, cJSON *), 1);
+            break;
+        case AO_F_ENUM:
+            for (int e = 0; e < *CAT(msg, f, int) && f->enums[e]; e++)
+                if (e + 1 == *CAT(msg, f, int))
+                    v = cJSON_CreateString(f->enums[e]);
             break;
         }
         if (v && !cJSON_AddItemToObject(j, f->name, v)) {

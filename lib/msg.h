@@ -19,7 +19,10 @@ struct ao_env {
     long long v, iter;
 };
 
-enum ao_field_kind { AO_F_STR, AO_F_INT, AO_F_NUM, AO_F_BOOL, AO_F_JSON };
+/* AO_F_ENUM: an int holding 1 + the index of its name in `enums` (0:
+ * absent), so that an enum whose first named value is 1 (ao_verdict) is
+ * stored as itself. */
+enum ao_field_kind { AO_F_STR, AO_F_INT, AO_F_NUM, AO_F_BOOL, AO_F_JSON, AO_F_ENUM };
 
 struct ao_field {
     const char *name;
@@ -144,6 +147,11 @@ int ao_run_id_valid(const char *run);
 /* A slot "rank.plan.sample" in canonical form (no sign, no leading zero,
  * each under 10000) into its numbers; 0 or -1. */
 int ao_slot_parse(const char *slot, int *r, int *p, int *s);
+
+/* A record without an envelope (the measurement the profile cache keeps,
+ * the run's config): its fields decoded as a message's are, unknown ones
+ * refused, required ones insisted on.  0, or -1 + err (out released). */
+int ao_record_decode(const struct ao_msg_type *t, const cJSON *j, void *out, char *err, size_t errlen);
 
 /* Set every field of msg (of type t) to absent. */
 void ao_msg_init(const struct ao_msg_type *t, void *msg);

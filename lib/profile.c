@@ -25,6 +25,7 @@
 
 #include "elfcheck.h"
 #include "log.h"
+#include "measurement.h"
 #include "names.h"
 #include "profile.h"
 #include "rng.h"
@@ -669,7 +670,7 @@ static int check_outputs(struct ao_job *j, const struct ao_task *t, float **out,
     return 0;
 }
 
-struct measurement {
+struct timed {
     struct ao_stats st;
     struct ao_stats device; /* the runner's own timer (a GPU's events), if it has one */
     long long kernel_ns; /* total time inside kernel calls, checks included */
@@ -815,7 +816,7 @@ static int correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *er
  * uniform sample of them (secretly chosen) checked against the reference
  * afterwards. */
 static int measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
-                   double *max_err, struct measurement *m, char *err, size_t errlen)
+                   double *max_err, struct timed *m, char *err, size_t errlen)
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
@@ -928,7 +929,7 @@ static int set_str(char **dst, const char *s)
     return s && !*dst ? -1 : 0;
 }
 
-static void layers_json(struct ao_result_msg *r, const char *layers, int seccomp)
+static void layers_json(struct ao_measurement *r, const char *layers, int seccomp)
 {
     char buf[600];
     cJSON *a = cJSON_CreateArray();
@@ -941,10 +942,10 @@ static void layers_json(struct ao_result_msg *r, const char *layers, int seccomp
 
 /* The result's verdict from the job's: status, reason, the errors of the
  * checks (taken from *errors when there are any), the wall time. */
-static void set_verdict(struct ao_result_msg *r, const struct ao_job *j, const struct ao_task *t,
+static void set_verdict(struct ao_measurement *r, const struct ao_job *j, const struct ao_task *t,
                         double max_err, cJSON **errors, long long t0)
 {
-    set_str(&r->status, ao_verdict_name(j->status));
+    r->verdict = j->status;
     if (j->reason[0])
         set_str(&r->reason, j->reason);
     r->tolerance = t->tolerance;
@@ -955,13 +956,12 @@ static void set_verdict(struct ao_result_msg *r, const struct ao_job *j, const s
         *errors = NULL;
     }
     r->wall_ns = ao_now_ns() - t0;
-    r->cached = 0;
 }
 
 /* One full measurement in a fresh process. */
 static int run_once(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
-                    struct ao_result_msg *r, cJSON *errors, double *max_err,
-                    struct measurement *m, char *err, size_t errlen)
+                    struct ao_measurement *r, cJSON *errors, double *max_err,
+                    struct timed *m, char *err, size_t errlen)
 {
     if (!j->started && start_job(p, j, &pl->task, pl->dims, p->o.timeout_s, 0, err, errlen) < 0)
         return -1;
@@ -986,12 +986,12 @@ static const struct ao_calib *fresh_calib(struct ao_profiler *p, char *err, size
 }
 
 int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                    const char *source, double parent_ns, double baseline_ns,
-                    struct ao_result_msg *r, char *err, size_t errlen)
+                    const char *source, double parent_ns, struct ao_measurement *r, char *err,
+                    size_t errlen)
 {
     struct pool *pl;
     struct ao_job j;
-    struct measurement m, m2;
+    struct timed m, m2;
     char reason[512], *diag = NULL;
     long long t0 = ao_now_ns(), compile_ns = 0;
     double max_err = 0, mm, vec, bytes;
@@ -1001,7 +1001,6 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     memset(&j, 0, sizeof j);
     memset(&m, 0, sizeof m);
     memset(&m2, 0, sizeof m2);
-    set_str(&r->size, size);
     if (!errors)
         goto fail;
     if (static_check(source, reason, sizeof reason)) {
@@ -1092,10 +1091,6 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
             rechecked = 1;
         }
     }
-    if (isfinite(parent_ns))
-        r->speedup = parent_ns / m.st.median;
-    if (isfinite(baseline_ns))
-        r->speedup_vs_baseline = baseline_ns / m.st.median;
     j.status = AO_V_OK;
 verdict:
     set_verdict(r, &j, t, max_err, &errors, t0);
@@ -1118,7 +1113,7 @@ verdict:
     rc = 0;
     goto out;
 fail:
-    set_str(&r->status, ao_verdict_name(AO_V_INTERNAL_ERROR));
+    r->verdict = AO_V_INTERNAL_ERROR;
     set_str(&r->reason, err);
 out:
     ao_job_free(&j);
@@ -1154,7 +1149,7 @@ static int h2h_side(struct ao_profiler *p, struct pool *pl, struct ao_job *j, co
 }
 
 int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                        const char *source, const char *base_source, struct ao_result_msg *r,
+                        const char *source, const char *base_source, struct ao_measurement *r,
                         char *err, size_t errlen)
 {
     struct pool *pl;
@@ -1174,7 +1169,6 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     jb.second = 1; /* two runners at once: each in its own cgroup */
     memset(&smp, 0, sizeof smp);
     memset(&fresh, 0, sizeof fresh);
-    set_str(&r->size, size);
     if (!errors || !base_errors)
         goto oom;
     if (static_check(base_source, err, errlen)) /* the baseline is the task's: it must pass */
@@ -1259,7 +1253,8 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
          * interval: order statistics k and n-1-k of the sorted ratios */
         struct ao_stats sb, sk;
         double low, high;
-        ao_median_interval(ratio, n, H2H_SYSTEMATIC, &r->speedup_vs_baseline, &low, &high);
+        double speedup;
+        ao_median_interval(ratio, n, H2H_SYSTEMATIC, &speedup, &low, &high);
         ao_stats_of(lat[0], n, &sb);
         ao_stats_of(lat[1], n, &sk);
         r->latency_ns = sk.median;
@@ -1268,7 +1263,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         r->repeats = n;
         r->steady = sk.spread <= p->o.target_spread;
         if ((h = cJSON_CreateObject())) {
-            cJSON_AddNumberToObject(h, "speedup", r->speedup_vs_baseline);
+            cJSON_AddNumberToObject(h, "speedup", speedup);
             cJSON_AddNumberToObject(h, "speedup_low", low);
             cJSON_AddNumberToObject(h, "speedup_high", high);
             cJSON_AddNumberToObject(h, "rounds", n);
@@ -1294,7 +1289,7 @@ side_failed:
 oom:
     snprintf(err, errlen, "out of memory for a head-to-head");
 fail:
-    set_str(&r->status, ao_verdict_name(AO_V_INTERNAL_ERROR));
+    r->verdict = AO_V_INTERNAL_ERROR;
     set_str(&r->reason, err);
 out:
     sample_free(&smp);
@@ -1313,7 +1308,7 @@ out:
 }
 
 int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char *source,
-                      struct ao_result_msg *r, char *err, size_t errlen)
+                      struct ao_measurement *r, char *err, size_t errlen)
 {
     struct pool *pl = p->built;
     struct ao_job j;
@@ -1353,7 +1348,7 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
         snprintf(j.reason, sizeof j.reason, "built, and passed the %s target's checks of what was "
                  "built; not run (a build only)", p->tg->name);
     }
-    set_str(&r->status, ao_verdict_name(j.status));
+    r->verdict = j.status;
     set_str(&r->reason, j.reason);
     r->wall_ns = ao_now_ns() - t0;
     if ((timing = cJSON_CreateObject())) {
@@ -1364,7 +1359,7 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
     rc = 0;
     goto out;
 fail:
-    set_str(&r->status, ao_verdict_name(AO_V_INTERNAL_ERROR));
+    r->verdict = AO_V_INTERNAL_ERROR;
     set_str(&r->reason, err);
 out:
     ao_job_free(&j);

@@ -3,7 +3,7 @@
 #define AO_PROFILE_H
 
 #include "calib.h"
-#include "msg.h"
+#include "measurement.h"
 #include "task.h"
 
 struct ao_target;
@@ -34,31 +34,31 @@ struct ao_profiler;
 struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err, size_t errlen);
 void ao_profiler_free(struct ao_profiler *p);
 
-/* Profile `source` for task t at a size class.  Fills the measurement
- * fields of r (not the envelope): status, reason, latencies, errors, % of
- * peak, speedups when parent_ns/baseline_ns are given (NAN if not), sandbox
- * layers, diagnostics, timing breakdown.  Returns 0 when r holds a verdict
- * (any status), -1 only when the profiler itself failed (err filled; r is
- * then an internal_error). */
+/* Profile `source` for task t at a size class into m (initialized by the
+ * caller): verdict, reason, latencies, errors, % of peak, sandbox layers,
+ * diagnostics, timing breakdown.  parent_ns (NAN if none) is policy only:
+ * a kernel over 10x faster than its parent is measured again in a fresh
+ * process.  Returns 0 when m holds a verdict (any), -1 only when the
+ * profiler itself failed (err filled; m is then an internal_error). */
 int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                    const char *source, double parent_ns, double baseline_ns,
-                    struct ao_result_msg *r, char *err, size_t errlen);
+                    const char *source, double parent_ns, struct ao_measurement *m, char *err,
+                    size_t errlen);
 
 /* The final head-to-head (issue 25): `source` against `base_source` in one
  * sitting, built and checked like any kernel, then in rounds on the same
  * fresh inputs in a random order, a uniform sample of the kernel's calls
- * checked against the reference.  r gets the kernel's latency, its
- * speedup_vs_baseline as the median of the paired ratios and head_to_head
- * with a distribution-free 95% interval.  0, or -1 + err. */
+ * checked against the reference.  m gets the kernel's latency and
+ * head_to_head: the median of the paired ratios (the speedup over the
+ * baseline) with its distribution-free 95% interval.  0, or -1 + err. */
 int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                        const char *source, const char *base_source, struct ao_result_msg *r,
+                        const char *source, const char *base_source, struct ao_measurement *m,
                         char *err, size_t errlen);
 
 /* Build `source` and apply its target's checks to what was built, without
  * running it (a machine without the target's device can still do this):
- * status ok, compile_error or rejected in r.  0, or -1 + err. */
+ * verdict ok, compile_error or rejected in m.  0, or -1 + err. */
 int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char *source,
-                      struct ao_result_msg *r, char *err, size_t errlen);
+                      struct ao_measurement *m, char *err, size_t errlen);
 
 /* The version of the profiler's checks: part of every cache key, so a
  * verdict given under older checks is never served.  Raise it whenever a

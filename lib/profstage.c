@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "measurement.h"
 #include "names.h"
 #include "profstage.h"
 #include "redis.h"
@@ -198,35 +199,36 @@ static void cache_put(struct ao_profstage *s, const char *key, const char *json)
         ao_warn("cannot store the profile in the cache: %s", err);
 }
 
-static int dup_into(char **dst, const char *src)
-{
-    free(*dst);
-    *dst = src ? strdup(src) : NULL;
-    return src && !*dst ? -1 : 0;
-}
-
-/* Take a cached measurement as this kernel's result. */
-static int from_cache(const char *json, struct ao_result_msg *r)
+/* A cached measurement: decoded by the measurement's field tables; one
+ * that does not decode (another version's) is a miss. */
+static int from_cache(const char *json, struct ao_measurement *m)
 {
     char err[AO_ERRLEN];
     cJSON *j = cJSON_Parse(json);
-    int rc = j ? ao_msg_decode(&ao_msg_result, j, r, err, sizeof err) : -1;
+    int rc = j ? ao_record_decode(&ao_rec_measurement, j, m, err, sizeof err) : -1;
 
     cJSON_Delete(j);
-    if (rc < 0)
-        return -1;
-    r->cached = 1;
-    r->speedup = NAN;
-    r->speedup_vs_baseline = NAN;
-    return 0;
+    return rc;
+}
+
+static void to_cache(struct ao_profstage *s, const char *key, const struct ao_measurement *m)
+{
+    cJSON *j = ao_msg_encode(&ao_rec_measurement, m);
+    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+
+    if (text)
+        cache_put(s, key, text);
+    cJSON_free(text);
+    cJSON_Delete(j);
 }
 
 int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
                         struct ao_result_msg *r, char *reason, size_t len)
 {
-    char id[AO_ID_BUF], key[65], sha[65] = "", err[AO_ERRLEN] = "", *hit = NULL;
-    const struct ao_task *t;
-    const char *task_hash = NULL;
+    char key[65], sha[65] = "", err[AO_ERRLEN] = "", *hit = NULL;
+    const struct ao_task *t = NULL;
+    struct ao_measurement m;
+    int cached = 0, rc;
 
     if (k->source) { /* the hash a result carries is of the source measured, never the sender's */
         ao_sha256_hex(k->source, strlen(k->source), sha);
@@ -241,68 +243,38 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
                  k->env.target, s->o.target->name, s->o.target->name);
         return -1;
     }
-    ao_msg_init(&ao_msg_result, r);
+    ao_measurement_init(&m);
     if (!k->source) {
         /* the executor produced no code, or repeated an earlier plan or
          * kernel: still one result for the slot */
-        dup_into(&r->status, ao_verdict_name(k->duplicate_of ? AO_V_DUPLICATE : AO_V_NO_CODE));
-        dup_into(&r->reason, k->error ? k->error : "the kernel message carries no source");
-        dup_into(&r->size, k->size);
+        m.verdict = k->duplicate_of ? AO_V_DUPLICATE : AO_V_NO_CODE;
+        m.reason = strdup(k->error ? k->error : "the kernel message carries no source");
     } else if (!(t = find_task(s, k, err, sizeof err))) {
         snprintf(reason, len, "%s", err);
         return -1;
     } else if (k->baseline_source) { /* the final head-to-head: never from the cache */
-        task_hash = t->sha256;
-        ao_msg_init(&ao_msg_result, r);
-        if (ao_profiler_compare(s->prof, t, k->size, k->source, k->baseline_source, r, err,
+        if (ao_profiler_compare(s->prof, t, k->size, k->source, k->baseline_source, &m, err,
                                 sizeof err) < 0)
             ao_err("the head-to-head of '%s' failed: %s", k->env.id, err);
     } else {
-        task_hash = t->sha256;
         ao_profile_key(s->o.target, t, k->size, k->source, ao_profstage_calib(s), key);
-        if ((hit = cache_get(s, key)) && from_cache(hit, r) == 0) {
+        if ((hit = cache_get(s, key)) && from_cache(hit, &m) == 0) {
             ao_debug("profile cache hit for %.12s", key);
+            cached = 1;
         } else {
-            ao_msg_init(&ao_msg_result, r);
-            if (ao_profiler_run(s->prof, t, k->size, k->source, k->parent_latency_ns,
-                                k->baseline_latency_ns, r, err, sizeof err) < 0)
+            ao_measurement_init(&m);
+            if (ao_profiler_run(s->prof, t, k->size, k->source, k->parent_latency_ns, &m, err,
+                                sizeof err) < 0)
                 ao_err("profiling '%s' failed: %s", k->env.id, err);
-            if (ao_verdict_of(r->status) != AO_V_INTERNAL_ERROR) {
-                cJSON *j;
-                char *text;
-                ao_env_set(&r->env, "result", "cache", "cache", t->name, s->o.target->name, 0);
-                dup_into(&r->kernel_id, "cache");
-                if ((j = ao_msg_encode(&ao_msg_result, r)) && (text = cJSON_PrintUnformatted(j))) {
-                    cache_put(s, key, text);
-                    cJSON_free(text);
-                }
-                cJSON_Delete(j);
-            }
+            if (m.verdict != AO_V_INTERNAL_ERROR)
+                to_cache(s, key, &m);
         }
         free(hit);
-        if (r->latency_ns > 0 && isfinite(k->parent_latency_ns))
-            r->speedup = k->parent_latency_ns / r->latency_ns;
-        if (r->latency_ns > 0 && isfinite(k->baseline_latency_ns))
-            r->speedup_vs_baseline = k->baseline_latency_ns / r->latency_ns;
     }
-    r->attempt = k->attempt;
-    cJSON_Delete(r->tokens);
-    cJSON_Delete(r->memory_seen);
-    r->tokens = r->memory_seen = NULL;
-    /* the result's id is the kernel's, so a replayed kernel gives the same id */
-    if (ao_name(id, sizeof id, AO_ID_RESULT, k->env.id) < 0 || ao_env_set(&r->env, "result", id, k->env.run, k->env.task, k->env.target, k->env.iter) < 0 ||
-        dup_into(&r->kernel_id, k->env.id) < 0 ||
-        dup_into(&r->sha256, k->source ? sha : k->sha256) < 0 ||
-        dup_into(&r->parent, k->parent) < 0 || dup_into(&r->slot, k->slot) < 0 ||
-        dup_into(&r->source, k->source) < 0 || dup_into(&r->plan, k->plan) < 0 ||
-        dup_into(&r->plan_text, k->plan_text) < 0 || dup_into(&r->task_sha256, task_hash) < 0 ||
-        dup_into(&r->model, k->model) < 0 ||
-        (k->tokens && !(r->tokens = cJSON_Duplicate(k->tokens, 1))) ||
-        (k->memory_seen && !(r->memory_seen = cJSON_Duplicate(k->memory_seen, 1)))) {
-        snprintf(reason, len, "out of memory");
-        return -1;
-    }
-    return 0;
+    rc = ao_result_of(k, &m, k->source ? sha : NULL, t ? t->sha256 : NULL, k->source ? cached : -1, r,
+                      reason, len);
+    ao_measurement_release(&m);
+    return rc;
 }
 
 int ao_profstage_opts_from_config(const struct ao_config *c, struct ao_profstage_opts *o,

@@ -84,26 +84,34 @@ static int print_json(const cJSON *j)
     return rc;
 }
 
+/* The kernel a file on the command line is, as the profiler stage gets
+ * one: run "cli", id cli:<its hash>.  0, or -1 (out of memory). */
+static int cli_kernel(const struct ao_task *t, const char *target, const char *size,
+                      const char *source, double parent, double baseline, struct ao_kernel_msg *k)
+{
+    char hex[65], id[100];
+
+    ao_msg_init(&ao_msg_kernel, k);
+    ao_sha256_hex(source, strlen(source), hex);
+    snprintf(id, sizeof id, "cli:%.16s", hex);
+    k->parent_latency_ns = parent;
+    k->baseline_latency_ns = baseline;
+    return ao_env_set(&k->env, "kernel", id, "cli", t->name, target, 0) < 0 || !(k->source = strdup(source)) ||
+                   !(k->sha256 = strdup(hex)) || !(k->size = strdup(size)) ||
+                   !(k->task_sha256 = strdup(t->sha256)) /* found by name, and the same task */
+               ? -1 : 0;
+}
+
 /* Profile one source through the stage core, as the profiler would. */
 static int profile_source(struct ao_profstage *st, const struct ao_task *t, const char *size,
                           const char *source, double parent, double baseline,
                           struct ao_result_msg *r, char *err, size_t errlen)
 {
     struct ao_kernel_msg k;
-    char hex[65], id[100];
-    int rc;
+    int rc = cli_kernel(t, ao_profstage_target(st)->name, size, source, parent, baseline, &k) < 0
+                 ? ao_errf(err, errlen, "out of memory")
+                 : ao_profstage_kernel(st, &k, r, err, errlen);
 
-    ao_msg_init(&ao_msg_kernel, &k);
-    ao_sha256_hex(source, strlen(source), hex);
-    snprintf(id, sizeof id, "cli:%.16s", hex);
-    ao_env_set(&k.env, "kernel", id, "cli", t->name, ao_profstage_target(st)->name, 0);
-    k.source = strdup(source);
-    k.sha256 = strdup(hex);
-    k.size = strdup(size);
-    k.task_sha256 = strdup(t->sha256); /* found by name, and the same task */
-    k.parent_latency_ns = parent;
-    k.baseline_latency_ns = baseline;
-    rc = ao_profstage_kernel(st, &k, r, err, errlen);
     ao_msg_release(&ao_msg_kernel, &k);
     return rc;
 }
@@ -123,21 +131,24 @@ static int profile_build_only(const struct ao_config *c, const struct ao_profsta
     }
     for (int i = 0; i < c->nargs && code != AO_EXIT_FAIL && !ao_stop_requested(); i++) {
         struct ao_result_msg r;
-        char hex[65], id[100], *src;
+        struct ao_measurement m;
+        struct ao_kernel_msg k;
+        char *src;
         cJSON *j = NULL;
 
         ao_msg_init(&ao_msg_result, &r);
+        ao_msg_init(&ao_msg_kernel, &k);
+        ao_measurement_init(&m);
+        err[0] = '\0';
         if (!(src = ao_read_file(c->args[i], NULL, err, sizeof err)) ||
-            ao_profiler_build(p, t, src, &r, err, sizeof err) < 0) {
-            ao_err("%s: %s", c->args[i], err);
+            ao_profiler_build(p, t, src, &m, err, sizeof err) < 0 ||
+            cli_kernel(t, po->target->name, ao_config_str(c, "size"), src, NAN, NAN, &k) < 0 ||
+            ao_result_of(&k, &m, NULL, NULL, -1, &r, err, sizeof err) < 0) {
+            ao_err("%s: %s", c->args[i], err[0] ? err : "out of memory");
             code = AO_EXIT_FAIL;
         } else {
-            ao_sha256_hex(src, strlen(src), hex);
-            snprintf(id, sizeof id, "cli:%.16s", hex);
-            ao_env_set(&r.env, "result", id, "cli", t->name, po->target->name, 0);
-            r.kernel_id = strdup(id);
-            r.sha256 = strdup(hex);
-            r.size = strdup(ao_config_str(c, "size"));
+            free(r.source); /* a build's result line carries no source, as before */
+            r.source = NULL;
             if (!(j = ao_msg_encode(&ao_msg_result, &r)) || print_json(j) < 0) {
                 ao_err("cannot write the result");
                 code = AO_EXIT_FAIL;
@@ -148,6 +159,8 @@ static int profile_build_only(const struct ao_config *c, const struct ao_profsta
         cJSON_Delete(j);
         free(src);
         ao_msg_release(&ao_msg_result, &r);
+        ao_msg_release(&ao_msg_kernel, &k);
+        ao_measurement_release(&m);
     }
     ao_profiler_free(p);
     return code;
