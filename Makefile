@@ -53,7 +53,7 @@ ifeq ($(V),1)
 Q :=
 endif
 
-LIB_SRC  := $(wildcard lib/*.c lib/targets/*.c)
+LIB_SRC  := $(wildcard lib/*/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 STAGES   := profiler planner executor summarizer selector
 BINS     := $(BINDIR)/accelopt $(STAGES:%=$(BINDIR)/accelopt-%)
@@ -237,7 +237,7 @@ fuzz-msg:
 	@mkdir -p build/fuzz/corpus
 	@cp schemas/examples/*.jsonl build/fuzz/corpus/
 	clang -g -O1 -fsanitize=fuzzer,address -Ilib $(shell pkg-config --cflags libcjson) \
-	    tests/fuzz/msg_fuzz.c lib/msg.c $(shell pkg-config --libs libcjson) -lm -o build/fuzz/msg_fuzz
+	    tests/fuzz/msg_fuzz.c lib/wire/msg.c lib/wire/verdict.c $(shell pkg-config --libs libcjson) -lm -o build/fuzz/msg_fuzz
 	build/fuzz/msg_fuzz -max_total_time=$(FUZZ_S) -max_len=4096 build/fuzz/corpus
 
 clean:

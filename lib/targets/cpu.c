@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib.h"
-#include "elfcheck.h"
-#include "job.h"
-#include "sandbox.h"
-#include "target.h"
-#include "vendor.h"
-#include "task.h"
-#include "util.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "measure/calib.h"
+#include "measure/elfcheck.h"
+#include "measure/job.h"
+#include "measure/sandbox.h"
+#include "measure/vendor.h"
+#include "targets/target.h"
 
 static const char *const cpu_tags[] = {"", "c", "c11", "c99", "c17", "h", "cpp", "c++", "cc", NULL};
 

@@ -15,15 +15,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calib.h"
 #include "cJSON.h"
-#include "elfcheck.h"
-#include "job.h"
-#include "sandbox.h"
-#include "target.h"
-#include "task.h"
-#include "util.h"
-#include "vendor.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "measure/calib.h"
+#include "measure/elfcheck.h"
+#include "measure/job.h"
+#include "measure/sandbox.h"
+#include "measure/vendor.h"
+#include "targets/target.h"
 
 #define CUDA_HOME "/usr/local/cuda" /* under /usr: the sandboxes see it */
 #define NVCC CUDA_HOME "/bin/nvcc"

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "msg.h"
+#include "wire/msg.h"
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
     char err[512];

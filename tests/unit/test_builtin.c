@@ -5,10 +5,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "builtin.h"
+#include "agents/builtin.h"
+#include "agents/prompt.h"
 #include "check.h"
-#include "prompt.h"
-#include "util.h"
+#include "core/util.h"
 
 static char *baseline_ext(const char *task, const char *ext)
 {

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "config.h"
-#include "util.h"
+#include "core/config.h"
+#include "core/util.h"
 
 static const struct ao_option opts[] = {
     {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size"},

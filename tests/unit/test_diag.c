@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agents/diag.h"
 #include "check.h"
-#include "diag.h"
 
 int main(void)
 {

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "elfcheck.h"
-#include "util.h"
+#include "core/util.h"
+#include "measure/elfcheck.h"
 
 static int check_src(const char *src, char *reason, size_t len)
 {

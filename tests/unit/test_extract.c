@@ -6,9 +6,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "agents/extract.h"
 #include "check.h"
-#include "extract.h"
-#include "util.h"
+#include "core/util.h"
 
 static char *expect_of(const char *md)
 {

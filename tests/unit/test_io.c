@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "io.h"
-#include "msg.h"
-#include "util.h"
+#include "core/util.h"
+#include "wire/io.h"
+#include "wire/msg.h"
 
 /* echo kernel ids back as their ids; refuse messages without an id */
 static int echo(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)

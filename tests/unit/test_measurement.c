@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "measurement.h"
+#include "measure/measurement.h"
 
 int main(void)
 {

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "agents/agent.h"
 #include "check.h"
 
 int main(void)

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "msg.h"
-#include "util.h"
+#include "core/util.h"
+#include "wire/msg.h"
 
 static void print_fields(void)
 {

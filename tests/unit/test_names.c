@@ -2,9 +2,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "names.h"
-#include "target.h"
-#include "util.h"
+#include "core/util.h"
+#include "targets/target.h"
+#include "wire/names.h"
 
 #define E6 "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9" /* six e-acute */
 #define E8 E6 "\xc3\xa9\xc3\xa9"

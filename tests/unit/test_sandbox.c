@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "sandbox.h"
-#include "util.h"
+#include "core/util.h"
+#include "measure/sandbox.h"
 
 static int ro_workdir; /* the next run's /work read-only, as a runner's is */
 

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "runstore.h"
-#include "select.h"
+#include "state/runstore.h"
+#include "state/select.h"
 
 int main(void)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "stats.h"
+#include "measure/stats.h"
 
 int main(void)
 {

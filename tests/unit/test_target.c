@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "target.h"
+#include "targets/target.h"
 
 int main(void)
 {

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "task.h"
-#include "util.h"
+#include "core/task.h"
+#include "core/util.h"
 
 static double eval(const char *e)
 {

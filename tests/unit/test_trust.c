@@ -7,14 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "agents/agent.h"
+#include "agents/diag.h"
 #include "check.h"
-#include "diag.h"
-#include "msg.h"
+#include "core/tokens.h"
+#include "core/util.h"
 #include "runner_proto.h"
-#include "sign.h"
-#include "tokens.h"
-#include "util.h"
+#include "wire/msg.h"
+#include "wire/sign.h"
 
 static const char *const RESULT =
     "{\"type\":\"result\",\"v\":1,\"id\":\"x\",\"run\":\"r\",\"task\":\"matmul\",\"target\":\"cpu\","

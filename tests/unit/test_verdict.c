@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "verdict.h"
+#include "wire/verdict.h"
 
 int main(void)
 {

@@ -6,21 +6,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calib.h"
-#include "config.h"
-#include "exitcode.h"
+#include "core/config.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/signals.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "core/version.h"
 #include "front.h"
-#include "log.h"
-#include "msg.h"
-#include "profstage.h"
-#include "signals.h"
-#include "stage.h"
-#include "task.h"
-#include "target.h"
-#include "util.h"
-#include "verdict.h"
-#include "vendor.h"
-#include "version.h"
+#include "measure/calib.h"
+#include "measure/profstage.h"
+#include "measure/vendor.h"
+#include "targets/target.h"
+#include "wire/msg.h"
+#include "wire/stage.h"
+#include "wire/verdict.h"
 
 #define AO_EXIT_KERNEL 3 /* profile: the kernel was measured and is not ok */
 

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "config.h"
+#include "core/config.h"
 
 /* Each command sets itself up with ao_tool_setup (lib/stage.h), as the
  * stages do. */

@@ -7,15 +7,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "exitcode.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/redis.h"
+#include "core/util.h"
 #include "front.h"
-#include "log.h"
-#include "memory.h"
-#include "msg.h"
-#include "names.h"
-#include "redis.h"
-#include "stage.h"
-#include "util.h"
+#include "state/memory.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/stage.h"
 
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 #define MAX_IMPORT 10000 /* items in one file */

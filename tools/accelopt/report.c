@@ -5,12 +5,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
-#include "msg.h"
-#include "names.h"
+#include "core/log.h"
+#include "core/util.h"
 #include "report.h"
-#include "target.h"
-#include "util.h"
+#include "targets/target.h"
+#include "wire/msg.h"
+#include "wire/names.h"
 
 static int too_long(char *err, size_t errlen, const char *dir)
 {

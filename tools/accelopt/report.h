@@ -6,7 +6,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "runstore.h"
+#include "state/runstore.h"
 
 struct run_task {
     char task[64];

@@ -12,18 +12,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exitcode.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/redis.h"
+#include "core/util.h"
+#include "core/version.h"
 #include "front.h"
-#include "log.h"
-#include "msg.h"
-#include "names.h"
-#include "redis.h"
 #include "report.h"
-#include "runstore.h"
-#include "stage.h"
-#include "target.h"
-#include "util.h"
-#include "version.h"
+#include "state/runstore.h"
+#include "targets/target.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/stage.h"
 
 #include <hiredis/hiredis.h>
 

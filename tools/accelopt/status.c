@@ -4,16 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exitcode.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/redis.h"
+#include "core/util.h"
 #include "front.h"
-#include "names.h"
-#include "stage.h"
-#include "log.h"
-#include "msg.h"
-#include "redis.h"
 #include "report.h"
-#include "runstore.h"
-#include "util.h"
+#include "state/runstore.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/stage.h"
 
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 

@@ -7,14 +7,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exitcode.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/signals.h"
+#include "core/util.h"
 #include "front.h"
-#include "stage.h"
-#include "io.h"
-#include "kafka.h"
-#include "log.h"
-#include "signals.h"
-#include "util.h"
+#include "wire/io.h"
+#include "wire/kafka.h"
+#include "wire/stage.h"
 
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 

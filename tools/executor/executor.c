@@ -7,16 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "builtin.h"
-#include "exitcode.h"
-#include "extract.h"
-#include "log.h"
-#include "msg.h"
-#include "names.h"
-#include "stage.h"
-#include "tokens.h"
-#include "util.h"
+#include "agents/agent.h"
+#include "agents/builtin.h"
+#include "agents/extract.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/tokens.h"
+#include "core/util.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/stage.h"
 
 #define MAX_SAMPLES 16
 

@@ -11,16 +11,16 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agent.h"
-#include "builtin.h"
-#include "exitcode.h"
-#include "log.h"
-#include "memory.h"
-#include "msg.h"
-#include "names.h"
-#include "rng.h"
-#include "stage.h"
-#include "util.h"
+#include "agents/agent.h"
+#include "agents/builtin.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/util.h"
+#include "state/memory.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/stage.h"
 
 #define MAX_PLANS 64
 #define MAX_PLAN_TEXT 8000

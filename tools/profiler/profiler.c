@@ -3,16 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "exitcode.h"
-#include "io.h"
-#include "log.h"
-#include "msg.h"
-#include "names.h"
-#include "profstage.h"
-#include "sign.h"
-#include "stage.h"
-#include "util.h"
+#include "core/config.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "measure/profstage.h"
+#include "wire/io.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/sign.h"
+#include "wire/stage.h"
 
 static const struct ao_option options[] = {
     AO_PROFILER_OPTIONS,

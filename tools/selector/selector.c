@@ -23,22 +23,22 @@
 #include <string.h>
 #include <time.h>
 
-#include "diag.h"
-#include "exitcode.h"
-#include "log.h"
-#include "memory.h"
-#include "msg.h"
-#include "names.h"
-#include "redis.h"
-#include "runstore.h"
-#include "select.h"
-#include "sign.h"
-#include "signals.h"
-#include "stage.h"
-#include "target.h"
-#include "task.h"
-#include "util.h"
-#include "verdict.h"
+#include "agents/diag.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/redis.h"
+#include "core/signals.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "state/memory.h"
+#include "state/runstore.h"
+#include "state/select.h"
+#include "targets/target.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/sign.h"
+#include "wire/stage.h"
+#include "wire/verdict.h"
 
 #define MAX_BEAM 64
 #define MAX_PLANS 64

@@ -6,16 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "builtin.h"
-#include "exitcode.h"
-#include "extract.h"
-#include "log.h"
-#include "memory.h"
-#include "msg.h"
-#include "names.h"
-#include "stage.h"
-#include "util.h"
+#include "agents/agent.h"
+#include "agents/builtin.h"
+#include "agents/extract.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "state/memory.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/stage.h"
 
 static const struct ao_option options[] = {
     {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory to write: target, task, none or a name"},

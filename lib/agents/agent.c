@@ -1,0 +1,301 @@
+/* agent.c - the model, Redis, budget, prompts and problem of an agent stage */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "agents/agent.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/signals.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "measure/calib.h"
+#include "state/memory.h"
+#include "targets/target.h"
+#include "wire/msg.h"
+
+int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *role, int *usage,
+                  char *err, size_t errlen)
+{
+    const char *url = ao_config_str(c, "redis");
+
+    memset(a, 0, sizeof *a);
+    *usage = 1;
+    if (ao_llm_conf_from_config(c, role, &a->conf, err, errlen) < 0)
+        return -1;
+    a->prompts = ao_config_str(c, "prompts");
+    a->size = ao_config_str(c, "size");
+    a->role = role;
+    *usage = 0;
+    /* once per process: a stage has one agent and one thread */
+    if (!a->conf.builtin && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        snprintf(err, errlen, "cannot initialise libcurl");
+        goto fail;
+    }
+    if (!a->conf.builtin && !(a->llm = ao_llm_new(&a->conf, err, errlen)))
+        goto fail;
+    if (url && !(a->redis = ao_redis_new(url, ao_config_str(c, "redis-prefix"), err, errlen)))
+        goto fail;
+    if (!(a->book = ao_budget_book_new(a->redis))) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    ao_info("%s model: %s%s%s", role, a->conf.model, a->conf.url ? " at " : "",
+            a->conf.url ? a->conf.url : "");
+    return 0;
+fail:
+    ao_agent_release(a);
+    return -1;
+}
+
+void ao_agent_release(struct ao_agent *a)
+{
+    if (a->total.calls)
+        ao_info("%d model calls (%d attempts), %lld prompt and %lld completion tokens, $%.4f",
+                a->total.calls, a->total.attempts, a->total.prompt, a->total.completion,
+                a->total.cost_usd);
+    if (a->llm) {
+        ao_llm_free(a->llm);
+        curl_global_cleanup();
+    }
+    ao_redis_free(a->redis);
+    ao_budget_book_free(a->book);
+    ao_llm_conf_release(&a->conf);
+    memset(a, 0, sizeof *a);
+}
+
+int ao_agent_run(struct ao_stage *s, struct ao_agent *a, const char *role, ao_process_fn process,
+                 void *ctx, const char *what_in, const char *what_out)
+{
+    char err[AO_ERRLEN];
+    int usage, code;
+
+    if (ao_agent_init(a, &s->cfg, role, &usage, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        return ao_stage_close(s, usage ? AO_EXIT_USAGE : AO_EXIT_FAIL);
+    }
+    code = ao_stage_run(s, process, ctx, what_in, what_out);
+    ao_agent_release(a);
+    return code;
+}
+
+int ao_agent_prompts(const struct ao_agent *a, const char *target, const struct ao_prompt_var *v,
+                     int n, char **system, char **user, char *err, size_t errlen)
+{
+    return ao_agent_prompts_as(a, a->conf.role, target, v, n, system, user, err, errlen);
+}
+
+int ao_agent_prompts_as(const struct ao_agent *a, const char *name, const char *target,
+                        const struct ao_prompt_var *v, int n, char **system, char **user,
+                        char *err, size_t errlen)
+{
+    char *ts = NULL, *tu = NULL;
+    unsigned long long used = 0;
+    int rc = -1;
+
+    *system = *user = NULL;
+    if (!(ts = ao_prompt_load(a->prompts, target, name, "system", err, errlen)) ||
+        !(tu = ao_prompt_load(a->prompts, target, name, "user", err, errlen)) ||
+        !(*system = ao_prompt_render(ts, v, n, &used, err, errlen)) ||
+        !(*user = ao_prompt_render(tu, v, n, &used, err, errlen)))
+        goto out;
+    for (int i = 0; i < n; i++)
+        if (!(used >> i & 1)) {
+            snprintf(err, errlen, "the %s prompts for '%s' never show {{%s}}", name, target,
+                     v[i].name);
+            goto out;
+        }
+    rc = 0;
+out:
+    if (rc < 0) {
+        free(*system);
+        free(*user);
+        *system = *user = NULL;
+    }
+    free(ts);
+    free(tu);
+    return rc;
+}
+
+int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJSON *config,
+                  const char *system,
+                  const char *user, char **reply, struct ao_llm_usage *u, char *reason,
+                  size_t len)
+{
+    struct ao_llm_usage call = {0};
+    struct ao_budget b;
+    char e[AO_ERRLEN];
+    int rc, spent;
+
+    *reply = NULL;
+    if (ao_budget_from_config(config, &b, reason, len) < 0)
+        return -1;
+    if ((spent = ao_budget_spent(a->book, run, &b, reason, len)) != 0)
+        return spent < 0 ? -2 : -1;
+    rc = ao_llm_chat(a->llm, system, user, reply, &call, reason, len);
+    if (rc < 0 && ao_stop_requested())
+        rc = -2;
+    if (ao_budget_charge(a->book, run, a->role, iter, &call, e, sizeof e) < 0)
+        ao_warn("run '%s': cannot count the call's tokens: %s", run, e);
+    ao_llm_usage_add(u, &call);
+    ao_llm_usage_add(&a->total, &call);
+    return rc;
+}
+
+cJSON *ao_usage_json(const struct ao_llm_usage *u)
+{
+    cJSON *t = cJSON_CreateObject();
+    if (t && (!cJSON_AddNumberToObject(t, "prompt", (double)u->prompt) ||
+              !cJSON_AddNumberToObject(t, "completion", (double)u->completion))) {
+        cJSON_Delete(t);
+        t = NULL;
+    }
+    return t;
+}
+
+int ao_problem_load(const char *target, const char *task, const char *task_sha256,
+                    const char *size, struct ao_problem *p, char *err, size_t errlen)
+{
+    const struct ao_target *tg;
+    struct ao_task t;
+    struct ao_buf b = {0};
+    long long dims[AO_MAX_DIMS];
+    char ref[1100];
+
+    memset(p, 0, sizeof *p);
+    if (!(tg = ao_target_get(target, err, errlen)) ||
+        ao_task_named(task, task_sha256, &t, err, errlen) < 0 ||
+        ao_task_size(&t, size, dims, err, errlen) < 0)
+        return -1;
+    snprintf(ref, sizeof ref, "%s/reference.c", t.dir);
+    if (!(p->reference = ao_read_file(ref, NULL, err, errlen)))
+        return -1;
+    tg->convention(&t, size, dims, &b);
+    if (!b.data) {
+        snprintf(err, errlen, "out of memory");
+        ao_problem_release(p);
+        return -1;
+    }
+    p->convention = b.data;
+    return 0;
+}
+
+void ao_problem_release(struct ao_problem *p)
+{
+    free(p->reference);
+    free(p->convention);
+    memset(p, 0, sizeof *p);
+}
+
+int ao_profile_lines(const cJSON *profile, char **lines, int max)
+{
+    const cJSON *it;
+    int n = 0;
+
+    cJSON_ArrayForEach(it, profile) {
+        double v = it->valuedouble;
+        if (n >= max)
+            break;
+        if (cJSON_IsNumber(it) && isfinite(v) &&
+            asprintf(&lines[n], v == floor(v) && fabs(v) < 1e15 ? "%s: %.0f" : "%s: %.6g",
+                     it->string, v) >= 0)
+            n++;
+        else if (cJSON_IsString(it) && strlen(it->valuestring) < 200 &&
+                 asprintf(&lines[n], "%s: %s", it->string, it->valuestring) >= 0)
+            n++;
+        else if (cJSON_IsBool(it) &&
+                 asprintf(&lines[n], "%s: %s", it->string, cJSON_IsTrue(it) ? "true" : "false") >= 0)
+            n++;
+    }
+    return n;
+}
+
+char *ao_profile_text(const cJSON *profile)
+{
+    char *lines[64];
+    int n = ao_profile_lines(profile, lines, 64);
+    struct ao_buf b = {0};
+
+    for (int i = 0; i < n; i++) {
+        ao_buf_printf(&b, "%s\n", lines[i]);
+        free(lines[i]);
+    }
+    return b.data ? b.data : strdup("(not measured)\n");
+}
+
+/* Memory items are data, never instructions: each is fenced in tags the
+ * system prompt names as data, with its fields capped and anything that
+ * looks like our fence taken out, so an item cannot close its fence and
+ * speak as the prompt.  The whole text is capped too. */
+#define MEM_FIELD_MAX AO_MEMORY_SUMMARY_MAX
+#define MEM_SNIPPET_MAX AO_MEMORY_SNIPPET_MAX
+#define MEM_TEXT_MAX 24000
+static void fenced(struct ao_buf *b, const char *s, size_t max)
+{
+    size_t n = 0;
+    for (; *s && n < max; s++, n++) {
+        if (*s == '<') { /* no fence tag inside an item: "<memory", "</ MEMORY_ITEM", ... */
+            const char *t = s + 1;
+            t += strspn(t, " \t\r\n/");
+            if (strncasecmp(t, "memory", 6) == 0) {
+                ao_buf_append(b, "(", 1);
+                continue;
+            }
+        }
+        ao_buf_append(b, s, 1);
+    }
+    if (*s)
+        ao_buf_printf(b, " [cut at %zu characters]", max);
+}
+
+char *ao_memory_text(const cJSON *items)
+{
+    struct ao_buf b = {0};
+    const cJSON *it;
+    int i = 0;
+
+    cJSON_ArrayForEach(it, items) {
+        const cJSON *sp = cJSON_GetObjectItemCaseSensitive(it, "speedup");
+        int regression = strcmp(ao_json_str(it, "direction", ""), "-") == 0;
+        if (b.len > MEM_TEXT_MAX) {
+            ao_buf_printf(&b, "(%d older items left out for length)\n", cJSON_GetArraySize(items) - i);
+            break;
+        }
+        ao_buf_printf(&b, "%s<memory_item n=\"%d\">\n### Experience %d: ", i ? "\n" : "", i + 1, i + 1);
+        fenced(&b, ao_json_str(it, "title", ""), AO_MEMORY_TITLE_MAX);
+        /* what it was learned from, and how sure the figure is */
+        if (regression)
+            ao_buf_printf(&b, "\nREGRESSION: the step made the kernel %.2fx slower", cJSON_IsNumber(sp) ? sp->valuedouble : 0.0);
+        else
+            ao_buf_printf(&b, "\nWIN: the step made the kernel %.2fx faster", cJSON_IsNumber(sp) ? sp->valuedouble : 0.0);
+        if (isfinite(ao_json_num(it, "speedup_spread", NAN)))
+            ao_buf_printf(&b, " (give or take %.0f%%)", 100 * ao_json_num(it, "speedup_spread", NAN));
+        ao_buf_printf(&b, "; learned on task ");
+        fenced(&b, ao_json_str(it, "task", "?"), 64);
+        ao_buf_printf(&b, " (");
+        fenced(&b, ao_json_str(it, "target", "?"), 16);
+        ao_buf_printf(&b, "), run ");
+        fenced(&b, ao_json_str(it, "run", "?"), 80);
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, "iter")))
+            ao_buf_printf(&b, ", iteration %.0f", ao_json_num(it, "iter", 0));
+        ao_buf_printf(&b, "\n");
+        fenced(&b, ao_json_str(it, "summary", ""), MEM_FIELD_MAX);
+        ao_buf_printf(&b, "\n");
+        if (*ao_json_str(it, "before", "") || *ao_json_str(it, "after", "")) {
+            ao_buf_printf(&b, "Original:\n```\n");
+            fenced(&b, ao_json_str(it, "before", ""), MEM_SNIPPET_MAX);
+            ao_buf_printf(&b, "\n```\nOptimized:\n```\n");
+            fenced(&b, ao_json_str(it, "after", ""), MEM_SNIPPET_MAX);
+            ao_buf_printf(&b, "\n```\n");
+        }
+        ao_buf_printf(&b, "</memory_item>\n");
+        i++;
+    }
+    if (!i)
+        ao_buf_printf(&b, "(none yet)\n");
+    return b.data;
+}

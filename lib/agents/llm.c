@@ -1,0 +1,484 @@
+/* llm.c - the model client: OpenAI-compatible chat completions over libcurl */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+
+#include "agents/llm.h"
+#include "core/log.h"
+#include "core/signals.h"
+#include "core/util.h"
+
+#define MAX_REPLY (8u << 20)     /* a chat reply larger than this is refused */
+#define RETRY_AFTER_MAX 120.0    /* seconds */
+#define BACKOFF_MAX 60.0         /* seconds */
+
+struct ao_llm {
+    struct ao_llm_conf conf; /* borrowed strings from the caller's conf */
+    CURL *curl;
+    struct curl_slist *headers;
+    char endpoint[1024];
+    struct ao_buf body;
+    double retry_after;      /* from the last response; < 0 when absent */
+    unsigned long long rng;
+};
+
+/* --- configuration ----------------------------------------------------- */
+
+static const char *role_str(const struct ao_config *c, const char *role, const char *what)
+{
+    char name[64];
+    const char *v;
+
+    snprintf(name, sizeof name, "%s-%s", role, what);
+    if ((v = ao_config_str(c, name)))
+        return v;
+    snprintf(name, sizeof name, "llm-%s", what);
+    return ao_config_str(c, name);
+}
+
+static char *read_key_file(const char *path, char *err, size_t errlen)
+{
+    char e[AO_ERRLEN];
+    char *k = ao_read_file(path, NULL, e, sizeof e);
+    size_t n;
+
+    if (!k) {
+        snprintf(err, errlen, "cannot read the key file '%s': %s", path, e);
+        return NULL;
+    }
+    n = strlen(k);
+    while (n > 0 && isspace((unsigned char)k[n - 1]))
+        k[--n] = '\0';
+    if (n == 0) {
+        snprintf(err, errlen, "the key file '%s' is empty", path);
+        free(k);
+        return NULL;
+    }
+    return k;
+}
+
+int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct ao_llm_conf *o,
+                            char *err, size_t errlen)
+{
+    const char *url = role_str(c, role, "url"), *model = role_str(c, role, "model");
+    const char *v;
+    char name[64];
+
+    memset(o, 0, sizeof *o);
+    snprintf(o->role, sizeof o->role, "%s", role);
+    o->builtin = (model && strcmp(model, "builtin") == 0) || (!url && !model);
+    if (!url && !o->builtin) {
+        snprintf(err, errlen, "model '%s' needs a server: set --%s-url or ACCELOPT_LLM_URL "
+                 "(or use the model 'builtin')", model, role);
+        return -1;
+    }
+    if (!o->builtin && !model) {
+        snprintf(err, errlen, "a model server is set but no model: set --%s-model or "
+                 "ACCELOPT_LLM_MODEL", role);
+        return -1;
+    }
+    o->model = strdup(o->builtin ? "builtin" : model);
+    o->url = url ? strdup(url) : NULL;
+    if (!o->model || (url && !o->url))
+        goto oom;
+    /* the key: the role's own, its file, the shared one, the shared file */
+    snprintf(name, sizeof name, "%s-key", role);
+    if ((v = ao_config_str(c, name)))
+        o->key = strdup(v);
+    else if ((snprintf(name, sizeof name, "%s-key-file", role), v = ao_config_str(c, name)) ||
+             (!ao_config_str(c, "llm-key") && (v = ao_config_str(c, "llm-key-file")))) {
+        if (!(o->key = read_key_file(v, err, errlen)))
+            goto fail;
+    } else if ((v = ao_config_str(c, "llm-key")))
+        o->key = strdup(v);
+    if (v && !o->key)
+        goto oom;
+#define NUM(field, what)                                                  \
+    do {                                                                  \
+        const char *s = role_str(c, role, what);                          \
+        o->field = s ? strtod(s, NULL) : 0;                               \
+    } while (0)
+    NUM(temperature, "temperature");
+    NUM(timeout_s, "timeout");
+    NUM(price_in, "price-in");
+    NUM(price_out, "price-out");
+#undef NUM
+    v = role_str(c, role, "max-tokens");
+    o->max_tokens = v ? strtol(v, NULL, 10) : 0;
+    o->attempts = (int)ao_config_int(c, "llm-attempts");
+    o->backoff_s = ao_config_num(c, "llm-backoff");
+    if (o->attempts < 1 || o->attempts > 100 || o->max_tokens < 1 || o->timeout_s <= 0 ||
+        o->temperature < 0 || o->price_in < 0 || o->price_out < 0 || o->backoff_s < 0) {
+        snprintf(err, errlen, "bad %s model settings: attempts 1-100, max-tokens >= 1, "
+                 "timeout > 0, temperature, prices and backoff >= 0", role);
+        goto fail;
+    }
+    if (o->url && strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0) {
+        snprintf(err, errlen, "the %s URL must start with http:// or https://", role);
+        goto fail;
+    }
+    return 0;
+oom:
+    snprintf(err, errlen, "out of memory");
+fail:
+    ao_llm_conf_release(o);
+    return -1;
+}
+
+void ao_llm_conf_release(struct ao_llm_conf *o)
+{
+    if (o->key) {
+        memset(o->key, 0, strlen(o->key));
+        free(o->key);
+    }
+    free(o->url);
+    free(o->model);
+    memset(o, 0, sizeof *o);
+}
+
+void ao_llm_usage_add(struct ao_llm_usage *to, const struct ao_llm_usage *u)
+{
+    to->prompt += u->prompt;
+    to->completion += u->completion;
+    to->cost_usd += u->cost_usd;
+    to->calls += u->calls;
+    to->attempts += u->attempts;
+}
+
+/* --- the client -------------------------------------------------------- */
+
+/* A stop request ends a call in flight: a model that never answers must
+ * not hold a stage past its shutdown (the message is then not committed). */
+static int on_progress(void *p, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)p; (void)dt; (void)dn; (void)ut; (void)un;
+    return ao_stop_requested();
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+    struct ao_llm *l = ud;
+    if (l->body.len + size * n > MAX_REPLY || ao_buf_append(&l->body, p, size * n) < 0)
+        return 0; /* curl reports a write error */
+    return size * n;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    struct ao_llm *l = ud;
+    size_t len = size * n;
+
+    if (len > 12 && strncasecmp(p, "retry-after:", 12) == 0) {
+        char v[128];
+        char *end;
+        double s;
+        snprintf(v, sizeof v, "%.*s", (int)(len - 12 < sizeof v - 1 ? len - 12 : sizeof v - 1), p + 12);
+        v[strcspn(v, "\r\n")] = '\0';
+        s = strtod(v, &end);
+        if (end != v && *end == '\0' && s >= 0) {
+            l->retry_after = s;
+        } else {
+            time_t when = curl_getdate(v, NULL); /* an HTTP date */
+            if (when > 0)
+                l->retry_after = difftime(when, time(NULL)) > 0 ? difftime(when, time(NULL)) : 0;
+        }
+    }
+    return len;
+}
+
+struct ao_llm *ao_llm_new(const struct ao_llm_conf *conf, char *err, size_t errlen)
+{
+    struct ao_llm *l = calloc(1, sizeof *l);
+    struct ao_buf auth = {0};
+    size_t n;
+
+    if (!l) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    l->conf = *conf;
+    ao_random_bytes(&l->rng, sizeof l->rng);
+    l->rng |= 1;
+    if (conf->builtin)
+        return l; /* the builtin model makes no calls */
+    n = strlen(conf->url);
+    while (n > 0 && conf->url[n - 1] == '/')
+        n--;
+    snprintf(l->endpoint, sizeof l->endpoint, "%.*s/chat/completions", (int)n, conf->url);
+    if (!(l->curl = curl_easy_init())) {
+        snprintf(err, errlen, "cannot start libcurl");
+        goto fail;
+    }
+    l->headers = curl_slist_append(NULL, "Content-Type: application/json");
+    if (conf->key) {
+        if (ao_buf_printf(&auth, "Authorization: Bearer %s", conf->key) < 0)
+            goto oom;
+        l->headers = curl_slist_append(l->headers, auth.data);
+        memset(auth.data, 0, auth.len);
+        ao_buf_release(&auth);
+    }
+    if (!l->headers)
+        goto oom;
+    curl_easy_setopt(l->curl, CURLOPT_URL, l->endpoint);
+    curl_easy_setopt(l->curl, CURLOPT_HTTPHEADER, l->headers);
+    curl_easy_setopt(l->curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(l->curl, CURLOPT_WRITEDATA, l);
+    curl_easy_setopt(l->curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(l->curl, CURLOPT_HEADERDATA, l);
+    curl_easy_setopt(l->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(l->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    curl_easy_setopt(l->curl, CURLOPT_TIMEOUT_MS, (long)(conf->timeout_s * 1000));
+    curl_easy_setopt(l->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(l->curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(l->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(l->curl, CURLOPT_FOLLOWLOCATION, 0L); /* never carry the key elsewhere */
+    return l;
+oom:
+    snprintf(err, errlen, "out of memory");
+fail:
+    ao_buf_release(&auth);
+    ao_llm_free(l);
+    return NULL;
+}
+
+void ao_llm_free(struct ao_llm *l)
+{
+    if (!l)
+        return;
+    if (l->curl)
+        curl_easy_cleanup(l->curl);
+    curl_slist_free_all(l->headers);
+    ao_buf_release(&l->body);
+    free(l);
+}
+
+void ao_llm_redact(const struct ao_llm *l, char *s)
+{
+    const char *key = l ? l->conf.key : NULL;
+    size_t kn = key ? strlen(key) : 0;
+    char *p;
+
+    if (kn < 4 || !s)
+        return;
+    while ((p = strstr(s, key))) {
+        memcpy(p, "[key]", 5 < kn ? 5 : kn);
+        if (kn > 5)
+            memmove(p + 5, p + kn, strlen(p + kn) + 1);
+    }
+}
+
+/* How one attempt ended. */
+enum verdict { OK, RETRY, FATAL };
+
+/* A short, key-free description of an error body: error.message, or the
+ * start of the text. */
+static void error_text(struct ao_llm *l, char *out, size_t len)
+{
+    cJSON *j = l->body.len ? cJSON_ParseWithLength(l->body.data, l->body.len) : NULL;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    const cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
+
+    if (cJSON_IsString(m))
+        snprintf(out, len, "%.200s", m->valuestring);
+    else
+        snprintf(out, len, "%.200s", l->body.len ? l->body.data : "(empty body)");
+    out[strcspn(out, "\r\n")] = '\0';
+    ao_llm_redact(l, out);
+    cJSON_Delete(j);
+}
+
+static int is_quota_error(struct ao_llm *l)
+{
+    cJSON *j = l->body.len ? cJSON_ParseWithLength(l->body.data, l->body.len) : NULL;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    const char *fields[] = {"code", "type"};
+    int quota = 0;
+
+    for (int i = 0; i < 2 && cJSON_IsObject(e); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, fields[i]);
+        if (cJSON_IsString(v) && (strstr(v->valuestring, "insufficient_quota") ||
+                                  strstr(v->valuestring, "quota_exceeded") ||
+                                  strstr(v->valuestring, "billing")))
+            quota = 1;
+    }
+    cJSON_Delete(j);
+    return quota;
+}
+
+static char *request_body(const struct ao_llm *l, const char *system, const char *user)
+{
+    cJSON *req = cJSON_CreateObject(), *msgs, *m;
+    char *out = NULL;
+
+    if (!req || !cJSON_AddStringToObject(req, "model", l->conf.model) ||
+        !(msgs = cJSON_AddArrayToObject(req, "messages")))
+        goto out;
+    if (!(m = cJSON_CreateObject()) || !cJSON_AddItemToArray(msgs, m) ||
+        !cJSON_AddStringToObject(m, "role", "system") ||
+        !cJSON_AddStringToObject(m, "content", system))
+        goto out;
+    if (!(m = cJSON_CreateObject()) || !cJSON_AddItemToArray(msgs, m) ||
+        !cJSON_AddStringToObject(m, "role", "user") ||
+        !cJSON_AddStringToObject(m, "content", user))
+        goto out;
+    if (!cJSON_AddNumberToObject(req, "temperature", l->conf.temperature) ||
+        !cJSON_AddNumberToObject(req, "max_tokens", (double)l->conf.max_tokens))
+        goto out;
+    out = cJSON_PrintUnformatted(req);
+out:
+    cJSON_Delete(req);
+    return out;
+}
+
+/* Read usage and the first choice out of a 200 reply. */
+static enum verdict parse_reply(struct ao_llm *l, char **reply, struct ao_llm_usage *u,
+                                char *err, size_t errlen)
+{
+    cJSON *j = cJSON_ParseWithLength(l->body.data, l->body.len);
+    const cJSON *usage, *choice, *msg, *content, *finish;
+    enum verdict v = RETRY;
+
+    if (!j) {
+        snprintf(err, errlen, "the reply is not valid JSON");
+        return RETRY;
+    }
+    if (cJSON_IsObject(usage = cJSON_GetObjectItemCaseSensitive(j, "usage"))) {
+        const cJSON *pt = cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens");
+        const cJSON *ct = cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens");
+        long long p = cJSON_IsNumber(pt) && pt->valuedouble > 0 ? (long long)pt->valuedouble : 0;
+        long long c = cJSON_IsNumber(ct) && ct->valuedouble > 0 ? (long long)ct->valuedouble : 0;
+        u->prompt += p;
+        u->completion += c;
+        u->cost_usd += (double)p * l->conf.price_in / 1e6 + (double)c * l->conf.price_out / 1e6;
+    }
+    choice = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "choices"), 0);
+    msg = cJSON_GetObjectItemCaseSensitive(choice, "message");
+    content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    finish = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
+    if (!cJSON_IsString(content) || !content->valuestring[0]) {
+        snprintf(err, errlen, "the reply has no message content");
+    } else if (cJSON_IsString(finish) && strcmp(finish->valuestring, "length") == 0) {
+        snprintf(err, errlen, "the reply was cut off at the token limit (%ld)", l->conf.max_tokens);
+    } else if (!(*reply = strdup(content->valuestring))) {
+        snprintf(err, errlen, "out of memory");
+        v = FATAL;
+    } else {
+        v = OK;
+    }
+    cJSON_Delete(j);
+    return v;
+}
+
+static enum verdict attempt(struct ao_llm *l, const char *body, char **reply,
+                            struct ao_llm_usage *u, char *err, size_t errlen)
+{
+    char ebuf[CURL_ERROR_SIZE] = "", text[256];
+    long status = 0;
+    CURLcode rc;
+
+    l->body.len = 0;
+    l->retry_after = -1;
+    u->attempts++;
+    curl_easy_setopt(l->curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(l->curl, CURLOPT_ERRORBUFFER, ebuf);
+    rc = curl_easy_perform(l->curl);
+    curl_easy_setopt(l->curl, CURLOPT_ERRORBUFFER, NULL);
+    if (rc != CURLE_OK) {
+        snprintf(err, errlen, "%s: %s", rc == CURLE_OPERATION_TIMEDOUT ? "timed out" : "no reply",
+                 ebuf[0] ? ebuf : curl_easy_strerror(rc));
+        ao_llm_redact(l, err);
+        return rc == CURLE_WRITE_ERROR && l->body.len > 0 ? FATAL : RETRY;
+    }
+    if (ao_buf_append(&l->body, "", 1) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return FATAL;
+    }
+    l->body.len--;
+    curl_easy_getinfo(l->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status == 200)
+        return parse_reply(l, reply, u, err, errlen);
+    error_text(l, text, sizeof text);
+    if (status == 401 || status == 403) {
+        snprintf(err, errlen, "the server refused the key (HTTP %ld): %s", status, text);
+        return FATAL;
+    }
+    if (status == 429 && is_quota_error(l)) {
+        snprintf(err, errlen, "the account's quota is exhausted (HTTP 429): %s", text);
+        return FATAL;
+    }
+    snprintf(err, errlen, "HTTP %ld: %s", status, text);
+    return status == 408 || status == 409 || status == 429 || status >= 500 ? RETRY : FATAL;
+}
+
+/* Sleep in slices so that a stop request cuts the wait short; 0 or -1. */
+static int wait_s(double s)
+{
+    int64_t end = ao_now_ns() + (int64_t)(s * 1e9);
+    while (ao_now_ns() < end) {
+        struct timespec ts = {0, 50000000L};
+        if (ao_stop_requested())
+            return -1;
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+static double jitter(struct ao_llm *l, double cap)
+{
+    l->rng ^= l->rng << 13;
+    l->rng ^= l->rng >> 7;
+    l->rng ^= l->rng << 17;
+    return cap * (double)(l->rng >> 11) / 9007199254740992.0;
+}
+
+int ao_llm_chat(struct ao_llm *l, const char *system, const char *user, char **reply,
+                struct ao_llm_usage *u, char *err, size_t errlen)
+{
+    char *body = NULL, last[AO_ERRLEN] = "";
+    int rc = -1, n;
+
+    *reply = NULL;
+    if (l->conf.builtin) {
+        snprintf(err, errlen, "the builtin model takes no chat calls");
+        return -1;
+    }
+    if (!(body = request_body(l, system, user))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    u->calls++;
+    for (n = 1; n <= l->conf.attempts; n++) {
+        enum verdict v = attempt(l, body, reply, u, last, sizeof last);
+        double delay;
+        if (v == OK) {
+            rc = 0;
+            goto out;
+        }
+        if (v == FATAL)
+            break;
+        if (n == l->conf.attempts)
+            break;
+        delay = jitter(l, l->conf.backoff_s * (double)(1u << (n - 1 < 16 ? n - 1 : 16)));
+        if (delay > BACKOFF_MAX)
+            delay = jitter(l, BACKOFF_MAX);
+        if (l->retry_after >= 0)
+            delay = l->retry_after < RETRY_AFTER_MAX ? l->retry_after : RETRY_AFTER_MAX;
+        ao_warn("%s model: attempt %d of %d failed (%s); retrying in %.2f s", l->conf.role, n,
+                l->conf.attempts, last, delay);
+        if (wait_s(delay) < 0) {
+            snprintf(last + strlen(last), sizeof last - strlen(last), "; stopped");
+            break;
+        }
+    }
+    snprintf(err, errlen, "%s model call failed after %d attempt%s: %s", l->conf.role,
+             n > l->conf.attempts ? l->conf.attempts : n, n == 1 ? "" : "s", last);
+out:
+    free(body);
+    return rc;
+}

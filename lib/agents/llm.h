@@ -1,0 +1,94 @@
+/* llm.h - the model client: OpenAI-compatible chat completions over libcurl,
+ * configured per role, with one retry layer and token/cost accounting */
+#ifndef AO_LLM_H
+#define AO_LLM_H
+
+#include <stddef.h>
+
+#include "core/config.h"
+
+/* The options of one role ("planner", "executor", "summarizer").  Each has a
+ * shared llm-* form (ACCELOPT_LLM_URL...) and a per-role override
+ * (--planner-url, ACCELOPT_PLANNER_URL...); the role's value wins. */
+#define AO_LLM_ROLE_OPTIONS(R)                                                                 \
+    {R "-url", 0, AO_OPT_STR, NULL, "URL", "this role's model server (overrides llm-url)"},   \
+    {R "-model", 0, AO_OPT_STR, NULL, "NAME", "this role's model (overrides llm-model)"},     \
+    {R "-key", 0, AO_OPT_STR, NULL, "KEY", "this role's API key (prefer the key file)"},      \
+    {R "-key-file", 0, AO_OPT_STR, NULL, "FILE", "read this role's API key from FILE"},       \
+    {R "-temperature", 0, AO_OPT_NUM, NULL, "T", "this role's sampling temperature"},          \
+    {R "-max-tokens", 0, AO_OPT_INT, NULL, "N", "this role's completion token limit"},         \
+    {R "-timeout", 0, AO_OPT_NUM, NULL, "SEC", "this role's request timeout"},                 \
+    {R "-price-in", 0, AO_OPT_NUM, NULL, "USD", "this role's price per million prompt tokens"}, \
+    {R "-price-out", 0, AO_OPT_NUM, NULL, "USD", "this role's price per million completion tokens"}
+
+/* Another role's options: accepted (so one config file serves every stage)
+ * but unused and hidden from --help. */
+#define AO_LLM_OTHER_ROLE_OPTIONS(R)                                                    \
+    {R "-url", 0, AO_OPT_STR, NULL, "URL", NULL},                                       \
+    {R "-model", 0, AO_OPT_STR, NULL, "NAME", NULL},                                    \
+    {R "-key", 0, AO_OPT_STR, NULL, "KEY", NULL},                                       \
+    {R "-key-file", 0, AO_OPT_STR, NULL, "FILE", NULL},                                 \
+    {R "-temperature", 0, AO_OPT_NUM, NULL, "T", NULL},                                 \
+    {R "-max-tokens", 0, AO_OPT_INT, NULL, "N", NULL},                                  \
+    {R "-timeout", 0, AO_OPT_NUM, NULL, "SEC", NULL},                                   \
+    {R "-price-in", 0, AO_OPT_NUM, NULL, "USD", NULL},                                  \
+    {R "-price-out", 0, AO_OPT_NUM, NULL, "USD", NULL}
+
+#define AO_LLM_OPTIONS                                                                          \
+    {"llm-url", 0, AO_OPT_STR, NULL, "URL", "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 " \
+     "(unset: the builtin model)"},                                                            \
+    {"llm-model", 0, AO_OPT_STR, NULL, "NAME", "model name; 'builtin' is the offline knob search"}, \
+    {"llm-key", 0, AO_OPT_STR, NULL, "KEY", "API key (prefer --llm-key-file: argv is visible)"}, \
+    {"llm-key-file", 0, AO_OPT_STR, NULL, "FILE", "read the API key from FILE"},               \
+    {"llm-temperature", 0, AO_OPT_NUM, "0.7", "T", "sampling temperature"},                    \
+    {"llm-max-tokens", 0, AO_OPT_INT, "8192", "N", "completion token limit per call"},         \
+    {"llm-timeout", 0, AO_OPT_NUM, "300", "SEC", "limit for one request"},                     \
+    {"llm-price-in", 0, AO_OPT_NUM, "0", "USD", "price per million prompt tokens"},            \
+    {"llm-price-out", 0, AO_OPT_NUM, "0", "USD", "price per million completion tokens"},       \
+    {"llm-attempts", 0, AO_OPT_INT, "5", "N", "attempts per call before the slot fails"},      \
+    {"llm-backoff", 0, AO_OPT_NUM, "1", "SEC", "first retry delay (doubles, full jitter, at most 60 s)"}
+
+struct ao_llm_conf {
+    char role[16];
+    char *url, *model, *key; /* key: wiped when released */
+    int builtin;             /* the offline model: no URL, or model "builtin" */
+    double temperature, timeout_s, price_in, price_out, backoff_s;
+    long max_tokens;
+    int attempts;
+};
+
+/* Fill o for a role from a tool's config (which must hold AO_LLM_OPTIONS
+ * and AO_LLM_ROLE_OPTIONS(role)).  0, or -1 + err on a usage error. */
+int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct ao_llm_conf *o,
+                            char *err, size_t errlen);
+void ao_llm_conf_release(struct ao_llm_conf *o);
+
+/* What calls cost: tokens of every attempt the server answered, and dollars. */
+struct ao_llm_usage {
+    long long prompt, completion;
+    double cost_usd;
+    int calls, attempts;
+};
+
+void ao_llm_usage_add(struct ao_llm_usage *to, const struct ao_llm_usage *u);
+
+struct ao_llm;
+
+/* A client for one role (one reused curl handle).  NULL + err. */
+struct ao_llm *ao_llm_new(const struct ao_llm_conf *conf, char *err, size_t errlen);
+void ao_llm_free(struct ao_llm *l);
+
+/* One chat completion (a system and a user message), retried per the policy:
+ * connection errors, timeouts, 408, 409, 429 and 5xx, replies cut off at the
+ * token limit and replies that do not parse are retried with exponential
+ * backoff and full jitter (Retry-After honoured up to 120 s); auth and quota
+ * errors are not.  Returns 0 with *reply (malloc'd text), or -1 with err.
+ * u (added to, never reset) counts every answered attempt either way. */
+int ao_llm_chat(struct ao_llm *l, const char *system, const char *user, char **reply,
+                struct ao_llm_usage *u, char *err, size_t errlen);
+
+/* Replace every occurrence of the key in s (in place) by "[key]"; texts that
+ * came from a server may echo it. */
+void ao_llm_redact(const struct ao_llm *l, char *s);
+
+#endif

@@ -1,0 +1,74 @@
+/* stats.c - the statistics of a measurement (stats.h) */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure/stats.h"
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void ao_stats_of(const long long *v, int n, struct ao_stats *s)
+{
+    long long *c = n > 0 ? malloc(sizeof *c * (size_t)n) : NULL;
+
+    memset(s, 0, sizeof *s);
+    if (!c)
+        return;
+    memcpy(c, v, sizeof *c * (size_t)n);
+    qsort(c, (size_t)n, sizeof *c, cmp_ll);
+    s->n = n;
+    s->min = (double)c[0];
+    s->median = n % 2 ? (double)c[n / 2] : 0.5 * ((double)c[n / 2 - 1] + (double)c[n / 2]);
+    if (s->median > 0)
+        s->spread = n >= 4 ? ((double)c[(3 * n) / 4] - (double)c[n / 4]) / s->median
+                           : ((double)c[n - 1] - (double)c[0]) / s->median;
+    free(c);
+}
+
+long long ao_low_tail(const long long *v, int n)
+{
+    long long *c, gap;
+    int k = n / 20 + 1;
+
+    if (n < 2 || !(c = malloc(sizeof *c * (size_t)n)))
+        return 0;
+    memcpy(c, v, sizeof *c * (size_t)n);
+    qsort(c, (size_t)n, sizeof *c, cmp_ll);
+    gap = c[k < n ? k : n - 1] - c[0];
+    free(c);
+    return gap;
+}
+
+int ao_reservoir_slot(int n, int size, unsigned long long r)
+{
+    if (n < size)
+        return n;
+    r %= (unsigned long long)n + 1;
+    return r < (unsigned long long)size ? (int)r : -1;
+}
+
+void ao_median_interval(double *ratio, int n, double floor_frac, double *median, double *low,
+                        double *high)
+{
+    int k = (int)floor((n - 1.96 * sqrt((double)n)) / 2);
+
+    if (n <= 0) {
+        *median = *low = *high = NAN;
+        return;
+    }
+    qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
+    k = k < 0 ? 0 : k;
+    *median = n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
+    *low = fmin(ratio[k], *median * (1 - floor_frac));
+    *high = fmax(ratio[n - 1 - k], *median * (1 + floor_frac));
+}

@@ -1,0 +1,290 @@
+/* runstore.c - run state in Redis, or in a JSON file for pipe mode */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "state/runstore.h"
+#include "core/util.h"
+#include "wire/names.h"
+
+struct ao_runstore {
+    struct ao_redis *redis; /* the Redis store; else: */
+    cJSON *root;            /* {key: {field: "value"}}, sets as {member: true} */
+    char *path;
+    int dirty;
+};
+
+struct ao_runstore *ao_runstore_redis(struct ao_redis *r)
+{
+    struct ao_runstore *s = calloc(1, sizeof *s);
+    if (s)
+        s->redis = r;
+    return s;
+}
+
+struct ao_runstore *ao_runstore_file(const char *path, char *err, size_t errlen)
+{
+    struct ao_runstore *s = calloc(1, sizeof *s);
+    char *text = NULL;
+
+    if (!s || (path && !(s->path = strdup(path))))
+        goto oom;
+    if (path && access(path, F_OK) == 0) {
+        if (!(text = ao_read_file(path, NULL, err, errlen)))
+            goto fail;
+        s->root = cJSON_Parse(text);
+        free(text);
+        if (!cJSON_IsObject(s->root)) {
+            snprintf(err, errlen, "state file '%s' is not a JSON object", path);
+            goto fail;
+        }
+    } else if (!(s->root = cJSON_CreateObject())) {
+        goto oom;
+    }
+    return s;
+oom:
+    snprintf(err, errlen, "out of memory");
+fail:
+    ao_runstore_free(s);
+    return NULL;
+}
+
+int ao_runstore_save(struct ao_runstore *s, char *err, size_t errlen)
+{
+    char tmp[600], *text;
+    int rc;
+
+    if (s->redis || !s->path || !s->dirty)
+        return 0;
+    if (!(text = cJSON_Print(s->root))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", s->path);
+    rc = ao_write_file(tmp, text, strlen(text), err, errlen);
+    cJSON_free(text);
+    if (rc == 0 && rename(tmp, s->path) < 0) {
+        snprintf(err, errlen, "cannot rename '%s': %m", tmp);
+        rc = -1;
+    }
+    if (rc == 0)
+        s->dirty = 0;
+    return rc;
+}
+
+void ao_runstore_free(struct ao_runstore *s)
+{
+    if (!s)
+        return;
+    cJSON_Delete(s->root);
+    free(s->path);
+    free(s);
+}
+
+/* A command on one prefixed key with up to 2 more arguments. */
+static redisReply *command(struct ao_runstore *s, const char *cmd, const char *key,
+                           const char *a1, const char *a2, char *err, size_t errlen)
+{
+    char k[AO_REDIS_KEY_MAX];
+    const char *argv[4] = {cmd, ao_redis_key(s->redis, k, sizeof k, "%s", key), a1, a2};
+    if (!argv[1])
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key), NULL;
+    return ao_redis_argv(s->redis, a2 ? 4 : a1 ? 3 : 2, argv, NULL, err, errlen);
+}
+
+/* The file store's object for key, made when `make` is set. */
+static cJSON *entry(struct ao_runstore *s, const char *key, int make)
+{
+    cJSON *e = cJSON_GetObjectItemCaseSensitive(s->root, key);
+    if (!e && make && (e = cJSON_CreateObject()) && !cJSON_AddItemToObject(s->root, key, e)) {
+        cJSON_Delete(e);
+        e = NULL;
+    }
+    return e;
+}
+
+int ao_rs_hget(struct ao_runstore *s, const char *key, const char *field, char **val, char *err,
+               size_t errlen)
+{
+    *val = NULL;
+    if (s->redis) {
+        redisReply *rep = command(s, "HGET", key, field, NULL, err, errlen);
+        int rc = 0;
+        if (!rep)
+            return -1;
+        if (rep->type == REDIS_REPLY_STRING && !(*val = strndup(rep->str, rep->len)))
+            rc = -1, snprintf(err, errlen, "out of memory");
+        else if (rep->type == REDIS_REPLY_STRING)
+            rc = 1;
+        freeReplyObject(rep);
+        return rc;
+    }
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(entry(s, key, 0), field);
+    if (!cJSON_IsString(v))
+        return 0;
+    if (!(*val = strdup(v->valuestring)))
+        return snprintf(err, errlen, "out of memory"), -1;
+    return 1;
+}
+
+static int file_hset(struct ao_runstore *s, const char *key, const char *field, const char *val,
+                     int only_new, char *err, size_t errlen)
+{
+    cJSON *e = entry(s, key, 1), *v;
+
+    if (!e)
+        return snprintf(err, errlen, "out of memory"), -1;
+    if (cJSON_GetObjectItemCaseSensitive(e, field)) {
+        if (only_new)
+            return 0;
+        cJSON_DeleteItemFromObjectCaseSensitive(e, field);
+    }
+    if (!(v = cJSON_CreateString(val)) || !cJSON_AddItemToObject(e, field, v)) {
+        cJSON_Delete(v);
+        return snprintf(err, errlen, "out of memory"), -1;
+    }
+    s->dirty = 1;
+    return 1;
+}
+
+int ao_rs_hset(struct ao_runstore *s, const char *key, const char *field, const char *val,
+               char *err, size_t errlen)
+{
+    if (s->redis) {
+        redisReply *rep = command(s, "HSET", key, field, val, err, errlen);
+        freeReplyObject(rep);
+        return rep ? 0 : -1;
+    }
+    return file_hset(s, key, field, val, 0, err, errlen) < 0 ? -1 : 0;
+}
+
+int ao_rs_hsetnx(struct ao_runstore *s, const char *key, const char *field, const char *val,
+                 char *err, size_t errlen)
+{
+    if (s->redis) {
+        redisReply *rep = command(s, "HSETNX", key, field, val, err, errlen);
+        int rc = rep && rep->type == REDIS_REPLY_INTEGER ? (int)rep->integer : -1;
+        if (rep && rc < 0)
+            snprintf(err, errlen, "redis HSETNX: unexpected reply");
+        freeReplyObject(rep);
+        return rc;
+    }
+    return file_hset(s, key, field, val, 1, err, errlen);
+}
+
+long ao_rs_hlen(struct ao_runstore *s, const char *key, char *err, size_t errlen)
+{
+    if (s->redis) {
+        redisReply *rep = command(s, "HLEN", key, NULL, NULL, err, errlen);
+        long n = rep && rep->type == REDIS_REPLY_INTEGER ? (long)rep->integer : -1;
+        if (rep && n < 0)
+            snprintf(err, errlen, "redis HLEN: unexpected reply");
+        freeReplyObject(rep);
+        return n;
+    }
+    return cJSON_GetArraySize(entry(s, key, 0));
+}
+
+/* Redis replies of alternating names and values (HGETALL), or members
+ * (SMEMBERS) into a JSON object or array. */
+static cJSON *from_reply(redisReply *rep, int pairs, char *err, size_t errlen)
+{
+    cJSON *out = pairs ? cJSON_CreateObject() : cJSON_CreateArray();
+
+    if (!out || !rep || rep->type != REDIS_REPLY_ARRAY) {
+        if (rep)
+            snprintf(err, errlen, out ? "redis: unexpected reply" : "out of memory");
+        cJSON_Delete(out);
+        freeReplyObject(rep);
+        return NULL;
+    }
+    for (size_t i = 0; i < rep->elements; i += pairs ? 2 : 1) {
+        const redisReply *n = rep->element[i], *v = pairs && i + 1 < rep->elements ? rep->element[i + 1] : NULL;
+        char *name = strndup(n->str ? n->str : "", n->len);
+        char *value = v ? strndup(v->str ? v->str : "", v->len) : NULL;
+        if (name && pairs && value)
+            cJSON_AddItemToObject(out, name, cJSON_CreateString(value));
+        else if (name && !pairs)
+            cJSON_AddItemToArray(out, cJSON_CreateString(name));
+        free(name);
+        free(value);
+    }
+    freeReplyObject(rep);
+    return out;
+}
+
+cJSON *ao_rs_hgetall(struct ao_runstore *s, const char *key, char *err, size_t errlen)
+{
+    const cJSON *e;
+    cJSON *out;
+
+    if (s->redis)
+        return from_reply(command(s, "HGETALL", key, NULL, NULL, err, errlen), 1, err, errlen);
+    e = entry(s, key, 0);
+    if (!(out = e ? cJSON_Duplicate(e, 1) : cJSON_CreateObject()))
+        snprintf(err, errlen, "out of memory");
+    return out;
+}
+
+int ao_rs_sadd(struct ao_runstore *s, const char *key, const char *member, char *err,
+               size_t errlen)
+{
+    if (s->redis) {
+        redisReply *rep = command(s, "SADD", key, member, NULL, err, errlen);
+        freeReplyObject(rep);
+        return rep ? 0 : -1;
+    }
+    return file_hset(s, key, member, "1", 1, err, errlen) < 0 ? -1 : 0;
+}
+
+int ao_rs_srem(struct ao_runstore *s, const char *key, const char *member, char *err,
+               size_t errlen)
+{
+    cJSON *e;
+
+    if (s->redis) {
+        redisReply *rep = command(s, "SREM", key, member, NULL, err, errlen);
+        freeReplyObject(rep);
+        return rep ? 0 : -1;
+    }
+    if ((e = entry(s, key, 0)) && cJSON_GetObjectItemCaseSensitive(e, member)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(e, member);
+        s->dirty = 1;
+    }
+    return 0;
+}
+
+cJSON *ao_rs_smembers(struct ao_runstore *s, const char *key, char *err, size_t errlen)
+{
+    const cJSON *e, *it;
+    cJSON *out;
+
+    if (s->redis)
+        return from_reply(command(s, "SMEMBERS", key, NULL, NULL, err, errlen), 0, err, errlen);
+    if (!(out = cJSON_CreateArray()))
+        return snprintf(err, errlen, "out of memory"), NULL;
+    e = entry(s, key, 0);
+    cJSON_ArrayForEach(it, e)
+        cJSON_AddItemToArray(out, cJSON_CreateString(it->string));
+    return out;
+}
+
+struct ao_run_usage ao_runstore_usage(struct ao_runstore *s, const char *run)
+{
+    static const char *const fields[] = {"tokens_prompt", "tokens_completion", "cost_usd"};
+    double v[3] = {0, 0, 0};
+    char key[AO_KEY_MAX], err[256];
+
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0)
+        return (struct ao_run_usage){0, 0, 0}; /* no run has that id */
+    for (int i = 0; i < 3; i++) {
+        char *text = NULL;
+        if (ao_rs_hget(s, key, fields[i], &text, err, sizeof err) == 1)
+            v[i] = atof(text);
+        free(text);
+    }
+    return (struct ao_run_usage){v[0], v[1], v[2]};
+}

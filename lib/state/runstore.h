@@ -1,0 +1,50 @@
+/* runstore.h - where the selector keeps run state: Redis hashes (shared,
+ * survives a restart) or, in pipe mode, a JSON file of the same shape */
+#ifndef AO_RUNSTORE_H
+#define AO_RUNSTORE_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/redis.h"
+
+struct ao_runstore;
+
+/* Keys are given unprefixed ("run:r1"); the Redis store adds its prefix. */
+struct ao_runstore *ao_runstore_redis(struct ao_redis *r);
+/* The file store: loaded from path when it exists, written back by
+ * ao_runstore_save (path NULL: kept in memory only).  NULL + err. */
+struct ao_runstore *ao_runstore_file(const char *path, char *err, size_t errlen);
+/* Write the file store out (atomically: temp file + rename) if it changed;
+ * a no-op for Redis.  0 or -1 + err. */
+int ao_runstore_save(struct ao_runstore *s, char *err, size_t errlen);
+void ao_runstore_free(struct ao_runstore *s);
+
+/* Hash fields.  hget: 1 + *val (malloc'd), 0 absent, -1 + err. */
+int ao_rs_hget(struct ao_runstore *s, const char *key, const char *field, char **val, char *err,
+               size_t errlen);
+/* hset: 0 or -1.  hsetnx: 1 set, 0 it was there, -1 + err. */
+int ao_rs_hset(struct ao_runstore *s, const char *key, const char *field, const char *val,
+               char *err, size_t errlen);
+int ao_rs_hsetnx(struct ao_runstore *s, const char *key, const char *field, const char *val,
+                 char *err, size_t errlen);
+/* Number of fields, or -1 + err. */
+long ao_rs_hlen(struct ao_runstore *s, const char *key, char *err, size_t errlen);
+/* All fields as a JSON object of strings (the caller deletes it); NULL + err. */
+cJSON *ao_rs_hgetall(struct ao_runstore *s, const char *key, char *err, size_t errlen);
+/* Set members: add/remove (0 or -1), list as a JSON array of strings. */
+int ao_rs_sadd(struct ao_runstore *s, const char *key, const char *member, char *err,
+               size_t errlen);
+int ao_rs_srem(struct ao_runstore *s, const char *key, const char *member, char *err,
+               size_t errlen);
+cJSON *ao_rs_smembers(struct ao_runstore *s, const char *key, char *err, size_t errlen);
+
+/* A run's model usage so far: the counters lib/budget keeps in run:<id>
+ * (0 where absent or unreadable). */
+struct ao_run_usage {
+    double prompt, completion, usd;
+};
+struct ao_run_usage ao_runstore_usage(struct ao_runstore *s, const char *run);
+
+#endif

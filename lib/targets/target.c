@@ -1,0 +1,161 @@
+/* target.c - the registry of built-in targets, and what their drivers share */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "targets/target.h"
+#include "core/task.h"
+#include "core/util.h"
+
+static const struct ao_target *const targets[] = {&ao_target_cpu, &ao_target_cuda, NULL};
+_Static_assert(sizeof targets / sizeof *targets - 1 <= AO_MAX_TARGETS, "raise AO_MAX_TARGETS");
+
+const struct ao_target *ao_target_find(const char *name)
+{
+    for (int i = 0; name && targets[i]; i++)
+        if (strcmp(targets[i]->name, name) == 0)
+            return targets[i];
+    return NULL;
+}
+
+const struct ao_target *ao_target_at(int i)
+{
+    return i >= 0 && i < (int)(sizeof targets / sizeof *targets) ? targets[i] : NULL;
+}
+
+const struct ao_target *ao_target_default(void)
+{
+    return targets[0];
+}
+
+void ao_target_names(char *buf, size_t len)
+{
+    size_t n = 0;
+
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; targets[i] && n < len; i++) {
+        int w = snprintf(buf + n, len - n, "%s%s", i ? ", " : "", targets[i]->name);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+}
+
+const struct ao_target *ao_target_get(const char *name, char *err, size_t errlen)
+{
+    const struct ao_target *t = ao_target_find(name);
+    char names[200];
+
+    if (!t) {
+        ao_target_names(names, sizeof names);
+        snprintf(err, errlen, "target '%.40s' is not built into this accelopt (built in: %s)",
+                 name ? name : "", names);
+    }
+    return t;
+}
+
+int ao_target_run_host(char *const argv[], char *err, size_t errlen)
+{
+    char *out = NULL;
+    int st = 0;
+
+    if (ao_spawn(argv, NULL, &out, 2000, &st, err, errlen) < 0)
+        return -1;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, errlen, "'%s' failed (status %d): %.400s", argv[0], st, out);
+        free(out);
+        return -1;
+    }
+    free(out);
+    return 0;
+}
+
+void ao_target_stub(const struct ao_task *t, const char *decl, struct ao_buf *b)
+{
+    ao_buf_printf(b, "/* generated: calls kernel() with the signature of task '%s' */\n"
+                     "#include \"proto.h\"\n%svoid ao_call(float *const *p, const int *d);\n"
+                     "%svoid ao_call(float *const *p, const int *d)\n{\n    kernel(", t->name,
+                  decl, decl);
+    for (int i = 0; i < t->ninputs + t->noutputs; i++)
+        ao_buf_printf(b, "%sp[%d]", i ? ", " : "", i);
+    for (int i = 0; i < t->ndims; i++)
+        ao_buf_printf(b, ", d[%d]", i);
+    ao_buf_printf(b, ");\n}\n");
+}
+
+void ao_target_basis_file(struct ao_buf *b, const char *path)
+{
+    char e[AO_ERRLEN], *text = ao_read_file(path, NULL, e, sizeof e);
+    if (text) {
+        ao_buf_append(b, text, strlen(text));
+        free(text);
+    }
+}
+
+void ao_target_basis_version(struct ao_buf *b, const char *compiler, int last_line)
+{
+    char e[AO_ERRLEN], *ver = NULL;
+    char *argv[] = {(char *)compiler, (char *)"--version", NULL};
+    int st = 0;
+
+    if (ao_spawn(argv, NULL, &ver, 400, &st, e, sizeof e) == 0 && ver) {
+        const char *line = ver;
+        for (const char *q = ver; last_line && *q; q++)
+            if (q[0] == '\n' && q[1])
+                line = q + 1;
+        ao_buf_printf(b, "compiler %.*s\n", (int)strcspn(line, "\n"), line);
+    }
+    free(ver);
+}
+
+/* "lhs [M, K]" */
+static void tensor_text(struct ao_buf *b, const struct ao_task *t, int i)
+{
+    ao_buf_printf(b, "%s [", t->t[i].name);
+    for (int d = 0; d < t->t[i].rank; d++)
+        ao_buf_printf(b, "%s%s", d ? ", " : "", t->dims[t->t[i].dim[d]]);
+    ao_buf_printf(b, "]");
+}
+
+void ao_target_tensors_text(const struct ao_task *t, const char *size, const long long *dims,
+                            const char *tolerance_note, struct ao_buf *b)
+{
+    ao_buf_printf(b, "Inputs (row-major float32, in this order): ");
+    for (int i = 0; i < t->ninputs; i++) {
+        ao_buf_printf(b, "%s", i ? ", " : "");
+        tensor_text(b, t, i);
+    }
+    ao_buf_printf(b, ".\nOutputs (row-major float32, written by the kernel): ");
+    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
+        ao_buf_printf(b, "%s", i > t->ninputs ? ", " : "");
+        tensor_text(b, t, i);
+    }
+    ao_buf_printf(b, ".\nSizes it is timed at (%s):", size);
+    for (int d = 0; d < t->ndims; d++)
+        ao_buf_printf(b, " %s=%lld", t->dims[d], dims[d]);
+    ao_buf_printf(b, "; correctness is also checked at one more shape it does not announce, so "
+                  "handle any size. Tolerance: relative L2 error below %g%s.\n", t->tolerance,
+                  tolerance_note);
+}
+
+int ao_target_write_stub(const struct ao_task *t, const char *dir, const char *decl,
+                         const char *stub_name, char *err, size_t errlen)
+{
+    struct ao_buf b = {0};
+    char path[800];
+    int rc = -1;
+
+    snprintf(path, sizeof path, "%s/proto.h", dir);
+    ao_buf_printf(&b, "%s%s;\n", decl, t->signature);
+    if (ao_write_file(path, b.data, b.len, err, errlen) < 0)
+        goto out;
+    b.len = 0;
+    ao_target_stub(t, decl, &b);
+    snprintf(path, sizeof path, "%s/%s", dir, stub_name);
+    rc = ao_write_file(path, b.data, b.len, err, errlen);
+out:
+    ao_buf_release(&b);
+    return rc;
+}

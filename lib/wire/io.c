@@ -1,0 +1,389 @@
+/* io.c - the transport seam and its pipe-mode (stdio JSON Lines) backend */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/io.h"
+#include "core/log.h"
+#include "core/signals.h"
+#include "core/util.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/sign.h"
+
+struct stdio_priv {
+    FILE *in, *out;
+    char *line;
+    size_t cap;
+};
+
+/* Read one line, keeping at most AO_MAX_MESSAGE bytes of it: the limit is
+ * enforced while reading, so a huge line costs no memory.  Returns the
+ * line's full length (0 at a blank line), -1 at end of input or error. */
+static long long read_line(struct stdio_priv *p, size_t *kept)
+{
+    long long total = 0;
+    size_t n = 0;
+    int c;
+
+    flockfile(p->in);
+    while ((c = getc_unlocked(p->in)) != EOF && c != '\n') {
+        total++;
+        if (n >= AO_MAX_MESSAGE)
+            continue; /* over the limit: counted, not kept */
+        if (n + 2 > p->cap) {
+            size_t cap = p->cap ? p->cap * 2 : 4096;
+            char *d = realloc(p->line, cap);
+            if (!d) {
+                funlockfile(p->in);
+                errno = ENOMEM;
+                return -1;
+            }
+            p->line = d;
+            p->cap = cap;
+        }
+        p->line[n++] = (char)c;
+    }
+    funlockfile(p->in);
+    if (c == EOF && total == 0)
+        return -1;
+    if (p->line)
+        p->line[n] = '\0';
+    *kept = n;
+    return total;
+}
+
+static int stdio_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
+{
+    struct stdio_priv *p = io->priv;
+    long long total;
+    size_t n = 0;
+
+    (void)timeout_ms; /* a pipe blocks; signals interrupt the read */
+    for (;;) {
+        errno = 0;
+        total = read_line(p, &n);
+        if (total < 0) {
+            if (errno == EINTR && !ao_stop_requested()) {
+                clearerr(p->in);
+                continue;
+            }
+            if (ferror(p->in) && errno != EINTR)
+                snprintf(io->err, sizeof io->err, "cannot read input: %s", strerror(errno));
+            return -1;
+        }
+        while (n > 0 && (p->line[n - 1] == '\r'))
+            p->line[--n] = '\0', total--;
+        if (total == 0)
+            continue; /* blank lines are not messages */
+        m->raw = p->line;
+        m->len = n;
+        m->size = (size_t)total;
+        m->topic = "stdin";
+        m->partition = 0;
+        m->offset = 0;
+        m->handle = NULL;
+        return 1;
+    }
+}
+
+static int stdio_emit(struct ao_io *io, const char *topic, const char *key, const char *json)
+{
+    struct stdio_priv *p = io->priv;
+    (void)topic; (void)key;
+    if (fputs(json, p->out) < 0 || fputc('\n', p->out) < 0 || fflush(p->out) != 0) {
+        snprintf(io->err, sizeof io->err, "cannot write output: %s",
+                 errno == EPIPE ? "the reader left" : strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int stdio_commit(struct ao_io *io, struct ao_inmsg *m)
+{
+    (void)io; (void)m;
+    return 0; /* a pipe has no offsets to store */
+}
+
+static void stdio_close(struct ao_io *io)
+{
+    struct stdio_priv *p = io->priv;
+    free(p->line);
+    free(p);
+}
+
+static int stdio_owns(struct ao_io *io, const char *key)
+{
+    (void)io; (void)key;
+    return 1;
+}
+
+static unsigned stdio_generation(struct ao_io *io)
+{
+    (void)io;
+    return 1;
+}
+
+static const struct ao_io_ops stdio_ops = {stdio_next,  stdio_emit, stdio_commit,
+                                           stdio_close, stdio_owns, stdio_generation};
+
+struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq)
+{
+    struct ao_io *io = calloc(1, sizeof *io);
+    struct stdio_priv *p = calloc(1, sizeof *p);
+
+    if (!io || !p) {
+        free(io);
+        free(p);
+        return NULL;
+    }
+    p->in = in;
+    p->out = out;
+    io->ops = &stdio_ops;
+    io->stage = stage;
+    io->dlq = dlq ? dlq : stderr;
+    io->priv = p;
+    return io;
+}
+
+int ao_io_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
+{
+    int rc = io->ops->next(io, m, timeout_ms);
+    if (rc > 0)
+        io->in++;
+    return rc;
+}
+
+int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen)
+{
+    if (!io->key && !(io->key = calloc(1, sizeof *io->key))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (ao_sign_key_load(io->key, err, errlen) < 0) {
+        free(io->key);
+        io->key = NULL;
+        return -1;
+    }
+    io->verify = verify;
+    return 0;
+}
+
+/* msg as sent: signed when the transport has a key */
+static char *print_signed(struct ao_io *io, const cJSON *msg)
+{
+    cJSON *c;
+    char *s;
+
+    if (!io->key || !cJSON_IsObject(msg))
+        return cJSON_PrintUnformatted(msg);
+    if (!(c = cJSON_Duplicate(msg, 1)))
+        return NULL;
+    s = ao_sign_add(c, io->key) == 0 ? cJSON_PrintUnformatted(c) : NULL;
+    cJSON_Delete(c);
+    return s;
+}
+
+int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const cJSON *msg)
+{
+    char *s = print_signed(io, msg);
+    int rc;
+
+    if (!s) {
+        snprintf(io->err, sizeof io->err, "out of memory printing a message");
+        return -1;
+    }
+    rc = io->ops->emit(io, topic, key, s);
+    cJSON_free(s);
+    if (rc == 0)
+        io->out++;
+    return rc;
+}
+
+int ao_io_commit(struct ao_io *io, struct ao_inmsg *m)
+{
+    return io->ops->commit(io, m);
+}
+
+int ao_io_owns(struct ao_io *io, const char *key)
+{
+    return io->ops->owns(io, key);
+}
+
+unsigned ao_io_generation(struct ao_io *io)
+{
+    return io->ops->generation(io);
+}
+
+/* The excerpt a dead letter keeps: the first DLQ_EXCERPT bytes, with
+ * control bytes and invalid UTF-8 shown as '?', so that its JSON form stays
+ * small (never the 6 bytes of a \u0001 per input byte) and valid. */
+#define DLQ_EXCERPT 2048
+static char *excerpt(const struct ao_inmsg *m)
+{
+    const unsigned char *raw = (const unsigned char *)m->raw;
+    size_t n = m->len < DLQ_EXCERPT ? m->len : DLQ_EXCERPT;
+    char *e = malloc(n + 1);
+
+    if (!e)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t k = ao_utf8_len(raw + i, n - i);
+        if (k == 0 || (k == 1 && raw[i] < 0x20 && raw[i] != '\t')) {
+            e[i++] = '?';
+            continue;
+        }
+        memcpy(e + i, raw + i, k);
+        i += k;
+    }
+    e[n] = '\0';
+    return e;
+}
+
+int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason)
+{
+    struct ao_dlq_msg d;
+    char id[AO_ID_BUF], now[32], hex[65];
+    char *payload = NULL;
+    cJSON *j = NULL;
+    int rc = -1;
+
+    ao_msg_init(&ao_msg_dlq, &d);
+    ao_sha256_hex(m->raw, m->len, hex);
+    if (ao_name(id, sizeof id, AO_ID_DLQ, io->stage, hex) < 0)
+        return -1; /* a stage's name is short */
+    ao_utc_now(now, sizeof now);
+    /* a bounded excerpt and a hash: a dead letter stays small whatever came in */
+    payload = excerpt(m);
+    if (!payload || ao_env_set(&d.env, "dlq", id, "", "", "", 0) < 0)
+        goto out;
+    d.stage = strdup(io->stage);
+    d.reason = strdup(reason);
+    d.received_at = strdup(now);
+    d.source_topic = m->topic ? strdup(m->topic) : NULL;
+    d.payload = payload;
+    d.payload_bytes = (long long)(m->size > m->len ? m->size : m->len);
+    d.payload_sha256 = strdup(hex); /* of the bytes kept: all of them within the size limit */
+    payload = NULL;
+    if (!d.stage || !d.reason || !d.received_at || !d.payload_sha256 ||
+        !(j = ao_msg_encode(&ao_msg_dlq, &d)))
+        goto out;
+    {
+        char *s = print_signed(io, j);
+        if (s) {
+            if (io->dlq) /* pipe mode: a file */
+                rc = fprintf(io->dlq, "%s\n", s) < 0 || fflush(io->dlq) ? -1 : 0;
+            else
+                rc = io->ops->emit(io, AO_TOPIC_DLQ, io->stage, s);
+            cJSON_free(s);
+        }
+    }
+    io->dead++;
+    ao_warn("dead letter from '%s': %s", m->topic ? m->topic : "?", reason);
+out:
+    free(payload);
+    cJSON_Delete(j);
+    ao_msg_release(&ao_msg_dlq, &d);
+    return rc;
+}
+
+int ao_io_fail(struct ao_io *io, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(io->err, sizeof io->err, fmt, ap);
+    va_end(ap);
+    if (!io->err[0])
+        snprintf(io->err, sizeof io->err, "the stage failed");
+    return -1;
+}
+
+void ao_io_free(struct ao_io *io)
+{
+    if (!io)
+        return;
+    io->ops->close(io);
+    if (io->key)
+        memset(io->key, 0, sizeof *io->key);
+    free(io->key);
+    if (io->guard.release)
+        io->guard.release(io->guard.ctx);
+    free(io);
+}
+
+int ao_io_run(struct ao_io *io, ao_process_fn process, void *ctx)
+{
+    return ao_io_run_ticking(io, process, NULL, ctx);
+}
+
+/* Fault injection for the fault tests (tests/faults): a stage dies on any
+ * message holding this text, as if it had a bug that input triggers. */
+static void crash_if_asked(const struct ao_inmsg *m)
+{
+    static const char *text;
+    static int looked;
+
+    if (!looked++)
+        text = getenv("ACCELOPT_FAULT_CRASH_ON");
+    if (text && *text && memmem(m->raw, m->len, text, strlen(text)))
+        abort();
+}
+
+int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx)
+{
+    while (!ao_stop_requested()) {
+        struct ao_inmsg m;
+        char reason[512] = "";
+        cJSON *j = NULL;
+        long tries = 0;
+        int rc;
+
+        if (tick && tick(ctx, io) < 0)
+            return -1;
+        if ((rc = ao_io_next(io, &m, 100)) < 0)
+            return io->err[0] ? -1 : 0;
+        if (rc == 0)
+            continue;
+        if (io->guard.begin && m.handle && (tries = io->guard.begin(io->guard.ctx, io, &m)) < 0)
+            return -1;
+        if (tries <= io->guard.max)
+            crash_if_asked(&m); /* counted first, like a real crash while handling it */
+        if (tries > io->guard.max) { /* tries is 0 without a guard */
+            snprintf(reason, sizeof reason,
+                     "handed out %ld times; each time before, the stage died with it in hand "
+                     "(a poison message)", tries);
+        } else if (m.len > AO_MAX_MESSAGE || m.size > AO_MAX_MESSAGE) {
+            snprintf(reason, sizeof reason, "message of %zu bytes is over the %u byte limit",
+                     m.size > m.len ? m.size : m.len, AO_MAX_MESSAGE);
+        } else if (!(j = ao_msg_parse(m.raw, m.len, reason, sizeof reason))) {
+            /* reason says why */
+        } else if (io->verify && io->key && ao_sign_check(j, io->key, reason, sizeof reason) < 0) {
+            /* reason says why: anyone may produce to a broker's topics */
+        } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
+            reason[0] = '\0';
+        } else if (io->err[0]) {
+            /* the output side failed: the message is not lost, stop here;
+             * not the message's fault, so its attempt is forgotten */
+            cJSON_Delete(j);
+            if (tries)
+                io->guard.end(io->guard.ctx, &m);
+            return -1;
+        }
+        cJSON_Delete(j);
+        if (reason[0] && ao_io_dead_letter(io, &m, reason) < 0) {
+            if (tries <= io->guard.max || !tries) {
+                snprintf(io->err, sizeof io->err, "cannot write a dead letter (%.300s)", reason);
+                return -1; /* comes again; the poison guard counts it */
+            }
+            /* past the attempts: skipped all the same, so it cannot stop the stage */
+            ao_err("cannot write a dead letter for %s[%d]@%lld; skipped after %ld attempts: %s",
+                   m.topic ? m.topic : "?", m.partition, m.offset, tries, reason);
+        }
+        if (ao_io_commit(io, &m) < 0)
+            return -1;
+        if (tries)
+            io->guard.end(io->guard.ctx, &m);
+    }
+    return 0;
+}

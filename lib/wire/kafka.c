@@ -1,0 +1,597 @@
+/* kafka.c - the Kafka backend of the transport seam, and the embedded broker */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include "wire/kafka.h"
+#include "core/log.h"
+#include "core/signals.h"
+#include "core/util.h"
+#include "wire/names.h"
+
+/* Handled inputs are committed in batches: their offsets are stored once
+ * their outputs are delivered, which is when the batch is this big, this
+ * old, or the input runs dry.  A crash loses no input, only redoes the
+ * batch (at-least-once): a slow stage commits every message (its next one
+ * comes after the age limit), a fast one every 100 ms of work.  Waiting for
+ * delivery costs tens of ms on the mock cluster, so batching is what lets
+ * one stage pass over 10,000 messages/s (tests/bench/transport.sh). */
+#define BATCH_MAX 5000
+#define BATCH_NS (100 * 1000000LL)
+#define CLOSE_NS (10 * 1000000000LL) /* to leave the group at exit */
+
+struct kafka_priv {
+    rd_kafka_t *consumer, *producer;
+    rd_kafka_message_t *held; /* the input being handled */
+    long failed;              /* outputs whose delivery failed (sticky: nothing is stored after) */
+    char failure[256];
+    rd_kafka_topic_partition_list_t *batch; /* handled inputs: next offset per partition */
+    int nbatch;
+    long long batch_since;
+    rd_kafka_topic_partition_list_t *owned; /* the current assignment */
+    unsigned generation;                    /* bumped by every rebalance */
+    int closing;                            /* leaving the group: it commits itself */
+    char keyed_topic[128];                  /* the first input topic, for ao_io_owns */
+    int keyed_partitions;
+};
+
+static int32_t partition_of(const rd_kafka_topic_t *rkt, const void *key, size_t keylen,
+                            int32_t count, void *topic_opaque, void *msg_opaque)
+{
+    static unsigned next;
+    if (ao_topic_spread(rd_kafka_topic_name(rkt)))
+        return (int32_t)(__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % (unsigned)count);
+    return rd_kafka_msg_partitioner_consistent_random(rkt, key, keylen, count, topic_opaque,
+                                                      msg_opaque);
+}
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    struct kafka_priv *p = opaque;
+    (void)rk;
+    if (m->err) {
+        p->failed++;
+        snprintf(p->failure, sizeof p->failure, "delivery to '%s' failed: %s",
+                 rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
+    }
+}
+
+static void release_held(struct kafka_priv *p)
+{
+    if (p->held)
+        rd_kafka_message_destroy(p->held);
+    p->held = NULL;
+}
+
+static int flush_batch(struct ao_io *io);
+
+/* Forget the batch (stored, or given up with a lost assignment). */
+static void batch_reset(struct kafka_priv *p)
+{
+    rd_kafka_topic_partition_list_destroy(p->batch);
+    p->batch = rd_kafka_topic_partition_list_new(8);
+    p->nbatch = 0;
+}
+
+static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
+{
+    struct kafka_priv *p = io->priv;
+    rd_kafka_message_t *rm;
+
+    release_held(p);
+    rd_kafka_poll(p->producer, 0); /* delivery reports */
+    if (!p->consumer) {
+        snprintf(io->err, sizeof io->err, "this transport only produces");
+        return -1;
+    }
+    rm = p->nbatch ? rd_kafka_consumer_poll(p->consumer, 0) : NULL;
+    if (!rm && p->nbatch && flush_batch(io) < 0) /* the input ran dry: commit */
+        return -1;
+    if (!rm && !(rm = rd_kafka_consumer_poll(p->consumer, timeout_ms)))
+        return 0;
+    if (rm->err) {
+        if (rm->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+            ao_warn("kafka: %s", rd_kafka_message_errstr(rm));
+        rd_kafka_message_destroy(rm);
+        return 0;
+    }
+    p->held = rm;
+    m->raw = rm->payload ? rm->payload : "";
+    m->len = rm->payload ? rm->len : 0;
+    m->size = m->len;
+    m->topic = rd_kafka_topic_name(rm->rkt);
+    m->partition = rm->partition;
+    m->offset = rm->offset;
+    m->handle = rm;
+    return 1;
+}
+
+static int kafka_emit(struct ao_io *io, const char *topic, const char *key, const char *json)
+{
+    struct kafka_priv *p = io->priv;
+    rd_kafka_resp_err_t e;
+
+    for (;;) {
+        e = rd_kafka_producev(p->producer, RD_KAFKA_V_TOPIC(topic),
+                              RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
+                              RD_KAFKA_V_VALUE((void *)json, strlen(json)),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+            break;
+        rd_kafka_poll(p->producer, 100); /* make room */
+    }
+    if (e) {
+        snprintf(io->err, sizeof io->err, "cannot produce to '%s': %s", topic, rd_kafka_err2str(e));
+        return -1;
+    }
+    return 0;
+}
+
+/* Wait until every output is delivered; a broker outage is waited out
+ * (librdkafka retries) until message.timeout.ms fails the delivery. */
+static int flush_outputs(struct ao_io *io)
+{
+    struct kafka_priv *p = io->priv;
+    long long since = ao_now_ns(), warned = since;
+
+    while (rd_kafka_flush(p->producer, 1000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (ao_stop_requested()) {
+            snprintf(io->err, sizeof io->err, "stopped with outputs undelivered");
+            return -1;
+        }
+        if (ao_now_ns() - warned > 30 * 1000000000LL) {
+            warned = ao_now_ns();
+            ao_warn("kafka: %d outputs waiting %.0f s for the brokers", rd_kafka_outq_len(p->producer),
+                    (double)(warned - since) / 1e9);
+        }
+    }
+    if (p->failed) {
+        snprintf(io->err, sizeof io->err, "%s", p->failure); /* sticky: the batch is never stored */
+        return -1;
+    }
+    return 0;
+}
+
+/* The outputs are delivered, then the batch's offsets are stored: a crash
+ * before this point means its inputs come again (at-least-once). */
+static int flush_batch(struct ao_io *io)
+{
+    struct kafka_priv *p = io->priv;
+
+    if (flush_outputs(io) < 0)
+        return -1;
+    if (p->nbatch && rd_kafka_offsets_store(p->consumer, p->batch)) {
+        for (int i = 0; i < p->batch->cnt; i++)
+            if (p->batch->elems[i].err) /* revoked meanwhile: its new owner redoes it */
+                ao_warn("kafka: offset of '%s' [%d] not stored: %s", p->batch->elems[i].topic,
+                        p->batch->elems[i].partition, rd_kafka_err2str(p->batch->elems[i].err));
+    }
+    if (p->nbatch)
+        batch_reset(p);
+    return 0;
+}
+
+static int kafka_commit(struct ao_io *io, struct ao_inmsg *m)
+{
+    struct kafka_priv *p = io->priv;
+    rd_kafka_message_t *rm = m->handle;
+
+    if (!rm) /* flush now */
+        return flush_batch(io);
+    {
+        const char *topic = rd_kafka_topic_name(rm->rkt);
+        rd_kafka_topic_partition_t *tp =
+            rd_kafka_topic_partition_list_find(p->batch, topic, rm->partition);
+        if (!tp)
+            tp = rd_kafka_topic_partition_list_add(p->batch, topic, rm->partition);
+        tp->offset = rm->offset + 1; /* the next one to read */
+    }
+    if (!p->nbatch++)
+        p->batch_since = ao_now_ns();
+    release_held(p);
+    if (p->nbatch >= BATCH_MAX || ao_now_ns() - p->batch_since > BATCH_NS)
+        return flush_batch(io);
+    return 0;
+}
+
+/* Rebalances: handled inputs are committed before their partitions go, so
+ * their new owner does not redo them; a lost assignment (the group gave
+ * the partitions away, e.g. after a stall) commits nothing. */
+/* A message fetched while the consumer closes reaches the close queue,
+ * which kafka_close serves with callbacks; without a consume callback
+ * librdkafka 2.0.2 asserts there ("res != RD_KAFKA_OP_RES_PASS").  Such a
+ * message was never handed out, so it is left uncommitted and comes again.
+ * rd_kafka_consumer_poll still returns messages as before. */
+static void drop_while_closing(rd_kafka_message_t *m, void *opaque)
+{
+    (void)m;
+    (void)opaque;
+}
+
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+    struct ao_io *io = opaque;
+    struct kafka_priv *p = io->priv;
+
+    p->generation++;
+    if (p->owned)
+        rd_kafka_topic_partition_list_destroy(p->owned);
+    p->owned = NULL;
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        p->owned = rd_kafka_topic_partition_list_copy(parts);
+        ao_debug("kafka: assigned %d partitions", parts->cnt);
+        rd_kafka_assign(rk, parts);
+        return;
+    }
+    if (rd_kafka_assignment_lost(rk)) {
+        ao_warn("kafka: assignment lost (the group gave it away); %d handled inputs left "
+                "uncommitted for their new owner", p->nbatch);
+        batch_reset(p);
+    } else if (flush_batch(io) == 0 && !p->closing) {
+        rd_kafka_resp_err_t e = rd_kafka_commit(rk, NULL, 0);
+        if (e && e != RD_KAFKA_RESP_ERR__NO_OFFSET)
+            ao_warn("kafka: commit before a rebalance failed: %s", rd_kafka_err2str(e));
+    } else if (io->err[0]) {
+        ao_warn("kafka: %s; the revoked inputs are redone by their new owner", io->err);
+        io->err[0] = '\0';
+    }
+    ao_debug("kafka: %d partitions revoked", parts->cnt);
+    rd_kafka_assign(rk, NULL);
+}
+
+static int kafka_owns(struct ao_io *io, const char *key)
+{
+    struct kafka_priv *p = io->priv;
+    int32_t part;
+
+    if (!p->owned) /* nothing assigned now, or it only produces */
+        return 0;
+    if (!p->keyed_partitions) {
+        const struct rd_kafka_metadata *md;
+        rd_kafka_topic_t *rkt = rd_kafka_topic_new(p->consumer, p->keyed_topic, NULL);
+        if (rkt && rd_kafka_metadata(p->consumer, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            if (md->topic_cnt == 1 && !md->topics[0].err)
+                p->keyed_partitions = md->topics[0].partition_cnt;
+            rd_kafka_metadata_destroy(md);
+        }
+        if (rkt)
+            rd_kafka_topic_destroy(rkt);
+        if (!p->keyed_partitions)
+            return 0;
+    }
+    part = rd_kafka_msg_partitioner_consistent(NULL, key, strlen(key), p->keyed_partitions, NULL,
+                                               NULL);
+    return rd_kafka_topic_partition_list_find(p->owned, p->keyed_topic, part) != NULL;
+}
+
+static unsigned kafka_generation(struct ao_io *io)
+{
+    return ((struct kafka_priv *)io->priv)->generation;
+}
+
+static void kafka_close(struct ao_io *io)
+{
+    struct kafka_priv *p = io->priv;
+
+    release_held(p);
+    if (p->consumer) {
+        /* leaving the group revokes the partitions: on_rebalance delivers
+         * the outputs and commits the handled inputs.  With the brokers
+         * gone, librdkafka 2.0.2 would wait for ever to leave: give it
+         * CLOSE_NS, then let go (the group forgets us after the session
+         * timeout; what was not committed is redone). */
+        rd_kafka_queue_t *q = rd_kafka_queue_new(p->consumer);
+        rd_kafka_error_t *e;
+        long long until = ao_now_ns() + CLOSE_NS;
+        int closed = 0;
+
+        p->closing = 1;
+        e = q ? rd_kafka_consumer_close_queue(p->consumer, q) : NULL;
+        if (q && !e) {
+            while (!(closed = rd_kafka_consumer_closed(p->consumer)) && ao_now_ns() < until)
+                rd_kafka_queue_poll_callback(q, 100);
+            if (!closed)
+                ao_warn("kafka: could not leave the group within %lld s (brokers gone?)",
+                        CLOSE_NS / 1000000000LL);
+        }
+        if (e)
+            rd_kafka_error_destroy(e);
+        if (q)
+            rd_kafka_queue_destroy(q);
+        rd_kafka_destroy_flags(p->consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    }
+    if (p->producer && rd_kafka_flush(p->producer, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        ao_warn("kafka: %d outputs not delivered at close", rd_kafka_outq_len(p->producer));
+    if (p->producer)
+        rd_kafka_destroy_flags(p->producer, 0);
+    if (p->batch)
+        rd_kafka_topic_partition_list_destroy(p->batch);
+    if (p->owned)
+        rd_kafka_topic_partition_list_destroy(p->owned);
+    free(p);
+}
+
+static const struct ao_io_ops kafka_ops = {kafka_next,  kafka_emit,       kafka_commit,
+                                           kafka_close, kafka_owns, kafka_generation};
+
+/* librdkafka's own log lines go through ours.  The -X settings are given to
+ * the consumer and the producer alike, so each warns about the other's
+ * keys: those warnings say nothing and are dropped. */
+static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    (void)rk;
+    if (strcmp(fac, "CONFWARN") == 0 && (strstr(buf, "will be ignored by this") || strstr(buf, "No `bootstrap.servers`")))
+        return;
+    if (level <= 3)
+        ao_err("kafka: %s: %s", fac, buf);
+    else if (level == 4)
+        ao_warn("kafka: %s: %s", fac, buf);
+    else
+        ao_debug("kafka: %s: %s", fac, buf);
+}
+
+/* Apply bootstrap servers and the -X lines to a config; 0 or -1 + err
+ * (which names the key, never the value). */
+static int configure(rd_kafka_conf_t *conf, const char *brokers, const char *props, char *err,
+                     size_t errlen)
+{
+    char e[256];
+    const char *line = props;
+
+    rd_kafka_conf_set_log_cb(conf, log_cb);
+    if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, e, sizeof e) != RD_KAFKA_CONF_OK) {
+        snprintf(err, errlen, "bad --brokers: %s", e);
+        return -1;
+    }
+    while (line && *line) {
+        const char *nl = strchr(line, '\n'), *eq;
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        char kv[1024];
+        snprintf(kv, sizeof kv, "%.*s", (int)(n < sizeof kv - 1 ? n : sizeof kv - 1), line);
+        line = nl ? nl + 1 : NULL;
+        if (!kv[0])
+            continue;
+        if (!(eq = strchr(kv, '='))) {
+            snprintf(err, errlen, "-X wants key=value");
+            return -1;
+        }
+        kv[eq - kv] = '\0';
+        if (rd_kafka_conf_set(conf, kv, eq + 1, e, sizeof e) != RD_KAFKA_CONF_OK) {
+            snprintf(err, errlen, "librdkafka refused the setting '%s'", kv);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char *group,
+                              const char *const *topics, const char *props, char *err,
+                              size_t errlen)
+{
+    struct ao_io *io = calloc(1, sizeof *io);
+    struct kafka_priv *p = calloc(1, sizeof *p);
+    rd_kafka_conf_t *cc = rd_kafka_conf_new(), *pc = rd_kafka_conf_new();
+    rd_kafka_topic_partition_list_t *subs = NULL;
+    char e[512];
+
+    if (!io || !p || !cc || !pc) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    io->ops = &kafka_ops;
+    io->stage = stage;
+    io->priv = p;
+    if (!(p->batch = rd_kafka_topic_partition_list_new(8))) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    /* Latency defaults (-X may override them): a stage hands each message
+     * on at once (no linger, no Nagle delay; its commit flushes anyway), and an idle fetch
+     * returns soon, so a message waits milliseconds, not half a second, at
+     * each of an iteration's hops (the 2.0.2 mock cluster does not answer a
+     * waiting fetch early when data arrives). */
+    if (rd_kafka_conf_set(cc, "fetch.wait.max.ms", "5", e, sizeof e) ||
+        rd_kafka_conf_set(pc, "linger.ms", "0", e, sizeof e) ||
+        rd_kafka_conf_set(cc, "socket.nagle.disable", "true", e, sizeof e) ||
+        rd_kafka_conf_set(pc, "socket.nagle.disable", "true", e, sizeof e)) {
+        snprintf(err, errlen, "kafka settings: %s", e);
+        goto fail;
+    }
+    if (configure(cc, brokers, props, err, errlen) < 0 ||
+        configure(pc, brokers, props, err, errlen) < 0)
+        goto fail;
+    if (rd_kafka_conf_set(cc, "group.id", group, e, sizeof e) ||
+        rd_kafka_conf_set(cc, "enable.auto.offset.store", "false", e, sizeof e) ||
+        rd_kafka_conf_set(cc, "auto.offset.reset", "earliest", e, sizeof e) ||
+        rd_kafka_conf_set(pc, "enable.idempotence", "true", e, sizeof e)) {
+        snprintf(err, errlen, "kafka settings: %s", e);
+        goto fail;
+    }
+    rd_kafka_conf_set_dr_msg_cb(pc, on_delivery);
+    rd_kafka_conf_set_opaque(pc, p);
+    {
+        rd_kafka_topic_conf_t *tc = rd_kafka_topic_conf_new();
+        rd_kafka_topic_conf_set_partitioner_cb(tc, partition_of);
+        rd_kafka_conf_set_default_topic_conf(pc, tc);
+    }
+    if (!(p->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, e, sizeof e))) {
+        snprintf(err, errlen, "cannot make a kafka producer: %s", e);
+        goto fail;
+    }
+    pc = NULL;
+    if (!topics || !topics[0]) { /* produce only */
+        rd_kafka_conf_destroy(cc);
+        return io;
+    }
+    /* A stage that keeps state per run (the selector) must get a run's
+     * partition of every topic it reads: the range assignor gives a member
+     * the same partitions of co-partitioned topics.  Stateless stages get
+     * round-robin, so consecutive partitions, where a run's work was
+     * spread, go to different replicas.  -X may override it. */
+    if (!strstr(props ? props : "", "partition.assignment.strategy=")) {
+        int keyed = 0;
+        for (int i = 0; topics[i]; i++)
+            keyed |= !ao_topic_spread(topics[i]);
+        if (rd_kafka_conf_set(cc, "partition.assignment.strategy", keyed ? "range" : "roundrobin",
+                              e, sizeof e)) {
+            snprintf(err, errlen, "kafka settings: %s", e);
+            goto fail;
+        }
+    }
+    snprintf(p->keyed_topic, sizeof p->keyed_topic, "%s", topics[0]);
+    rd_kafka_conf_set_rebalance_cb(cc, on_rebalance);
+    rd_kafka_conf_set_consume_cb(cc, drop_while_closing);
+    rd_kafka_conf_set_opaque(cc, io);
+    if (!(p->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cc, e, sizeof e))) {
+        snprintf(err, errlen, "cannot make a kafka consumer: %s", e);
+        goto fail;
+    }
+    cc = NULL;
+    rd_kafka_poll_set_consumer(p->consumer);
+    subs = rd_kafka_topic_partition_list_new(4);
+    for (int i = 0; topics[i]; i++)
+        rd_kafka_topic_partition_list_add(subs, topics[i], RD_KAFKA_PARTITION_UA);
+    if (rd_kafka_subscribe(p->consumer, subs)) {
+        snprintf(err, errlen, "cannot subscribe to '%s'", topics[0]);
+        goto fail;
+    }
+    rd_kafka_topic_partition_list_destroy(subs);
+    return io;
+fail:
+    if (subs)
+        rd_kafka_topic_partition_list_destroy(subs);
+    if (cc)
+        rd_kafka_conf_destroy(cc);
+    if (pc)
+        rd_kafka_conf_destroy(pc);
+    if (p)
+        kafka_close(io);
+    free(io);
+    return NULL;
+}
+
+struct ao_broker {
+    rd_kafka_t *rk;
+    rd_kafka_mock_cluster_t *mc;
+};
+
+struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char *err,
+                                size_t errlen)
+{
+    struct ao_broker *b = calloc(1, sizeof *b);
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    char e[256];
+
+    if (!b || !conf) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    /* the mock cluster lives inside a client handle that does nothing else */
+    rd_kafka_conf_set_log_cb(conf, log_cb);
+    if (!(b->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, e, sizeof e))) {
+        snprintf(err, errlen, "cannot start librdkafka: %s", e);
+        goto fail;
+    }
+    conf = NULL;
+    if (!(b->mc = rd_kafka_mock_cluster_new(b->rk, 1))) {
+        snprintf(err, errlen, "cannot start the mock cluster");
+        goto fail;
+    }
+    const char *const *topics = ao_topics();
+    for (int i = 0; topics[i]; i++)
+        if (rd_kafka_mock_topic_create(b->mc, topics[i], partitions, 1)) {
+            snprintf(err, errlen, "cannot make topic '%s'", topics[i]);
+            goto fail;
+        }
+    snprintf(addr, addrlen, "%s", rd_kafka_mock_cluster_bootstraps(b->mc));
+    return b;
+fail:
+    if (conf)
+        rd_kafka_conf_destroy(conf);
+    ao_broker_free(b);
+    return NULL;
+}
+
+void ao_broker_free(struct ao_broker *b)
+{
+    if (!b)
+        return;
+    if (b->mc)
+        rd_kafka_mock_cluster_destroy(b->mc);
+    if (b->rk)
+        rd_kafka_destroy(b->rk);
+    free(b);
+}
+
+static const struct {
+    const char *name;
+    int16_t key;
+} apis[] = {{"produce", 0},         {"fetch", 1},          {"listoffsets", 2},
+            {"metadata", 3},        {"offsetcommit", 8},   {"offsetfetch", 9},
+            {"findcoordinator", 10}, {"joingroup", 11},    {"heartbeat", 12},
+            {"leavegroup", 13},     {"syncgroup", 14},     {"initproducerid", 22}};
+#define NAPIS ((int)(sizeof apis / sizeof apis[0]))
+
+static int api_key(const char *s)
+{
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (*s && !*end && n >= 0 && n < 100)
+        return (int)n;
+    for (int i = 0; i < NAPIS; i++)
+        if (strcasecmp(s, apis[i].name) == 0)
+            return apis[i].key;
+    return -1;
+}
+
+static int error_code(const char *s, rd_kafka_resp_err_t *e)
+{
+    const struct rd_kafka_err_desc *d;
+    size_t n;
+
+    rd_kafka_get_err_descs(&d, &n);
+    for (size_t i = 0; i < n; i++)
+        if (d[i].name && strcasecmp(d[i].name, s) == 0) {
+            *e = d[i].code;
+            return 0;
+        }
+    return -1;
+}
+
+int ao_broker_control(struct ao_broker *b, const char *line, char *err, size_t errlen)
+{
+    char cmd[32] = "", a1[64] = "", a3[96] = "";
+    long n = 0;
+    int got = sscanf(line, "%31s %63s %ld %95s", cmd, a1, &n, a3);
+
+    if (got >= 1 && strcmp(cmd, "down") == 0)
+        return rd_kafka_mock_broker_set_down(b->mc, 1) ? snprintf(err, errlen, "cannot"), -1 : 0;
+    if (got >= 1 && strcmp(cmd, "up") == 0)
+        return rd_kafka_mock_broker_set_up(b->mc, 1) ? snprintf(err, errlen, "cannot"), -1 : 0;
+    if (got >= 2 && strcmp(cmd, "rtt") == 0)
+        return rd_kafka_mock_broker_set_rtt(b->mc, 1, atoi(a1)) ? snprintf(err, errlen, "cannot"), -1 : 0;
+    if (got >= 1 && strcmp(cmd, "clear") == 0) {
+        for (int i = 0; i < NAPIS; i++)
+            rd_kafka_mock_clear_request_errors(b->mc, apis[i].key);
+        return 0;
+    }
+    if (got == 4 && strcmp(cmd, "errors") == 0) {
+        int key = api_key(a1);
+        rd_kafka_resp_err_t e, *errs;
+        if (key < 0 || n < 1 || n > 100000 || error_code(a3, &e) < 0)
+            return snprintf(err, errlen, "errors wants API N ERROR (an API name, a count, a Kafka error name)"), -1;
+        if (!(errs = malloc(sizeof *errs * (size_t)n)))
+            return snprintf(err, errlen, "out of memory"), -1;
+        for (long i = 0; i < n; i++)
+            errs[i] = e;
+        rd_kafka_mock_push_request_errors_array(b->mc, (int16_t)key, (size_t)n, errs);
+        free(errs);
+        return 0;
+    }
+    return snprintf(err, errlen, "unknown command (down, up, rtt MS, errors API N ERROR, clear)"), -1;
+}

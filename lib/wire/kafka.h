@@ -1,0 +1,37 @@
+/* kafka.h - the Kafka backend of the transport seam (librdkafka): consumer
+ * groups, at-least-once (an input's offset is stored only after its outputs
+ * were delivered), dead letters to accelopt.dlq */
+#ifndef AO_KAFKA_H
+#define AO_KAFKA_H
+
+#include <stddef.h>
+
+#include "wire/io.h"
+
+/* A transport that consumes topics (a NULL-terminated list; NULL or empty:
+ * it only produces) in a consumer group and produces keyed messages.  props holds librdkafka settings as
+ * "key=value" lines (the -X flags; values are never logged).  NULL + err. */
+struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char *group,
+                              const char *const *topics, const char *props, char *err,
+                              size_t errlen);
+
+/* An embedded Kafka-protocol broker (librdkafka's mock cluster) with the
+ * accelopt topics made, each with `partitions` partitions.  Returns its
+ * bootstrap address in addr; NULL + err.  Keep the handle while it serves. */
+struct ao_broker;
+struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char *err,
+                                size_t errlen);
+void ao_broker_free(struct ao_broker *b);
+
+/* Fault injection on the embedded broker, one command a line:
+ *   down | up              take the broker off the network, or back
+ *   rtt MS                 delay every answer by MS milliseconds
+ *   errors API N ERROR     fail the next N requests of API (produce, fetch,
+ *                          metadata, offsetcommit, joingroup, heartbeat,
+ *                          syncgroup, findcoordinator... or a number) with
+ *                          ERROR (a Kafka error name, e.g. NOT_LEADER_FOR_PARTITION)
+ *   clear                  forget the pending request errors
+ * 0, or -1 + err for a command it does not know. */
+int ao_broker_control(struct ao_broker *b, const char *line, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,171 @@
+/* stage.c - the common start and end of every stage's main */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/redis.h"
+#include "core/signals.h"
+#include "core/util.h"
+#include "core/version.h"
+#include "targets/target.h"
+#include "wire/attempts.h"
+#include "wire/kafka.h"
+#include "wire/names.h"
+#include "wire/stage.h"
+
+int ao_tool_setup(const char *tool, struct ao_config *c, const struct ao_option *opts, int n,
+                  int argc, char **argv, const char *synopsis, int *code)
+{
+    char err[AO_ERRLEN];
+    enum ao_log_level lv;
+
+    if (ao_config_load(c, opts, n, argc, argv, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        *code = AO_EXIT_USAGE;
+        return -1;
+    }
+    if (ao_config_bool(c, "help")) {
+        ao_config_usage(stdout, synopsis, opts, n);
+        *code = AO_EXIT_OK;
+        return -1;
+    }
+    if (ao_config_bool(c, "version")) {
+        printf("%s %s\n", tool, AO_VERSION);
+        *code = AO_EXIT_OK;
+        return -1;
+    }
+    if (ao_log_level_parse(ao_config_str(c, "log"), &lv) == 0)
+        ao_log_set_level(lv);
+    return 0;
+}
+
+int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
+                  const struct ao_option *opts, int nopts, const char *const *topics, int argc,
+                  char **argv, int *code)
+{
+    char err[AO_ERRLEN], group[128];
+    const char *brokers;
+    const char *dlq;
+
+    memset(s, 0, sizeof *s);
+    s->tool = tool;
+    s->name = strchr(tool, '-') ? strchr(tool, '-') + 1 : tool;
+    ao_log_init(tool);
+    *code = AO_EXIT_USAGE;
+    if (ao_tool_setup(tool, &s->cfg, opts, nopts, argc, argv, synopsis, code) < 0)
+        return 0;
+    *code = AO_EXIT_USAGE;
+    if (s->cfg.nargs > 0) {
+        ao_err("unexpected argument '%s' (messages come on stdin)", s->cfg.args[0]);
+        return 0;
+    }
+    ao_signals_install();
+    if (topics && topics[0] && strstr(topics[0], "{target}")) {
+        /* a topic per target: the stage's --target names it */
+        const struct ao_target *t = ao_target_get(ao_config_str(&s->cfg, "target"), err, sizeof err);
+        if (!t) {
+            ao_err("%s", err);
+            return 0;
+        }
+        if (ao_name(s->topic, sizeof s->topic, "%.*s%s", (int)(strstr(topics[0], "{target}") - topics[0]),
+                    topics[0], t->name) < 0) {
+            ao_err("no topic for target '%s'", t->name);
+            return 0;
+        }
+        s->topics[0] = s->topic;
+        s->topics[1] = NULL;
+        topics = s->topics;
+        /* one consumer group per target, so that a cuda profiler and a cpu
+         * one never share (or rebalance) each other's partitions; the
+         * default target keeps the plain name */
+        if (t != ao_target_default())
+            (void)!ao_name(s->group, sizeof s->group, "accelopt-%s-%s", s->name, t->name); /* built-in names: short */
+    }
+    if ((brokers = ao_config_str(&s->cfg, "brokers"))) {
+        if (s->group[0])
+            snprintf(group, sizeof group, "%s", s->group);
+        else
+            snprintf(group, sizeof group, "accelopt-%s", s->name);
+        if (!(s->io = ao_io_kafka_new(s->name, brokers,
+                                      ao_config_str(&s->cfg, "group") ? ao_config_str(&s->cfg, "group")
+                                                                      : group,
+                                      topics, ao_config_str(&s->cfg, "kafka"), err, sizeof err))) {
+            ao_err("%s", err);
+            return 0;
+        }
+        if (ao_config_int(&s->cfg, "max-attempts") < 1) {
+            ao_err("--max-attempts must be at least 1");
+            return 0;
+        }
+        if (ao_config_str(&s->cfg, "redis")) {
+            const char *g = ao_config_str(&s->cfg, "group") ? ao_config_str(&s->cfg, "group") : group;
+            if (!(s->guard_redis = ao_redis_new(ao_config_str(&s->cfg, "redis"),
+                                                ao_config_str(&s->cfg, "redis-prefix"), err,
+                                                sizeof err))) {
+                ao_err("%s", err);
+                *code = AO_EXIT_FAIL;
+                return 0;
+            }
+            if (ao_attempts_guard(s->io, s->guard_redis, g, ao_config_int(&s->cfg, "max-attempts")) < 0) {
+                ao_err("out of memory");
+                *code = AO_EXIT_FAIL;
+                return 0;
+            }
+        } else {
+            ao_warn("no --redis: an input that kills this stage is not counted, and comes again "
+                    "after every restart");
+        }
+        ao_info("consuming '%s' from %s", topics[0], brokers);
+    } else {
+        if ((dlq = ao_config_str(&s->cfg, "dlq")) && !(s->dlq = fopen(dlq, "a"))) {
+            ao_err("cannot open dead-letter file '%s'", dlq);
+            return 0;
+        }
+        if (!(s->io = ao_io_stdio_new(s->name, stdin, stdout, s->dlq))) {
+            ao_err("out of memory");
+            *code = AO_EXIT_FAIL;
+            return 0;
+        }
+    }
+    /* every message out is signed; on a broker, every message in must be */
+    if (ao_io_set_key(s->io, brokers != NULL, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        *code = AO_EXIT_FAIL;
+        return 0;
+    }
+    *code = AO_EXIT_OK;
+    return 1;
+}
+
+int ao_stage_close(struct ao_stage *s, int code)
+{
+    ao_io_free(s->io);
+    s->io = NULL;
+    ao_redis_free(s->guard_redis);
+    s->guard_redis = NULL;
+    if (s->dlq)
+        fclose(s->dlq);
+    s->dlq = NULL;
+    ao_config_release(&s->cfg);
+    if (fclose(stdout) != 0 && code == AO_EXIT_OK)
+        code = AO_EXIT_FAIL;
+    return code;
+}
+
+int ao_stage_run(struct ao_stage *s, ao_process_fn process, void *ctx, const char *what_in,
+                 const char *what_out)
+{
+    int code = AO_EXIT_OK;
+
+    if (ao_io_run_ticking(s->io, process, s->tick, ctx) < 0 && !ao_stop_requested()) {
+        ao_err("%s", s->io->err);
+        code = AO_EXIT_FAIL;
+    } else {
+        if (s->io->err[0]) /* stopped with a message in hand: it was not committed */
+            ao_info("stopped: %s", s->io->err);
+        ao_info("%lld %s in, %lld %s out, %lld dead letters", s->io->in, what_in, s->io->out,
+                what_out, s->io->dead);
+    }
+    return ao_stage_close(s, code);
+}
