@@ -31,896 +31,12 @@
 #include "measure/job.h"
 #include "measure/measurement.h"
 #include "measure/profile.h"
+#include "measure/profiler_int.h"
 #include "measure/sandbox.h"
 #include "measure/stats.h"
 #include "targets/target.h"
 #include "wire/names.h"
 #include "wire/verdict.h"
-
-#define NOMINAL_CHECKS 3
-/* Timed calls checked against the reference: a uniform sample of all of
- * them (reservoir sampling, decided by our generator before each call), so
- * every timed call is equally liable, whenever the timing ends.  A kernel
- * wrong on a fraction f of its timed calls passes with probability
- * (1-f)^CHECKED_TIMED: 1.6% at f = 1/2, and it must be fast on over half of
- * them to move the median.  Cost: this many reference calls per measurement
- * (docs/BENCHMARKS.md). */
-#define CHECKED_TIMED 6
-/* ... but never more reference time than this per measurement (a slow
- * reference at a large size: silu at the cpu size takes ~0.5 s a call),
- * and never fewer than CHECKED_MIN: (1-f)^3 is 12.5% at f = 1/2 */
-#define CHECKED_MIN 3
-#define CHECK_BUDGET_S 2.0
-#define POOLS_MAX_BYTES (3ull << 30) /* older pools are dropped past this */
-#define STRESS_CHECK 2
-/* A call under the roofline is impossible, but the peaks are measured too:
- * only a call this much under it is refused (cheats skip far more work). */
-#define WAKE_ROUNDS 31       /* wake-up samples before the kernel's first call */
-#define WAKE_SAMPLES_MAX AO_JOB_WAKES /* and one before each timed call */
-#define ROOFLINE_SLACK 0.05 /* this check set draws from the stress distributions */
-#define FRESH_CALIB_S 300   /* a fresh measurement of the machine stands this long */
-#define MAX_SOURCE (256 * 1024)
-#define DIAG_MAX 3000
-
-/* One set of tensors: inputs, and the reference outputs where known. */
-struct dataset {
-    long long dims[AO_MAX_DIMS];
-    float *t[AO_MAX_TENSORS];
-};
-
-/* Inputs and references for one task and size, kept for the profiler's life. */
-struct pool {
-    struct pool *next;
-    char key[700];
-    struct ao_task task;
-    long long dims[AO_MAX_DIMS];
-    struct dataset check[NOMINAL_CHECKS + 1]; /* the last one at another shape */
-    int nchecks;
-    char harness[600];                        /* the target's trusted part of the runner */
-    char refdir[700];                         /* the reference, built, for the timed checks */
-    long long ref_ns;                         /* its slowest call at the nominal shape */
-    size_t bytes;                             /* memory its tensors hold */
-};
-
-struct ao_profiler {
-    struct ao_profiler_opts o;
-    const struct ao_target *tg;
-    struct pool *built; /* a build-only harness, kept for the next build of its task */
-    char root[600];
-    struct pool *pools;
-    struct ao_rng rng;
-    void *bpf;
-    size_t bpf_len;
-    unsigned seq;
-    struct ao_calib fresh; /* the machine measured again, for a kernel under the roofline */
-    long long fresh_at;    /* when (0: never) */
-};
-
-
-/* --- data --- */
-
-static void fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
-{
-    for (size_t i = 0; i < n; i += 2) {
-        double a, b;
-        if (x->kind == AO_DIST_UNIFORM) {
-            a = x->a + (x->b - x->a) * ao_rng_unit(r);
-            b = x->a + (x->b - x->a) * ao_rng_unit(r);
-        } else {
-            ao_rng_normal2(r, &a, &b);
-            a = x->a + x->b * a;
-            b = x->a + x->b * b;
-            if (x->kind == AO_DIST_ABS_NORMAL) {
-                a = fabs(a);
-                b = fabs(b);
-            }
-        }
-        p[i] = (float)a;
-        if (i + 1 < n)
-            p[i + 1] = (float)b;
-    }
-}
-
-/* Inputs of timed calls, drawn fresh for every call: one 64-bit draw per
- * element (normals as a scaled sum of four 16-bit uniforms, which keeps the
- * mean and spread).  The verified timed sets are drawn the same way, so a
- * kernel cannot tell a checked timed call from an unchecked one. */
-static void fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
-{
-    const double sc = 1.0 / 65536.0, root3 = 1.7320508075688772;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t v = ao_rng_next(r);
-        double a;
-        if (x->kind == AO_DIST_UNIFORM) {
-            a = x->a + (x->b - x->a) * (((double)(v >> 11) + 0.5) * (1.0 / 9007199254740992.0));
-        } else {
-            double u = (double)(v & 0xffff) + (double)((v >> 16) & 0xffff) +
-                       (double)((v >> 32) & 0xffff) + (double)(v >> 48);
-            a = ((u + 2.0) * sc - 2.0) * root3; /* mean 0, variance 1 */
-            a = x->a + x->b * a;
-            if (x->kind == AO_DIST_ABS_NORMAL)
-                a = fabs(a);
-        }
-        p[i] = (float)a;
-    }
-}
-
-static int dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,
-                         int with_outputs)
-{
-    memcpy(d->dims, dims, sizeof d->dims);
-    for (int i = 0; i < t->ninputs + (with_outputs ? t->noutputs : 0); i++)
-        if (!(d->t[i] = malloc(sizeof(float) * ao_task_elems(t, i, dims))))
-            return -1;
-    return 0;
-}
-
-static void dataset_free(struct dataset *d)
-{
-    for (int i = 0; i < AO_MAX_TENSORS; i++) {
-        free(d->t[i]);
-        d->t[i] = NULL;
-    }
-}
-
-/* relative L2 error in double; +inf when the output is not finite */
-static double rel_l2(const float *k, const float *r, size_t n)
-{
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)k[i] - (double)r[i];
-        if (!isfinite(k[i]))
-            return INFINITY;
-        num += d * d;
-        den += (double)r[i] * r[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
-static int copy_file(const char *from, const char *to, char *err, size_t errlen)
-{
-    size_t n;
-    char *d = ao_read_file(from, &n, err, errlen);
-    int rc;
-    if (!d)
-        return -1;
-    rc = ao_write_file(to, d, n, err, errlen);
-    free(d);
-    return rc;
-}
-
-/* Keep what a model can act on: the compiler's words, without our paths,
- * cut to a readable length. */
-static char *trim_diagnostics(const char *text)
-{
-    struct ao_buf b = {0};
-    int lines = 0;
-
-    for (const char *p = text; *p && b.len < DIAG_MAX && lines < 40;) {
-        size_t n = strcspn(p, "\n");
-        if (strncmp(p, "/work/", 6) == 0) {
-            p += 6;
-            n -= 6;
-        }
-        ao_buf_append(&b, p, n);
-        ao_buf_append(&b, "\n", 1);
-        lines++;
-        p += n;
-        if (*p == '\n')
-            p++;
-    }
-    if (!b.data)
-        ao_buf_append(&b, "", 0);
-    return b.data;
-}
-
-/* The one rule checked on the source text: its size. */
-static int static_check(const char *src, char *reason, size_t len)
-{
-    size_t n = strlen(src);
-
-    if (n > MAX_SOURCE) {
-        snprintf(reason, len, "source is %zu bytes, over the %d byte limit", n, MAX_SOURCE);
-        return 1;
-    }
-    return 0;
-}
-
-/* A fresh job directory holding the kernel source and the task's harness. */
-static int prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, const char *source,
-                       char *err, size_t errlen)
-{
-    const char *const *files = p->tg->harness_files;
-    char path[900], from[800];
-
-    snprintf(j->dir, sizeof j->dir, "%s/job-XXXXXX", p->root);
-    if (!mkdtemp(j->dir)) {
-        j->dir[0] = '\0';
-        snprintf(err, errlen, "cannot create a job directory: %s", strerror(errno));
-        return -1;
-    }
-    snprintf(path, sizeof path, "%s/%s", j->dir, p->tg->kernel_file);
-    if (ao_write_file(path, source, strlen(source), err, errlen) < 0)
-        return -1;
-    for (int i = 0; files[i]; i++) {
-        snprintf(from, sizeof from, "%s/%s", pl->harness, files[i]);
-        snprintf(path, sizeof path, "%s/%s", j->dir, files[i]);
-        if (copy_file(from, path, err, errlen) < 0)
-            return -1;
-    }
-    /* the compiler's sandbox (slot 0) writes it; the runner's (a uid of its
-     * own) only reads it */
-    if (getuid() == 0 && (chown(j->dir, ao_sandbox_uid(0), ao_sandbox_uid(0)) < 0 ||
-                          chmod(j->dir, 0755) < 0)) {
-        snprintf(err, errlen, "cannot hand '%s' to the sandbox user: %s", j->dir, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-/* Build the job's kernel into its runner inside a sandbox, then apply the
- * target's rules to what was built.  On a verdict (compile error, rejected
- * object) sets j->status; -1 only on our failure. */
-static int compile_job(struct ao_profiler *p, struct ao_job *j, char **diag, long long *compile_ns,
-                       char *err, size_t errlen)
-{
-    char log[800], reason[512];
-    char sh[] = "/bin/sh", dash_c[] = "-c", cmd[1024];
-    char *argv[] = {sh, dash_c, cmd, NULL};
-    struct ao_sandbox_spec spec = {0};
-    struct ao_sandbox sb;
-    int logfd = -1, st, to, rc = -1;
-    long long t0 = ao_now_ns();
-    char *out = NULL;
-
-    p->tg->build_command(cmd, sizeof cmd);
-    snprintf(log, sizeof log, "%s.log", j->dir);
-    if ((logfd = open(log, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600)) < 0) {
-        snprintf(err, errlen, "cannot create '%s': %s", log, strerror(errno));
-        return -1;
-    }
-    spec.workdir = j->dir;
-    spec.argv = argv;
-    spec.out_fd = logfd;
-    spec.cpu_seconds = (long)p->o.compile_timeout_s + 5;
-    spec.mem_bytes = p->tg->build_mem_bytes;
-    spec.file_bytes = 256LL << 20;
-    spec.max_procs = 64;
-    spec.seccomp = AO_SECCOMP_COMPILE;
-    spec.cpu = p->o.cpu; /* a pinned profiler compiles on its own core too, so
-                            it never disturbs its neighbour's timing */
-    spec.slot = 0;
-    if (ao_sandbox_start(&spec, &sb, err, errlen) < 0)
-        goto out;
-    if (ao_sandbox_wait(&sb, ao_now_ns() + (long long)(p->o.compile_timeout_s * 1e9), &st, &to) < 0) {
-        snprintf(err, errlen, "lost the compiler process");
-        goto out;
-    }
-    *compile_ns = ao_now_ns() - t0;
-    out = ao_read_file(log, NULL, reason, sizeof reason);
-    if (to) {
-        j->status = AO_V_COMPILE_ERROR;
-        snprintf(j->reason, sizeof j->reason, "compilation took over %.0f s", p->o.compile_timeout_s);
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        j->status = AO_V_COMPILE_ERROR;
-        snprintf(j->reason, sizeof j->reason, "the compiler or linker failed");
-    }
-    if (out && *out)
-        *diag = trim_diagnostics(out);
-    if (j->status) {
-        rc = 0;
-        goto out;
-    }
-    if (p->tg->check_build(j->dir, reason, sizeof reason) != 0) {
-        j->status = AO_V_REJECTED;
-        snprintf(j->reason, sizeof j->reason, "%s", reason);
-    }
-    rc = 0;
-out:
-    free(out);
-    if (logfd >= 0)
-        close(logfd);
-    unlink(log);
-    return rc;
-}
-
-/* What continuing the stopped runner adds to a call (waking a stopped
- * process: about 10 µs on a VM), timed on empty commands before the
- * kernel's first call, while only the trusted runner has run in the
- * process, and again between timed calls; the minimum of them all is
- * taken off each timed call.  A busy machine can slow all of the first
- * ones (the later ones keep the estimate honest), and a kernel could only
- * slow the later ones, which a minimum ignores: no call is credited with
- * more than a wake-up took. */
-
-/* One empty command, timed the way a real call is: kept as a sample, the
- * estimate lowered to it if lower.  0 or -1. */
-static int wake_sample(struct ao_job *j, const char *phase)
-{
-    if (ao_job_hold(j, phase) < 0)
-        return -1;
-    ao_job_on_runner(j); /* the path of a real call: onto the runner's core and off */
-    ao_job_off_runner(j);
-    if (ao_job_run(j, AO_RUN_CMD_NOP, 1, phase) < 0)
-        return -1;
-    if (j->nwakes == 0 || j->raw_ns < j->wake_ns)
-        j->wake_ns = j->raw_ns;
-    if (j->nwakes < WAKE_SAMPLES_MAX)
-        j->wakes[j->nwakes++] = j->raw_ns;
-    return 0;
-}
-
-static int measure_wake(struct ao_job *j)
-{
-    j->wake_ns = 0;
-    j->nwakes = 0;
-    for (int i = 0; i < WAKE_ROUNDS; i++)
-        if (wake_sample(j, "before its first call") < 0)
-            return -1;
-    return 0;
-}
-
-/* One call: inputs written (copied from in[], or drawn fresh from rng when
- * in is NULL), outputs poisoned, both handed to the runner's device by the
- * target, the call timed by ao_job_run, every tensor brought back, and the
- * outputs copied out into out[] (if given) while the runner is stopped.
- * Returns elapsed ns, or -1 with j->status set. */
-static long long job_call(struct ao_job *j, const long long *dims, float *const *in,
-                          struct ao_rng *rng, uint32_t poison, float **out, const char *phase)
-{
-    const struct ao_task *t = j->task;
-    long long e;
-
-    if (ao_job_hold(j, phase) < 0)
-        return -1;
-    ao_job_on_runner(j);
-    for (int i = 0; i < t->ninputs; i++) {
-        size_t n = ao_task_elems(t, i, dims);
-        if (in)
-            memcpy(ao_job_tensor(j, i), in[i], n * sizeof(float));
-        else
-            fill_timed(rng, &t->t[i].dist, ao_job_tensor(j, i), n);
-    }
-    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
-        uint32_t *o = (uint32_t *)ao_job_tensor(j, i);
-        size_t n = ao_task_elems(t, i, dims);
-        for (size_t k = 0; k < n; k++)
-            o[k] = poison;
-    }
-    if (j->tg->before_call && j->tg->before_call(j, phase) < 0)
-        return -1;
-    ao_job_off_runner(j);
-    if ((e = ao_job_run(j, AO_RUN_CMD_CALL, 1, phase)) < 0)
-        return -1;
-    if (j->tg->after_call && j->tg->after_call(j, phase) < 0)
-        return -1;
-    for (int i = 0; out && i < t->noutputs; i++)
-        memcpy(out[i], ao_job_tensor(j, t->ninputs + i),
-               ao_task_elems(t, t->ninputs + i, dims) * sizeof(float));
-    return e;
-}
-
-/* Did the call leave its inputs as they were given?  Names the first one not. */
-static const char *inputs_changed(struct ao_job *j, const long long *dims, float *const *in)
-{
-    for (int i = 0; i < j->task->ninputs; i++)
-        if (memcmp(ao_job_tensor(j, i), in[i], ao_task_elems(j->task, i, dims) * sizeof(float)) != 0)
-            return j->task->t[i].name;
-    return NULL;
-}
-
-/* Start a job's runner with a fresh secret order of tensor positions. */
-static int start_job(struct ao_profiler *p, struct ao_job *j, const struct ao_task *t,
-                     const long long *dims, double timeout_s, int hold, char *err, size_t errlen)
-{
-    struct ao_job_opts o = {
-        .tg = p->tg, .bpf = p->bpf, .bpf_len = p->bpf_len, .mem_bytes = p->o.mem_bytes,
-        .cpu = j->pin ? j->pin - 1 : p->o.cpu, .place_a = (unsigned)ao_rng_next(&p->rng),
-        .place_b = (unsigned)ao_rng_next(&p->rng), .timeout_s = timeout_s, .hold = hold,
-        .second = j->second};
-    return ao_job_start(j, &o, t, dims, err, errlen);
-}
-
-/* --- pools --- */
-
-static int compute_references(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen)
-{
-    char path[900];
-    char *src = NULL, *diag = NULL;
-    struct ao_job j;
-    long long cns = 0;
-    int rc = -1;
-
-    memset(&j, 0, sizeof j);
-    snprintf(path, sizeof path, "%s/%s", pl->task.dir, p->tg->reference_file);
-    if (!(src = ao_read_file(path, NULL, err, errlen)))
-        return -1;
-    /* references may be slow (plain loops in double): allow ten times more */
-    if (prepare_job(p, pl, &j, src, err, errlen) < 0 ||
-        start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s * 10, 1, err, errlen) < 0 ||
-        compile_job(p, &j, &diag, &cns, err, errlen) < 0)
-        goto out;
-    if (j.status) {
-        snprintf(err, errlen, "the reference of '%s' does not build: %s: %.500s", pl->task.name,
-                 j.reason, diag ? diag : "");
-        goto out;
-    }
-    if (ao_job_release(&j, err, errlen) < 0)
-        goto out;
-    for (int s = 0; s < pl->nchecks; s++) {
-        struct dataset *d = &pl->check[s];
-        long long e;
-        ao_job_place(&j, d->dims);
-        if ((e = job_call(&j, d->dims, d->t, NULL, 0x7fc00000u, d->t + pl->task.ninputs,
-                          "computing the reference")) < 0) {
-            snprintf(err, errlen, "the reference of '%s' failed: %s", pl->task.name, j.reason);
-            goto out;
-        }
-        if (s < NOMINAL_CHECKS && e > pl->ref_ns)
-            pl->ref_ns = e;
-        for (int o = 0; o < pl->task.noutputs; o++) {
-            float *r = d->t[pl->task.ninputs + o];
-            for (size_t k = 0; k < ao_task_elems(&pl->task, pl->task.ninputs + o, d->dims); k++)
-                if (!isfinite(r[k])) {
-                    snprintf(err, errlen, "the reference of '%s' gives a non-finite output",
-                             pl->task.name);
-                    goto out;
-                }
-        }
-    }
-    /* the built reference stays for the timed calls' checks (ref_outputs) */
-    snprintf(pl->refdir, sizeof pl->refdir, "%s", j.dir);
-    ao_job_end(&j);
-    j.dir[0] = '\0';
-    rc = 0;
-out:
-    ao_job_free(&j);
-    free(src);
-    free(diag);
-    return rc;
-}
-
-/* The reference's outputs for inputs sets[k][0..ninputs), written to
- * refs[k] (the task's outputs), in a fresh process of the pool's built
- * reference.  0, or -1 + err. */
-static int ref_outputs(struct ao_profiler *p, struct pool *pl, struct dataset *sets,
-                       struct dataset *refs, int n, char *err, size_t errlen)
-{
-    struct ao_job j;
-    int rc = -1;
-
-    memset(&j, 0, sizeof j);
-    snprintf(j.dir, sizeof j.dir, "%s", pl->refdir);
-    if (start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s * 10, 0, err, errlen) < 0 ||
-        (j.sb.sync_fd >= 0 && ao_job_release(&j, err, errlen) < 0))
-        goto out;
-    for (int k = 0; k < n; k++) {
-        ao_job_place(&j, pl->dims);
-        if (job_call(&j, pl->dims, sets[k].t, NULL, 0x7fc00000u, refs[k].t + pl->task.ninputs,
-                     "checking a timed call") < 0) {
-            snprintf(err, errlen, "the reference of '%s' failed on a timed call's inputs: %s",
-                     pl->task.name, j.reason);
-            goto out;
-        }
-    }
-    rc = 0;
-out:
-    ao_job_stop(&j, "after its last call");
-    ao_job_end(&j); /* the directory is the pool's */
-    return rc;
-}
-
-/* The target's trusted part of the task's runner, in a directory of its own. */
-static int build_harness(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen)
-{
-    if (ao_name(pl->harness, sizeof pl->harness, "%s/harness-%s-%u", p->root, pl->task.name, p->seq++) < 0)
-        return ao_errf(err, errlen, "the profiler's directory '%s' is too long", p->root);
-    if (ao_mkdirs(pl->harness, 0755) < 0) {
-        snprintf(err, errlen, "cannot create '%s': %s", pl->harness, strerror(errno));
-        return -1;
-    }
-    return p->tg->harness(&pl->task, pl->harness, err, errlen);
-}
-
-static void pool_free(struct pool *pl)
-{
-    for (int s = 0; s < NOMINAL_CHECKS + 1; s++)
-        dataset_free(&pl->check[s]);
-    if (pl->refdir[0])
-        ao_rmtree(pl->refdir);
-    if (pl->harness[0])
-        ao_rmtree(pl->harness);
-    free(pl);
-}
-
-/* An unannounced shape: each free size shrunk to a random smaller value,
- * keeping the task's constraints (or the nominal shape if draws break them). */
-static void extra_shape(struct ao_profiler *p, const struct ao_task *t, const long long *dims,
-                        long long *x)
-{
-    char err[AO_ERRLEN];
-
-    for (int tries = 0; tries < 20; tries++) {
-        for (int i = 0; i < t->ndims; i++) {
-            long long m = t->dim_multiple[i], lo = dims[i] / 2, hi = dims[i] - 1, v;
-            x[i] = dims[i];
-            if (t->dim_fixed[i] || dims[i] < 2 * m || hi < lo)
-                continue;
-            v = lo + (long long)(ao_rng_next(&p->rng) % (unsigned long long)(hi - lo + 1));
-            v = v / m * m;
-            x[i] = v >= m ? v : m;
-        }
-        if (ao_task_check_dims(t, x, err, sizeof err) == 0)
-            return;
-    }
-    memcpy(x, dims, sizeof(long long) * AO_MAX_DIMS);
-}
-
-/* Drop the least recently used pools until `need` more bytes fit. */
-static void pools_trim(struct ao_profiler *p, size_t need)
-{
-    for (;;) {
-        struct pool **pp = &p->pools, **last = NULL;
-        size_t total = need;
-        for (; *pp; pp = &(*pp)->next) {
-            total += (*pp)->bytes;
-            last = pp;
-        }
-        if (total <= POOLS_MAX_BYTES || !last)
-            return;
-        {
-            struct pool *old = *last;
-            *last = NULL;
-            pool_free(old);
-        }
-    }
-}
-
-static struct pool *pool_get(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                             char *err, size_t errlen)
-{
-    char key[700];
-    struct pool *pl;
-    long long xdims[AO_MAX_DIMS];
-
-    if (ao_name(key, sizeof key, "%s|%s|%s", t->dir, t->name, size) < 0)
-        return ao_errf(err, errlen, "size class '%.40s' is too long", size), NULL;
-    for (struct pool **pp = &p->pools; (pl = *pp); pp = &pl->next)
-        if (strcmp(pl->key, key) == 0) {
-            *pp = pl->next; /* most recently used first */
-            pl->next = p->pools;
-            p->pools = pl;
-            return pl;
-        }
-    if (!(pl = calloc(1, sizeof *pl))) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    snprintf(pl->key, sizeof pl->key, "%s", key);
-    pl->task = *t;
-    if (ao_task_size(t, size, pl->dims, err, errlen) < 0)
-        goto fail;
-    extra_shape(p, t, pl->dims, xdims);
-    pl->bytes = (NOMINAL_CHECKS + 1) * ao_job_bytes(t, pl->dims);
-    pools_trim(p, pl->bytes);
-    pl->nchecks = NOMINAL_CHECKS + (memcmp(xdims, pl->dims, sizeof xdims) != 0);
-    for (int s = 0; s < pl->nchecks; s++) {
-        const long long *d = s < NOMINAL_CHECKS ? pl->dims : xdims;
-        int stress = s == STRESS_CHECK && t->has_stress;
-        if (dataset_alloc(t, &pl->check[s], d, 1) < 0)
-            goto oom;
-        for (int i = 0; i < t->ninputs; i++)
-            fill(&p->rng, stress ? &t->t[i].stress : &t->t[i].dist, pl->check[s].t[i],
-                 ao_task_elems(t, i, d));
-    }
-    if (build_harness(p, pl, err, errlen) < 0 || compute_references(p, pl, err, errlen) < 0)
-        goto fail;
-    pl->next = p->pools;
-    p->pools = pl;
-    return pl;
-oom:
-    snprintf(err, errlen, "out of memory for the inputs of '%s' at size '%s'", t->name, size);
-fail:
-    pool_free(pl);
-    return NULL;
-}
-
-/* --- measuring --- */
-
-static int add_error(cJSON *arr, const char *set, const char *output, double e)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o || !cJSON_AddItemToArray(arr, o)) {
-        cJSON_Delete(o);
-        return -1;
-    }
-    cJSON_AddStringToObject(o, "set", set);
-    cJSON_AddStringToObject(o, "output", output);
-    if (isfinite(e))
-        cJSON_AddNumberToObject(o, "rel_l2", e);
-    else
-        cJSON_AddStringToObject(o, "rel_l2", "non-finite");
-    return 0;
-}
-
-/* Compare outputs of a call against a reference; sets j->status on failure. */
-static int check_outputs(struct ao_job *j, const struct ao_task *t, float **out,
-                         const struct dataset *ref, const char *set, cJSON *errors,
-                         double *max_err)
-{
-    for (int o = 0; o < t->noutputs; o++) {
-        double e = rel_l2(out[o], ref->t[t->ninputs + o],
-                          ao_task_elems(t, t->ninputs + o, ref->dims));
-        add_error(errors, set, t->t[t->ninputs + o].name, e);
-        if (!(e <= *max_err) && isfinite(*max_err))
-            *max_err = e;
-        if (!(e <= t->tolerance)) {
-            j->status = AO_V_INCORRECT;
-            if (isfinite(e))
-                snprintf(j->reason, sizeof j->reason, "output '%s' on input set '%s': relative "
-                         "L2 error %.3g over the tolerance %.3g", t->t[t->ninputs + o].name, set,
-                         e, t->tolerance);
-            else
-                snprintf(j->reason, sizeof j->reason, "output '%s' on input set '%s' has NaN or "
-                         "infinite values (an overflow, or an element never written: outputs "
-                         "are poisoned with NaN before each call)", t->t[t->ninputs + o].name, set);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-struct timed {
-    struct ao_stats st;
-    struct ao_stats device; /* the runner's own timer (a GPU's events), if it has one */
-    long long kernel_ns; /* total time inside kernel calls, checks included */
-    long long wake_ns;   /* taken off every call: continuing the stopped runner */
-    long long wake_u_ns; /* how sure that is: the lowest wake-ups' own spread */
-    long long check_ns;  /* checking the sampled timed calls against the reference */
-};
-
-/* How far the lowest wake-up could be off (ao_low_tail): quiet, a few
- * hundred ns; on a busy machine, microseconds, and then a tiny kernel's
- * time is that uncertain. */
-static long long wake_uncertainty(const struct ao_job *j)
-{
-    return ao_low_tail(j->wakes, j->nwakes);
-}
-
-/* The timed calls' latencies: their raw times less the wake-up estimate
- * as it stands (as run_call takes it off). */
-static void take_wake(const long long *raw, long long *lat, int n, long long wake)
-{
-    for (int i = 0; i < n; i++)
-        lat[i] = raw[i] > wake ? raw[i] - wake : raw[i];
-}
-
-/* Which timed call each kept sample came from, with its inputs and the
- * kernel's outputs (t[ninputs..]); refs[] gets the reference's outputs. */
-struct sample {
-    int call[CHECKED_TIMED];
-    struct dataset in_out[CHECKED_TIMED], refs[CHECKED_TIMED];
-    int n;    /* kept so far */
-    int size; /* to keep (sample_size) */
-    long long check_ns; /* what checking them took */
-};
-
-static void sample_free(struct sample *s)
-{
-    for (int k = 0; k < CHECKED_TIMED; k++) {
-        dataset_free(&s->in_out[k]);
-        dataset_free(&s->refs[k]);
-    }
-}
-
-/* How many timed calls a measurement checks: CHECKED_TIMED, fewer when the
- * reference is slow (CHECK_BUDGET_S of reference time at most), never
- * under CHECKED_MIN. */
-static int sample_size(const struct pool *pl)
-{
-    long long fit = pl->ref_ns > 0 ? (long long)(CHECK_BUDGET_S * 1e9) / pl->ref_ns : CHECKED_TIMED;
-    return fit > CHECKED_TIMED ? CHECKED_TIMED : fit < CHECKED_MIN ? CHECKED_MIN : (int)fit;
-}
-
-/* Is timed call n (0-based) kept, and where?  -1: not.  The generator is
- * drawn only past the first s->size calls (ao_reservoir_slot). */
-static int sample_slot(struct ao_profiler *p, struct sample *s, int n)
-{
-    return ao_reservoir_slot(n, s->size, n < s->size ? 0 : ao_rng_next(&p->rng));
-}
-
-/* The kept timed calls against the reference on their own inputs: sets
- * j->status on a wrong one; -1 + err when the reference itself failed. */
-static int check_sample_now(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
-                            struct sample *s, cJSON *errors, double *max_err, char *err,
-                            size_t errlen)
-{
-    const struct ao_task *t = &pl->task;
-    float *out[AO_MAX_TENSORS] = {0};
-    char set[32];
-
-    for (int k = 0; k < s->n; k++) {
-        memcpy(s->refs[k].dims, pl->dims, sizeof s->refs[k].dims);
-        for (int o = t->ninputs; o < t->ninputs + t->noutputs; o++)
-            if (!(s->refs[k].t[o] = malloc(sizeof(float) * ao_task_elems(t, o, pl->dims)))) {
-                snprintf(err, errlen, "out of memory for the timed checks");
-                return -1;
-            }
-    }
-    if (ref_outputs(p, pl, s->in_out, s->refs, s->n, err, errlen) < 0)
-        return -1;
-    for (int k = 0; k < s->n; k++) {
-        for (int o = 0; o < t->noutputs; o++)
-            out[o] = s->in_out[k].t[t->ninputs + o];
-        snprintf(set, sizeof set, "timed%d", s->call[k]);
-        if (check_outputs(j, t, out, &s->refs[k], set, errors, max_err) < 0) {
-            /* right on the check sets, wrong when timed: a replay, a race,
-             * or a kernel that changes its ways once checks seem over */
-            j->status = AO_V_REJECTED;
-            snprintf(j->reason + strlen(j->reason), sizeof j->reason - strlen(j->reason),
-                     " (in a timed call, after passing the correctness checks: outputs "
-                     "must be computed from the inputs of each call)");
-            return 0;
-        }
-    }
-    return 0;
-}
-
-static int check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
-                        struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen)
-{
-    long long t0 = ao_now_ns();
-    int rc;
-
-    if (s->n == 0)
-        return 0;
-    rc = check_sample_now(p, pl, j, s, errors, max_err, err, errlen);
-    s->check_ns = ao_now_ns() - t0;
-    return rc;
-}
-
-/* Correctness on every check set, poisoned with NaN, the first again with
- * another poison, so an output left untouched can never pass; out[] has
- * room for the outputs.  0, or -1 with j->status set. */
-static int correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *errors,
-                       double *max_err, long long *kernel_ns)
-{
-    const struct ao_task *t = &pl->task;
-    long long e;
-    char set[32];
-    const char *bad;
-
-    for (int s = 0; s <= pl->nchecks; s++) {
-        const struct dataset *d = &pl->check[s < pl->nchecks ? s : 0];
-        uint32_t poison = s < pl->nchecks ? 0x7fc00000u : 0x7f7f7f7fu;
-        snprintf(set, sizeof set, s == pl->nchecks ? "check0-repoisoned" :
-                 s == NOMINAL_CHECKS ? "check-other-shape" :
-                 s == STRESS_CHECK && t->has_stress ? "check-stress" : "check%d", s);
-        ao_job_place(j, d->dims);
-        if ((e = job_call(j, d->dims, d->t, NULL, poison, out, "on a correctness check")) < 0)
-            return -1;
-        *kernel_ns += e;
-        if ((bad = inputs_changed(j, d->dims, d->t))) {
-            j->status = AO_V_REJECTED;
-            snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' (set '%s'): "
-                     "inputs are read-only", bad, set);
-            return -1;
-        }
-        if (check_outputs(j, t, out, d, set, errors, max_err) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* Correctness on the check sets, then timed calls on fresh inputs, a
- * uniform sample of them (secretly chosen) checked against the reference
- * afterwards. */
-static int measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
-                   double *max_err, struct timed *m, char *err, size_t errlen)
-{
-    const struct ao_task *t = &pl->task;
-    float *out[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, *raw = NULL, *dev = NULL, e = 0, warm = 0;
-    int n = 0, min_calls, rc = -1;
-    struct sample smp;
-    const char *bad;
-
-    memset(&smp, 0, sizeof smp);
-    smp.size = sample_size(pl);
-    snprintf(err, errlen, "out of memory while measuring");
-
-    m->kernel_ns = 0;
-    if (measure_wake(j) < 0)
-        goto out;
-    m->wake_ns = j->wake_ns;
-    for (int o = 0; o < t->noutputs; o++)
-        if (!(out[o] = malloc(sizeof(float) * ao_task_elems(t, t->ninputs + o, pl->dims))))
-            goto out;
-    if (!(lat = malloc(sizeof *lat * (size_t)p->o.max_calls)) ||
-        !(raw = malloc(sizeof *raw * (size_t)p->o.max_calls)) ||
-        !(dev = malloc(sizeof *dev * (size_t)p->o.max_calls)))
-        goto out;
-    if (correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
-        goto out;
-    /* warm up: at least two calls and warmup_s of running, so the core has
-     * left any low-power state before the clock counts; the last call
-     * sizes the run */
-    for (int w = 0; w < 2 || (warm < (long long)(p->o.warmup_s * 1e9) && w < 100000); w++) {
-        if (w < 2) {
-            ao_job_place(j, pl->dims);
-            e = job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "while warming up");
-        } else {
-            /* the same inputs again: warming up needs no fresh data */
-            e = ao_job_run(j, AO_RUN_CMD_CALL, 0, "while warming up");
-        }
-        if (e < 0)
-            goto out;
-        m->kernel_ns += e;
-        warm += e;
-    }
-    min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
-    min_calls = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
-    for (long long spent = 0; n < p->o.max_calls;) {
-        int v = sample_slot(p, &smp, n);
-        if ((n < 32 || n % 4 == 0) && wake_sample(j, "in a timed call") < 0)
-            goto out; /* spread over the calls, at most about 90 */
-        ao_job_place(j, pl->dims);
-        if (v >= 0) {
-            /* drawn as an unchecked call's are, and kept to check later */
-            struct dataset *d = &smp.in_out[v];
-            if (!d->t[0] && dataset_alloc(t, d, pl->dims, 1) < 0)
-                goto out;
-            for (int i = 0; i < t->ninputs; i++)
-                fill_timed(&p->rng, &t->t[i].dist, d->t[i], ao_task_elems(t, i, pl->dims));
-            if ((e = job_call(j, pl->dims, d->t, NULL, 0x7fc00000u, d->t + t->ninputs,
-                              "in a timed call")) < 0)
-                goto out;
-            if ((bad = inputs_changed(j, pl->dims, d->t))) {
-                j->status = AO_V_REJECTED;
-                snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call "
-                         "%d: inputs are read-only", bad, n);
-                goto out;
-            }
-            smp.call[v] = n;
-            if (v >= smp.n)
-                smp.n = v + 1;
-        } else {
-            /* values the kernel's process has never seen */
-            if ((e = job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "in a timed call")) < 0)
-                goto out;
-        }
-        m->kernel_ns += e;
-        spent += e;
-        /* written by the kernel's process: reported beside ours, never used */
-        dev[n] = (long long)__atomic_load_n(&j->hdr->device_ns, __ATOMIC_RELAXED);
-        raw[n++] = j->raw_ns;
-        if (n >= min_calls) {
-            take_wake(raw, lat, n, j->wake_ns);
-            ao_stats_of(lat, n, &m->st);
-            if (m->st.spread <= p->o.target_spread || spent >= (long long)(p->o.budget_s * 1e9))
-                break;
-        }
-    }
-    take_wake(raw, lat, n, j->wake_ns);
-    ao_stats_of(lat, n, &m->st);
-    ao_stats_of(dev, n, &m->device);
-    m->wake_ns = j->wake_ns;
-    m->wake_u_ns = wake_uncertainty(j);
-    ao_job_stop(j, "after its last call");
-    err[0] = '\0';
-    if (check_sample(p, pl, j, &smp, errors, max_err, err, errlen) < 0)
-        goto out;
-    m->check_ns = smp.check_ns;
-    rc = 0;
-out:
-    sample_free(&smp);
-    for (int o = 0; o < t->noutputs; o++)
-        free(out[o]);
-    free(lat);
-    free(raw);
-    free(dev);
-    return rc;
-}
 
 static int set_str(char **dst, const char *s)
 {
@@ -963,12 +79,12 @@ static int run_once(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
                     struct ao_measurement *r, cJSON *errors, double *max_err,
                     struct timed *m, char *err, size_t errlen)
 {
-    if (!j->started && start_job(p, j, &pl->task, pl->dims, p->o.timeout_s, 0, err, errlen) < 0)
+    if (!j->started && prof_start_job(p, j, &pl->task, pl->dims, p->o.timeout_s, 0, err, errlen) < 0)
         return -1;
     if (j->sb.sync_fd >= 0 && ao_job_release(j, err, errlen) < 0)
         return -1;
     layers_json(r, j->sb.layers, 1);
-    if (measure(p, pl, j, errors, max_err, m, err, errlen) < 0 && !j->status)
+    if (prof_measure(p, pl, j, errors, max_err, m, err, errlen) < 0 && !j->status)
         return -1;
     ao_job_stop(j, "after its last call");
     return 0;
@@ -1003,16 +119,16 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     memset(&m2, 0, sizeof m2);
     if (!errors)
         goto fail;
-    if (static_check(source, reason, sizeof reason)) {
+    if (prof_static_check(source, reason, sizeof reason)) {
         j.status = AO_V_REJECTED;
         snprintf(j.reason, sizeof j.reason, "%s", reason);
         goto verdict;
     }
-    if (!(pl = pool_get(p, t, size, err, errlen)))
+    if (!(pl = prof_pool_get(p, t, size, err, errlen)))
         goto fail;
-    if (prepare_job(p, pl, &j, source, err, errlen) < 0 ||
-        start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
-        compile_job(p, &j, &diag, &compile_ns, err, errlen) < 0)
+    if (prof_prepare_job(p, pl, &j, source, err, errlen) < 0 ||
+        prof_start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
+        prof_compile_job(p, &j, &diag, &compile_ns, err, errlen) < 0)
         goto fail;
     if (diag)
         set_str(&r->diagnostics, diag);
@@ -1122,8 +238,6 @@ out:
     return rc;
 }
 
-/* --- head to head --- */
-
 #define H2H_MIN_ROUNDS 21
 /* Two processes of one kernel differ by this much in one sitting (where
  * their tensors and pages fall): the interval is never narrower than the
@@ -1137,15 +251,15 @@ static int h2h_side(struct ao_profiler *p, struct pool *pl, struct ao_job *j, co
 {
     long long cns;
 
-    if (prepare_job(p, pl, j, src, err, errlen) < 0 ||
-        start_job(p, j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
-        compile_job(p, j, diag, &cns, err, errlen) < 0)
+    if (prof_prepare_job(p, pl, j, src, err, errlen) < 0 ||
+        prof_start_job(p, j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
+        prof_compile_job(p, j, diag, &cns, err, errlen) < 0)
         return -1;
     if (j->status)
         return -1;
     if (ao_job_release(j, err, errlen) < 0)
         return -1;
-    return measure_wake(j);
+    return prof_measure_wake(j);
 }
 
 int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const char *size,
@@ -1171,16 +285,16 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     memset(&fresh, 0, sizeof fresh);
     if (!errors || !base_errors)
         goto oom;
-    if (static_check(base_source, err, errlen)) /* the baseline is the task's: it must pass */
+    if (prof_static_check(base_source, err, errlen)) /* the baseline is the task's: it must pass */
         goto fail;
-    if (static_check(source, jk.reason, sizeof jk.reason)) {
+    if (prof_static_check(source, jk.reason, sizeof jk.reason)) {
         jk.status = AO_V_REJECTED;
         goto verdict;
     }
-    if (!(pl = pool_get(p, t, size, err, errlen)))
+    if (!(pl = prof_pool_get(p, t, size, err, errlen)))
         goto fail;
-    smp.size = sample_size(pl);
-    if (dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||
+    smp.size = prof_sample_size(pl);
+    if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||
         !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)))
         goto oom;
     for (int o = 0; o < t->noutputs; o++)
@@ -1190,7 +304,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     for (int s = 0; s < 2; s++) {
         double scratch = 0;
         if (h2h_side(p, pl, side[s], s ? source : base_source, &diag, err, errlen) < 0 ||
-            correctness(pl, side[s], out, s ? errors : base_errors, s ? &max_err : &scratch, &kns) < 0) {
+            prof_correctness(pl, side[s], out, s ? errors : base_errors, s ? &max_err : &scratch, &kns) < 0) {
             if (!side[s]->status)
                 goto fail;
             if (s == 0) { /* the baseline is the task's own: it must pass */
@@ -1207,27 +321,27 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     for (int w = 0; w < 2; w++)
         for (int s = 0; s < 2; s++) {
             ao_job_place(side[s], pl->dims);
-            if (job_call(side[s], pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "while warming up") < 0)
+            if (prof_job_call(side[s], pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "while warming up") < 0)
                 goto side_failed;
         }
     while (n < max) {
-        int v = sample_slot(p, &smp, n), first = (int)(ao_rng_next(&p->rng) & 1);
+        int v = prof_sample_slot(p, &smp, n), first = (int)(ao_rng_next(&p->rng) & 1);
         struct dataset *d = &fresh;
         if (v >= 0) {
             d = &smp.in_out[v];
-            if (!d->t[0] && dataset_alloc(t, d, pl->dims, 1) < 0)
+            if (!d->t[0] && prof_dataset_alloc(t, d, pl->dims, 1) < 0)
                 goto oom;
         }
         for (int i = 0; i < t->ninputs; i++)
-            fill_timed(&p->rng, &t->t[i].dist, d->t[i], ao_task_elems(t, i, pl->dims));
+            prof_fill_timed(&p->rng, &t->t[i].dist, d->t[i], ao_task_elems(t, i, pl->dims));
         for (int k = 0; k < 2; k++) {
             int s = k ? !first : first;
             long long e;
-            if ((n < 32 || n % 4 == 0) && wake_sample(side[s], "in a timed call") < 0)
+            if ((n < 32 || n % 4 == 0) && prof_wake_sample(side[s], "in a timed call") < 0)
                 goto side_failed;
             ao_job_place(side[s], pl->dims);
-            if ((e = job_call(side[s], pl->dims, d->t, NULL, 0x7fc00000u,
-                              s == 1 && v >= 0 ? d->t + t->ninputs : NULL, "in a timed call")) < 0)
+            if ((e = prof_job_call(side[s], pl->dims, d->t, NULL, 0x7fc00000u,
+                                   s == 1 && v >= 0 ? d->t + t->ninputs : NULL, "in a timed call")) < 0)
                 goto side_failed;
             lat[s][n] = e;
             spent += e;
@@ -1244,7 +358,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     }
     for (int s = 0; s < 2; s++)
         ao_job_stop(side[s], "after its last call");
-    if (check_sample(p, pl, &jk, &smp, errors, &max_err, err, errlen) < 0)
+    if (prof_check_sample(p, pl, &jk, &smp, errors, &max_err, err, errlen) < 0)
         goto fail;
     if (jk.status)
         goto verdict;
@@ -1292,8 +406,8 @@ fail:
     r->verdict = AO_V_INTERNAL_ERROR;
     set_str(&r->reason, err);
 out:
-    sample_free(&smp);
-    dataset_free(&fresh);
+    prof_sample_free(&smp);
+    prof_dataset_free(&fresh);
     for (int o = 0; o < t->noutputs; o++)
         free(out[o]);
     free(ratio);
@@ -1319,7 +433,7 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
 
     memset(&j, 0, sizeof j);
     if (pl && (strcmp(pl->task.name, t->name) != 0 || strcmp(pl->task.sha256, t->sha256) != 0)) {
-        pool_free(pl);
+        prof_pool_free(pl);
         pl = p->built = NULL;
     }
     if (!pl) {
@@ -1328,17 +442,17 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
             goto fail;
         }
         pl->task = *t;
-        if (build_harness(p, pl, err, errlen) < 0) {
-            pool_free(pl);
+        if (prof_build_harness(p, pl, err, errlen) < 0) {
+            prof_pool_free(pl);
             p->built = NULL;
             goto fail;
         }
     }
-    if (static_check(source, reason, sizeof reason)) {
+    if (prof_static_check(source, reason, sizeof reason)) {
         j.status = AO_V_REJECTED;
         snprintf(j.reason, sizeof j.reason, "%s", reason);
-    } else if (prepare_job(p, pl, &j, source, err, errlen) < 0 ||
-               compile_job(p, &j, &diag, &compile_ns, err, errlen) < 0) {
+    } else if (prof_prepare_job(p, pl, &j, source, err, errlen) < 0 ||
+               prof_compile_job(p, &j, &diag, &compile_ns, err, errlen) < 0) {
         goto fail;
     }
     if (diag)
@@ -1366,8 +480,6 @@ out:
     free(diag);
     return rc;
 }
-
-/* --- lifecycle --- */
 
 struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err, size_t errlen)
 {
@@ -1413,11 +525,11 @@ void ao_profiler_free(struct ao_profiler *p)
     if (!p)
         return;
     if (p->built)
-        pool_free(p->built);
+        prof_pool_free(p->built);
     while (p->pools) {
         struct pool *pl = p->pools;
         p->pools = pl->next;
-        pool_free(pl);
+        prof_pool_free(pl);
     }
     ao_rmtree(p->root);
     ao_sandbox_cleanup();

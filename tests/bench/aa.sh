@@ -6,7 +6,7 @@
 # with its stated 95% interval, and whether 1.00 lies inside it.  Then the
 # same kernel measured alone in REPEATS separate processes: the run-to-run
 # spread of a latency that the search's figures carry (the 5% floor of
-# lib/select.h).
+# lib/state/select.h).
 # usage: tests/bench/aa.sh [REPEATS=5] [TASK:SIZE...]
 set -eu
 cd "$(dirname "$0")/../.."

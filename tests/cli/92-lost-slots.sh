@@ -27,7 +27,7 @@ PY
 
 # --- a kernel that kills its profiler every time ----------------------------
 # The executor's kernel carries a marker the profiler aborts on (the fault
-# hook of lib/io.c): the profiler dies with it in hand at every delivery
+# hook of lib/wire/io.c): the profiler dies with it in hand at every delivery
 # until --max-attempts sends it to the dead letters (40-poison tests that
 # part); whichever comes first, no result comes and the slot is lost.
 $M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 128 >"$T/crash.c" # a rewrite: not its parent with a comment

@@ -6,7 +6,7 @@
 
 #include "core/config.h"
 
-/* Each command sets itself up with ao_tool_setup (lib/stage.h), as the
+/* Each command sets itself up with ao_tool_setup (lib/wire/stage.h), as the
  * stages do. */
 
 /* topics.c: the embedded broker, kcat-like produce and consume, and relay

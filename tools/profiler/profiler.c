@@ -21,7 +21,7 @@ static const struct ao_option options[] = {
 };
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
-/* the kernels of the profiler's --target (lib/stage.c names it) */
+/* the kernels of the profiler's --target (lib/wire/stage.c names it) */
 static const char *const topics[] = {AO_TOPIC_KERNELS_PREFIX "{target}", NULL};
 
 struct profiler {

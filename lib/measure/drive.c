@@ -1,0 +1,276 @@
+/* drive.c - driving a kernel's job for the profiler: the static checks,
+ * preparing and compiling in the sandbox, starting the runner, its
+ * wake-ups, and one call with fresh or given inputs */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/tokens.h"
+#include "core/util.h"
+#include "measure/elfcheck.h"
+#include "measure/job.h"
+#include "measure/measurement.h"
+#include "measure/profile.h"
+#include "measure/profiler_int.h"
+#include "measure/sandbox.h"
+#include "measure/stats.h"
+#include "targets/target.h"
+#include "wire/names.h"
+#include "wire/verdict.h"
+
+static int copy_file(const char *from, const char *to, char *err, size_t errlen)
+{
+    size_t n;
+    char *d = ao_read_file(from, &n, err, errlen);
+    int rc;
+    if (!d)
+        return -1;
+    rc = ao_write_file(to, d, n, err, errlen);
+    free(d);
+    return rc;
+}
+
+/* Keep what a model can act on: the compiler's words, without our paths,
+ * cut to a readable length. */
+static char *trim_diagnostics(const char *text)
+{
+    struct ao_buf b = {0};
+    int lines = 0;
+
+    for (const char *p = text; *p && b.len < DIAG_MAX && lines < 40;) {
+        size_t n = strcspn(p, "\n");
+        if (strncmp(p, "/work/", 6) == 0) {
+            p += 6;
+            n -= 6;
+        }
+        ao_buf_append(&b, p, n);
+        ao_buf_append(&b, "\n", 1);
+        lines++;
+        p += n;
+        if (*p == '\n')
+            p++;
+    }
+    if (!b.data)
+        ao_buf_append(&b, "", 0);
+    return b.data;
+}
+
+/* The one rule checked on the source text: its size. */
+int prof_static_check(const char *src, char *reason, size_t len)
+{
+    size_t n = strlen(src);
+
+    if (n > MAX_SOURCE) {
+        snprintf(reason, len, "source is %zu bytes, over the %d byte limit", n, MAX_SOURCE);
+        return 1;
+    }
+    return 0;
+}
+
+/* A fresh job directory holding the kernel source and the task's harness. */
+int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, const char *source,
+                     char *err, size_t errlen)
+{
+    const char *const *files = p->tg->harness_files;
+    char path[900], from[800];
+
+    snprintf(j->dir, sizeof j->dir, "%s/job-XXXXXX", p->root);
+    if (!mkdtemp(j->dir)) {
+        j->dir[0] = '\0';
+        snprintf(err, errlen, "cannot create a job directory: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/%s", j->dir, p->tg->kernel_file);
+    if (ao_write_file(path, source, strlen(source), err, errlen) < 0)
+        return -1;
+    for (int i = 0; files[i]; i++) {
+        snprintf(from, sizeof from, "%s/%s", pl->harness, files[i]);
+        snprintf(path, sizeof path, "%s/%s", j->dir, files[i]);
+        if (copy_file(from, path, err, errlen) < 0)
+            return -1;
+    }
+    /* the compiler's sandbox (slot 0) writes it; the runner's (a uid of its
+     * own) only reads it */
+    if (getuid() == 0 && (chown(j->dir, ao_sandbox_uid(0), ao_sandbox_uid(0)) < 0 ||
+                          chmod(j->dir, 0755) < 0)) {
+        snprintf(err, errlen, "cannot hand '%s' to the sandbox user: %s", j->dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Build the job's kernel into its runner inside a sandbox, then apply the
+ * target's rules to what was built.  On a verdict (compile error, rejected
+ * object) sets j->status; -1 only on our failure. */
+int prof_compile_job(struct ao_profiler *p, struct ao_job *j, char **diag, long long *compile_ns,
+                     char *err, size_t errlen)
+{
+    char log[800], reason[512];
+    char sh[] = "/bin/sh", dash_c[] = "-c", cmd[1024];
+    char *argv[] = {sh, dash_c, cmd, NULL};
+    struct ao_sandbox_spec spec = {0};
+    struct ao_sandbox sb;
+    int logfd = -1, st, to, rc = -1;
+    long long t0 = ao_now_ns();
+    char *out = NULL;
+
+    p->tg->build_command(cmd, sizeof cmd);
+    snprintf(log, sizeof log, "%s.log", j->dir);
+    if ((logfd = open(log, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600)) < 0) {
+        snprintf(err, errlen, "cannot create '%s': %s", log, strerror(errno));
+        return -1;
+    }
+    spec.workdir = j->dir;
+    spec.argv = argv;
+    spec.out_fd = logfd;
+    spec.cpu_seconds = (long)p->o.compile_timeout_s + 5;
+    spec.mem_bytes = p->tg->build_mem_bytes;
+    spec.file_bytes = 256LL << 20;
+    spec.max_procs = 64;
+    spec.seccomp = AO_SECCOMP_COMPILE;
+    spec.cpu = p->o.cpu; /* a pinned profiler compiles on its own core too, so
+                            it never disturbs its neighbour's timing */
+    spec.slot = 0;
+    if (ao_sandbox_start(&spec, &sb, err, errlen) < 0)
+        goto out;
+    if (ao_sandbox_wait(&sb, ao_now_ns() + (long long)(p->o.compile_timeout_s * 1e9), &st, &to) < 0) {
+        snprintf(err, errlen, "lost the compiler process");
+        goto out;
+    }
+    *compile_ns = ao_now_ns() - t0;
+    out = ao_read_file(log, NULL, reason, sizeof reason);
+    if (to) {
+        j->status = AO_V_COMPILE_ERROR;
+        snprintf(j->reason, sizeof j->reason, "compilation took over %.0f s", p->o.compile_timeout_s);
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        j->status = AO_V_COMPILE_ERROR;
+        snprintf(j->reason, sizeof j->reason, "the compiler or linker failed");
+    }
+    if (out && *out)
+        *diag = trim_diagnostics(out);
+    if (j->status) {
+        rc = 0;
+        goto out;
+    }
+    if (p->tg->check_build(j->dir, reason, sizeof reason) != 0) {
+        j->status = AO_V_REJECTED;
+        snprintf(j->reason, sizeof j->reason, "%s", reason);
+    }
+    rc = 0;
+out:
+    free(out);
+    if (logfd >= 0)
+        close(logfd);
+    unlink(log);
+    return rc;
+}
+
+/* What continuing the stopped runner adds to a call (waking a stopped
+ * process: about 10 µs on a VM), timed on empty commands before the
+ * kernel's first call, while only the trusted runner has run in the
+ * process, and again between timed calls; the minimum of them all is
+ * taken off each timed call.  A busy machine can slow all of the first
+ * ones (the later ones keep the estimate honest), and a kernel could only
+ * slow the later ones, which a minimum ignores: no call is credited with
+ * more than a wake-up took. */
+
+/* One empty command, timed the way a real call is: kept as a sample, the
+ * estimate lowered to it if lower.  0 or -1. */
+int prof_wake_sample(struct ao_job *j, const char *phase)
+{
+    if (ao_job_hold(j, phase) < 0)
+        return -1;
+    ao_job_on_runner(j); /* the path of a real call: onto the runner's core and off */
+    ao_job_off_runner(j);
+    if (ao_job_run(j, AO_RUN_CMD_NOP, 1, phase) < 0)
+        return -1;
+    if (j->nwakes == 0 || j->raw_ns < j->wake_ns)
+        j->wake_ns = j->raw_ns;
+    if (j->nwakes < WAKE_SAMPLES_MAX)
+        j->wakes[j->nwakes++] = j->raw_ns;
+    return 0;
+}
+
+int prof_measure_wake(struct ao_job *j)
+{
+    j->wake_ns = 0;
+    j->nwakes = 0;
+    for (int i = 0; i < WAKE_ROUNDS; i++)
+        if (prof_wake_sample(j, "before its first call") < 0)
+            return -1;
+    return 0;
+}
+
+/* One call: inputs written (copied from in[], or drawn fresh from rng when
+ * in is NULL), outputs poisoned, both handed to the runner's device by the
+ * target, the call timed by ao_job_run, every tensor brought back, and the
+ * outputs copied out into out[] (if given) while the runner is stopped.
+ * Returns elapsed ns, or -1 with j->status set. */
+long long prof_job_call(struct ao_job *j, const long long *dims, float *const *in,
+                        struct ao_rng *rng, uint32_t poison, float **out, const char *phase)
+{
+    const struct ao_task *t = j->task;
+    long long e;
+
+    if (ao_job_hold(j, phase) < 0)
+        return -1;
+    ao_job_on_runner(j);
+    for (int i = 0; i < t->ninputs; i++) {
+        size_t n = ao_task_elems(t, i, dims);
+        if (in)
+            memcpy(ao_job_tensor(j, i), in[i], n * sizeof(float));
+        else
+            prof_fill_timed(rng, &t->t[i].dist, ao_job_tensor(j, i), n);
+    }
+    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
+        uint32_t *o = (uint32_t *)ao_job_tensor(j, i);
+        size_t n = ao_task_elems(t, i, dims);
+        for (size_t k = 0; k < n; k++)
+            o[k] = poison;
+    }
+    if (j->tg->before_call && j->tg->before_call(j, phase) < 0)
+        return -1;
+    ao_job_off_runner(j);
+    if ((e = ao_job_run(j, AO_RUN_CMD_CALL, 1, phase)) < 0)
+        return -1;
+    if (j->tg->after_call && j->tg->after_call(j, phase) < 0)
+        return -1;
+    for (int i = 0; out && i < t->noutputs; i++)
+        memcpy(out[i], ao_job_tensor(j, t->ninputs + i),
+               ao_task_elems(t, t->ninputs + i, dims) * sizeof(float));
+    return e;
+}
+
+/* Did the call leave its inputs as they were given?  Names the first one not. */
+const char *prof_inputs_changed(struct ao_job *j, const long long *dims, float *const *in)
+{
+    for (int i = 0; i < j->task->ninputs; i++)
+        if (memcmp(ao_job_tensor(j, i), in[i], ao_task_elems(j->task, i, dims) * sizeof(float)) != 0)
+            return j->task->t[i].name;
+    return NULL;
+}
+
+/* Start a job's runner with a fresh secret order of tensor positions. */
+int prof_start_job(struct ao_profiler *p, struct ao_job *j, const struct ao_task *t,
+                   const long long *dims, double timeout_s, int hold, char *err, size_t errlen)
+{
+    struct ao_job_opts o = {
+        .tg = p->tg, .bpf = p->bpf, .bpf_len = p->bpf_len, .mem_bytes = p->o.mem_bytes,
+        .cpu = j->pin ? j->pin - 1 : p->o.cpu, .place_a = (unsigned)ao_rng_next(&p->rng),
+        .place_b = (unsigned)ao_rng_next(&p->rng), .timeout_s = timeout_s, .hold = hold,
+        .second = j->second};
+    return ao_job_start(j, &o, t, dims, err, errlen);
+}

@@ -1,0 +1,233 @@
+/* pools.c - the inputs and references of a task at a size, built once
+ * and kept for the profiler's life (the reference run as a kernel is) */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/tokens.h"
+#include "core/util.h"
+#include "measure/elfcheck.h"
+#include "measure/job.h"
+#include "measure/measurement.h"
+#include "measure/profile.h"
+#include "measure/profiler_int.h"
+#include "measure/sandbox.h"
+#include "measure/stats.h"
+#include "targets/target.h"
+#include "wire/names.h"
+#include "wire/verdict.h"
+
+static int compute_references(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen)
+{
+    char path[900];
+    char *src = NULL, *diag = NULL;
+    struct ao_job j;
+    long long cns = 0;
+    int rc = -1;
+
+    memset(&j, 0, sizeof j);
+    snprintf(path, sizeof path, "%s/%s", pl->task.dir, p->tg->reference_file);
+    if (!(src = ao_read_file(path, NULL, err, errlen)))
+        return -1;
+    /* references may be slow (plain loops in double): allow ten times more */
+    if (prof_prepare_job(p, pl, &j, src, err, errlen) < 0 ||
+        prof_start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s * 10, 1, err, errlen) < 0 ||
+        prof_compile_job(p, &j, &diag, &cns, err, errlen) < 0)
+        goto out;
+    if (j.status) {
+        snprintf(err, errlen, "the reference of '%s' does not build: %s: %.500s", pl->task.name,
+                 j.reason, diag ? diag : "");
+        goto out;
+    }
+    if (ao_job_release(&j, err, errlen) < 0)
+        goto out;
+    for (int s = 0; s < pl->nchecks; s++) {
+        struct dataset *d = &pl->check[s];
+        long long e;
+        ao_job_place(&j, d->dims);
+        if ((e = prof_job_call(&j, d->dims, d->t, NULL, 0x7fc00000u, d->t + pl->task.ninputs,
+                               "computing the reference")) < 0) {
+            snprintf(err, errlen, "the reference of '%s' failed: %s", pl->task.name, j.reason);
+            goto out;
+        }
+        if (s < NOMINAL_CHECKS && e > pl->ref_ns)
+            pl->ref_ns = e;
+        for (int o = 0; o < pl->task.noutputs; o++) {
+            float *r = d->t[pl->task.ninputs + o];
+            for (size_t k = 0; k < ao_task_elems(&pl->task, pl->task.ninputs + o, d->dims); k++)
+                if (!isfinite(r[k])) {
+                    snprintf(err, errlen, "the reference of '%s' gives a non-finite output",
+                             pl->task.name);
+                    goto out;
+                }
+        }
+    }
+    /* the built reference stays for the timed calls' checks (ref_outputs) */
+    snprintf(pl->refdir, sizeof pl->refdir, "%s", j.dir);
+    ao_job_end(&j);
+    j.dir[0] = '\0';
+    rc = 0;
+out:
+    ao_job_free(&j);
+    free(src);
+    free(diag);
+    return rc;
+}
+
+/* The reference's outputs for inputs sets[k][0..ninputs), written to
+ * refs[k] (the task's outputs), in a fresh process of the pool's built
+ * reference.  0, or -1 + err. */
+int prof_ref_outputs(struct ao_profiler *p, struct pool *pl, struct dataset *sets,
+                     struct dataset *refs, int n, char *err, size_t errlen)
+{
+    struct ao_job j;
+    int rc = -1;
+
+    memset(&j, 0, sizeof j);
+    snprintf(j.dir, sizeof j.dir, "%s", pl->refdir);
+    if (prof_start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s * 10, 0, err, errlen) < 0 ||
+        (j.sb.sync_fd >= 0 && ao_job_release(&j, err, errlen) < 0))
+        goto out;
+    for (int k = 0; k < n; k++) {
+        ao_job_place(&j, pl->dims);
+        if (prof_job_call(&j, pl->dims, sets[k].t, NULL, 0x7fc00000u, refs[k].t + pl->task.ninputs,
+                          "checking a timed call") < 0) {
+            snprintf(err, errlen, "the reference of '%s' failed on a timed call's inputs: %s",
+                     pl->task.name, j.reason);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    ao_job_stop(&j, "after its last call");
+    ao_job_end(&j); /* the directory is the pool's */
+    return rc;
+}
+
+/* The target's trusted part of the task's runner, in a directory of its own. */
+int prof_build_harness(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen)
+{
+    if (ao_name(pl->harness, sizeof pl->harness, "%s/harness-%s-%u", p->root, pl->task.name, p->seq++) < 0)
+        return ao_errf(err, errlen, "the profiler's directory '%s' is too long", p->root);
+    if (ao_mkdirs(pl->harness, 0755) < 0) {
+        snprintf(err, errlen, "cannot create '%s': %s", pl->harness, strerror(errno));
+        return -1;
+    }
+    return p->tg->harness(&pl->task, pl->harness, err, errlen);
+}
+
+void prof_pool_free(struct pool *pl)
+{
+    for (int s = 0; s < NOMINAL_CHECKS + 1; s++)
+        prof_dataset_free(&pl->check[s]);
+    if (pl->refdir[0])
+        ao_rmtree(pl->refdir);
+    if (pl->harness[0])
+        ao_rmtree(pl->harness);
+    free(pl);
+}
+
+/* An unannounced shape: each free size shrunk to a random smaller value,
+ * keeping the task's constraints (or the nominal shape if draws break them). */
+static void extra_shape(struct ao_profiler *p, const struct ao_task *t, const long long *dims,
+                        long long *x)
+{
+    char err[AO_ERRLEN];
+
+    for (int tries = 0; tries < 20; tries++) {
+        for (int i = 0; i < t->ndims; i++) {
+            long long m = t->dim_multiple[i], lo = dims[i] / 2, hi = dims[i] - 1, v;
+            x[i] = dims[i];
+            if (t->dim_fixed[i] || dims[i] < 2 * m || hi < lo)
+                continue;
+            v = lo + (long long)(ao_rng_next(&p->rng) % (unsigned long long)(hi - lo + 1));
+            v = v / m * m;
+            x[i] = v >= m ? v : m;
+        }
+        if (ao_task_check_dims(t, x, err, sizeof err) == 0)
+            return;
+    }
+    memcpy(x, dims, sizeof(long long) * AO_MAX_DIMS);
+}
+
+/* Drop the least recently used pools until `need` more bytes fit. */
+static void pools_trim(struct ao_profiler *p, size_t need)
+{
+    for (;;) {
+        struct pool **pp = &p->pools, **last = NULL;
+        size_t total = need;
+        for (; *pp; pp = &(*pp)->next) {
+            total += (*pp)->bytes;
+            last = pp;
+        }
+        if (total <= POOLS_MAX_BYTES || !last)
+            return;
+        {
+            struct pool *old = *last;
+            *last = NULL;
+            prof_pool_free(old);
+        }
+    }
+}
+
+struct pool *prof_pool_get(struct ao_profiler *p, const struct ao_task *t, const char *size,
+                           char *err, size_t errlen)
+{
+    char key[700];
+    struct pool *pl;
+    long long xdims[AO_MAX_DIMS];
+
+    if (ao_name(key, sizeof key, "%s|%s|%s", t->dir, t->name, size) < 0)
+        return ao_errf(err, errlen, "size class '%.40s' is too long", size), NULL;
+    for (struct pool **pp = &p->pools; (pl = *pp); pp = &pl->next)
+        if (strcmp(pl->key, key) == 0) {
+            *pp = pl->next; /* most recently used first */
+            pl->next = p->pools;
+            p->pools = pl;
+            return pl;
+        }
+    if (!(pl = calloc(1, sizeof *pl))) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(pl->key, sizeof pl->key, "%s", key);
+    pl->task = *t;
+    if (ao_task_size(t, size, pl->dims, err, errlen) < 0)
+        goto fail;
+    extra_shape(p, t, pl->dims, xdims);
+    pl->bytes = (NOMINAL_CHECKS + 1) * ao_job_bytes(t, pl->dims);
+    pools_trim(p, pl->bytes);
+    pl->nchecks = NOMINAL_CHECKS + (memcmp(xdims, pl->dims, sizeof xdims) != 0);
+    for (int s = 0; s < pl->nchecks; s++) {
+        const long long *d = s < NOMINAL_CHECKS ? pl->dims : xdims;
+        int stress = s == STRESS_CHECK && t->has_stress;
+        if (prof_dataset_alloc(t, &pl->check[s], d, 1) < 0)
+            goto oom;
+        for (int i = 0; i < t->ninputs; i++)
+            prof_fill(&p->rng, stress ? &t->t[i].stress : &t->t[i].dist, pl->check[s].t[i],
+                      ao_task_elems(t, i, d));
+    }
+    if (prof_build_harness(p, pl, err, errlen) < 0 || compute_references(p, pl, err, errlen) < 0)
+        goto fail;
+    pl->next = p->pools;
+    p->pools = pl;
+    return pl;
+oom:
+    snprintf(err, errlen, "out of memory for the inputs of '%s' at size '%s'", t->name, size);
+fail:
+    prof_pool_free(pl);
+    return NULL;
+}

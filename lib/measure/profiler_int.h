@@ -1,0 +1,174 @@
+/* profiler_int.h - the profiler's parts, shared by its files (profile.c the
+ * policy, pools.c, inputs.c, drive.c, timing.c); not an API: prof_* are
+ * internal to lib/measure. */
+#ifndef AO_PROFILER_INT_H
+#define AO_PROFILER_INT_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/rng.h"
+#include "core/task.h"
+#include "measure/calib.h"
+#include "measure/job.h"
+#include "measure/profile.h"
+#include "measure/stats.h"
+
+#define NOMINAL_CHECKS 3
+/* Timed calls checked against the reference: a uniform sample of all of
+ * them (reservoir sampling, decided by our generator before each call), so
+ * every timed call is equally liable, whenever the timing ends.  A kernel
+ * wrong on a fraction f of its timed calls passes with probability
+ * (1-f)^CHECKED_TIMED: 1.6% at f = 1/2, and it must be fast on over half of
+ * them to move the median.  Cost: this many reference calls per measurement
+ * (docs/BENCHMARKS.md). */
+#define CHECKED_TIMED 6
+/* ... but never more reference time than this per measurement (a slow
+ * reference at a large size: silu at the cpu size takes ~0.5 s a call),
+ * and never fewer than CHECKED_MIN: (1-f)^3 is 12.5% at f = 1/2 */
+#define CHECKED_MIN 3
+#define CHECK_BUDGET_S 2.0
+#define POOLS_MAX_BYTES (3ull << 30) /* older pools are dropped past this */
+#define STRESS_CHECK 2 /* this check set draws from the stress distributions */
+#define WAKE_ROUNDS 31 /* wake-up samples before the kernel's first call */
+#define WAKE_SAMPLES_MAX AO_JOB_WAKES /* and one before each timed call */
+/* A call under the roofline is impossible, but the peaks are measured too:
+ * only a call this much under it is refused (cheats skip far more work). */
+#define ROOFLINE_SLACK 0.05
+#define FRESH_CALIB_S 300 /* a fresh measurement of the machine stands this long */
+#define MAX_SOURCE (256 * 1024)
+#define DIAG_MAX 3000
+
+/* One set of tensors: inputs, and the reference outputs where known. */
+struct dataset {
+    long long dims[AO_MAX_DIMS];
+    float *t[AO_MAX_TENSORS];
+};
+
+/* Inputs and references for one task and size, kept for the profiler's life. */
+struct pool {
+    struct pool *next;
+    char key[700];
+    struct ao_task task;
+    long long dims[AO_MAX_DIMS];
+    struct dataset check[NOMINAL_CHECKS + 1]; /* the last one at another shape */
+    int nchecks;
+    char harness[600];                        /* the target's trusted part of the runner */
+    char refdir[700];                         /* the reference, built, for the timed checks */
+    long long ref_ns;                         /* its slowest call at the nominal shape */
+    size_t bytes;                             /* memory its tensors hold */
+};
+
+struct ao_profiler {
+    struct ao_profiler_opts o;
+    const struct ao_target *tg;
+    struct pool *built; /* a build-only harness, kept for the next build of its task */
+    char root[600];
+    struct pool *pools;
+    struct ao_rng rng;
+    void *bpf;
+    size_t bpf_len;
+    unsigned seq;
+    struct ao_calib fresh; /* the machine measured again, for a kernel under the roofline */
+    long long fresh_at;    /* when (0: never) */
+};
+
+/* The timing of one measurement */
+struct timed {
+    struct ao_stats st;
+    struct ao_stats device; /* the runner's own timer (a GPU's events), if it has one */
+    long long kernel_ns; /* total time inside kernel calls, checks included */
+    long long wake_ns;   /* taken off every call: continuing the stopped runner */
+    long long wake_u_ns; /* how sure that is: the lowest wake-ups' own spread */
+    long long check_ns;  /* checking the sampled timed calls against the reference */
+};
+
+/* Which timed call each kept sample came from, with its inputs and the
+ * kernel's outputs (t[ninputs..]); refs[] gets the reference's outputs. */
+struct sample {
+    int call[CHECKED_TIMED];
+    struct dataset in_out[CHECKED_TIMED], refs[CHECKED_TIMED];
+    int n;    /* kept so far */
+    int size; /* to keep (sample_size) */
+    long long check_ns; /* what checking them took */
+};
+
+/* --- inputs.c --- */
+void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n);
+/* Inputs of timed calls, drawn fresh for every call: one 64-bit draw per
+ * element (normals as a scaled sum of four 16-bit uniforms, which keeps the
+ * mean and spread).  The verified timed sets are drawn the same way, so a
+ * kernel cannot tell a checked timed call from an unchecked one. */
+void prof_fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n);
+int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,
+                       int with_outputs);
+void prof_dataset_free(struct dataset *d);
+/* Compare outputs of a call against a reference; sets j->status on failure. */
+int prof_check_outputs(struct ao_job *j, const struct ao_task *t, float **out,
+                       const struct dataset *ref, const char *set, cJSON *errors,
+                       double *max_err);
+
+/* --- drive.c --- */
+/* The one rule checked on the source text: its size. */
+int prof_static_check(const char *src, char *reason, size_t len);
+/* A fresh job directory holding the kernel source and the task's harness. */
+int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, const char *source,
+                     char *err, size_t errlen);
+/* Build the job's kernel into its runner inside a sandbox, then apply the
+ * target's rules to what was built.  On a verdict (compile error, rejected
+ * object) sets j->status; -1 only on our failure. */
+int prof_compile_job(struct ao_profiler *p, struct ao_job *j, char **diag, long long *compile_ns,
+                     char *err, size_t errlen);
+/* One empty command, timed the way a real call is: kept as a sample, the
+ * estimate lowered to it if lower.  0 or -1. */
+int prof_wake_sample(struct ao_job *j, const char *phase);
+int prof_measure_wake(struct ao_job *j);
+/* One call: inputs written (copied from in[], or drawn fresh from rng when
+ * in is NULL), outputs poisoned, both handed to the runner's device by the
+ * target, the call timed by ao_job_run, every tensor brought back, and the
+ * outputs copied out into out[] (if given) while the runner is stopped.
+ * Returns elapsed ns, or -1 with j->status set. */
+long long prof_job_call(struct ao_job *j, const long long *dims, float *const *in,
+                        struct ao_rng *rng, uint32_t poison, float **out, const char *phase);
+/* Did the call leave its inputs as they were given?  Names the first one not. */
+const char *prof_inputs_changed(struct ao_job *j, const long long *dims, float *const *in);
+/* Start a job's runner with a fresh secret order of tensor positions. */
+int prof_start_job(struct ao_profiler *p, struct ao_job *j, const struct ao_task *t,
+                   const long long *dims, double timeout_s, int hold, char *err, size_t errlen);
+
+/* --- pools.c --- */
+/* The reference's outputs for inputs sets[k][0..ninputs), written to
+ * refs[k] (the task's outputs), in a fresh process of the pool's built
+ * reference.  0, or -1 + err. */
+int prof_ref_outputs(struct ao_profiler *p, struct pool *pl, struct dataset *sets,
+                     struct dataset *refs, int n, char *err, size_t errlen);
+/* The target's trusted part of the task's runner, in a directory of its own. */
+int prof_build_harness(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen);
+void prof_pool_free(struct pool *pl);
+struct pool *prof_pool_get(struct ao_profiler *p, const struct ao_task *t, const char *size,
+                           char *err, size_t errlen);
+
+/* --- timing.c --- */
+void prof_sample_free(struct sample *s);
+/* How many timed calls a measurement checks: CHECKED_TIMED, fewer when the
+ * reference is slow (CHECK_BUDGET_S of reference time at most), never
+ * under CHECKED_MIN. */
+int prof_sample_size(const struct pool *pl);
+/* Is timed call n (0-based) kept, and where?  -1: not.  The generator is
+ * drawn only past the first s->size calls (ao_reservoir_slot). */
+int prof_sample_slot(struct ao_profiler *p, struct sample *s, int n);
+int prof_check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
+                      struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen);
+/* Correctness on every check set, poisoned with NaN, the first again with
+ * another poison, so an output left untouched can never pass; out[] has
+ * room for the outputs.  0, or -1 with j->status set. */
+int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *errors,
+                     double *max_err, long long *kernel_ns);
+/* Correctness on the check sets, then timed calls on fresh inputs, a
+ * uniform sample of them (secretly chosen) checked against the reference
+ * afterwards. */
+int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
+                 double *max_err, struct timed *m, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,265 @@
+/* timing.c - one measurement: correctness on the check sets, warm-up,
+ * the timed calls until the spread or the budget says stop, and the
+ * reservoir of timed calls checked after */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/tokens.h"
+#include "core/util.h"
+#include "measure/elfcheck.h"
+#include "measure/job.h"
+#include "measure/measurement.h"
+#include "measure/profile.h"
+#include "measure/profiler_int.h"
+#include "measure/sandbox.h"
+#include "measure/stats.h"
+#include "targets/target.h"
+#include "wire/names.h"
+#include "wire/verdict.h"
+
+/* How far the lowest wake-up could be off (ao_low_tail): quiet, a few
+ * hundred ns; on a busy machine, microseconds, and then a tiny kernel's
+ * time is that uncertain. */
+static long long wake_uncertainty(const struct ao_job *j)
+{
+    return ao_low_tail(j->wakes, j->nwakes);
+}
+
+/* The timed calls' latencies: their raw times less the wake-up estimate
+ * as it stands (as run_call takes it off). */
+static void take_wake(const long long *raw, long long *lat, int n, long long wake)
+{
+    for (int i = 0; i < n; i++)
+        lat[i] = raw[i] > wake ? raw[i] - wake : raw[i];
+}
+
+void prof_sample_free(struct sample *s)
+{
+    for (int k = 0; k < CHECKED_TIMED; k++) {
+        prof_dataset_free(&s->in_out[k]);
+        prof_dataset_free(&s->refs[k]);
+    }
+}
+
+/* How many timed calls a measurement checks: CHECKED_TIMED, fewer when the
+ * reference is slow (CHECK_BUDGET_S of reference time at most), never
+ * under CHECKED_MIN. */
+int prof_sample_size(const struct pool *pl)
+{
+    long long fit = pl->ref_ns > 0 ? (long long)(CHECK_BUDGET_S * 1e9) / pl->ref_ns : CHECKED_TIMED;
+    return fit > CHECKED_TIMED ? CHECKED_TIMED : fit < CHECKED_MIN ? CHECKED_MIN : (int)fit;
+}
+
+/* Is timed call n (0-based) kept, and where?  -1: not.  The generator is
+ * drawn only past the first s->size calls (ao_reservoir_slot). */
+int prof_sample_slot(struct ao_profiler *p, struct sample *s, int n)
+{
+    return ao_reservoir_slot(n, s->size, n < s->size ? 0 : ao_rng_next(&p->rng));
+}
+
+/* The kept timed calls against the reference on their own inputs: sets
+ * j->status on a wrong one; -1 + err when the reference itself failed. */
+static int check_sample_now(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
+                            struct sample *s, cJSON *errors, double *max_err, char *err,
+                            size_t errlen)
+{
+    const struct ao_task *t = &pl->task;
+    float *out[AO_MAX_TENSORS] = {0};
+    char set[32];
+
+    for (int k = 0; k < s->n; k++) {
+        memcpy(s->refs[k].dims, pl->dims, sizeof s->refs[k].dims);
+        for (int o = t->ninputs; o < t->ninputs + t->noutputs; o++)
+            if (!(s->refs[k].t[o] = malloc(sizeof(float) * ao_task_elems(t, o, pl->dims)))) {
+                snprintf(err, errlen, "out of memory for the timed checks");
+                return -1;
+            }
+    }
+    if (prof_ref_outputs(p, pl, s->in_out, s->refs, s->n, err, errlen) < 0)
+        return -1;
+    for (int k = 0; k < s->n; k++) {
+        for (int o = 0; o < t->noutputs; o++)
+            out[o] = s->in_out[k].t[t->ninputs + o];
+        snprintf(set, sizeof set, "timed%d", s->call[k]);
+        if (prof_check_outputs(j, t, out, &s->refs[k], set, errors, max_err) < 0) {
+            /* right on the check sets, wrong when timed: a replay, a race,
+             * or a kernel that changes its ways once checks seem over */
+            j->status = AO_V_REJECTED;
+            snprintf(j->reason + strlen(j->reason), sizeof j->reason - strlen(j->reason),
+                     " (in a timed call, after passing the correctness checks: outputs "
+                     "must be computed from the inputs of each call)");
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int prof_check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
+                      struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen)
+{
+    long long t0 = ao_now_ns();
+    int rc;
+
+    if (s->n == 0)
+        return 0;
+    rc = check_sample_now(p, pl, j, s, errors, max_err, err, errlen);
+    s->check_ns = ao_now_ns() - t0;
+    return rc;
+}
+
+/* Correctness on every check set, poisoned with NaN, the first again with
+ * another poison, so an output left untouched can never pass; out[] has
+ * room for the outputs.  0, or -1 with j->status set. */
+int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *errors,
+                     double *max_err, long long *kernel_ns)
+{
+    const struct ao_task *t = &pl->task;
+    long long e;
+    char set[32];
+    const char *bad;
+
+    for (int s = 0; s <= pl->nchecks; s++) {
+        const struct dataset *d = &pl->check[s < pl->nchecks ? s : 0];
+        uint32_t poison = s < pl->nchecks ? 0x7fc00000u : 0x7f7f7f7fu;
+        snprintf(set, sizeof set, s == pl->nchecks ? "check0-repoisoned" :
+                 s == NOMINAL_CHECKS ? "check-other-shape" :
+                 s == STRESS_CHECK && t->has_stress ? "check-stress" : "check%d", s);
+        ao_job_place(j, d->dims);
+        if ((e = prof_job_call(j, d->dims, d->t, NULL, poison, out, "on a correctness check")) < 0)
+            return -1;
+        *kernel_ns += e;
+        if ((bad = prof_inputs_changed(j, d->dims, d->t))) {
+            j->status = AO_V_REJECTED;
+            snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' (set '%s'): "
+                     "inputs are read-only", bad, set);
+            return -1;
+        }
+        if (prof_check_outputs(j, t, out, d, set, errors, max_err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Correctness on the check sets, then timed calls on fresh inputs, a
+ * uniform sample of them (secretly chosen) checked against the reference
+ * afterwards. */
+int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
+                 double *max_err, struct timed *m, char *err, size_t errlen)
+{
+    const struct ao_task *t = &pl->task;
+    float *out[AO_MAX_TENSORS] = {0};
+    long long *lat = NULL, *raw = NULL, *dev = NULL, e = 0, warm = 0;
+    int n = 0, min_calls, rc = -1;
+    struct sample smp;
+    const char *bad;
+
+    memset(&smp, 0, sizeof smp);
+    smp.size = prof_sample_size(pl);
+    snprintf(err, errlen, "out of memory while measuring");
+
+    m->kernel_ns = 0;
+    if (prof_measure_wake(j) < 0)
+        goto out;
+    m->wake_ns = j->wake_ns;
+    for (int o = 0; o < t->noutputs; o++)
+        if (!(out[o] = malloc(sizeof(float) * ao_task_elems(t, t->ninputs + o, pl->dims))))
+            goto out;
+    if (!(lat = malloc(sizeof *lat * (size_t)p->o.max_calls)) ||
+        !(raw = malloc(sizeof *raw * (size_t)p->o.max_calls)) ||
+        !(dev = malloc(sizeof *dev * (size_t)p->o.max_calls)))
+        goto out;
+    if (prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
+        goto out;
+    /* warm up: at least two calls and warmup_s of running, so the core has
+     * left any low-power state before the clock counts; the last call
+     * sizes the run */
+    for (int w = 0; w < 2 || (warm < (long long)(p->o.warmup_s * 1e9) && w < 100000); w++) {
+        if (w < 2) {
+            ao_job_place(j, pl->dims);
+            e = prof_job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "while warming up");
+        } else {
+            /* the same inputs again: warming up needs no fresh data */
+            e = ao_job_run(j, AO_RUN_CMD_CALL, 0, "while warming up");
+        }
+        if (e < 0)
+            goto out;
+        m->kernel_ns += e;
+        warm += e;
+    }
+    min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
+    min_calls = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
+    for (long long spent = 0; n < p->o.max_calls;) {
+        int v = prof_sample_slot(p, &smp, n);
+        if ((n < 32 || n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
+            goto out; /* spread over the calls, at most about 90 */
+        ao_job_place(j, pl->dims);
+        if (v >= 0) {
+            /* drawn as an unchecked call's are, and kept to check later */
+            struct dataset *d = &smp.in_out[v];
+            if (!d->t[0] && prof_dataset_alloc(t, d, pl->dims, 1) < 0)
+                goto out;
+            for (int i = 0; i < t->ninputs; i++)
+                prof_fill_timed(&p->rng, &t->t[i].dist, d->t[i], ao_task_elems(t, i, pl->dims));
+            if ((e = prof_job_call(j, pl->dims, d->t, NULL, 0x7fc00000u, d->t + t->ninputs,
+                                   "in a timed call")) < 0)
+                goto out;
+            if ((bad = prof_inputs_changed(j, pl->dims, d->t))) {
+                j->status = AO_V_REJECTED;
+                snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call "
+                         "%d: inputs are read-only", bad, n);
+                goto out;
+            }
+            smp.call[v] = n;
+            if (v >= smp.n)
+                smp.n = v + 1;
+        } else {
+            /* values the kernel's process has never seen */
+            if ((e = prof_job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "in a timed call")) < 0)
+                goto out;
+        }
+        m->kernel_ns += e;
+        spent += e;
+        /* written by the kernel's process: reported beside ours, never used */
+        dev[n] = (long long)__atomic_load_n(&j->hdr->device_ns, __ATOMIC_RELAXED);
+        raw[n++] = j->raw_ns;
+        if (n >= min_calls) {
+            take_wake(raw, lat, n, j->wake_ns);
+            ao_stats_of(lat, n, &m->st);
+            if (m->st.spread <= p->o.target_spread || spent >= (long long)(p->o.budget_s * 1e9))
+                break;
+        }
+    }
+    take_wake(raw, lat, n, j->wake_ns);
+    ao_stats_of(lat, n, &m->st);
+    ao_stats_of(dev, n, &m->device);
+    m->wake_ns = j->wake_ns;
+    m->wake_u_ns = wake_uncertainty(j);
+    ao_job_stop(j, "after its last call");
+    err[0] = '\0';
+    if (prof_check_sample(p, pl, j, &smp, errors, max_err, err, errlen) < 0)
+        goto out;
+    m->check_ns = smp.check_ns;
+    rc = 0;
+out:
+    prof_sample_free(&smp);
+    for (int o = 0; o < t->noutputs; o++)
+        free(out[o]);
+    free(lat);
+    free(raw);
+    free(dev);
+    return rc;
+}
