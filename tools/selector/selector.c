@@ -31,6 +31,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "state/memory.h"
+#include "state/phase.h"
 #include "state/runstore.h"
 #include "state/select.h"
 #include "targets/target.h"
@@ -265,8 +266,7 @@ static int step(struct selector *sel, struct ao_io *io, const char *run, const c
     if (save(sel, io) < 0 || send_outbox(sel, io, run, outbox) < 0)
         return -1;
     /* a finished run is no longer in flight (accelopt status, ticks) */
-    if (strcmp(ao_json_str(state, "phase", ""), "done") == 0 &&
-        ao_rs_srem(sel->store, ACTIVE, run, err, sizeof err) < 0)
+    if (ao_phase_of(state) == AO_PHASE_DONE && ao_rs_srem(sel->store, ACTIVE, run, err, sizeof err) < 0)
         return ao_io_fail(io, "run store: %s", err);
     return 0;
 }
@@ -402,7 +402,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
          !cJSON_AddNumberToObject(d.tokens, "completion", u.completion) ||
          out_add(outbox, AO_TOPIC_RUNS, &ao_msg_done, &d) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_done, &d);
-    sets(state, "phase", "done");
+    ao_phase_set(state, AO_PHASE_DONE);
     sets(state, "stopped", stopped);
     ao_info("run %s: done (%s) after %lld iterations, %lld kernels, best %.3gx (%s)", run, stopped,
             (long long)ao_json_num(state, "completed", NAN), (long long)ao_json_num(state, "kernels", NAN),
@@ -455,7 +455,7 @@ static int finish(struct selector *sel, cJSON *outbox, const char *run, cJSON *s
          out_add(outbox, topic, &ao_msg_kernel, &k) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_kernel, &k);
     if (rc == 0) {
-        sets(state, "phase", "final");
+        ao_phase_set(state, AO_PHASE_FINAL);
         sets(state, "final_stop", stopped);
         sets(state, "final_kernel", bsha);
         setn(state, "progress", now_s());
@@ -540,7 +540,7 @@ static int advance(struct selector *sel, struct ao_io *io, const char *run, cJSO
     } else {
         iter++;
         setn(state, "iter", (double)iter);
-        sets(state, "phase", "collect");
+        ao_phase_set(state, AO_PHASE_COLLECT);
         setn(state, "candidates", nbeam);
         setn(state, "opened", now_s());
         setn(state, "progress", now_s());
@@ -610,7 +610,7 @@ static int on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, cha
         goto out;
     if (!(state = cJSON_CreateObject()) || !(outbox = cJSON_CreateArray()))
         goto oom;
-    sets(state, "phase", "baseline");
+    ao_phase_set(state, AO_PHASE_BASELINE);
     sets(state, "task", t.env.task);
     sets(state, "target", t.env.target);
     sets(state, "size", size);
@@ -884,7 +884,7 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
                 run, iter, n, nok, best_ns, base / best_ns, npairs);
     }
     if (npairs > 0) {
-        sets(state, "phase", "memory");
+        ao_phase_set(state, AO_PHASE_MEMORY);
         setj(state, "pairs", pair_ids);
         pair_ids = NULL;
         setn(state, "deadline", now_s() + ao_json_num(cfg, "memory_deadline_s", NAN));
@@ -1124,14 +1124,13 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
         snprintf(reason, len, "no run '%.80s' (no task started it, or its state is gone)", r.env.run);
         goto out;
     }
-    if (strcmp(ao_json_str(state, "phase", ""), "final") == 0) {
+    if (ao_phase_of(state) == AO_PHASE_FINAL) {
         rc = on_final(sel, io, r.env.run, state, &r, reason, len);
         goto out;
     }
     iter = (long long)ao_json_num(state, "iter", NAN);
     sh = shape_of(state);
-    if (r.env.iter != iter || strcmp(ao_json_str(state, "phase", ""), "done") == 0 ||
-        strcmp(ao_json_str(state, "phase", ""), "memory") == 0) {
+    if (r.env.iter != iter || ao_phase_of(state) == AO_PHASE_DONE || ao_phase_of(state) == AO_PHASE_MEMORY) {
         ao_debug("run %s: result %s of iteration %lld is late or repeated; ignored", r.env.run,
                  r.env.id, r.env.iter);
         rc = 0;
@@ -1219,7 +1218,7 @@ static int on_experience(struct selector *sel, struct ao_io *io, const cJSON *ms
     cJSON_ArrayForEach(it, pairs)
         ours |= cJSON_IsString(it) && strcmp(it->valuestring, e.pair_id) == 0;
     rc = 0;
-    if (strcmp(ao_json_str(state, "phase", ""), "memory") != 0 || !ours) {
+    if (ao_phase_of(state) != AO_PHASE_MEMORY || !ours) {
         ao_debug("run %s: ack of %s is late or repeated; ignored", e.env.run, e.pair_id);
         goto out;
     }
@@ -1391,12 +1390,13 @@ static int lose_missing(struct selector *sel, struct ao_io *io, const char *run,
 static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
 {
     cJSON *state = load_json(sel, run, "state", io), *beam = NULL, *outbox = NULL;
-    const char *phase, *stop;
+    enum ao_phase phase;
+    const char *stop;
     int rc = 0;
 
     if (!state)
         return -1;
-    if (cJSON_IsNull(state) || !(phase = ao_json_str(state, "phase", NULL)) || strcmp(phase, "done") == 0)
+    if (cJSON_IsNull(state) || (phase = ao_phase_of(state)) == AO_PHASE_NONE || phase == AO_PHASE_DONE)
         goto out;
     if ((stop = budget_stop(sel, run, state)) && strcmp(stop, "wall_time") == 0) {
         if (!(beam = load_json(sel, run, "beam", io)) || !(outbox = cJSON_CreateArray())) {
@@ -1408,11 +1408,11 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
             goto out;
         }
         rc = step(sel, io, run, state, NULL, outbox);
-    } else if (strcmp(phase, "memory") == 0 && now_s() > ao_json_num(state, "deadline", NAN)) {
+    } else if (phase == AO_PHASE_MEMORY && now_s() > ao_json_num(state, "deadline", NAN)) {
         ao_warn("run %s: memory deadline passed with pairs unacked; going on without them", run);
         cJSON_AddBoolToObject(state, "memory_deadline_missed", 1);
         rc = (beam = load_json(sel, run, "beam", io)) ? advance(sel, io, run, state, beam) : -1;
-    } else if (strcmp(phase, "final") == 0) {
+    } else if (phase == AO_PHASE_FINAL) {
         const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
         if (now_s() - ao_json_num(state, "progress", NAN) > ao_json_num(cfg, "slot_deadline_s", 1800)) {
             ao_warn("run %s: the final head-to-head never came; the search's figures stand", run);
@@ -1425,7 +1425,7 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
                      ? ao_io_fail(io, "out of memory")
                      : step(sel, io, run, state, NULL, outbox);
         }
-    } else if (strcmp(phase, "collect") == 0 || strcmp(phase, "baseline") == 0) {
+    } else if (phase == AO_PHASE_COLLECT || phase == AO_PHASE_BASELINE) {
         const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
         double since = ao_json_num(state, "progress", ao_json_num(state, "opened", NAN));
         if (now_s() - since > ao_json_num(cfg, "slot_deadline_s", 1800))
@@ -1477,8 +1477,7 @@ static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
         ao_info("run %s: resending the last step's messages", run);
         rc = (outbox = load_json(sel, run, "outbox", io)) ? send_outbox(sel, io, run, outbox) : -1;
     }
-    if (rc == 0 && !cJSON_IsNull(state) && ao_json_str(state, "phase", NULL) &&
-        strcmp(ao_json_str(state, "phase", ""), "done") == 0 &&
+    if (rc == 0 && !cJSON_IsNull(state) && ao_phase_of(state) == AO_PHASE_DONE &&
         ao_rs_srem(sel->store, ACTIVE, run, err, sizeof err) < 0)
         rc = ao_io_fail(io, "run store: %s", err);
     free(pending);
