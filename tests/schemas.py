@@ -24,13 +24,19 @@ for path in sorted(glob.glob("schemas/*.json")):
     schemas[name] = jsonschema.Draft202012Validator(s)
 
 
+RECORDS = {"config"}  # schemas of records inside messages, not of messages
+
+
 def validate(msg, where):
     v = schemas.get(msg.get("type"))
-    if v is None:
+    if v is None or msg.get("type") in RECORDS:
         ok(False, "%s: unknown type %r" % (where, msg.get("type")))
         return
     errs = sorted(v.iter_errors(msg), key=str)
-    ok(not errs, "%s validates as %s%s" % (where, msg["type"], (": " + errs[0].message) if errs else ""))
+    # a run's config, wherever it travels, is one record (schemas/config.json)
+    if isinstance(msg.get("config"), dict):
+        errs += sorted(("config: " + e.message for e in schemas["config"].iter_errors(msg["config"])), key=str)
+    ok(not errs, "%s validates as %s%s" % (where, msg["type"], (": " + str(getattr(errs[0], "message", errs[0]))) if errs else ""))
 
 
 for path in sorted(glob.glob("schemas/examples/*.jsonl")):

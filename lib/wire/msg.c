@@ -7,6 +7,7 @@
 #include <sys/random.h>
 
 #include "wire/msg.h"
+#include "wire/runconfig.h"
 #include "wire/verdict.h"
 
 #define ENV_FIELDS(T)                                                   \
@@ -513,33 +514,15 @@ cJSON *ao_msg_parse(const char *raw, size_t len, char *err, size_t errlen)
     return j;
 }
 
-/* A run's config travels in several messages; every stage reads it, so
- * each known key must have its type (no silent default, no truncation). */
+/* A run's config travels in several messages and every stage reads it:
+ * it is checked where it enters, field by field (wire/runconfig.h). */
 static int check_config(const cJSON *c, char *err, size_t errlen)
 {
-    static const char *const whole[] = {"beam", "plans", "samples", "iters", "topk", "expn",
-                                        "seed", "budget_tokens", NULL};
-    static const char *const number[] = {"memory_deadline_s", "slot_deadline_s", "budget_usd", NULL};
-    const cJSON *v;
+    struct ao_run_config rc;
 
-    for (int i = 0; whole[i]; i++)
-        if ((v = cJSON_GetObjectItemCaseSensitive(c, whole[i])) &&
-            (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
-             v->valuedouble > 9007199254740992.0)) {
-            snprintf(err, errlen, "config '%s' must be a whole number, not %s", whole[i],
-                     cJSON_IsNumber(v) ? "a fraction or a negative" : "another type");
-            return -1;
-        }
-    for (int i = 0; number[i]; i++)
-        if ((v = cJSON_GetObjectItemCaseSensitive(c, number[i])) &&
-            (!cJSON_IsNumber(v) || v->valuedouble < 0)) {
-            snprintf(err, errlen, "config '%s' must be a number of at least 0", number[i]);
-            return -1;
-        }
-    if ((v = cJSON_GetObjectItemCaseSensitive(c, "memory_scope")) && !cJSON_IsString(v)) {
-        snprintf(err, errlen, "config 'memory_scope' must be a string");
+    if (ao_run_config_decode(c, &rc, err, errlen) < 0)
         return -1;
-    }
+    ao_run_config_release(&rc);
     return 0;
 }
 
@@ -692,7 +675,7 @@ int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
     }
     {
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "config");
-        if (c && cJSON_IsObject(c) && check_config(c, err, errlen) < 0)
+        if (c && check_config(c, err, errlen) < 0)
             goto fail;
     }
     if (check_ids(t, j, msg, err, errlen) < 0)

@@ -7,19 +7,25 @@
 #include "check.h"
 #include "core/util.h"
 #include "wire/msg.h"
+#include "wire/runconfig.h"
 
+static void add_fields(cJSON *all, const struct ao_msg_type *ty)
+{
+    cJSON *req = cJSON_CreateArray(), *opt = cJSON_CreateArray(), *t = cJSON_CreateObject();
+    for (int f = 0; f < ty->nfields; f++)
+        cJSON_AddItemToArray(ty->fields[f].required ? req : opt, cJSON_CreateString(ty->fields[f].name));
+    cJSON_AddItemToObject(t, "required", req);
+    cJSON_AddItemToObject(t, "optional", opt);
+    cJSON_AddItemToObject(all, ty->name, t);
+}
+
+/* the messages, and the records with a schema of their own */
 static void print_fields(void)
 {
     cJSON *all = cJSON_CreateObject();
-    for (int i = 0; ao_msg_types[i]; i++) {
-        cJSON *req = cJSON_CreateArray(), *opt = cJSON_CreateArray(), *t = cJSON_CreateObject();
-        for (int f = 0; f < ao_msg_types[i]->nfields; f++)
-            cJSON_AddItemToArray(ao_msg_types[i]->fields[f].required ? req : opt,
-                                 cJSON_CreateString(ao_msg_types[i]->fields[f].name));
-        cJSON_AddItemToObject(t, "required", req);
-        cJSON_AddItemToObject(t, "optional", opt);
-        cJSON_AddItemToObject(all, ao_msg_types[i]->name, t);
-    }
+    for (int i = 0; ao_msg_types[i]; i++)
+        add_fields(all, ao_msg_types[i]);
+    add_fields(all, &ao_rec_run_config);
     char *s = cJSON_Print(all);
     printf("%s\n", s);
     cJSON_free(s);
@@ -114,6 +120,17 @@ int main(int argc, char **argv)
               "whole number", "a config value \"4\" (a string)");
     refuse_as(&ao_msg_plan, PLAN ",\"config\":{\"a\":1,\"a\":2}}", strlen(PLAN ",\"config\":{\"a\":1,\"a\":2}}"),
               "appears twice", "a duplicate key inside config");
+    /* issue 27: the config is one record (wire/runconfig.h, schemas/config.json) */
+#define CFG(x) PLAN ",\"config\":" x "}"
+    refuse_as(&ao_msg_plan, CFG("{\"beams\":2}"), strlen(CFG("{\"beams\":2}")), "unknown field 'beams'",
+              "a config key that is none of the run's settings (a typo is not ignored)");
+    refuse_as(&ao_msg_plan, CFG("{\"beam\":0}"), strlen(CFG("{\"beam\":0}")), "from 1 to 64",
+              "a beam of 0: out of its bounds");
+    refuse_as(&ao_msg_plan, CFG("{\"slot_deadline_s\":0.05}"), strlen(CFG("{\"slot_deadline_s\":0.05}")),
+              "from 0.1", "a slot deadline under 0.1 s");
+    refuse_as(&ao_msg_plan, CFG("{\"plan_mode\":\"greedy\"}"), strlen(CFG("{\"plan_mode\":\"greedy\"}")),
+              "unknown value 'greedy'", "a plan mode that is neither distinct nor independent");
+    refuse_as(&ao_msg_plan, CFG("[1]"), strlen(CFG("[1]")), "config must be an object", "a config that is an array");
     {
         /* and the escaped backslash before u0000 is plain text, accepted */
         const char *ok = "{" ENV OKR ",\"reason\":\"a\\\\u0000 b \u00e9\"}";

@@ -16,9 +16,9 @@
 #include "core/util.h"
 #include "wire/msg.h"
 #include "wire/names.h"
+#include "wire/runconfig.h"
 #include "wire/stage.h"
 
-#define MAX_SAMPLES 16
 
 static const struct ao_option options[] = {
     {"samples", 'k', AO_OPT_INT, "2", "K", "kernels per plan when the run names none"},
@@ -141,7 +141,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     struct ao_plan_msg p;
     struct ao_problem prob = {0};
     const char *size;
-    char id[AO_ID_BUF], slot[64], prefix[AO_ID_BUF], hashes[MAX_SAMPLES][65];
+    char id[AO_ID_BUF], slot[64], prefix[AO_ID_BUF], hashes[AO_MAX_SAMPLES][65];
     long samples;
     int rc = -1, fix;
     long long rank;
@@ -150,20 +150,26 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         return -1;
     rank = p.rank == AO_ABSENT_INT ? 0 : p.rank;
     fix = p.attempt != AO_ABSENT_INT && p.attempt > 1;
-    samples = fix ? 1 : (long)ao_json_num(p.config, "samples", (double)ex->samples);
+    {
+        struct ao_run_config cfg; /* checked at decode: it holds */
+        if (ao_run_config_decode(p.config, &cfg, reason, len) < 0)
+            goto out;
+        samples = fix ? 1 : cfg.samples != AO_ABSENT_INT ? (long)cfg.samples : ex->samples;
+        ao_run_config_release(&cfg);
+    }
     size = p.size ? p.size : ex->agent.size;
-    if (samples < 1 || samples > MAX_SAMPLES) {
-        snprintf(reason, len, "samples must be 1 to %d, not %ld", MAX_SAMPLES, samples);
+    if (samples < 1 || samples > AO_MAX_SAMPLES) {
+        snprintf(reason, len, "samples must be 1 to %d, not %ld", AO_MAX_SAMPLES, samples);
         goto out;
     }
     if (!p.error && (!p.text || !p.source)) {
         snprintf(reason, len, "a plan needs its text and the candidate's source, or an error");
         goto out;
     }
-    if (fix && (p.sample == AO_ABSENT_INT || p.sample < 0 || p.sample >= MAX_SAMPLES || p.attempt > 64 ||
+    if (fix && (p.sample == AO_ABSENT_INT || p.sample < 0 || p.sample >= AO_MAX_SAMPLES || p.attempt > 64 ||
                 !p.failed_source || p.error || p.duplicate_of)) {
         snprintf(reason, len, "a fix request needs its sample (0 to %d), the failed kernel and "
-                 "the plan's text", MAX_SAMPLES - 1);
+                 "the plan's text", AO_MAX_SAMPLES - 1);
         goto out;
     }
     if (!p.error && !p.duplicate_of && !ex->agent.conf.builtin &&
@@ -272,8 +278,8 @@ int main(int argc, char **argv)
                        NOPTS, topics, argc, argv, &code))
         return ao_stage_close(&s, code);
     ex.samples = ao_config_int(&s.cfg, "samples");
-    if (ex.samples < 1 || ex.samples > MAX_SAMPLES) {
-        ao_err("--samples must be 1 to %d", MAX_SAMPLES);
+    if (ex.samples < 1 || ex.samples > AO_MAX_SAMPLES) {
+        ao_err("--samples must be 1 to %d", AO_MAX_SAMPLES);
         return ao_stage_close(&s, AO_EXIT_USAGE);
     }
     return ao_agent_run(&s, &ex.agent, "executor", process, &ex, "plans", "kernels");

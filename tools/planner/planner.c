@@ -20,9 +20,9 @@
 #include "state/memory.h"
 #include "wire/msg.h"
 #include "wire/names.h"
+#include "wire/runconfig.h"
 #include "wire/stage.h"
 
-#define MAX_PLANS 64
 #define MAX_PLAN_TEXT 8000
 
 static const struct ao_option options[] = {
@@ -190,36 +190,43 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     struct planner *pl = ctx;
     struct ao_candidate_msg c;
     struct ao_problem prob = {0};
-    struct ao_move moves[MAX_PLANS];
+    struct ao_move moves[AO_MAX_PLANS];
     cJSON *memory = NULL, *seen = NULL;
-    char *memtext = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], *norms[MAX_PLANS] = {0};
+    char *memtext = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], *norms[AO_MAX_PLANS] = {0};
     struct ao_buf earlier = {0};
     long plans;
     long long rank;
     int nmoves = 0, has_key, rc = -1;
     const char *size, *mode;
+    struct ao_run_config cfg;
 
     if (ao_msg_decode(&ao_msg_candidate, msg, &c, reason, len) < 0)
         return -1;
-    plans = (long)ao_json_num(c.config, "plans", (double)pl->plans);
-    if (plans < 1 || plans > MAX_PLANS) {
-        snprintf(reason, len, "plans must be 1 to %d, not %ld", MAX_PLANS, plans);
+    if (ao_run_config_decode(c.config, &cfg, reason, len) < 0) { /* checked at decode: it holds */
+        ao_msg_release(&ao_msg_candidate, &c);
+        return -1;
+    }
+    plans = cfg.plans != AO_ABSENT_INT ? (long)cfg.plans : pl->plans;
+    if (plans < 1 || plans > AO_MAX_PLANS) {
+        snprintf(reason, len, "plans must be 1 to %d, not %ld", AO_MAX_PLANS, plans);
         goto out;
     }
     size = c.size ? c.size : pl->agent.size;
     rank = c.rank == AO_ABSENT_INT ? 0 : c.rank;
-    mode = ao_json_str(c.config, "plan_mode", pl->mode);
+    mode = cfg.plan_mode == AO_PLAN_INDEPENDENT ? "independent"
+           : cfg.plan_mode == AO_PLAN_DISTINCT  ? "distinct"
+                                                : pl->mode;
     if (strcmp(mode, "distinct") != 0 && strcmp(mode, "independent") != 0) {
         snprintf(reason, len, "plan_mode must be distinct or independent, not '%.40s'", mode);
         goto out;
     }
     /* the memory, read at planning time */
-    has_key = ao_memory_key(ao_json_str(c.config, "memory_scope", pl->scope), c.env.target,
+    has_key = ao_memory_key(cfg.memory_scope ? cfg.memory_scope : pl->scope, c.env.target,
                             c.env.task, key, sizeof key, reason, len);
     if (has_key < 0)
         goto out;
     if (has_key && pl->agent.redis) {
-        long expn = (long)ao_json_num(c.config, "expn", (double)pl->expn);
+        long expn = cfg.expn != AO_ABSENT_INT ? (long)cfg.expn : pl->expn;
         if (!(memory = ao_memory_read(pl->agent.redis, key, (int)expn, reason, len))) {
             rc = ao_io_fail(io, "cannot read the memory: %s", reason); /* not the message's fault */
             goto out;
@@ -239,7 +246,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     }
     if (pl->agent.conf.builtin) {
         nmoves = ao_builtin_plan(c.source, c.env.task, memory,
-                                 (unsigned long long)ao_json_num(c.config, "seed", (double)pl->seed),
+                                 (unsigned long long)(cfg.seed != AO_ABSENT_INT ? cfg.seed : pl->seed),
                                  moves, (int)plans);
     } else {
         if (ao_problem_load(c.env.target, c.env.task, c.task_sha256, size, &prob, reason,
@@ -320,13 +327,14 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
 oom:
     snprintf(reason, len, "out of memory");
 out:
-    for (int i = 0; i < MAX_PLANS; i++)
+    for (int i = 0; i < AO_MAX_PLANS; i++)
         free(norms[i]);
     free(earlier.data);
     free(memtext);
     cJSON_Delete(memory);
     cJSON_Delete(seen);
     ao_problem_release(&prob);
+    ao_run_config_release(&cfg);
     ao_msg_release(&ao_msg_candidate, &c);
     return rc;
 }
@@ -350,8 +358,8 @@ int main(int argc, char **argv)
         ao_err("--plan-mode must be distinct or independent");
         return ao_stage_close(&s, AO_EXIT_USAGE);
     }
-    if (pl.plans < 1 || pl.plans > MAX_PLANS || pl.expn < 1) {
-        ao_err("--plans must be 1 to %d and --expn at least 1", MAX_PLANS);
+    if (pl.plans < 1 || pl.plans > AO_MAX_PLANS || pl.expn < 1) {
+        ao_err("--plans must be 1 to %d and --expn at least 1", AO_MAX_PLANS);
         return ao_stage_close(&s, AO_EXIT_USAGE);
     }
     return ao_agent_run(&s, &pl.agent, "planner", process, &pl, "candidates", "plans");

@@ -37,16 +37,13 @@
 #include "targets/target.h"
 #include "wire/msg.h"
 #include "wire/names.h"
+#include "wire/runconfig.h"
 #include "wire/sign.h"
 #include "wire/stage.h"
 #include "wire/verdict.h"
 
-#define MAX_BEAM 64
-#define MAX_PLANS 64
-#define MAX_SAMPLES 16
 #define ACTIVE AO_KEY_ACTIVE
 #define FIX_DIAG_MAX 4000 /* bytes of diagnostics a fix request carries */
-#define MAX_FIX_ATTEMPTS 8
 
 static const struct ao_option options[] = {
     {"beam", 'b', AO_OPT_INT, "6", "B", "kernels kept per iteration when the run names none"},
@@ -77,23 +74,14 @@ static const struct ao_option options[] = {
 static const char *const topics[] = {AO_TOPIC_TASKS, AO_TOPIC_RESULTS, AO_TOPIC_EXPERIENCES,
                                      NULL};
 
-/* A run's settings, from its task's config with the selector's defaults. */
-static const struct setting {
+/* The selector's options that give a run's config its defaults. */
+static const struct {
     const char *key, *option;
-    double lo, hi;
-} settings[] = {
-    {"beam", "beam", 1, MAX_BEAM},       {"plans", "plans", 1, MAX_PLANS},
-    {"samples", "samples", 1, MAX_SAMPLES}, {"iters", "iters", 0, 10000},
-    {"topk", "topk", 0, 64},              {"expn", "expn", 1, 100000},
-    {"seed", "seed", 0, 1e15},           {"memory_deadline_s", "memory-deadline", 0, 1e7},
-    {"slot_deadline_s", "slot-deadline", 0.1, 1e7}, {"fix_attempts", "fix-attempts", 0, MAX_FIX_ATTEMPTS},
+} defaults[] = {
+    {"beam", "beam"}, {"plans", "plans"}, {"samples", "samples"}, {"iters", "iters"},
+    {"topk", "topk"}, {"expn", "expn"}, {"seed", "seed"}, {"memory_deadline_s", "memory-deadline"},
+    {"slot_deadline_s", "slot-deadline"}, {"fix_attempts", "fix-attempts"},
 };
-
-/* settings that may be fractional seconds */
-static int is_seconds(const char *key)
-{
-    return strcmp(key, "memory_deadline_s") == 0 || strcmp(key, "slot_deadline_s") == 0;
-}
 
 struct selector {
     struct ao_config *cfg;
@@ -133,51 +121,74 @@ static void setj(cJSON *o, const char *k, cJSON *v)
     cJSON_AddItemToObject(o, k, v);
 }
 
-/* The run's effective config: its task's, completed with the defaults. */
+/* The run's effective config: its task's, completed with the selector's
+ * defaults, then checked whole (wire/runconfig.h): a default out of bounds
+ * is refused as a task's value would be. */
 static cJSON *run_config(struct selector *sel, const cJSON *given, char *reason, size_t len)
 {
     cJSON *c = given ? cJSON_Duplicate(given, 1) : cJSON_CreateObject();
-    const char *scope;
+    struct ao_run_config rc;
     char key[AO_KEY_MAX];
+    int ok;
 
     if (!cJSON_IsObject(c)) {
         cJSON_Delete(c);
         snprintf(reason, len, given ? "config must be an object" : "out of memory");
         return NULL;
     }
-    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
-        const struct setting *s = &settings[i];
-        const cJSON *j = cJSON_GetObjectItemCaseSensitive(c, s->key);
-        double v;
-        if (j && !cJSON_IsNumber(j)) {
-            snprintf(reason, len, "config '%s' must be a number", s->key);
-            goto bad;
-        }
-        v = j ? j->valuedouble : ao_config_num(sel->cfg, s->option);
-        if (!(v >= s->lo && v <= s->hi) || (v != floor(v) && !is_seconds(s->key))) {
-            snprintf(reason, len, "config '%s' must be %s from %g to %g", s->key,
-                     is_seconds(s->key) ? "a number" : "a whole number", s->lo, s->hi);
-            goto bad;
-        }
-        setn(c, s->key, v);
-    }
-    if (!(scope = ao_json_str(c, "memory_scope", NULL))) {
-        scope = ao_config_str(sel->cfg, "memory-scope");
-        cJSON_AddStringToObject(c, "memory_scope", scope);
-    }
-    if (ao_memory_key(scope, "cpu", "t", key, sizeof key, reason, len) < 0)
-        goto bad;
-    if (!ao_json_str(c, "plan_mode", NULL))
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(c, defaults[i].key))
+            cJSON_AddNumberToObject(c, defaults[i].key, ao_config_num(sel->cfg, defaults[i].option));
+    if (!cJSON_GetObjectItemCaseSensitive(c, "memory_scope"))
+        cJSON_AddStringToObject(c, "memory_scope", ao_config_str(sel->cfg, "memory-scope"));
+    if (!cJSON_GetObjectItemCaseSensitive(c, "plan_mode"))
         cJSON_AddStringToObject(c, "plan_mode", ao_config_str(sel->cfg, "plan-mode"));
-    if (strcmp(ao_json_str(c, "plan_mode", ""), "distinct") != 0 &&
-        strcmp(ao_json_str(c, "plan_mode", ""), "independent") != 0) {
-        snprintf(reason, len, "config 'plan_mode' must be distinct or independent");
-        goto bad;
+    if (ao_run_config_decode(c, &rc, reason, len) < 0) {
+        cJSON_Delete(c);
+        return NULL;
+    }
+    ok = ao_memory_key(rc.memory_scope, ao_target_default()->name, "t", key, sizeof key, reason, len) >= 0;
+    ao_run_config_release(&rc);
+    if (!ok) {
+        cJSON_Delete(c);
+        return NULL;
     }
     return c;
-bad:
-    cJSON_Delete(c);
-    return NULL;
+}
+
+/* The run's config as run_config completed it (the state's "config"),
+ * its numbers: memory_scope is left out (memory_on says what matters of
+ * it here), so there is nothing to release. */
+static struct ao_run_config config_of(const cJSON *state)
+{
+    struct ao_run_config c;
+    char err[AO_ERRLEN];
+
+    if (ao_run_config_decode(cJSON_GetObjectItemCaseSensitive(state, "config"), &c, err, sizeof err) < 0)
+        ao_msg_init(&ao_rec_run_config, &c); /* checked when the run began: not seen */
+    free(c.memory_scope);
+    c.memory_scope = NULL;
+    return c;
+}
+
+/* Does the run keep a memory (its scope is not "none")? */
+static int memory_on(const cJSON *state)
+{
+    const char *scope = ao_json_str(cJSON_GetObjectItemCaseSensitive(state, "config"), "memory_scope", "");
+    return strcmp(scope, "none") != 0;
+}
+
+/* How long an iteration waits for a missing result (the run's slot deadline). */
+static double slot_deadline(const cJSON *state)
+{
+    double d = config_of(state).slot_deadline_s;
+    return isnan(d) ? 1800 : d;
+}
+
+/* A config's integer, or def where it is absent. */
+static long long int_or(long long v, long long def)
+{
+    return v == AO_ABSENT_INT ? def : v;
 }
 
 /* ---- the store ---- */
@@ -368,7 +379,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     d.cost_usd = u.usd;
     d.baseline_latency_ns = base;
     d.slots_lost = (long long)ao_json_num(state, "lost", 0);
-    d.slot_deadline_s = ao_json_num(cJSON_GetObjectItemCaseSensitive(state, "config"), "slot_deadline_s", NAN);
+    d.slot_deadline_s = config_of(state).slot_deadline_s;
     if (best) {
         d.speedup = d.search_speedup = base / ao_json_num(best, "latency_ns", NAN);
         d.pct_of_peak = ao_json_num(best, "pct_of_peak", NAN);
@@ -504,15 +515,14 @@ static int on_final(struct selector *sel, struct ao_io *io, const char *run, cJS
 /* Why the run must stop now, or NULL. */
 static const char *budget_stop(struct selector *sel, const char *run, const cJSON *state)
 {
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+    struct ao_run_config c = config_of(state);
     struct ao_run_usage u = ao_runstore_usage(sel->store, run);
-    double lim;
 
-    if ((lim = ao_json_num(cfg, "budget_tokens", 0)) > 0 && u.prompt + u.completion >= lim)
+    if (int_or(c.budget_tokens, 0) > 0 && u.prompt + u.completion >= (double)c.budget_tokens)
         return "tokens";
-    if ((lim = ao_json_num(cfg, "budget_usd", 0)) > 0 && u.usd >= lim)
+    if (c.budget_usd > 0 && u.usd >= c.budget_usd)
         return "dollars";
-    if ((lim = ao_json_num(cfg, "wall_s", 0)) > 0 && now_s() - ao_json_num(state, "started", NAN) >= lim)
+    if (c.wall_s > 0 && now_s() - ao_json_num(state, "started", NAN) >= c.wall_s)
         return "wall_time";
     return NULL;
 }
@@ -521,7 +531,7 @@ static const char *budget_stop(struct selector *sel, const char *run, const cJSO
 static int advance(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
                    const cJSON *beam)
 {
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+    struct ao_run_config c = config_of(state);
     cJSON *outbox = cJSON_CreateArray();
     long long iter = (long long)ao_json_num(state, "iter", NAN);
     const char *stop = NULL;
@@ -530,7 +540,7 @@ static int advance(struct selector *sel, struct ao_io *io, const char *run, cJSO
     if (!outbox)
         return ao_io_fail(io, "out of memory");
     setn(state, "completed", (double)iter);
-    if (iter >= (long long)ao_json_num(cfg, "iters", NAN))
+    if (iter >= int_or(c.iters, LLONG_MAX))
         stop = "iterations";
     else
         stop = budget_stop(sel, run, state);
@@ -686,11 +696,11 @@ struct shape {
 
 static struct shape shape_of(const cJSON *state)
 {
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
+    struct ao_run_config c = config_of(state);
     if (ao_json_num(state, "iter", 0) == 0)
         return (struct shape){1, 1, 1};
-    return (struct shape){(int)ao_json_num(state, "candidates", 1), (int)ao_json_num(cfg, "plans", 1),
-                          (int)ao_json_num(cfg, "samples", 1)};
+    return (struct shape){(int)ao_json_num(state, "candidates", 1), (int)int_or(c.plans, 1),
+                          (int)int_or(c.samples, 1)};
 }
 
 /* A beam member made from a result. */
@@ -778,11 +788,12 @@ static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long lon
 static int close_iteration(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
                            cJSON *beam, const char *slots_key)
 {
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config"), *it;
+    struct ao_run_config c = config_of(state);
+    const cJSON *it;
     long long iter = (long long)ao_json_num(state, "iter", NAN);
-    int nbeam = cJSON_GetArraySize(beam), n = 0, nok = 0, nfail = 0, order[MAX_BEAM], npairs = 0,
+    int nbeam = cJSON_GetArraySize(beam), n = 0, nok = 0, nfail = 0, order[AO_MAX_BEAM], npairs = 0,
         nsel;
-    double parent_ns[MAX_BEAM];
+    double parent_ns[AO_MAX_BEAM];
     char err[AO_ERRLEN];
     cJSON *all, **res = NULL, *newbeam = NULL, *outbox = NULL, *hist = NULL, *statuses = NULL,
                 *pair_ids = NULL;
@@ -826,7 +837,7 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
             i++;
         }
         /* k[0..nbeam) are the parents, k[nbeam..m) the correct children */
-        nsel = ao_select_beam(k, m, (int)ao_json_num(cfg, "beam", 1), order);
+        nsel = ao_select_beam(k, m, (int)int_or(c.beam, 1), order);
         for (int j = 0; j < nsel; j++) {
             const struct ao_sel_kernel *x = &k[order[j]];
             cJSON *mb = x->parent ? cJSON_Duplicate(cJSON_GetArrayItem(beam, x->rank), 1)
@@ -835,8 +846,8 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
                 goto oom;
             cJSON_AddItemToArray(newbeam, mb);
         }
-        if (iter > 0 && strcmp(ao_json_str(cfg, "memory_scope", "target"), "none") != 0)
-            npairs = ao_select_pairs(k, m, parent_ns, nbeam, (int)ao_json_num(cfg, "topk", 0), pairs);
+        if (iter > 0 && memory_on(state))
+            npairs = ao_select_pairs(k, m, parent_ns, nbeam, (int)int_or(c.topk, 0), pairs);
         for (int j = 0; j < npairs; j++) {
             const struct ao_sel_kernel *x = &k[pairs[j].child];
             if (add_pair(outbox, run, state, iter, cJSON_GetArrayItem(beam, x->rank),
@@ -887,7 +898,7 @@ static int close_iteration(struct selector *sel, struct ao_io *io, const char *r
         ao_phase_set(state, AO_PHASE_MEMORY);
         setj(state, "pairs", pair_ids);
         pair_ids = NULL;
-        setn(state, "deadline", now_s() + ao_json_num(cfg, "memory_deadline_s", NAN));
+        setn(state, "deadline", now_s() + c.memory_deadline_s);
         rc = step(sel, io, run, state, newbeam, outbox);
     } else {
         rc = advance(sel, io, run, state, newbeam); /* nothing to learn: on at once */
@@ -1029,7 +1040,7 @@ static char *slot_text(struct selector *sel, const cJSON *msg, const struct ao_r
         snprintf(err, errlen, "slot %.40s: its key is too long", r->slot);
         goto fail;
     }
-    for (long long a = 1; a < attempt && a <= MAX_FIX_ATTEMPTS; a++) { /* whatever a message claims */
+    for (long long a = 1; a < attempt && a <= AO_MAX_FIX_ATTEMPTS; a++) { /* whatever a message claims */
         cJSON *rec;
         if (ao_name(field, sizeof field, "%s/a%lld", r->slot, a) < 0) {
             snprintf(err, errlen, "slot %.40s: its key is too long", r->slot);
@@ -1154,8 +1165,7 @@ static int on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, c
     }
     attempt = r.attempt == AO_ABSENT_INT || r.attempt < 1 ? 1 : r.attempt;
     if (iter > 0 && fixable(&r) &&
-        attempt <= (long long)ao_json_num(cJSON_GetObjectItemCaseSensitive(state, "config"),
-                                          "fix_attempts", 0)) {
+        attempt <= int_or(config_of(state).fix_attempts, 0)) {
         rc = request_fix(sel, io, &r, state, key, rank, plan, sample, attempt);
         goto out;
     }
@@ -1323,7 +1333,6 @@ static void warn_missing(struct selector *sel, const char *run, const cJSON *sta
  * result, so one that comes later counts no more), and the iteration closes. */
 static int lose_missing(struct selector *sel, struct ao_io *io, const char *run, cJSON *state)
 {
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
     long long iter = (long long)ao_json_num(state, "iter", NAN);
     struct shape sh = shape_of(state);
     char key[AO_KEY_MAX], err[AO_ERRLEN], why[400];
@@ -1334,7 +1343,7 @@ static int lose_missing(struct selector *sel, struct ao_io *io, const char *run,
         return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
     snprintf(why, sizeof why, "no result came for %g s (the slot deadline): the kernel went to the "
              "dead letters, or a planner, executor or profiler never answered",
-             ao_json_num(cfg, "slot_deadline_s", NAN));
+             slot_deadline(state));
     for (int r = 0; r < sh.ranks && rc == 0; r++)
         for (int p = 0; p < sh.plans && rc == 0; p++)
             for (int q = 0; q < sh.samples && rc == 0; q++) {
@@ -1413,8 +1422,7 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
         cJSON_AddBoolToObject(state, "memory_deadline_missed", 1);
         rc = (beam = load_json(sel, run, "beam", io)) ? advance(sel, io, run, state, beam) : -1;
     } else if (phase == AO_PHASE_FINAL) {
-        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
-        if (now_s() - ao_json_num(state, "progress", NAN) > ao_json_num(cfg, "slot_deadline_s", 1800)) {
+        if (now_s() - ao_json_num(state, "progress", NAN) > slot_deadline(state)) {
             ao_warn("run %s: the final head-to-head never came; the search's figures stand", run);
             if (!(beam = load_json(sel, run, "beam", io)) || !(outbox = cJSON_CreateArray())) {
                 rc = ao_io_fail(io, "out of memory");
@@ -1426,9 +1434,8 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
                      : step(sel, io, run, state, NULL, outbox);
         }
     } else if (phase == AO_PHASE_COLLECT || phase == AO_PHASE_BASELINE) {
-        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(state, "config");
         double since = ao_json_num(state, "progress", ao_json_num(state, "opened", NAN));
-        if (now_s() - since > ao_json_num(cfg, "slot_deadline_s", 1800))
+        if (now_s() - since > slot_deadline(state))
             rc = lose_missing(sel, io, run, state);
         else
             warn_missing(sel, run, state);

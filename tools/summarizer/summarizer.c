@@ -15,6 +15,7 @@
 #include "state/memory.h"
 #include "wire/msg.h"
 #include "wire/names.h"
+#include "wire/runconfig.h"
 #include "wire/stage.h"
 
 static const struct ao_option options[] = {
@@ -152,11 +153,16 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     char *kept = NULL, *ack_text = NULL, *item_text = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], item_id[24], now[32];
     char hex[65];
     int has_key, rc = -1;
+    struct ao_run_config cfg;
 
     ao_msg_init(&ao_msg_experience, &e);
     if (ao_msg_decode(&ao_msg_pair, msg, &p, reason, len) < 0)
         return -1;
-    has_key = ao_memory_key(ao_json_str(p.config, "memory_scope", sm->scope), p.env.target,
+    if (ao_run_config_decode(p.config, &cfg, reason, len) < 0) { /* checked at decode: it holds */
+        ao_msg_release(&ao_msg_pair, &p);
+        return -1;
+    }
+    has_key = ao_memory_key(cfg.memory_scope ? cfg.memory_scope : sm->scope, p.env.target,
                             p.env.task, key, sizeof key, reason, len);
     if (has_key < 0)
         goto out;
@@ -217,7 +223,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     if (!(ack = ao_msg_encode(&ao_msg_experience, &e)))
         goto oom;
     if (sm->agent.redis) {
-        long expn = (long)ao_json_num(p.config, "expn", (double)sm->expn);
+        long expn = cfg.expn != AO_ABSENT_INT ? (long)cfg.expn : sm->expn;
         int w;
         if (!(ack_text = cJSON_PrintUnformatted(ack)))
             goto oom;
@@ -253,6 +259,7 @@ out:
     cJSON_Delete(move);
     ao_summary_release(&s);
     ao_msg_release(&ao_msg_experience, &e);
+    ao_run_config_release(&cfg);
     ao_msg_release(&ao_msg_pair, &p);
     return rc;
 }

@@ -1,0 +1,38 @@
+/* runconfig.h - a run's config (schemas/config.json): set by `accelopt
+ * run`, carried by the task message and every message after it, completed
+ * by the selector with its defaults.  One struct, decoded by the field
+ * tables of msg.h, its bounds in one table: every stage checks a config
+ * where it enters (ao_msg_decode), none reads it by key name. */
+#ifndef AO_RUNCONFIG_H
+#define AO_RUNCONFIG_H
+
+#include <cjson/cJSON.h>
+
+#include "wire/msg.h"
+
+#define AO_MAX_BEAM 64
+#define AO_MAX_PLANS 64
+#define AO_MAX_SAMPLES 16
+#define AO_MAX_FIX_ATTEMPTS 8
+
+enum ao_plan_mode { AO_PLAN_MODE_NONE, AO_PLAN_DISTINCT, AO_PLAN_INDEPENDENT };
+
+/* Absent fields are AO_ABSENT_INT, NAN, NULL and AO_PLAN_MODE_NONE. */
+struct ao_run_config {
+    long long beam, plans, samples, iters, topk, expn, seed, fix_attempts, budget_tokens;
+    double memory_deadline_s, slot_deadline_s, budget_usd, wall_s;
+    char *memory_scope;        /* target, task, none or a name */
+    enum ao_plan_mode plan_mode;
+};
+
+extern const struct ao_msg_type ao_rec_run_config;
+
+/* Decode j (a JSON object, or NULL: all absent) into c: each field of its
+ * type and within its bounds, no other field.  0, or -1 + err ("config
+ * 'beam' must be ..."; c released). */
+int ao_run_config_decode(const cJSON *j, struct ao_run_config *c, char *err, size_t errlen);
+void ao_run_config_release(struct ao_run_config *c);
+/* c as a JSON object (absent fields left out); NULL on OOM. */
+cJSON *ao_run_config_json(const struct ao_run_config *c);
+
+#endif
