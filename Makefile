@@ -88,14 +88,20 @@ $(BINDIR)/accelopt: $(FRONT_OBJ) $(BUILD)/libaccelopt.a
 	@echo "  LD  $@"
 	$(Q)$(LINK)
 
+# a stage is its directory's files; all but <stage>.c (main) are its parts,
+# which a unit test may link (tests/unit/test_<stage>.c)
+PARTS = $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/$(1)/$(1).c,$(wildcard tools/$(1)/*.c)))
 define STAGE_RULE
-$(BINDIR)/accelopt-$(1): $(BUILD)/tools/$(1)/$(1).o $(BUILD)/libaccelopt.a
+$(BINDIR)/accelopt-$(1): $(BUILD)/tools/$(1)/$(1).o $(call PARTS,$(1)) $(BUILD)/libaccelopt.a
 	@mkdir -p $(BINDIR)
 	@echo "  LD  $$@"
 	$$(Q)$$(LINK)
 endef
 $(foreach t,$(STAGES),$(eval $(call STAGE_RULE,$(t))))
 
+$(BUILD)/tests/test_selector: $(BUILD)/tests/unit/test_selector.o $(call PARTS,selector) $(BUILD)/libaccelopt.a
+	@echo "  LD  $@"
+	$(Q)$(LINK)
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libaccelopt.a
 	@echo "  LD  $@"
 	$(Q)$(LINK)

@@ -30,6 +30,7 @@ int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *rol
     a->prompts = ao_config_str(c, "prompts");
     a->size = ao_config_str(c, "size");
     a->role = role;
+    a->model = a->conf.builtin ? &ao_model_builtin : &ao_model_llm;
     *usage = 0;
     /* once per process: a stage has one agent and one thread */
     if (!a->conf.builtin && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

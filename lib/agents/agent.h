@@ -9,6 +9,7 @@
 
 #include "agents/budget.h"
 #include "agents/llm.h"
+#include "agents/model.h"
 #include "agents/prompt.h"
 #include "core/config.h"
 #include "core/redis.h"
@@ -28,7 +29,8 @@
 
 struct ao_agent {
     struct ao_llm_conf conf;
-    struct ao_llm *llm;            /* NULL for the builtin model */
+    const struct ao_model_ops *model; /* what answers: the model client or the builtin */
+    struct ao_llm *llm;            /* the model client's connection (NULL for the builtin) */
     struct ao_redis *redis;        /* NULL: no memory, budgets in this process */
     struct ao_budget_book *book;
     const char *prompts, *size;    /* borrowed from the config */

@@ -140,7 +140,11 @@ rp=$!
 for _ in $(seq 100); do [ -s "$T/rp/redis/redis.conf" ] && break; sleep 0.1; done
 port=$(sed -n 's/^port //p' "$T/rp/redis/redis.conf")
 pass=$(sed -n 's/^requirepass //p' "$T/rp/redis/redis.conf")
-out=$(redis-cli -p "$port" keys '*' 2>&1)
+for _ in $(seq 100); do # the file is written before the server listens
+    out=$(redis-cli -p "$port" keys '*' 2>&1)
+    echo "$out" | grep -q "Connection refused" || break
+    sleep 0.1
+done
 echo "$out" | grep -q NOAUTH; ok $? "the private redis refuses a client without the password ($out)"
 out=$(redis-cli -p "$port" shutdown 2>&1); redis-cli --no-auth-warning -a "$pass" -p "$port" ping | grep -q PONG
 ok $? "so a local user cannot shut it down"

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "agents/agent.h"
-#include "agents/builtin.h"
 #include "agents/extract.h"
 #include "core/exitcode.h"
 #include "core/log.h"
@@ -39,69 +38,6 @@ struct executor {
     struct ao_agent agent;
     long samples;
 };
-
-/* Ask the model for a kernel with the templates `name` (executor or
- * fixer) and vars v: fills k->source or k->error; -1 with io->err set when
- * the stage must stop (prompts broken, a stop came). */
-static int ask_for_kernel(struct executor *ex, const struct ao_plan_msg *p, const char *name,
-                          const struct ao_prompt_var *v, int n, struct ao_kernel_msg *k,
-                          struct ao_llm_usage *u, struct ao_io *io)
-{
-    char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN];
-    int rc = -1, call;
-
-    if (ao_agent_prompts_as(&ex->agent, name, p->env.target, v, n, &sys, &user, reason,
-                            sizeof reason) < 0) {
-        ao_io_fail(io, "%s", reason);
-        goto out;
-    }
-    call = ao_agent_call(&ex->agent, p->env.run, p->env.iter, p->config, sys, user, &reply, u, reason,
-                         sizeof reason);
-    if (call == -2) {
-        ao_io_fail(io, "%s", reason);
-        goto out;
-    }
-    if (call < 0 || !(k->source = ao_extract_code(reply, p->env.target, reason, sizeof reason)))
-        k->error = strdup(reason);
-    rc = 0;
-out:
-    free(sys);
-    free(user);
-    free(reply);
-    return rc;
-}
-
-/* A sample of the plan. */
-static int llm_kernel(struct executor *ex, const struct ao_plan_msg *p,
-                      const struct ao_problem *prob, struct ao_kernel_msg *k,
-                      struct ao_llm_usage *u, struct ao_io *io)
-{
-    struct ao_prompt_var v[] = {
-        {"task", p->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
-        {"candidate", p->source}, {"plan", p->text},
-    };
-    return ask_for_kernel(ex, p, "executor", v, (int)(sizeof v / sizeof v[0]), k, u, io);
-}
-
-/* The failed kernel back to the model with why it failed.  The diagnostics
- * were trimmed by the selector; the key is taken out here too, in case any
- * text echoed it. */
-static int llm_fix(struct executor *ex, const struct ao_plan_msg *p, const struct ao_problem *prob,
-                   struct ao_kernel_msg *k, struct ao_llm_usage *u, struct ao_io *io)
-{
-    char *diag = strdup(p->diagnostics ? p->diagnostics : "");
-    struct ao_prompt_var v[] = {
-        {"task", p->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
-        {"plan", p->text}, {"kernel", p->failed_source}, {"diagnostics", diag ? diag : ""},
-    };
-    int rc;
-
-    if (diag && ex->agent.llm)
-        ao_llm_redact(ex->agent.llm, diag);
-    rc = ask_for_kernel(ex, p, "fixer", v, (int)(sizeof v / sizeof v[0]), k, u, io);
-    free(diag);
-    return rc;
-}
 
 /* A kernel the same as one already in hand goes no further: not the
  * parent unchanged, not an earlier sample of this plan, comments and
@@ -172,7 +108,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                  "the plan's text", AO_MAX_SAMPLES - 1);
         goto out;
     }
-    if (!p.error && !p.duplicate_of && !ex->agent.conf.builtin &&
+    if (!p.error && !p.duplicate_of && ex->agent.model->needs_problem &&
         ao_problem_load(p.env.target, p.env.task, p.task_sha256, size, &prob, reason, len) < 0)
         goto out;
     if (ao_name(slot, sizeof slot, "%lld.%lld", rank, p.index) < 0 ||
@@ -219,14 +155,12 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             snprintf(e, sizeof e, "the plan repeats %s: not sent to the model", p.duplicate_of);
             k.error = strdup(e);
             k.duplicate_of = strdup(p.duplicate_of);
-        } else if (ex->agent.conf.builtin && fix) {
-            k.error = strdup("the builtin model does not fix kernels");
-        } else if (ex->agent.conf.builtin) {
-            char e[AO_ERRLEN];
-            if (!(k.source = ao_builtin_apply(p.source, p.text, (int)s, e, sizeof e)))
-                k.error = strdup(e);
-        } else if ((fix ? llm_fix(ex, &p, &prob, &k, &u, io) : llm_kernel(ex, &p, &prob, &k, &u, io)) < 0) {
-            erc = -1;
+        } else {
+            const struct ao_model_ops *m = ex->agent.model;
+            char why[AO_ERRLEN];
+            if ((fix ? m->fix(&ex->agent, &p, &prob, &k, &u, why, sizeof why)
+                     : m->kernel(&ex->agent, &p, &prob, (int)s, &k, &u, why, sizeof why)) < 0)
+                erc = ao_io_fail(io, "%s", why); /* the stage stops; the plan comes again */
         }
         if (!erc && k.source) {
             char sha[65];

@@ -12,7 +12,6 @@
 #include <strings.h>
 
 #include "agents/agent.h"
-#include "agents/builtin.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/rng.h"
@@ -93,82 +92,6 @@ static char *normalized(const char *text)
     return out;
 }
 
-/* The candidate's profile as `name: value` lines, shuffled per call as the
- * reference does (so no counter sits first by habit).  Names, values and
- * units are those of results, history and done (explained in the system
- * prompt): pct_of_peak is a fraction there and here. */
-static char *profile_text(const struct ao_candidate_msg *c, unsigned long long seed, long index)
-{
-    char *lines[64], idseed[200];
-    int n = 0;
-    struct ao_buf b = {0};
-    struct ao_rng rng;
-
-    if (asprintf(&lines[n], "latency_ns: %.0f", c->latency_ns) >= 0)
-        n++;
-    if (isfinite(c->pct_of_peak) && asprintf(&lines[n], "pct_of_peak: %.3g", c->pct_of_peak) >= 0)
-        n++;
-    n += ao_profile_lines(c->profile, lines + n, 64 - n);
-    snprintf(idseed, sizeof idseed, "%s:%ld", c->sha256, index);
-    ao_seed_from_text(rng.s, seed, idseed);
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(ao_rng_unit(&rng) * (i + 1));
-        char *t = lines[i];
-        lines[i] = lines[j];
-        lines[j] = t;
-    }
-    for (int i = 0; i < n; i++) {
-        ao_buf_printf(&b, "%s\n", lines[i]);
-        free(lines[i]);
-    }
-    return b.data ? b.data : strdup("");
-}
-
-/* Ask the model for plan i; fills p->text or p->error.  -1 (io->err set)
- * when the stage must stop: the prompts cannot be rendered, or a stop came. */
-static int llm_plan(struct planner *pl, const struct ao_candidate_msg *c, const char *memory,
-                    const char *earlier, const struct ao_problem *prob, struct ao_plan_msg *p,
-                    struct ao_llm_usage *u, struct ao_io *io)
-{
-    char *profile = profile_text(c, (unsigned long long)pl->seed, (long)p->index);
-    char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN];
-    int call;
-    struct ao_prompt_var v[] = {
-        {"task", c->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
-        {"candidate", c->source}, {"profile", profile ? profile : ""}, {"memory", memory},
-        {"earlier", earlier},
-    };
-    int rc = -1;
-
-    if (ao_agent_prompts(&pl->agent, c->env.target, v, (int)(sizeof v / sizeof v[0]), &sys, &user,
-                         reason, sizeof reason) < 0) {
-        ao_io_fail(io, "%s", reason); /* the operator's to fix, not a failed slot */
-        goto out;
-    }
-    if ((call = ao_agent_call(&pl->agent, c->env.run, c->env.iter, c->config, sys, user, &reply, u, reason,
-                              sizeof reason)) == -2) {
-        ao_io_fail(io, "%s", reason);
-        goto out;
-    } else if (call < 0) {
-        p->error = strdup(reason);
-    } else {
-        size_t n = strlen(reply);
-        while (n && (reply[n - 1] == '\n' || reply[n - 1] == ' '))
-            reply[--n] = '\0';
-        if (n > MAX_PLAN_TEXT)
-            strcpy(reply + MAX_PLAN_TEXT - 4, "...");
-        p->text = reply;
-        reply = NULL;
-    }
-    rc = 0;
-out:
-    free(profile);
-    free(sys);
-    free(user);
-    free(reply);
-    return rc;
-}
-
 static int emit(struct ao_io *io, const struct ao_plan_msg *p, char *reason, size_t len)
 {
     cJSON *j = ao_msg_encode(&ao_msg_plan, p);
@@ -190,13 +113,12 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     struct planner *pl = ctx;
     struct ao_candidate_msg c;
     struct ao_problem prob = {0};
-    struct ao_move moves[AO_MAX_PLANS];
     cJSON *memory = NULL, *seen = NULL;
     char *memtext = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], *norms[AO_MAX_PLANS] = {0};
     struct ao_buf earlier = {0};
     long plans;
     long long rank;
-    int nmoves = 0, has_key, rc = -1;
+    int has_key, rc = -1;
     const char *size, *mode;
     struct ao_run_config cfg;
 
@@ -244,16 +166,11 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                 cJSON_AddItemToArray(seen, cJSON_CreateString(iid->valuestring));
         }
     }
-    if (pl->agent.conf.builtin) {
-        nmoves = ao_builtin_plan(c.source, c.env.task, memory,
-                                 (unsigned long long)(cfg.seed != AO_ABSENT_INT ? cfg.seed : pl->seed),
-                                 moves, (int)plans);
-    } else {
-        if (ao_problem_load(c.env.target, c.env.task, c.task_sha256, size, &prob, reason,
-                            len) < 0 ||
-            !(memtext = ao_memory_text(memory)))
-            goto out;
-    }
+    if (pl->agent.model->needs_problem &&
+        ao_problem_load(c.env.target, c.env.task, c.task_sha256, size, &prob, reason, len) < 0)
+        goto out;
+    if (!(memtext = ao_memory_text(memory)))
+        goto oom;
     for (long i = 0; i < plans; i++) {
         struct ao_plan_msg p;
         struct ao_llm_usage u = {0};
@@ -279,15 +196,13 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             ao_msg_release(&ao_msg_plan, &p);
             goto oom;
         }
-        if (pl->agent.conf.builtin) {
-            if (i < nmoves)
-                p.text = ao_builtin_plan_text(c.source, &moves[i], c.env.task, memory);
-            else
-                p.error = strdup(nmoves ? "the builtin planner has no more knob moves for this kernel"
-                                        : "the kernel declares no knobs the builtin planner can move");
-        } else if (llm_plan(pl, &c, memtext, earlier.data ? earlier.data : "", &prob, &p, &u,
-                            io) < 0) {
-            erc = -1; /* io->err says why */
+        {
+            struct ao_plan_ask q = {&c, memory, memtext, earlier.data ? earlier.data : "", &prob,
+                                    (unsigned long long)(cfg.seed != AO_ABSENT_INT ? cfg.seed : pl->seed),
+                                    (unsigned long long)pl->seed, i, plans};
+            char why[AO_ERRLEN];
+            if (pl->agent.model->plan(&pl->agent, &q, &p, &u, why, sizeof why) < 0)
+                erc = ao_io_fail(io, "%s", why); /* the stage stops; the candidate comes again */
         }
         if (!erc && !p.text && !p.error)
             erc = -1, snprintf(reason, len, "out of memory");

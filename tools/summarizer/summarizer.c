@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "agents/agent.h"
-#include "agents/builtin.h"
 #include "agents/extract.h"
 #include "core/exitcode.h"
 #include "core/log.h"
@@ -61,64 +60,6 @@ static int replay(struct ao_io *io, const char *run, const char *kept, char *rea
     }
     rc = emit_json(io, run, ack, reason, len);
     cJSON_Delete(ack);
-    return rc;
-}
-
-/* Distil with the model; fills s (s->none when nothing was learned, with
- * why in e->reason).  -1 with io->err when the stage must stop. */
-static int llm_summary(struct summarizer *sm, const struct ao_pair_msg *p, struct ao_summary *s,
-                       struct ao_experience_msg *e, struct ao_llm_usage *u, struct ao_io *io)
-{
-    char *sys = NULL, *user = NULL, *reply = NULL, reason[AO_ERRLEN], speed[64], what[400];
-    int regression = p->direction && strcmp(p->direction, "-") == 0;
-    char *slow_prof = ao_profile_text(p->slow_profile), *fast_prof = ao_profile_text(p->fast_profile);
-    /* which kernel the step produced: a regression's child is the slow one,
-     * and its lesson is what not to do */
-    struct ao_prompt_var v[] = {
-        {"task", p->env.task}, {"slow", p->slow_source}, {"fast", p->fast_source},
-        {"pair", what}, /* says the speedup, and which way */
-        {"slow_role", regression ? "the child: after the step" : "the parent: before the step"},
-        {"fast_role", regression ? "the parent: before the step" : "the child: after the step"},
-        {"slow_profile", slow_prof ? slow_prof : ""}, {"fast_profile", fast_prof ? fast_prof : ""},
-    };
-    int rc = -1, call;
-
-    snprintf(speed, sizeof speed, "%.3fx %s", p->speedup, regression ? "slower" : "faster");
-    if (isfinite(p->speedup_spread))
-        snprintf(speed + strlen(speed), sizeof speed - strlen(speed), " (give or take %.0f%%)",
-                 100 * p->speedup_spread);
-    if (regression)
-        snprintf(what, sizeof what, "This pair is a REGRESSION: an optimization step rewrote the fast "
-                 "kernel into the slow one, which is %s. Say what the step did and why it "
-                 "hurt, so that it is avoided; begin the title with \"Avoid:\".", speed);
-    else
-        snprintf(what, sizeof what, "This pair is a WIN: an optimization step rewrote the slow kernel "
-                 "into the fast one, which is %s. Say what the step did and why it helped, so "
-                 "that it is repeated.", speed);
-    if (ao_agent_prompts(&sm->agent, p->env.target, v, (int)(sizeof v / sizeof v[0]), &sys, &user,
-                         reason, sizeof reason) < 0) {
-        ao_io_fail(io, "%s", reason);
-        goto out;
-    }
-    call = ao_agent_call(&sm->agent, p->env.run, p->env.iter, p->config, sys, user, &reply, u, reason,
-                         sizeof reason);
-    if (call == -2) {
-        ao_io_fail(io, "%s", reason);
-        goto out;
-    }
-    if (call < 0 || ao_extract_summary(reply, s, reason, sizeof reason) < 0) {
-        s->none = 1;
-        e->reason = strdup(reason);
-    } else if (s->none) {
-        e->reason = strdup("the model found no optimization");
-    }
-    rc = 0;
-out:
-    free(slow_prof);
-    free(fast_prof);
-    free(sys);
-    free(user);
-    free(reply);
     return rc;
 }
 
@@ -179,13 +120,12 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             goto out;
         }
     }
-    if (sm->agent.conf.builtin) {
+    {
         char why[AO_ERRLEN];
-        if (!(move = ao_builtin_summarize(p.slow_source, p.fast_source, p.env.task, p.speedup,
-                                          p.direction, &s, why, sizeof why)))
-            e.reason = strdup(why);
-    } else if (llm_summary(sm, &p, &s, &e, &u, io) < 0) {
-        goto out;
+        if (sm->agent.model->summarize(&sm->agent, &p, &s, &move, &e.reason, &u, why, sizeof why) < 0) {
+            rc = ao_io_fail(io, "%s", why); /* the stage stops; the pair comes again */
+            goto out;
+        }
     }
     if (ao_name(id, sizeof id, AO_ID_EXPERIENCE, p.env.id) < 0) {
         snprintf(reason, len, "the pair's id is too long for an experience's");

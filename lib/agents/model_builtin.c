@@ -1,0 +1,68 @@
+/* model_builtin.c - the builtin offline model behind the agents' interface
+ * (model.h): plans are knob moves ranked by the memory, kernels the moves
+ * carried out, summaries the move between two kernels.  It needs no task
+ * text, no network and no key, and fixes nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/agent.h"
+#include "agents/builtin.h"
+#include "agents/model.h"
+#include "core/util.h"
+
+#define MAX_MOVES 64
+
+static int builtin_plan(struct ao_agent *a, const struct ao_plan_ask *q, struct ao_plan_msg *p,
+                        struct ao_llm_usage *u, char *reason, size_t len)
+{
+    struct ao_move moves[MAX_MOVES];
+    int n = ao_builtin_plan(q->c->source, q->c->env.task, q->memory, q->seed, moves,
+                            (int)(q->plans < MAX_MOVES ? q->plans : MAX_MOVES));
+
+    (void)a, (void)u;
+    if (q->index < n)
+        p->text = ao_builtin_plan_text(q->c->source, &moves[q->index], q->c->env.task, q->memory);
+    else
+        p->error = strdup(n ? "the builtin planner has no more knob moves for this kernel"
+                            : "the kernel declares no knobs the builtin planner can move");
+    return p->text || p->error ? 0 : ao_errf(reason, len, "out of memory");
+}
+
+static int builtin_kernel(struct ao_agent *a, const struct ao_plan_msg *p, const struct ao_problem *prob,
+                          int sample, struct ao_kernel_msg *k, struct ao_llm_usage *u, char *reason, size_t len)
+{
+    char why[AO_ERRLEN];
+
+    (void)a, (void)prob, (void)u;
+    if (!(k->source = ao_builtin_apply(p->source, p->text, sample, why, sizeof why)))
+        k->error = strdup(why);
+    return k->source || k->error ? 0 : ao_errf(reason, len, "out of memory");
+}
+
+static int builtin_fix(struct ao_agent *a, const struct ao_plan_msg *p, const struct ao_problem *prob,
+                       struct ao_kernel_msg *k, struct ao_llm_usage *u, char *reason, size_t len)
+{
+    (void)a, (void)p, (void)prob, (void)u;
+    return (k->error = strdup("the builtin model does not fix kernels")) ? 0 : ao_errf(reason, len, "out of memory");
+}
+
+static int builtin_summarize(struct ao_agent *a, const struct ao_pair_msg *p, struct ao_summary *s, cJSON **move,
+                             char **why, struct ao_llm_usage *u, char *reason, size_t len)
+{
+    char bad[AO_ERRLEN];
+
+    (void)a, (void)u, (void)reason, (void)len;
+    if (!(*move = ao_builtin_summarize(p->slow_source, p->fast_source, p->env.task, p->speedup, p->direction, s,
+                                       bad, sizeof bad)))
+        *why = strdup(bad);
+    return 0;
+}
+
+const struct ao_model_ops ao_model_builtin = {
+    .kind = "builtin",
+    .needs_problem = 0,
+    .plan = builtin_plan,
+    .kernel = builtin_kernel,
+    .fix = builtin_fix,
+    .summarize = builtin_summarize,
+};

@@ -1,0 +1,89 @@
+/* acks.c - the summarizer's acks: once every pair of an iteration is
+ * acked, the run goes on */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agents/diag.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/redis.h"
+#include "core/signals.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "state/memory.h"
+#include "state/phase.h"
+#include "state/runstore.h"
+#include "state/select.h"
+#include "targets/target.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/runconfig.h"
+#include "wire/sign.h"
+#include "wire/stage.h"
+#include "wire/verdict.h"
+
+#include "selector.h"
+
+int sel_on_experience(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
+                      size_t len)
+{
+    struct ao_experience_msg e;
+    cJSON *state = NULL, *beam = NULL;
+    const cJSON *pairs, *it;
+    char key[AO_KEY_MAX], err[AO_ERRLEN], *ack = NULL;
+    int rc = -1, ours = 0;
+    long have;
+
+    if (ao_msg_decode(&ao_msg_experience, msg, &e, reason, len) < 0)
+        return -1;
+    if (!(state = sel_load_json(sel, e.env.run, "state", io)))
+        goto out;
+    if (cJSON_IsNull(state)) {
+        snprintf(reason, len, "no run '%.80s' (no task started it, or its state is gone)", e.env.run);
+        goto out;
+    }
+    pairs = cJSON_GetObjectItemCaseSensitive(state, "pairs");
+    cJSON_ArrayForEach(it, pairs)
+        ours |= cJSON_IsString(it) && strcmp(it->valuestring, e.pair_id) == 0;
+    rc = 0;
+    if (ao_phase_of(state) != AO_PHASE_MEMORY || !ours) {
+        ao_debug("run %s: ack of %s is late or repeated; ignored", e.env.run, e.pair_id);
+        goto out;
+    }
+    if (ao_name(key, sizeof key, AO_KEY_ACKS, e.env.run, (long long)ao_json_num(state, "iter", NAN)) < 0) {
+        rc = ao_io_fail(io, "run id '%.40s...' is too long for a key", e.env.run);
+        goto out;
+    }
+    /* the ack itself is kept: the run's report lists what the run learned */
+    if (!(ack = cJSON_PrintUnformatted(msg))) {
+        snprintf(reason, len, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    if (ao_rs_hsetnx(sel->store, key, e.pair_id, ack, err, sizeof err) < 0 ||
+        (have = ao_rs_hlen(sel->store, key, err, sizeof err)) < 0) {
+        rc = ao_io_fail(io, "run store: %s", err);
+        goto out;
+    }
+    if (sel_save(sel, io) < 0) {
+        rc = -1;
+        goto out;
+    }
+    if (have >= cJSON_GetArraySize(pairs)) {
+        cJSON *hs = cJSON_GetObjectItemCaseSensitive(state, "history");
+        cJSON *h = cJSON_GetArrayItem(hs, cJSON_GetArraySize(hs) - 1);
+        if (h)
+            sel_setn(h, "acked", (double)have);
+        rc = (beam = sel_load_json(sel, e.env.run, "beam", io)) ? sel_advance(sel, io, e.env.run, state, beam)
+                                                           : -1;
+    }
+out:
+    cJSON_free(ack);
+    cJSON_Delete(state);
+    cJSON_Delete(beam);
+    ao_msg_release(&ao_msg_experience, &e);
+    return rc;
+}

@@ -1,0 +1,108 @@
+/* selector.h - the selector's parts, shared by its files (selector.c: main and
+ * the dispatch; store.c, outbox.c, start.c, results.c, fixes.c, acks.c,
+ * clock.c); sel_* are the selector's own.  Linked by unit tests without
+ * main (tests/unit/test_selector.c). */
+#ifndef AO_SELECTOR_H
+#define AO_SELECTOR_H
+
+#include <cjson/cJSON.h>
+
+#include "core/config.h"
+#include "core/redis.h"
+#include "state/runstore.h"
+#include "wire/io.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/runconfig.h"
+#include "wire/sign.h"
+
+#define ACTIVE AO_KEY_ACTIVE
+
+#define FIX_DIAG_MAX 4000 /* bytes of diagnostics a fix request carries */
+
+struct selector {
+    struct ao_config *cfg;
+    struct ao_redis *redis;
+    struct ao_runstore *store;
+    double last_tick;
+    unsigned resumed; /* the transport's generation whose runs were resumed */
+    struct warned { char run[200]; long mark; struct warned *next; } *warned;
+    struct ao_sign_key key; /* a result counts only with a profiler's signature */
+};
+
+/* The slots of the open iteration: candidates x plans x samples (1x1x1 for
+ * the baseline). */
+struct shape {
+    int ranks, plans, samples;
+};
+
+/* --- store.c --- */
+double sel_now_s(void);
+void sel_setn(cJSON *o, const char *k, double v);
+void sel_sets(cJSON *o, const char *k, const char *v);
+void sel_setj(cJSON *o, const char *k, cJSON *v);
+/* The run's effective config: its task's, completed with the selector's
+ * defaults, then checked whole (wire/runconfig.h): a default out of bounds
+ * is refused as a task's value would be. */
+cJSON *sel_run_config(struct selector *sel, const cJSON *given, char *reason, size_t len);
+/* The run's config as run_config completed it (the state's "config"),
+ * its numbers: memory_scope is left out (memory_on says what matters of
+ * it here), so there is nothing to release. */
+struct ao_run_config sel_config_of(const cJSON *state);
+/* Does the run keep a memory (its scope is not "none")? */
+int sel_memory_on(const cJSON *state);
+/* How long an iteration waits for a missing result (the run's slot deadline). */
+double sel_slot_deadline(const cJSON *state);
+/* A config's integer, or def where it is absent. */
+long long sel_int_or(long long v, long long def);
+cJSON *sel_load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io);
+int sel_store_json(struct selector *sel, const char *run, const char *field, const cJSON *v,
+                   struct ao_io *io);
+int sel_save(struct selector *sel, struct ao_io *io);
+/* Send the run's pending outbox, flush, and mark it sent. */
+int sel_send_outbox(struct selector *sel, struct ao_io *io, const char *run, const cJSON *outbox);
+/* Commit a step: the new state, the beam, the messages it sends. */
+int sel_step(struct selector *sel, struct ao_io *io, const char *run, const cJSON *state,
+             const cJSON *beam, const cJSON *outbox);
+int sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg);
+/* --- outbox.c --- */
+/* How uncertain a measurement's median is, relative: 1.58 IQR/median over
+ * the square root of the calls (the notched box plot's 95% interval of a
+ * median); what separates two processes of one kernel comes on top as
+ * AO_NOISE_FLOOR (select.h). */
+double sel_median_u(const cJSON *m);
+int sel_differs(const char *a, const char *b);
+char *sel_dup_or_null(const char *s);
+int sel_env_from(struct ao_env *env, const char *type, const char *id, const char *run,
+                 const cJSON *state, long long iter);
+int sel_add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
+                 const cJSON *beam, const char *stopped, const char *reason);
+/* The final head-to-head's result: the done message.  A result that is not
+ * it is ignored as late (or refused as not asked for). */
+int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+                 const struct ao_result_msg *r, char *reason, size_t len);
+/* Why the run must stop now, or NULL. */
+const char *sel_budget_stop(struct selector *sel, const char *run, const cJSON *state);
+/* After iteration `iter` (and its memory): the next iteration, or the end. */
+int sel_advance(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+                const cJSON *beam);
+/* --- start.c --- */
+int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
+                size_t len);
+/* --- results.c --- */
+/* "r.p.s" into its numbers; 0 or -1. */
+int sel_parse_slot(const char *slot, int *r, int *p, int *s);
+struct shape sel_shape_of(const cJSON *state);
+/* Every slot of the iteration has its result: choose, then pairs or on. */
+int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+                        cJSON *beam, const char *slots_key);
+/* --- fixes.c --- */
+int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
+                  size_t len);
+/* --- acks.c --- */
+int sel_on_experience(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
+                      size_t len);
+/* The stage's tick: deadlines and budgets of every run in flight. */
+int sel_tick(void *ctx, struct ao_io *io);
+
+#endif

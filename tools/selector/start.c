@@ -1,0 +1,137 @@
+/* start.c - a task message starts a run: its config, its task, its baseline */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agents/diag.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/redis.h"
+#include "core/signals.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "state/memory.h"
+#include "state/phase.h"
+#include "state/runstore.h"
+#include "state/select.h"
+#include "targets/target.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/runconfig.h"
+#include "wire/sign.h"
+#include "wire/stage.h"
+#include "wire/verdict.h"
+
+#include "selector.h"
+
+int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
+                size_t len)
+{
+    const struct ao_target *target;
+    struct ao_task_msg t;
+    struct ao_task task;
+    struct ao_kernel_msg k;
+    cJSON *state = NULL, *config = NULL, *outbox = NULL, *have = NULL;
+    char path[600], hex[65], id[AO_ID_BUF], err[AO_ERRLEN], *src = NULL;
+    const char *size;
+    int rc = -1;
+
+    ao_msg_init(&ao_msg_kernel, &k);
+    if (ao_msg_decode(&ao_msg_task, msg, &t, reason, len) < 0)
+        return -1;
+    if (!(have = sel_load_json(sel, t.env.run, "state", io)))
+        goto out;
+    if (!cJSON_IsNull(have)) {
+        ao_info("run %s: already started; task message %s ignored", t.env.run, t.env.id);
+        rc = 0;
+        goto out;
+    }
+    if (!(target = ao_target_get(t.env.target, reason, len)))
+        goto out;
+    if (ao_name(path, sizeof path, "%s", t.spec ? t.spec : t.env.task) < 0) {
+        snprintf(reason, len, "the task's path is over %zu bytes", sizeof path - 1);
+        goto out;
+    }
+    if (ao_task_find(path, &task, err, sizeof err) < 0) {
+        snprintf(reason, len, "task '%.60s': %s", t.env.task, err);
+        goto out;
+    }
+    size = t.size ? t.size : ao_config_str(sel->cfg, "size");
+    {
+        long long dims[AO_MAX_DIMS];
+        char p2[700];
+        if (ao_task_size(&task, size, dims, err, sizeof err) < 0) {
+            snprintf(reason, len, "%s", err);
+            goto out;
+        }
+        if (ao_name(p2, sizeof p2, "%s/baseline.%s", task.dir, target->ext) < 0 ||
+            !(src = ao_read_file(p2, NULL, err, sizeof err))) {
+            snprintf(reason, len, "task '%.60s' has no baseline: %s", t.env.task, err);
+            goto out;
+        }
+    }
+    if (!(config = sel_run_config(sel, t.config, reason, len)))
+        goto out;
+    if (!(state = cJSON_CreateObject()) || !(outbox = cJSON_CreateArray()))
+        goto oom;
+    ao_phase_set(state, AO_PHASE_BASELINE);
+    sel_sets(state, "task", t.env.task);
+    sel_sets(state, "target", t.env.target);
+    sel_sets(state, "size", size);
+    sel_sets(state, "task_path", task.dir);
+    sel_sets(state, "task_sha256", task.sha256);
+    ao_sha256_hex(src, strlen(src), hex);
+    sel_sets(state, "baseline_sha256", hex); /* the one kernel iteration 0 takes */
+    sel_setn(state, "iter", 0);
+    sel_setn(state, "candidates", 1);
+    sel_setn(state, "completed", 0);
+    sel_setn(state, "kernels", 0);
+    sel_setn(state, "failures", 0);
+    sel_setn(state, "lost", 0);
+    sel_setn(state, "started", sel_now_s());
+    sel_setn(state, "opened", sel_now_s());
+    sel_setj(state, "history", cJSON_CreateArray());
+    sel_setj(state, "config", config);
+    config = NULL;
+    /* iteration 0: the baseline, profiled like any kernel */
+    ao_sha256_hex(src, strlen(src), hex);
+    if (ao_name(id, sizeof id, AO_ID_KERNEL, t.env.run, 0LL, "0.0.0") < 0)
+        goto oom; /* a run id is at most AO_RUN_ID_MAX: it fits */
+    if (sel_env_from(&k.env, "kernel", id, t.env.run, state, 0) < 0 || !(k.size = strdup(size)) ||
+        !(k.sha256 = strdup(hex)) || !(k.slot = strdup("0.0.0")) ||
+        !(k.task_path = strdup(task.dir)) || !(k.task_sha256 = strdup(task.sha256)) ||
+        !(k.plan_text = strdup("the baseline")))
+        goto oom;
+    k.source = src;
+    src = NULL;
+    {
+        char topic[AO_TOPIC_MAX];
+        if (ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, target->name) < 0 ||
+            sel_out_add(outbox, topic, &ao_msg_kernel, &k) < 0)
+            goto oom;
+    }
+    if (ao_rs_sadd(sel->store, ACTIVE, t.env.run, err, sizeof err) < 0) {
+        rc = ao_io_fail(io, "run store: %s", err);
+        goto out;
+    }
+    ao_info("run %s: %s at %s, baseline sent", t.env.run, t.env.task, size);
+    {
+        cJSON *beam = cJSON_CreateArray();
+        rc = beam ? sel_step(sel, io, t.env.run, state, beam, outbox) : ao_io_fail(io, "out of memory");
+        cJSON_Delete(beam);
+    }
+    goto out;
+oom:
+    rc = ao_io_fail(io, "out of memory");
+out:
+    free(src);
+    cJSON_Delete(have);
+    cJSON_Delete(state);
+    cJSON_Delete(config);
+    cJSON_Delete(outbox);
+    ao_msg_release(&ao_msg_kernel, &k);
+    ao_msg_release(&ao_msg_task, &t);
+    return rc;
+}

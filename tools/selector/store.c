@@ -1,0 +1,239 @@
+/* store.c - a run's state in the run store: reading, writing, and each step
+ * taken whole (state, beam, outbox) before its messages go; the run's
+ * config completed with the selector's defaults */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agents/diag.h"
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/redis.h"
+#include "core/signals.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "state/memory.h"
+#include "state/phase.h"
+#include "state/runstore.h"
+#include "state/select.h"
+#include "targets/target.h"
+#include "wire/msg.h"
+#include "wire/names.h"
+#include "wire/runconfig.h"
+#include "wire/sign.h"
+#include "wire/stage.h"
+#include "wire/verdict.h"
+
+#include "selector.h"
+
+/* The selector's options that give a run's config its defaults. */
+static const struct {
+    const char *key, *option;
+} defaults[] = {
+    {"beam", "beam"}, {"plans", "plans"}, {"samples", "samples"}, {"iters", "iters"},
+    {"topk", "topk"}, {"expn", "expn"}, {"seed", "seed"}, {"memory_deadline_s", "memory-deadline"},
+    {"slot_deadline_s", "slot-deadline"}, {"fix_attempts", "fix-attempts"},
+};
+
+double sel_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void sel_setn(cJSON *o, const char *k, double v)
+{
+    cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (j)
+        cJSON_SetNumberValue(j, v);
+    else
+        cJSON_AddNumberToObject(o, k, v);
+}
+
+void sel_sets(cJSON *o, const char *k, const char *v)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+    cJSON_AddStringToObject(o, k, v);
+}
+
+void sel_setj(cJSON *o, const char *k, cJSON *v)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+    cJSON_AddItemToObject(o, k, v);
+}
+
+/* The run's effective config: its task's, completed with the selector's
+ * defaults, then checked whole (wire/runconfig.h): a default out of bounds
+ * is refused as a task's value would be. */
+cJSON *sel_run_config(struct selector *sel, const cJSON *given, char *reason, size_t len)
+{
+    cJSON *c = given ? cJSON_Duplicate(given, 1) : cJSON_CreateObject();
+    struct ao_run_config rc;
+    char key[AO_KEY_MAX];
+    int ok;
+
+    if (!cJSON_IsObject(c)) {
+        cJSON_Delete(c);
+        snprintf(reason, len, given ? "config must be an object" : "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(c, defaults[i].key))
+            cJSON_AddNumberToObject(c, defaults[i].key, ao_config_num(sel->cfg, defaults[i].option));
+    if (!cJSON_GetObjectItemCaseSensitive(c, "memory_scope"))
+        cJSON_AddStringToObject(c, "memory_scope", ao_config_str(sel->cfg, "memory-scope"));
+    if (!cJSON_GetObjectItemCaseSensitive(c, "plan_mode"))
+        cJSON_AddStringToObject(c, "plan_mode", ao_config_str(sel->cfg, "plan-mode"));
+    if (ao_run_config_decode(c, &rc, reason, len) < 0) {
+        cJSON_Delete(c);
+        return NULL;
+    }
+    ok = ao_memory_key(rc.memory_scope, ao_target_default()->name, "t", key, sizeof key, reason, len) >= 0;
+    ao_run_config_release(&rc);
+    if (!ok) {
+        cJSON_Delete(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The run's config as run_config completed it (the state's "config"),
+ * its numbers: memory_scope is left out (memory_on says what matters of
+ * it here), so there is nothing to release. */
+struct ao_run_config sel_config_of(const cJSON *state)
+{
+    struct ao_run_config c;
+    char err[AO_ERRLEN];
+
+    if (ao_run_config_decode(cJSON_GetObjectItemCaseSensitive(state, "config"), &c, err, sizeof err) < 0)
+        ao_msg_init(&ao_rec_run_config, &c); /* checked when the run began: not seen */
+    free(c.memory_scope);
+    c.memory_scope = NULL;
+    return c;
+}
+
+/* Does the run keep a memory (its scope is not "none")? */
+int sel_memory_on(const cJSON *state)
+{
+    const char *scope = ao_json_str(cJSON_GetObjectItemCaseSensitive(state, "config"), "memory_scope", "");
+    return strcmp(scope, "none") != 0;
+}
+
+/* How long an iteration waits for a missing result (the run's slot deadline). */
+double sel_slot_deadline(const cJSON *state)
+{
+    double d = sel_config_of(state).slot_deadline_s;
+    return isnan(d) ? 1800 : d;
+}
+
+/* A config's integer, or def where it is absent. */
+long long sel_int_or(long long v, long long def)
+{
+    return v == AO_ABSENT_INT ? def : v;
+}
+
+cJSON *sel_load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io)
+{
+    char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
+    cJSON *j;
+    int rc;
+
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
+        ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
+        return NULL;
+    }
+    if ((rc = ao_rs_hget(sel->store, key, field, &text, err, sizeof err)) < 0) {
+        ao_io_fail(io, "run store: %s", err);
+        return NULL;
+    }
+    if (rc == 0)
+        return cJSON_CreateNull(); /* no such run */
+    j = cJSON_Parse(text);
+    free(text);
+    if (!j)
+        ao_io_fail(io, "run '%s': field '%s' is not JSON", run, field);
+    return j;
+}
+
+int sel_store_json(struct selector *sel, const char *run, const char *field, const cJSON *v,
+                   struct ao_io *io)
+{
+    char key[AO_KEY_MAX], err[AO_ERRLEN], *text = cJSON_PrintUnformatted(v);
+    int rc;
+
+    if (!text)
+        return ao_io_fail(io, "out of memory");
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
+        cJSON_free(text);
+        return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
+    }
+    rc = ao_rs_hset(sel->store, key, field, text, err, sizeof err);
+    cJSON_free(text);
+    return rc < 0 ? ao_io_fail(io, "run store: %s", err) : 0;
+}
+
+int sel_save(struct selector *sel, struct ao_io *io)
+{
+    char err[AO_ERRLEN];
+    return ao_runstore_save(sel->store, err, sizeof err) < 0 ? ao_io_fail(io, "%s", err) : 0;
+}
+
+/* Send the run's pending outbox, flush, and mark it sent. */
+int sel_send_outbox(struct selector *sel, struct ao_io *io, const char *run, const cJSON *outbox)
+{
+    char key[AO_KEY_MAX], err[AO_ERRLEN];
+    const cJSON *it;
+    struct ao_inmsg none = {0};
+
+    cJSON_ArrayForEach(it, outbox) {
+        const char *topic = ao_json_str(it, "topic", NULL);
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "msg");
+        if (topic && m && ao_io_emit_json(io, topic, run, m) < 0)
+            return -1;
+    }
+    if (ao_io_commit(io, &none) < 0) /* delivered, or we stop here and resend later */
+        return -1;
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0)
+        return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
+    if (ao_rs_hset(sel->store, key, "outbox_pending", "0", err, sizeof err) < 0)
+        return ao_io_fail(io, "run store: %s", err);
+    return sel_save(sel, io);
+}
+
+/* Commit a step: the new state, the beam, the messages it sends. */
+int sel_step(struct selector *sel, struct ao_io *io, const char *run, const cJSON *state,
+             const cJSON *beam, const cJSON *outbox)
+{
+    char key[AO_KEY_MAX], err[AO_ERRLEN];
+
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0)
+        return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
+    if ((beam && sel_store_json(sel, run, "beam", beam, io) < 0) ||
+        sel_store_json(sel, run, "outbox", outbox, io) < 0 ||
+        ao_rs_hset(sel->store, key, "outbox_pending", "1", err, sizeof err) < 0 ||
+        sel_store_json(sel, run, "state", state, io) < 0) /* last: the step is taken */
+        return io->err[0] ? -1 : ao_io_fail(io, "run store: %s", err);
+    if (sel_save(sel, io) < 0 || sel_send_outbox(sel, io, run, outbox) < 0)
+        return -1;
+    /* a finished run is no longer in flight (accelopt status, ticks) */
+    if (ao_phase_of(state) == AO_PHASE_DONE && ao_rs_srem(sel->store, ACTIVE, run, err, sizeof err) < 0)
+        return ao_io_fail(io, "run store: %s", err);
+    return 0;
+}
+
+int sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg)
+{
+    cJSON *e = cJSON_CreateObject(), *m = ao_msg_encode(t, msg);
+
+    if (!e || !m || !cJSON_AddStringToObject(e, "topic", topic)) {
+        cJSON_Delete(e);
+        cJSON_Delete(m);
+        return -1;
+    }
+    cJSON_AddItemToObject(e, "msg", m);
+    cJSON_AddItemToArray(outbox, e);
+    return 0;
+}
