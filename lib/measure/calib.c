@@ -12,6 +12,7 @@
 #include "measure/calib.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "targets/target.h"
 
 void ao_calib_default_path(const char *target, char *buf, size_t len)
 {
@@ -230,7 +231,7 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
                 "measures again)", AO_CALIB_TRIES);
         path = NULL;
     }
-    return ao_calib_store(path, "cpu", c, err, errlen);
+    return ao_calib_store(path, ao_target_cpu.name, c, err, errlen);
 }
 
 double ao_calib_bw_for(const struct ao_calib *c, double bytes)

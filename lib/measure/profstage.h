@@ -4,6 +4,7 @@
 #define AO_PROFSTAGE_H
 
 #include "measure/profile.h"
+#include "targets/target.h"
 #include "wire/msg.h"
 
 struct ao_target;
@@ -40,7 +41,7 @@ const struct ao_calib *ao_profstage_calib(const struct ao_profstage *s);
 
 /* The options of every command that profiles, for their option tables. */
 #define AO_PROFILER_OPTIONS                                                                  \
-    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target kernels are for (built in: cpu, cuda)"},     \
+    {"target", 0, AO_OPT_STR, AO_TARGET_DEFAULT, "NAME", "the target kernels are for (built in: " AO_TARGET_NAMES ")"},     \
     {"redis", 0, AO_OPT_STR, NULL, "URL", "share the profile cache in redis (redis://host:port)"}, \
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},        \
     {"calibration", 0, AO_OPT_STR, NULL, "FILE", "calibration file (default: in the state dir)"}, \

@@ -79,6 +79,10 @@ struct ao_target {
 };
 
 #define AO_MAX_TARGETS 8
+/* The default target's name and the built-in ones', for option tables
+ * (static text); tests/unit/test_target.c checks them against the table. */
+#define AO_TARGET_DEFAULT "cpu"
+#define AO_TARGET_NAMES "cpu, cuda"
 /* The i-th built-in target (0 the default), or NULL past the last. */
 const struct ao_target *ao_target_at(int i);
 /* The target of that name, or NULL when this build has none by that name. */

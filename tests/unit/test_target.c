@@ -45,5 +45,12 @@ int main(void)
             has_c |= strcmp(*l, "c") == 0;
         CHECK(has_c, "a ```c block is a cpu kernel's");
     }
+    {
+        char list[128];
+        ao_target_names(list, sizeof list);
+        CHECK(!strcmp(AO_TARGET_DEFAULT, ao_target_default()->name) && !strcmp(list, AO_TARGET_NAMES),
+              "the option tables' default and list of targets are the table's (%s; %s)", ao_target_default()->name,
+              list);
+    }
     return CHECK_DONE();
 }

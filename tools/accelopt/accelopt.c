@@ -36,7 +36,7 @@ static const struct ao_option profile_opts[] = {
 };
 
 static const struct ao_option calibrate_opts[] = {
-    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target whose peaks to measure (built in: cpu, cuda)"},
+    {"target", 0, AO_OPT_STR, AO_TARGET_DEFAULT, "NAME", "the target whose peaks to measure (built in: " AO_TARGET_NAMES ")"},
     {"calibration", 0, AO_OPT_STR, NULL, "FILE", "where to store it (default: in the state dir)"},
     {"bw-mib", 0, AO_OPT_INT, "256", "MIB", "array size for the bandwidth runs"},
     AO_COMMON_OPTIONS,

@@ -13,6 +13,7 @@
 #include "core/util.h"
 #include "front.h"
 #include "state/memory.h"
+#include "targets/target.h"
 #include "wire/msg.h"
 #include "wire/names.h"
 #include "wire/stage.h"
@@ -25,7 +26,7 @@ static const struct ao_option memory_opts[] = {
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
     {"scope", 0, AO_OPT_STR, "target", "SCOPE", "which memory: target (every task of --target "
      "shares one), task (one per --task), or a name of letters, digits, '.', '_', '-'"},
-    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target of scope target and task"},
+    {"target", 0, AO_OPT_STR, AO_TARGET_DEFAULT, "NAME", "the target of scope target and task"},
     {"task", 0, AO_OPT_STR, NULL, "NAME", "the task of scope task"},
     {"json", 0, AO_OPT_BOOL, "0", NULL, "list, show: JSON (one item per line) instead of text"},
     {"origin", 0, AO_OPT_STR, NULL, "NAME", "import: record where the items came from"},

@@ -40,7 +40,7 @@
 
 /* What a run is asked to do: `run` and `submit` alike. */
 #define RUN_CONFIG_OPTIONS                                                                     \
-    {"target", 0, AO_OPT_STR, "cpu", "NAME", "the target the kernels are for (built in: cpu, cuda)"},    \
+    {"target", 0, AO_OPT_STR, AO_TARGET_DEFAULT, "NAME", "the target the kernels are for (built in: " AO_TARGET_NAMES ")"},    \
     {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},             \
     {"iters", 't', AO_OPT_INT, "4", "T", "iterations per task"},                                   \
     {"beam", 'b', AO_OPT_INT, "2", "B", "kernels kept per iteration"},                             \
