@@ -12,10 +12,11 @@ char *ao_prompt_load(const char *dir, const char *target, const char *role, cons
     char path[1024], e[AO_ERRLEN];
     char *t;
 
-    if (!dir)
-        snprintf(path, sizeof path, "%s/prompts/%s/%s.%s.txt", ao_home(), target, role, part);
-    else
-        snprintf(path, sizeof path, "%s/%s/%s.%s.txt", dir, target, role, part);
+    if (dir ? ao_name(path, sizeof path, "%s/%s/%s.%s.txt", dir, target, role, part)
+            : ao_name(path, sizeof path, "%s/prompts/%s/%s.%s.txt", ao_home(), target, role, part)) {
+        snprintf(err, errlen, "no %s prompt for target '%.40s': the path is too long", role, target);
+        return NULL;
+    }
     if (!(t = ao_read_file(path, NULL, e, sizeof e)))
         snprintf(err, errlen, "no %s prompt for target '%s': %s", role, target, e);
     return t;

@@ -289,8 +289,8 @@ static void task_hash(struct ao_task *t, const char *spec)
     ao_sha256_hex(spec, strlen(spec), hex);
     ao_buf_printf(&b, "task.json %s\n", hex);
     for (int i = 0; refs[i]; i++) {
-        snprintf(path, sizeof path, "%s/%s", t->dir, refs[i]);
-        if ((ref = ao_read_file(path, NULL, e, sizeof e))) {
+        if (ao_name(path, sizeof path, "%s/%s", t->dir, refs[i]) == 0 &&
+            (ref = ao_read_file(path, NULL, e, sizeof e))) {
             ao_sha256_hex(ref, strlen(ref), hex);
             ao_buf_printf(&b, "%s %s\n", refs[i], hex);
             free(ref);
@@ -310,14 +310,13 @@ int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen)
     int rc = -1;
 
     memset(t, 0, sizeof *t);
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(t->dir, sizeof t->dir, "%s", path);
-        snprintf(file, sizeof file, "%s/task.json", path);
-    } else {
-        const char *slash = strrchr(path, '/');
-        snprintf(file, sizeof file, "%s", path);
-        snprintf(t->dir, sizeof t->dir, "%.*s", slash ? (int)(slash - path) : 1,
-                 slash ? path : ".");
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)
+            ? ao_name(t->dir, sizeof t->dir, "%s", path) < 0 || ao_name(file, sizeof file, "%s/task.json", path) < 0
+            : ao_name(file, sizeof file, "%s", path) < 0 ||
+                  ao_name(t->dir, sizeof t->dir, "%.*s", strrchr(path, '/') ? (int)(strrchr(path, '/') - path) : 1,
+                          strrchr(path, '/') ? path : ".") < 0) {
+        snprintf(err, errlen, "task path of %zu bytes is too long", strlen(path));
+        goto out;
     }
     if (!(text = ao_read_file_max(file, 1 << 20, NULL, ferr, sizeof ferr))) {
         snprintf(err, errlen, "%s", ferr);
@@ -569,11 +568,10 @@ int ao_task_find(const char *ref, struct ao_task *t, char *err, size_t errlen)
      * user named, whose task.json carries the name) */
     while (next_root(&r, entry, sizeof entry)) {
         char e2[AO_ERRLEN];
-        snprintf(path, sizeof path, "%s/%s", entry, ref);
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        if (ao_name(path, sizeof path, "%s/%s", entry, ref) == 0 && stat(path, &st) == 0 &&
+            S_ISDIR(st.st_mode))
             return ao_task_find_dir(path, t, err, errlen);
-        snprintf(path, sizeof path, "%s/task.json", entry);
-        if (stat(path, &st) == 0 && ao_task_find_dir(entry, t, e2, sizeof e2) == 0 &&
+        if (ao_name(path, sizeof path, "%s/task.json", entry) == 0 && stat(path, &st) == 0 && ao_task_find_dir(entry, t, e2, sizeof e2) == 0 &&
             strcmp(t->name, ref) == 0)
             return 0;
     }
@@ -624,7 +622,8 @@ int ao_task_from_user(const char *arg, struct ao_task *t, char *err, size_t errl
 
     if (!strchr(arg, '/'))
         return ao_task_find(arg, t, err, errlen);
-    snprintf(dir, sizeof dir, "%s", arg);
+    if (ao_name(dir, sizeof dir, "%s", arg) < 0)
+        return ao_errf(err, errlen, "task path of %zu bytes is too long", strlen(arg));
     if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) { /* .../task.json */
         char *slash = strrchr(dir, '/');
         *slash = '\0';

@@ -378,3 +378,19 @@ int ao_errf(char *buf, size_t len, const char *fmt, ...)
     }
     return -1;
 }
+
+int ao_name(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= len) {
+        if (len)
+            buf[0] = '\0';
+        return -1;
+    }
+    return 0;
+}

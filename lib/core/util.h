@@ -13,9 +13,15 @@ struct ao_buf {
     size_t len, cap;
 };
 
+/* The one builder of keys, ids and paths: snprintf that never cuts.  0, or
+ * -1 (buf emptied) when the name would not fit in len bytes: two names that
+ * differ only past the end of a buffer must not become one. */
+int ao_name(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), warn_unused_result));
+
 /* A message (an error, a reason) into buf, for people: one that does not
  * fit is cut and ends in "...", so that the cut shows.  Returns -1, for
- * `return ao_errf(err, errlen, ...);`.  Names go through ao_name (names.h),
+ * `return ao_errf(err, errlen, ...);`.  Names go through ao_name (above),
  * which never cuts. */
 int ao_errf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

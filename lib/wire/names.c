@@ -1,5 +1,4 @@
 /* names.c - the topic list and the checked name builder of names.h */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,20 +33,4 @@ int ao_topic_spread(const char *t)
     return strcmp(t, AO_TOPIC_CANDIDATES) == 0 || strcmp(t, AO_TOPIC_PLANS) == 0 ||
            strcmp(t, AO_TOPIC_PAIRS) == 0 ||
            strncmp(t, AO_TOPIC_KERNELS_PREFIX, strlen(AO_TOPIC_KERNELS_PREFIX)) == 0;
-}
-
-int ao_name(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= len) {
-        if (len)
-            buf[0] = '\0';
-        return -1;
-    }
-    return 0;
 }

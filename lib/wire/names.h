@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "core/util.h"
+
 /* --- topics ---------------------------------------------------------- */
 #define AO_TOPIC_TASKS "accelopt.tasks"
 #define AO_TOPIC_CANDIDATES "accelopt.candidates"
@@ -55,10 +57,7 @@ int ao_topic_spread(const char *topic);
 #define AO_ID_DLQ "dlq:%s:%.16s"                    /* stage, the message's hash */
 #define AO_ID_BUF 600 /* an id's buffer: a message id (AO_MSG_ID_MAX) and a prefix */
 
-/* The one builder of keys, ids and paths: snprintf that never cuts.  0, or
- * -1 (buf emptied) when the name would not fit in len bytes: two names that
- * differ only past the end of a buffer must not become one. */
-int ao_name(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4), warn_unused_result));
+/* ao_name, the one checked builder of every key, id and path, is in
+ * core/util.h (the lower layers build paths with it too). */
 
 #endif
