@@ -2,7 +2,6 @@
  * (model.h): plans are knob moves ranked by the memory, kernels the moves
  * carried out, summaries the move between two kernels.  It needs no task
  * text, no network and no key, and fixes nothing. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "agents/agent.h"

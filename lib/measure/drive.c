@@ -3,32 +3,21 @@
  * wake-ups, and one call with fresh or given inputs */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <math.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/log.h"
 #include "core/rng.h"
-#include "core/tokens.h"
 #include "core/util.h"
-#include "measure/elfcheck.h"
 #include "measure/job.h"
-#include "measure/measurement.h"
 #include "measure/profile.h"
 #include "measure/profiler_int.h"
 #include "measure/sandbox.h"
-#include "measure/stats.h"
 #include "targets/target.h"
-#include "wire/names.h"
 #include "wire/verdict.h"
 
 static int copy_file(const char *from, const char *to, char *err, size_t errlen)

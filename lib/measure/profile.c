@@ -9,25 +9,16 @@
  * References come from the task's trusted reference for the target, run
  * the same way in its own process.  See INTEGRITY.md. */
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/futex.h>
 #include <math.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/tokens.h"
 #include "core/util.h"
-#include "measure/elfcheck.h"
 #include "measure/job.h"
 #include "measure/measurement.h"
 #include "measure/profile.h"
@@ -35,7 +26,6 @@
 #include "measure/sandbox.h"
 #include "measure/stats.h"
 #include "targets/target.h"
-#include "wire/names.h"
 #include "wire/verdict.h"
 
 static int set_str(char **dst, const char *s)

@@ -1,34 +1,16 @@
 /* timing.c - one measurement: correctness on the check sets, warm-up,
  * the timed calls until the spread or the budget says stop, and the
  * reservoir of timed calls checked after */
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/futex.h>
-#include <math.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "core/log.h"
 #include "core/rng.h"
-#include "core/tokens.h"
 #include "core/util.h"
-#include "measure/elfcheck.h"
 #include "measure/job.h"
-#include "measure/measurement.h"
 #include "measure/profile.h"
 #include "measure/profiler_int.h"
-#include "measure/sandbox.h"
 #include "measure/stats.h"
-#include "targets/target.h"
-#include "wire/names.h"
 #include "wire/verdict.h"
 
 /* How far the lowest wake-up could be off (ao_low_tail): quiet, a few

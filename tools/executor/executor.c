@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "agents/agent.h"
-#include "agents/extract.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/tokens.h"
@@ -17,7 +16,6 @@
 #include "wire/names.h"
 #include "wire/runconfig.h"
 #include "wire/stage.h"
-
 
 static const struct ao_option options[] = {
     {"samples", 'k', AO_OPT_INT, "2", "K", "kernels per plan when the run names none"},

@@ -5,7 +5,6 @@
  * earlier one (the same normalized text) is marked a duplicate, so its
  * slots are not sent to the executor's model. */
 #include <ctype.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,6 @@
 #include "agents/agent.h"
 #include "core/exitcode.h"
 #include "core/log.h"
-#include "core/rng.h"
 #include "core/util.h"
 #include "state/memory.h"
 #include "wire/msg.h"

@@ -2,28 +2,14 @@
  * acked, the run goes on */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "agents/diag.h"
-#include "core/exitcode.h"
 #include "core/log.h"
-#include "core/redis.h"
-#include "core/signals.h"
-#include "core/task.h"
 #include "core/util.h"
-#include "state/memory.h"
 #include "state/phase.h"
 #include "state/runstore.h"
-#include "state/select.h"
-#include "targets/target.h"
 #include "wire/msg.h"
 #include "wire/names.h"
-#include "wire/runconfig.h"
-#include "wire/sign.h"
-#include "wire/stage.h"
-#include "wire/verdict.h"
 
 #include "selector.h"
 

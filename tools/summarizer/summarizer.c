@@ -1,7 +1,6 @@
 /* summarizer.c - accelopt-summarizer: a slow->fast pair in, an experience
  * out: distilled by the model, written to the memory together with the
  * pair's idempotency marker in one atomic step, then acked */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
