@@ -24,9 +24,10 @@ for _ in $(seq 50); do [ -s "$port_file" ] && break; sleep 0.1; done
 port=$(cat "$port_file")
 
 mkdir -p "$T/work"
-for k in tests/kernels/*.c; do
+# the honest kernel first: an ok-nogain kernel is held against its time
+for k in tests/kernels/honest.c $(ls tests/kernels/*.c | grep -v '/honest\.c$'); do
     name=$(basename "$k" .c)
-    expect=$(sed -n '1s/.*expect: \([a-z_|]*\).*/\1/p' "$k")
+    expect=$(sed -n '1s/.*expect: \([a-z_|-]*\).*/\1/p' "$k")
     src=$T/$name.c
     sed -e "s|PORT|$port|; s|TARGET|\"$target\"|; s|SECRET|\"$secret\"|" "$k" >"$src"
     out=$RESULTS/adv-$name.json
@@ -34,7 +35,7 @@ for k in tests/kernels/*.c; do
         --work-dir "$T/work" "$src" \
         >"$out" 2>"$T/$name.err"
     status=$(field "$out" "r['status']" 2>/dev/null)
-    if [ "$expect" = ok-nogain ]; then
+    if echo "$expect" | grep -qE '(^|\|)ok-nogain(\||$)' && [ "$status" = ok ]; then
         # allowed to pass, but not to be faster than the honest kernel
         python3 -c "import json,sys; a=json.load(open(sys.argv[1])); h=json.load(open(sys.argv[2])); sys.exit(0 if a['status']=='ok' and a['latency_ns'] > 0.85*h['latency_ns'] else 1)" "$out" "$RESULTS/adv-honest.json"
         [ $? -eq 0 ] && status=ok-nogain

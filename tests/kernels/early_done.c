@@ -1,4 +1,6 @@
-/* expect: rejected|incorrect - finds the harness's shared page and raises "done" before computing */
+/* expect: rejected|incorrect|ok-nogain - finds the harness's shared page and raises "done" before computing
+ * (on a loaded machine the profiler may see "done" only after the kernel has finished: then its
+ * outputs are whole and its time is the whole call's, so it passes, never faster than honest) */
 #include <stdint.h>
 void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
 {
