@@ -4,16 +4,11 @@
 #include <string.h>
 
 #include "measure/stats.h"
+#include "core/util.h"
 
 static int cmp_ll(const void *a, const void *b)
 {
     long long x = *(const long long *)a, y = *(const long long *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -66,7 +61,7 @@ void ao_median_interval(double *ratio, int n, double floor_frac, double *median,
         *median = *low = *high = NAN;
         return;
     }
-    qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
+    qsort(ratio, (size_t)n, sizeof *ratio, ao_cmp_double);
     k = k < 0 ? 0 : k;
     *median = n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
     *low = fmin(ratio[k], *median * (1 - floor_frac));
