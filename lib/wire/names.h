@@ -44,6 +44,7 @@ int ao_topic_spread(const char *topic);
 #define AO_KEY_MAX 640 /* a key's buffer: a run id (128), an id (512) and a little */
 
 /* --- message ids (DESIGN.md section 3) --------------------------------- */
+#define AO_ID_TASK "task:%s"                       /* run */
 #define AO_ID_CANDIDATE "candidate:%s:%lld:%d"      /* run, iter, rank */
 #define AO_ID_PLAN "plan:%s:%lld:%lld:%ld"          /* run, iter, rank, index */
 #define AO_ID_KERNEL "kernel:%s:%lld:%s"            /* run, iter, slot */

@@ -46,3 +46,9 @@ for p in $pids; do wait "$p" || bad=$((bad + 1)); done
 [ "$bad" -eq 0 ] && [ "$(ls -A "$T/keyrace")" = sign.key ] &&
     [ "$(stat -c %a "$T/keyrace/sign.key")" = 600 ] && grep -Eqx '[0-9a-f]{64}' "$T/keyrace/sign.key"
 ok $? "eight stages started at once share one whole signing key (mode 600, no temporary left)"
+
+# the run's config is checked before anything starts: a plan mode that is
+# neither distinct nor independent is a usage error, not a silent default
+bin/accelopt run matmul --plan-mode greedy >/dev/null 2>"$T/pm.err"
+[ $? -eq 2 ] && grep -q "plan-mode is distinct or independent, not 'greedy'" "$T/pm.err"
+ok $? "accelopt run --plan-mode greedy exits 2 and says what it takes"

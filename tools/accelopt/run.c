@@ -32,6 +32,7 @@
 #include "wire/kafka.h"
 #include "wire/msg.h"
 #include "wire/names.h"
+#include "wire/runconfig.h"
 #include "wire/sign.h"
 #include "wire/stage.h"
 
@@ -259,38 +260,41 @@ static int submit(struct run *R, char *err, size_t errlen)
 {
     for (int i = 0; i < R->n; i++) {
         struct ao_task_msg t;
-        char id[300];
-        cJSON *j, *c;
+        struct ao_run_config cfg;
+        char id[AO_ID_BUF];
+        cJSON *j;
         int rc;
 
         ao_msg_init(&ao_msg_task, &t);
-        snprintf(id, sizeof id, "task:%s", R->t[i].run);
-        if (ao_env_set(&t.env, "task", id, R->t[i].run, R->t[i].task, ao_config_str(&R->c, "target"),
-                       0) < 0 ||
-            !(t.spec = strdup(R->t[i].spec)) || !(t.size = strdup(ao_config_str(&R->c, "size"))) ||
-            !(t.config = c = cJSON_CreateObject())) {
-            ao_msg_release(&ao_msg_task, &t);
-            return snprintf(err, errlen, "out of memory"), -1;
-        }
-        cJSON_AddNumberToObject(c, "beam", (double)ao_config_int(&R->c, "beam"));
-        cJSON_AddNumberToObject(c, "plans", (double)ao_config_int(&R->c, "plans"));
-        cJSON_AddNumberToObject(c, "samples", (double)ao_config_int(&R->c, "samples"));
-        cJSON_AddNumberToObject(c, "iters", (double)ao_config_int(&R->c, "iters"));
-        cJSON_AddNumberToObject(c, "topk", (double)ao_config_int(&R->c, "topk"));
-        cJSON_AddNumberToObject(c, "expn", (double)ao_config_int(&R->c, "expn"));
-        cJSON_AddStringToObject(c, "memory_scope", ao_config_bool(&R->c, "no-memory")
-                                                       ? "none" : ao_config_str(&R->c, "memory-scope"));
-        cJSON_AddNumberToObject(c, "seed", (double)ao_config_int(&R->c, "seed"));
-        cJSON_AddNumberToObject(c, "memory_deadline_s", ao_config_num(&R->c, "memory-deadline"));
-        cJSON_AddNumberToObject(c, "slot_deadline_s", ao_config_num(&R->c, "slot-deadline"));
-        cJSON_AddNumberToObject(c, "fix_attempts", (double)ao_config_int(&R->c, "fix-attempts"));
-        cJSON_AddStringToObject(c, "plan_mode", ao_config_str(&R->c, "plan-mode"));
+        /* the run's config, one record (wire/runconfig.h): budgets only when set */
+        ao_msg_init(&ao_rec_run_config, &cfg);
+        cfg.beam = ao_config_int(&R->c, "beam");
+        cfg.plans = ao_config_int(&R->c, "plans");
+        cfg.samples = ao_config_int(&R->c, "samples");
+        cfg.iters = ao_config_int(&R->c, "iters");
+        cfg.topk = ao_config_int(&R->c, "topk");
+        cfg.expn = ao_config_int(&R->c, "expn");
+        cfg.seed = ao_config_int(&R->c, "seed");
+        cfg.fix_attempts = ao_config_int(&R->c, "fix-attempts");
+        cfg.memory_deadline_s = ao_config_num(&R->c, "memory-deadline");
+        cfg.slot_deadline_s = ao_config_num(&R->c, "slot-deadline");
+        cfg.memory_scope = strdup(ao_config_bool(&R->c, "no-memory") ? "none" : ao_config_str(&R->c, "memory-scope"));
+        cfg.plan_mode = strcmp(ao_config_str(&R->c, "plan-mode"), "independent") == 0 ? AO_PLAN_INDEPENDENT
+                                                                                     : AO_PLAN_DISTINCT;
         if (ao_config_int(&R->c, "budget-tokens") > 0)
-            cJSON_AddNumberToObject(c, "budget_tokens", (double)ao_config_int(&R->c, "budget-tokens"));
+            cfg.budget_tokens = ao_config_int(&R->c, "budget-tokens");
         if (ao_config_num(&R->c, "budget-usd") > 0)
-            cJSON_AddNumberToObject(c, "budget_usd", ao_config_num(&R->c, "budget-usd"));
+            cfg.budget_usd = ao_config_num(&R->c, "budget-usd");
         if (ao_config_num(&R->c, "wall-time") > 0)
-            cJSON_AddNumberToObject(c, "wall_s", ao_config_num(&R->c, "wall-time"));
+            cfg.wall_s = ao_config_num(&R->c, "wall-time");
+        t.config = cfg.memory_scope ? ao_run_config_json(&cfg) : NULL;
+        ao_run_config_release(&cfg);
+        if (ao_name(id, sizeof id, AO_ID_TASK, R->t[i].run) < 0 ||
+            ao_env_set(&t.env, "task", id, R->t[i].run, R->t[i].task, ao_config_str(&R->c, "target"), 0) < 0 ||
+            !(t.spec = strdup(R->t[i].spec)) || !(t.size = strdup(ao_config_str(&R->c, "size"))) || !t.config) {
+            ao_msg_release(&ao_msg_task, &t);
+            return ao_errf(err, errlen, "out of memory");
+        }
         j = ao_msg_encode(&ao_msg_task, &t);
         rc = j ? ao_io_emit_json(R->io, AO_TOPIC_TASKS, R->t[i].run, j) : -1;
         cJSON_Delete(j);
@@ -537,6 +541,11 @@ static int run_or_submit(int argc, char **argv, int submitting)
     if (ao_config_int(&R->c, "iters") < 0 || ao_config_int(&R->c, "beam") < 1 ||
         ao_config_int(&R->c, "plans") < 1 || ao_config_int(&R->c, "samples") < 1) {
         ao_err("--iters must be at least 0; --beam, --plans and --samples at least 1");
+        goto out;
+    }
+    if (strcmp(ao_config_str(&R->c, "plan-mode"), "distinct") != 0 &&
+        strcmp(ao_config_str(&R->c, "plan-mode"), "independent") != 0) {
+        ao_err("--plan-mode is distinct or independent, not '%s'", ao_config_str(&R->c, "plan-mode"));
         goto out;
     }
     R->waits = !R->submit || ao_config_bool(&R->c, "wait");
