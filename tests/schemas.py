@@ -64,4 +64,13 @@ for name, v in schemas.items():
     ok(set(c["required"]) == set(s["required"]), "%s: required fields match" % name)
     ok(set(c["required"]) | set(c["optional"]) == set(s["properties"]), "%s: all fields match" % name)
 
+# a run's config: the schema's bounds are the C table's (lib/wire/runconfig.c)
+cb = fields["config"]["bounds"]
+props = schemas["config"].schema["properties"]
+for name, (lo, hi) in sorted(cb.items()):
+    p = props.get(name, {})
+    ok(p.get("minimum") == lo and p.get("maximum") == hi,
+       "config %s: schema bounds %s-%s are the C table's %s-%s" % (name, p.get("minimum"), p.get("maximum"), lo, hi))
+ok(set(cb) == {k for k, p in props.items() if "minimum" in p}, "every bounded config field is bounded in both")
+
 done()

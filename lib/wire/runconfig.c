@@ -32,7 +32,7 @@ static const struct bound {
     {"samples", 1, AO_MAX_SAMPLES, 1},  {"iters", 0, 10000, 1},
     {"topk", 0, 64, 1},                 {"expn", 1, 100000, 1},
     {"seed", 0, 1e15, 1},               {"fix_attempts", 0, AO_MAX_FIX_ATTEMPTS, 1},
-    {"budget_tokens", 0, 9007199254740992.0, 1},
+    {"budget_tokens", 0, 1e15, 1},
     {"memory_deadline_s", 0, 1e7, 0},   {"slot_deadline_s", 0.1, 1e7, 0},
     {"budget_usd", 0, 1e9, 0},          {"wall_s", 0, 1e9, 0},
 };
@@ -65,6 +65,17 @@ int ao_run_config_decode(const cJSON *j, struct ao_run_config *c, char *err, siz
         ao_run_config_release(c);
         return -1;
     }
+    return 0;
+}
+
+int ao_run_config_bounds(const char *name, double *lo, double *hi)
+{
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
+        if (strcmp(bounds[i].name, name) == 0) {
+            *lo = bounds[i].lo;
+            *hi = bounds[i].hi;
+            return 1;
+        }
     return 0;
 }
 

@@ -32,6 +32,9 @@ extern const struct ao_msg_type ao_rec_run_config;
  * 'beam' must be ..."; c released). */
 int ao_run_config_decode(const cJSON *j, struct ao_run_config *c, char *err, size_t errlen);
 void ao_run_config_release(struct ao_run_config *c);
+/* The bounds of a numeric field (schemas/config.json says the same; the
+ * schema test compares them).  1, or 0 for a field without bounds. */
+int ao_run_config_bounds(const char *name, double *lo, double *hi);
 /* c as a JSON object (absent fields left out); NULL on OOM. */
 cJSON *ao_run_config_json(const struct ao_run_config *c);
 

@@ -26,6 +26,17 @@ static void print_fields(void)
     for (int i = 0; ao_msg_types[i]; i++)
         add_fields(all, ao_msg_types[i]);
     add_fields(all, &ao_rec_run_config);
+    { /* and the config's bounds, for the schema's minimum and maximum */
+        cJSON *b = cJSON_AddObjectToObject(cJSON_GetObjectItem(all, "config"), "bounds");
+        for (int f = 0; f < ao_rec_run_config.nfields; f++) {
+            double lo, hi;
+            if (ao_run_config_bounds(ao_rec_run_config.fields[f].name, &lo, &hi)) {
+                cJSON *p = cJSON_AddArrayToObject(b, ao_rec_run_config.fields[f].name);
+                cJSON_AddItemToArray(p, cJSON_CreateNumber(lo));
+                cJSON_AddItemToArray(p, cJSON_CreateNumber(hi));
+            }
+        }
+    }
     char *s = cJSON_Print(all);
     printf("%s\n", s);
     cJSON_free(s);
