@@ -183,7 +183,7 @@ static int each_run(struct selector *sel, struct ao_io *io,
                     int (*fn)(struct selector *, struct ao_io *, const char *))
 {
     char err[AO_ERRLEN];
-    cJSON *runs = ao_rs_smembers(sel->store, ACTIVE, err, sizeof err);
+    cJSON *runs = ao_rs_smembers(sel->store, AO_KEY_ACTIVE, err, sizeof err);
     const cJSON *it;
     int rc = 0;
 
@@ -215,7 +215,7 @@ static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
         rc = (outbox = sel_load_json(sel, run, "outbox", io)) ? sel_send_outbox(sel, io, run, outbox) : -1;
     }
     if (rc == 0 && !cJSON_IsNull(state) && ao_phase_of(state) == AO_PHASE_DONE &&
-        ao_rs_srem(sel->store, ACTIVE, run, err, sizeof err) < 0)
+        ao_rs_srem(sel->store, AO_KEY_ACTIVE, run, err, sizeof err) < 0)
         rc = ao_io_fail(io, "run store: %s", err);
     free(pending);
     cJSON_Delete(state);

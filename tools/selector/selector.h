@@ -16,8 +16,6 @@
 #include "wire/runconfig.h"
 #include "wire/sign.h"
 
-#define ACTIVE AO_KEY_ACTIVE
-
 #define FIX_DIAG_MAX 4000 /* bytes of diagnostics a fix request carries */
 
 struct selector {

@@ -100,7 +100,7 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
             sel_out_add(outbox, topic, &ao_msg_kernel, &k) < 0)
             goto oom;
     }
-    if (ao_rs_sadd(sel->store, ACTIVE, t.env.run, err, sizeof err) < 0) {
+    if (ao_rs_sadd(sel->store, AO_KEY_ACTIVE, t.env.run, err, sizeof err) < 0) {
         rc = ao_io_fail(io, "run store: %s", err);
         goto out;
     }

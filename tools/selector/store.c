@@ -209,7 +209,7 @@ int sel_step(struct selector *sel, struct ao_io *io, const char *run, const cJSO
     if (sel_save(sel, io) < 0 || sel_send_outbox(sel, io, run, outbox) < 0)
         return -1;
     /* a finished run is no longer in flight (accelopt status, ticks) */
-    if (ao_phase_of(state) == AO_PHASE_DONE && ao_rs_srem(sel->store, ACTIVE, run, err, sizeof err) < 0)
+    if (ao_phase_of(state) == AO_PHASE_DONE && ao_rs_srem(sel->store, AO_KEY_ACTIVE, run, err, sizeof err) < 0)
         return ao_io_fail(io, "run store: %s", err);
     return 0;
 }
