@@ -78,9 +78,17 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 # test tables of argv strings are plain string literals
 $(BUILD)/tests/unit/%.o: AO_CFLAGS += $(TEST_WARN)
 
-$(BUILD)/libaccelopt.a: $(LIB_OBJ)
+# the archive is made afresh when its list of sources changes: a deleted
+# source leaves no member behind
+LIB_STAMP := $(BUILD)/.lib-$(shell echo '$(LIB_SRC)' | md5sum | cut -c1-12)
+$(LIB_STAMP):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/.lib-*
+	@touch $@
+
+$(BUILD)/libaccelopt.a: $(LIB_OBJ) $(LIB_STAMP)
 	@echo "  AR  $@"
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(LIB_OBJ)
 
 FRONT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/accelopt/*.c))
 $(BINDIR)/accelopt: $(FRONT_OBJ) $(BUILD)/libaccelopt.a

@@ -611,8 +611,9 @@ static int check_ids(const struct ao_msg_type *t, const cJSON *j, const void *ms
     return 0;
 }
 
-int ao_record_decode(const struct ao_msg_type *t, const cJSON *j, void *msg, char *err,
-                     size_t errlen)
+/* kind: " message" for a message, "" for a record */
+static int record_decode(const struct ao_msg_type *t, const char *kind, const cJSON *j, void *msg,
+                         char *err, size_t errlen)
 {
     const cJSON *item;
 
@@ -626,7 +627,7 @@ int ao_record_decode(const struct ao_msg_type *t, const cJSON *j, void *msg, cha
         for (int i = 0; i < t->nfields && !found; i++)
             found = strcmp(t->fields[i].name, item->string) == 0;
         if (!found) {
-            snprintf(err, errlen, "%s message has unknown field '%.40s'", t->name, item->string);
+            snprintf(err, errlen, "%s%s has unknown field '%.40s'", t->name, kind, item->string);
             goto fail;
         }
     }
@@ -635,7 +636,7 @@ int ao_record_decode(const struct ao_msg_type *t, const cJSON *j, void *msg, cha
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, f->name);
         if (!v || cJSON_IsNull(v)) {
             if (f->required) {
-                snprintf(err, errlen, "%s message lacks field '%s'", t->name, f->name);
+                snprintf(err, errlen, "%s%s lacks field '%s'", t->name, kind, f->name);
                 goto fail;
             }
             continue;
@@ -649,6 +650,12 @@ fail:
     return -1;
 }
 
+int ao_record_decode(const struct ao_msg_type *t, const cJSON *j, void *msg, char *err,
+                     size_t errlen)
+{
+    return record_decode(t, "", j, msg, err, errlen);
+}
+
 int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
                   char *err, size_t errlen)
 {
@@ -657,7 +664,7 @@ int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
         snprintf(err, errlen, "message is not a JSON object");
         return -1;
     }
-    if (ao_record_decode(t, j, msg, err, errlen) < 0)
+    if (record_decode(t, " message", j, msg, err, errlen) < 0)
         return -1;
     if (strcmp(((struct ao_env *)msg)->type, t->name) != 0) {
         snprintf(err, errlen, "message type '%.40s' where '%s' was expected",

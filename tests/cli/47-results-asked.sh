@@ -67,3 +67,16 @@ PY
 bin/accelopt-profiler <"$T/child.jsonl" 2>/dev/null | sel >"$T/sent3.jsonl"
 [ ! -s "$T/sent3.jsonl" ] && grep -q 'is for children of candidate' "$T/sel.dlq"
 ok $? "a child of a kernel the run never had is a dead letter"
+
+# a state that does not read back (not one the selector wrote): what comes
+# for its run is a dead letter saying so; the selector goes on
+python3 - "$st" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = json.loads(d["run:s1"]["state"]); s["phase"] = "Done"; s["kernels"] = -3
+d["run:s1"]["state"] = json.dumps(s)
+json.dump(d, open(sys.argv[1], "w"))
+PY
+bin/accelopt-profiler <"$T/child.jsonl" 2>/dev/null | sel >"$T/sent4.jsonl"; rc=$?
+[ $rc = 0 ] && [ ! -s "$T/sent4.jsonl" ] && grep -q "run 's1': its state does not read back (field 'phase' has unknown value 'Done')" "$T/sel.dlq"
+ok $? "a run whose state does not decode: its result is a dead letter with the reason, the selector exits 0 (rc $rc)"

@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "report.h"
+#include "state/runstate.h"
 #include "targets/target.h"
 #include "wire/msg.h"
 #include "wire/names.h"
@@ -28,42 +29,41 @@ static cJSON *field(struct ao_runstore *rs, const char *run, const char *name)
     return j;
 }
 
-static const cJSON *last(const cJSON *state, const char *list)
-{
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(state, list);
-    return cJSON_GetArrayItem(h, cJSON_GetArraySize(h) - 1);
-}
-
 cJSON *report_run_row(struct ao_runstore *rs, const char *run)
 {
-    cJSON *st = field(rs, run, "state"), *o = cJSON_CreateObject();
-    const cJSON *h = last(st, "history"), *cfg = cJSON_GetObjectItemCaseSensitive(st, "config");
+    struct ao_run_state st;
+    char err[AO_ERRLEN], path[512];
+    int have = ao_run_state_load(rs, run, &st, err, sizeof err);
+    cJSON *o = cJSON_CreateObject();
+    const cJSON *h = ao_run_state_last(&st);
     struct ao_run_usage u = ao_runstore_usage(rs, run);
     struct timespec now;
-    char path[512];
 
     if (!o || !cJSON_AddStringToObject(o, "run", run)) {
-        cJSON_Delete(st);
+        ao_run_state_release(&st);
         cJSON_Delete(o);
         return NULL;
     }
-    if (!st)
+    if (have == -2) { /* a state the selector did not write: said, not guessed at */
+        cJSON_AddStringToObject(o, "phase", "unreadable");
+        cJSON_AddStringToObject(o, "error", err);
+    }
+    if (have <= 0)
         return o;
     clock_gettime(CLOCK_REALTIME, &now); /* the selector stamps `started` by this clock */
-    snprintf(path, sizeof path, "%s", ao_json_str(st, "task_path", "?"));
+    snprintf(path, sizeof path, "%s", st.task_path);
     cJSON_AddStringToObject(o, "task", basename(path));
-    cJSON_AddStringToObject(o, "phase", ao_json_str(st, "phase", "?"));
-    cJSON_AddNumberToObject(o, "iter", ao_json_num(st, "iter", 0));
-    cJSON_AddNumberToObject(o, "iters", ao_json_num(cfg, "iters", 0));
-    cJSON_AddNumberToObject(o, "kernels", ao_json_num(st, "kernels", 0));
-    cJSON_AddNumberToObject(o, "failures", ao_json_num(st, "failures", 0));
+    cJSON_AddStringToObject(o, "phase", ao_phase_name(st.phase));
+    cJSON_AddNumberToObject(o, "iter", (double)st.iter);
+    cJSON_AddNumberToObject(o, "iters", (double)(st.config.iters == AO_ABSENT_INT ? 0 : st.config.iters));
+    cJSON_AddNumberToObject(o, "kernels", (double)st.kernels);
+    cJSON_AddNumberToObject(o, "failures", (double)st.failures);
     cJSON_AddNumberToObject(o, "speedup", ao_json_num(h, "speedup", 1));
     cJSON_AddNumberToObject(o, "pct_of_peak", ao_json_num(h, "pct_of_peak", 0));
     cJSON_AddNumberToObject(o, "tokens", (double)(u.prompt + u.completion));
     cJSON_AddNumberToObject(o, "cost_usd", u.usd);
-    cJSON_AddNumberToObject(o, "age_s",
-                            round((double)now.tv_sec - ao_json_num(st, "started", (double)now.tv_sec)));
-    cJSON_Delete(st);
+    cJSON_AddNumberToObject(o, "age_s", round((double)now.tv_sec - st.started));
+    ao_run_state_release(&st);
     return o;
 }
 
@@ -78,6 +78,8 @@ void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t
         fprintf(tty, "\r\033[K%-22.22s ", t[i].task);
         if (!ao_json_str(o, "phase", NULL))
             fprintf(tty, "waiting for the selector");
+        else if (ao_json_str(o, "error", NULL))
+            fprintf(tty, "%.200s", ao_json_str(o, "error", ""));
         else
             fprintf(tty, "%-8s iter %2.0f/%-2.0f  kernels %4.0f  failed %3.0f  best %5.2fx  "
                     "%5.1f%% of peak  %.0f tok  $%.4f",
@@ -107,7 +109,7 @@ static int slot_cmp(const void *a, const void *b)
 }
 
 /* Every kernel of the run with its parent, plan and result, one per line. */
-static int write_history(struct ao_runstore *rs, const char *run, const cJSON *state,
+static int write_history(struct ao_runstore *rs, const char *run, long long iters,
                          const char *path, char *err, size_t errlen)
 {
     static const char *const keep[] = {
@@ -119,7 +121,7 @@ static int write_history(struct ao_runstore *rs, const char *run, const cJSON *s
 
     if (!f)
         return snprintf(err, errlen, "cannot write '%s'", path), -1;
-    for (long long i = 0; i <= (long long)ao_json_num(state, "iter", NAN); i++) {
+    for (long long i = 0; i <= iters; i++) {
         char key[AO_KEY_MAX];
         cJSON *slots, *it, **v;
         int n, k = 0;
@@ -159,7 +161,7 @@ static int write_history(struct ao_runstore *rs, const char *run, const cJSON *s
 
 /* What the run learned: every summarizer ack (the experience message), in
  * iteration order, one per line. */
-static int write_experiences(struct ao_runstore *rs, const char *run, const cJSON *state,
+static int write_experiences(struct ao_runstore *rs, const char *run, long long iters,
                              const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
@@ -167,7 +169,7 @@ static int write_experiences(struct ao_runstore *rs, const char *run, const cJSO
 
     if (!f)
         return snprintf(err, errlen, "cannot write '%s'", path), -1;
-    for (long long i = 1; i <= (long long)ao_json_num(state, "iter", 0); i++) {
+    for (long long i = 1; i <= iters; i++) {
         char key[AO_KEY_MAX];
         cJSON *acks, *it;
         if (ao_name(key, sizeof key, AO_KEY_ACKS, run, i) < 0 || !(acks = ao_rs_hgetall(rs, key, err, errlen))) {
@@ -266,11 +268,13 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                   "kernels", "failed", "baseline_us", "best_us", "speedup", "(95% interval, how)",
                   "pct_of_peak");
     for (int i = 0; i < n; i++) {
-        cJSON *st = field(rs, t[i].run, "state"), *beam = field(rs, t[i].run, "beam");
-        const cJSON *best = cJSON_GetArrayItem(beam, 0);
-        const cJSON *h0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "history"), 0);
+        struct ao_run_state s;
+        char why[AO_ERRLEN];
+        int st = ao_run_state_load(rs, t[i].run, &s, why, sizeof why) > 0; /* else: none to report */
+        cJSON *beam = field(rs, t[i].run, "beam");
+        const cJSON *best = cJSON_GetArrayItem(beam, 0), *h0 = cJSON_GetArrayItem(s.history, 0);
         const char *stopped = t[i].done ? ao_json_str(t[i].done, "stopped", NULL) : "interrupted";
-        double base = ao_json_num(st, "baseline_ns", NAN), bestns = ao_json_num(best, "latency_ns", NAN);
+        double base = s.baseline_ns, bestns = ao_json_num(best, "latency_ns", NAN);
 
         if (ao_name(path, sizeof path, "%s/%s", dir, t[i].task) < 0 || ao_mkdirs(path, 0700) < 0) { /* a run's kernels and logs are its owner's */
             snprintf(err, errlen, "cannot make '%s'", path);
@@ -285,11 +289,11 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         }
         if (rc == 0 && st) {
             rc = ao_name(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
-                                                                             : write_history(rs, t[i].run, st, path, err, errlen);
+                                                                             : write_history(rs, t[i].run, s.iter, path, err, errlen);
         }
         if (rc == 0 && st) {
             rc = ao_name(path, sizeof path, "%s/%s/experiences.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
-                                                                             : write_experiences(rs, t[i].run, st, path, err, errlen);
+                                                                             : write_experiences(rs, t[i].run, s.iter, path, err, errlen);
         }
         if (rc == 0) {
             cJSON *u = usage_json(rs, t[i].run);
@@ -305,10 +309,9 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                 cJSON_AddStringToObject(d, "task", t[i].task);
                 cJSON_AddStringToObject(d, "stopped", "interrupted");
                 if (st) {
-                    cJSON_AddNumberToObject(d, "iter", ao_json_num(st, "iter", NAN));
-                    cJSON_AddNumberToObject(d, "kernels_evaluated", ao_json_num(st, "kernels", NAN));
-                    cJSON_AddItemToObject(d, "history",
-                                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(st, "history"), 1));
+                    cJSON_AddNumberToObject(d, "iter", (double)s.iter);
+                    cJSON_AddNumberToObject(d, "kernels_evaluated", (double)s.kernels);
+                    cJSON_AddItemToObject(d, "history", cJSON_Duplicate(s.history, 1));
                 }
                 if (best)
                     cJSON_AddItemToObject(d, "best", cJSON_Duplicate(best, 1));
@@ -330,12 +333,12 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
             else
                 snprintf(iv, sizeof iv, "%s", how);
             ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6.0f %12.2f %12.2f %7.3fx %-22s %7.2f%% -> %5.2f%%\n",
-                          t[i].task, stopped ? stopped : "?", st ? ao_json_num(st, "completed", NAN) : 0.0,
-                          st ? ao_json_num(st, "kernels", NAN) : 0.0, st ? ao_json_num(st, "failures", NAN) : 0.0,
+                          t[i].task, stopped ? stopped : "?", st ? (double)s.completed : 0.0,
+                          st ? (double)s.kernels : 0.0, st ? (double)s.failures : 0.0,
                           base / 1e3, bestns / 1e3, sp, iv, 100 * ao_json_num(h0, "pct_of_peak", NAN),
                           100 * ao_json_num(best, "pct_of_peak", NAN));
         }
-        cJSON_Delete(st);
+        ao_run_state_release(&s);
         cJSON_Delete(beam);
     }
     if (rc == 0) {

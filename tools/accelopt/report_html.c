@@ -19,6 +19,7 @@
 #include "core/version.h"
 #include "front.h"
 #include "report.h"
+#include "state/runstate.h"
 #include "state/runstore.h"
 #include "targets/target.h"
 #include "wire/msg.h"
@@ -306,24 +307,21 @@ static const struct ao_option report_opts[] = {
  * prefix) when it has a state naming its task.  1 if t was filled. */
 static int task_of(struct ao_runstore *rs, const char *k, struct run_task *t)
 {
-    char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
-    cJSON *st;
+    struct ao_run_state st;
+    char err[AO_ERRLEN];
+    const struct ao_target *tg;
 
     if (strncmp(k, "run:", 4) || strchr(k + 4, ':') || strlen(k + 4) >= sizeof t->run) /* AO_KEY_RUN */
         return 0; /* run:<id>:iter:..., :acks:... */
     snprintf(t->run, sizeof t->run, "%s", k + 4);
-    if (ao_name(key, sizeof key, AO_KEY_RUN, t->run) < 0 || ao_rs_hget(rs, key, "state", &text, err, sizeof err) != 1) {
-        free(text);
+    if (ao_run_state_load(rs, t->run, &st, err, sizeof err) <= 0) {
+        ao_run_state_release(&st);
         return 0;
     }
-    st = cJSON_Parse(text);
-    free(text);
-    snprintf(t->task, sizeof t->task, "%s", ao_json_str(st, "task", ""));
-    {
-        const struct ao_target *tg = ao_target_find(ao_json_str(st, "target", ""));
-        snprintf(t->ext, sizeof t->ext, "%s", (tg ? tg : ao_target_default())->ext);
-    }
-    cJSON_Delete(st);
+    snprintf(t->task, sizeof t->task, "%s", st.task);
+    tg = ao_target_find(st.target);
+    snprintf(t->ext, sizeof t->ext, "%s", (tg ? tg : ao_target_default())->ext);
+    ao_run_state_release(&st);
     /* the task's name becomes a directory: a name, never a path */
     return t->task[0] && t->task[0] != '.' && !strchr(t->task, '/');
 }

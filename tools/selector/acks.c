@@ -6,7 +6,6 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "state/phase.h"
 #include "state/runstore.h"
 #include "wire/msg.h"
 #include "wire/names.h"
@@ -17,29 +16,29 @@ int sel_on_experience(struct selector *sel, struct ao_io *io, const cJSON *msg, 
                       size_t len)
 {
     struct ao_experience_msg e;
-    cJSON *state = NULL, *beam = NULL;
-    const cJSON *pairs, *it;
+    struct ao_run_state st;
+    cJSON *beam = NULL;
+    const cJSON *it;
     char key[AO_KEY_MAX], err[AO_ERRLEN], *ack = NULL;
-    int rc = -1, ours = 0;
+    int rc = -1, ours = 0, found;
     long have;
 
     if (ao_msg_decode(&ao_msg_experience, msg, &e, reason, len) < 0)
         return -1;
-    if (!(state = sel_load_json(sel, e.env.run, "state", io)))
+    if ((found = sel_load_state(sel, e.env.run, &st, io, reason, len)) < 0)
         goto out;
-    if (cJSON_IsNull(state)) {
+    if (!found) {
         snprintf(reason, len, "no run '%.80s' (no task started it, or its state is gone)", e.env.run);
         goto out;
     }
-    pairs = cJSON_GetObjectItemCaseSensitive(state, "pairs");
-    cJSON_ArrayForEach(it, pairs)
+    cJSON_ArrayForEach(it, st.pairs)
         ours |= cJSON_IsString(it) && strcmp(it->valuestring, e.pair_id) == 0;
     rc = 0;
-    if (ao_phase_of(state) != AO_PHASE_MEMORY || !ours) {
+    if (st.phase != AO_PHASE_MEMORY || !ours) {
         ao_debug("run %s: ack of %s is late or repeated; ignored", e.env.run, e.pair_id);
         goto out;
     }
-    if (ao_name(key, sizeof key, AO_KEY_ACKS, e.env.run, (long long)ao_json_num(state, "iter", NAN)) < 0) {
+    if (ao_name(key, sizeof key, AO_KEY_ACKS, e.env.run, st.iter) < 0) {
         rc = ao_io_fail(io, "run id '%.40s...' is too long for a key", e.env.run);
         goto out;
     }
@@ -58,17 +57,19 @@ int sel_on_experience(struct selector *sel, struct ao_io *io, const cJSON *msg, 
         rc = -1;
         goto out;
     }
-    if (have >= cJSON_GetArraySize(pairs)) {
-        cJSON *hs = cJSON_GetObjectItemCaseSensitive(state, "history");
-        cJSON *h = cJSON_GetArrayItem(hs, cJSON_GetArraySize(hs) - 1);
-        if (h)
-            sel_setn(h, "acked", (double)have);
-        rc = (beam = sel_load_json(sel, e.env.run, "beam", io)) ? sel_advance(sel, io, e.env.run, state, beam)
+    if (have >= cJSON_GetArraySize(st.pairs)) {
+        cJSON *h = ao_run_state_last(&st);
+        cJSON_DeleteItemFromObjectCaseSensitive(h, "acked");
+        if (h && !cJSON_AddNumberToObject(h, "acked", (double)have)) {
+            rc = ao_io_fail(io, "out of memory");
+            goto out;
+        }
+        rc = (beam = sel_load_json(sel, e.env.run, "beam", io)) ? sel_advance(sel, io, e.env.run, &st, beam)
                                                            : -1;
     }
 out:
     cJSON_free(ack);
-    cJSON_Delete(state);
+    ao_run_state_release(&st);
     cJSON_Delete(beam);
     ao_msg_release(&ao_msg_experience, &e);
     return rc;

@@ -7,7 +7,6 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "state/phase.h"
 #include "state/runstore.h"
 #include "wire/msg.h"
 #include "wire/names.h"
@@ -15,16 +14,16 @@
 
 #include "selector.h"
 
-static void warn_missing(struct selector *sel, const char *run, const cJSON *state)
+static void warn_missing(struct selector *sel, const char *run, const struct ao_run_state *st)
 {
-    double waited = sel_now_s() - ao_json_num(state, "opened", NAN);
+    double waited = sel_now_s() - st->opened;
     long mark = (long)(waited / 120);
     struct warned *w;
     char key[AO_KEY_MAX], err[AO_ERRLEN];
     cJSON *have;
     struct ao_buf b = {0};
-    long long iter = (long long)ao_json_num(state, "iter", NAN);
-    struct shape sh = sel_shape_of(state);
+    long long iter = st->iter;
+    struct shape sh = sel_shape_of(st);
     int shown = 0;
 
     if (mark < 1)
@@ -58,13 +57,33 @@ static void warn_missing(struct selector *sel, const char *run, const cJSON *sta
     cJSON_Delete(have);
 }
 
+/* The `lost` result of a slot, as stored in its place: the text, or NULL
+ * out of memory. */
+static char *lost_result(const char *run, const struct ao_run_state *st, const char *kernel_id,
+                         const char *id, const char *slot, const char *why)
+{
+    struct ao_result_msg r;
+    cJSON *j = NULL;
+    char *text = NULL;
+
+    ao_msg_init(&ao_msg_result, &r);
+    if (sel_env_from(&r.env, "result", id, run, st, st->iter) == 0 &&
+        (r.kernel_id = strdup(kernel_id)) && (r.slot = strdup(slot)) && (r.size = strdup(st->size)) &&
+        (r.status = strdup(ao_verdict_name(AO_V_LOST))) && (r.reason = strdup(why)) &&
+        (j = ao_msg_encode(&ao_msg_result, &r)))
+        text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    ao_msg_release(&ao_msg_result, &r);
+    return text;
+}
+
 /* No result of the open iteration has come for the slot deadline: every
  * slot still without one gets a `lost` result saying so (recorded like a
  * result, so one that comes later counts no more), and the iteration closes. */
-static int lose_missing(struct selector *sel, struct ao_io *io, const char *run, cJSON *state)
+static int lose_missing(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st)
 {
-    long long iter = (long long)ao_json_num(state, "iter", NAN);
-    struct shape sh = sel_shape_of(state);
+    long long iter = st->iter;
+    struct shape sh = sel_shape_of(st);
     char key[AO_KEY_MAX], err[AO_ERRLEN], why[400];
     cJSON *beam = NULL;
     int lost = 0, rc = 0;
@@ -73,47 +92,22 @@ static int lose_missing(struct selector *sel, struct ao_io *io, const char *run,
         return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
     snprintf(why, sizeof why, "no result came for %g s (the slot deadline): the kernel went to the "
              "dead letters, or a planner, executor or profiler never answered",
-             sel_slot_deadline(state));
+             sel_slot_deadline(st));
     for (int r = 0; r < sh.ranks && rc == 0; r++)
         for (int p = 0; p < sh.plans && rc == 0; p++)
             for (int q = 0; q < sh.samples && rc == 0; q++) {
-                char slot[64], id[AO_ID_BUF], *text;
-                cJSON *res = cJSON_CreateObject();
+                char slot[64], kid[AO_ID_BUF], id[AO_ID_BUF], *text;
                 int isnew;
                 snprintf(slot, sizeof slot, "%d.%d.%d", r, p, q); /* three ints: fits */
-                if (ao_name(id, sizeof id, AO_ID_KERNEL, run, iter, slot) < 0) {
-                    cJSON_Delete(res);
-                    continue; /* a run id is at most AO_RUN_ID_MAX: it fits */
-                }
-                sel_sets(res, "type", "result");
-                sel_setn(res, "v", 1);
-                sel_sets(res, "kernel_id", id);
-                {
-                    char kid[AO_ID_BUF];
-                    snprintf(kid, sizeof kid, "%s", id);
-                    if (ao_name(id, sizeof id, AO_ID_RESULT, kid) < 0) {
-                        cJSON_Delete(res);
-                        continue;
-                    }
-                }
-                sel_sets(res, "id", id);
-                sel_sets(res, "run", run);
-                sel_sets(res, "task", ao_json_str(state, "task", ""));
-                sel_sets(res, "target", ao_json_str(state, "target", ""));
-                sel_setn(res, "iter", (double)iter);
-                sel_sets(res, "slot", slot);
-                sel_sets(res, "size", ao_json_str(state, "size", ""));
-                sel_sets(res, "status", ao_verdict_name(AO_V_LOST));
-                sel_sets(res, "reason", why);
-                if (!(text = cJSON_PrintUnformatted(res))) {
-                    cJSON_Delete(res);
+                if (ao_name(kid, sizeof kid, AO_ID_KERNEL, run, iter, slot) < 0 ||
+                    ao_name(id, sizeof id, AO_ID_RESULT, kid) < 0)
+                    continue; /* a run id is at most AO_RUN_ID_MAX: they fit */
+                if (!(text = lost_result(run, st, kid, id, slot, why)))
                     return ao_io_fail(io, "out of memory");
-                }
                 if ((isnew = ao_rs_hsetnx(sel->store, key, slot, text, err, sizeof err)) < 0)
                     rc = ao_io_fail(io, "run store: %s", err);
                 lost += isnew > 0;
                 cJSON_free(text);
-                cJSON_Delete(res);
             }
     if (rc < 0 || sel_save(sel, io) < 0)
         return -1;
@@ -121,57 +115,82 @@ static int lose_missing(struct selector *sel, struct ao_io *io, const char *run,
             sh.ranks * sh.plans * sh.samples, why);
     if (!(beam = sel_load_json(sel, run, "beam", io)))
         return -1;
-    rc = sel_close_iteration(sel, io, run, state, beam, key);
+    rc = sel_close_iteration(sel, io, run, st, beam, key);
     cJSON_Delete(beam);
     return rc;
 }
 
+/* A run whose state does not read back is not ticked: said once. */
+static void warn_unreadable(struct selector *sel, const char *run, const char *why)
+{
+    struct warned *w;
+
+    for (w = sel->warned; w && strcmp(w->run, run) != 0; w = w->next)
+        ;
+    if (w && w->mark == -1)
+        return;
+    if (!w && (w = calloc(1, sizeof *w))) {
+        snprintf(w->run, sizeof w->run, "%s", run);
+        w->next = sel->warned;
+        sel->warned = w;
+    }
+    if (w)
+        w->mark = -1;
+    ao_warn("%s; its deadlines are not kept", why);
+}
+
 static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
 {
-    cJSON *state = sel_load_json(sel, run, "state", io), *beam = NULL, *outbox = NULL;
-    enum ao_phase phase;
+    struct ao_run_state st;
+    cJSON *beam = NULL, *outbox = NULL;
+    char why[AO_ERRLEN] = "";
     const char *stop;
-    int rc = 0;
+    int rc = 0, have = sel_load_state(sel, run, &st, io, why, sizeof why);
 
-    if (!state)
-        return -1;
-    if (cJSON_IsNull(state) || (phase = ao_phase_of(state)) == AO_PHASE_NONE || phase == AO_PHASE_DONE)
-        goto out;
-    if ((stop = sel_budget_stop(sel, run, state)) && strcmp(stop, "wall_time") == 0) {
-        if (!(beam = sel_load_json(sel, run, "beam", io)) || !(outbox = cJSON_CreateArray())) {
-            rc = ao_io_fail(io, "out of memory");
-            goto out;
-        }
-        if (sel_add_done(sel, outbox, run, state, beam, stop, "the run's wall time ran out") < 0) {
-            rc = ao_io_fail(io, "out of memory");
-            goto out;
-        }
-        rc = sel_step(sel, io, run, state, NULL, outbox);
-    } else if (phase == AO_PHASE_MEMORY && sel_now_s() > ao_json_num(state, "deadline", NAN)) {
-        ao_warn("run %s: memory deadline passed with pairs unacked; going on without them", run);
-        cJSON_AddBoolToObject(state, "memory_deadline_missed", 1);
-        rc = (beam = sel_load_json(sel, run, "beam", io)) ? sel_advance(sel, io, run, state, beam) : -1;
-    } else if (phase == AO_PHASE_FINAL) {
-        if (sel_now_s() - ao_json_num(state, "progress", NAN) > sel_slot_deadline(state)) {
-            ao_warn("run %s: the final head-to-head never came; the search's figures stand", run);
-            if (!(beam = sel_load_json(sel, run, "beam", io)) || !(outbox = cJSON_CreateArray())) {
-                rc = ao_io_fail(io, "out of memory");
-                goto out;
-            }
-            rc = sel_add_done(sel, outbox, run, state, beam, ao_json_str(state, "final_stop", "iterations"),
-                              "the final head-to-head never came (the slot deadline passed)") < 0
-                     ? ao_io_fail(io, "out of memory")
-                     : sel_step(sel, io, run, state, NULL, outbox);
-        }
-    } else if (phase == AO_PHASE_COLLECT || phase == AO_PHASE_BASELINE) {
-        double since = ao_json_num(state, "progress", ao_json_num(state, "opened", NAN));
-        if (sel_now_s() - since > sel_slot_deadline(state))
-            rc = lose_missing(sel, io, run, state);
-        else
-            warn_missing(sel, run, state);
+    if (have < 0 && why[0]) {
+        warn_unreadable(sel, run, why);
+        return 0;
     }
+    if (have <= 0 || st.phase == AO_PHASE_NONE || st.phase == AO_PHASE_DONE)
+        goto out;
+    if ((stop = sel_budget_stop(sel, run, &st)) && strcmp(stop, "wall_time") == 0) {
+        if (!(beam = sel_load_json(sel, run, "beam", io)))
+            goto fail;
+        if (!(outbox = cJSON_CreateArray()) ||
+            sel_add_done(sel, outbox, run, &st, beam, stop, "the run's wall time ran out") < 0) {
+            rc = ao_io_fail(io, "out of memory");
+            goto out;
+        }
+        rc = sel_step(sel, io, run, &st, NULL, outbox);
+    } else if (st.phase == AO_PHASE_MEMORY && sel_now_s() > st.deadline) {
+        ao_warn("run %s: memory deadline passed with pairs unacked; going on without them", run);
+        st.memory_deadline_missed = 1;
+        rc = (beam = sel_load_json(sel, run, "beam", io)) ? sel_advance(sel, io, run, &st, beam) : -1;
+    } else if (st.phase == AO_PHASE_FINAL) {
+        if (sel_now_s() - st.progress > sel_slot_deadline(&st)) {
+            ao_warn("run %s: the final head-to-head never came; the search's figures stand", run);
+            if (!(beam = sel_load_json(sel, run, "beam", io)))
+                goto fail;
+            rc = !(outbox = cJSON_CreateArray()) ||
+                         sel_add_done(sel, outbox, run, &st, beam, st.final_stop ? st.final_stop : "iterations",
+                                      "the final head-to-head never came (the slot deadline passed)") < 0
+                     ? ao_io_fail(io, "out of memory")
+                     : sel_step(sel, io, run, &st, NULL, outbox);
+        }
+    } else if (st.phase == AO_PHASE_COLLECT || st.phase == AO_PHASE_BASELINE) {
+        double since = isnan(st.progress) ? st.opened : st.progress;
+        if (sel_now_s() - since > sel_slot_deadline(&st))
+            rc = lose_missing(sel, io, run, &st);
+        else
+            warn_missing(sel, run, &st);
+    }
+    goto out;
+fail:
+    rc = -1;
 out:
-    cJSON_Delete(state);
+    if (have < 0)
+        rc = -1;
+    ao_run_state_release(&st);
     cJSON_Delete(beam);
     cJSON_Delete(outbox);
     return rc;
@@ -200,12 +219,13 @@ static int each_run(struct selector *sel, struct ao_io *io,
  * resend the outbox a crash left unsent; forget it if finished. */
 static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
 {
-    char key[AO_KEY_MAX], err[AO_ERRLEN], *pending = NULL;
-    cJSON *state = sel_load_json(sel, run, "state", io), *outbox = NULL;
-    int rc = 0;
+    char key[AO_KEY_MAX], err[AO_ERRLEN], why[AO_ERRLEN] = "", *pending = NULL;
+    struct ao_run_state st;
+    cJSON *outbox = NULL;
+    int rc = 0, have = sel_load_state(sel, run, &st, io, why, sizeof why);
 
-    if (!state)
-        return -1;
+    if (have < 0 && !why[0])
+        return -1; /* the store failed */
     if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
         rc = ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
     } else if (ao_rs_hget(sel->store, key, "outbox_pending", &pending, err, sizeof err) < 0) {
@@ -214,11 +234,11 @@ static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
         ao_info("run %s: resending the last step's messages", run);
         rc = (outbox = sel_load_json(sel, run, "outbox", io)) ? sel_send_outbox(sel, io, run, outbox) : -1;
     }
-    if (rc == 0 && !cJSON_IsNull(state) && ao_phase_of(state) == AO_PHASE_DONE &&
+    if (rc == 0 && have > 0 && st.phase == AO_PHASE_DONE &&
         ao_rs_srem(sel->store, AO_KEY_ACTIVE, run, err, sizeof err) < 0)
         rc = ao_io_fail(io, "run store: %s", err);
     free(pending);
-    cJSON_Delete(state);
+    ao_run_state_release(&st);
     cJSON_Delete(outbox);
     return rc;
 }

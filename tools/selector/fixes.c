@@ -1,6 +1,7 @@
 /* fixes.c - a result comes in: checked against what was asked, recorded in
  * its slot; a failed model kernel goes back to the model */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,6 @@
 #include "agents/diag.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "state/phase.h"
 #include "state/runstore.h"
 #include "wire/msg.h"
 #include "wire/names.h"
@@ -27,12 +27,10 @@ static int fixable(const struct ao_result_msg *r)
 
 /* The slot's next attempt, asked of the executor: a plan message with the
  * failed kernel and why it failed, trimmed for a model (diag.h). */
-static int add_fix(cJSON *outbox, const char *run, const cJSON *state, const cJSON *parent,
+static int add_fix(cJSON *outbox, const char *run, const struct ao_run_state *st, const cJSON *parent,
                    const struct ao_result_msg *r, int rank, int plan, int sample, long long attempt)
 {
     struct ao_plan_msg p;
-    const char *tp = ao_json_str(state, "task_path", NULL);
-    const char *th = ao_json_str(state, "task_sha256", NULL);
     char id[AO_ID_BUF];
     int rc;
 
@@ -44,30 +42,55 @@ static int add_fix(cJSON *outbox, const char *run, const cJSON *state, const cJS
     p.sample = sample;
     p.attempt = attempt + 1;
     p.parent_latency_ns = ao_json_num(parent, "latency_ns", NAN);
-    p.baseline_latency_ns = ao_json_num(state, "baseline_ns", NAN);
-    rc = sel_env_from(&p.env, "plan", id, run, state, r->env.iter) < 0 ||
+    p.baseline_latency_ns = st->baseline_ns;
+    rc = sel_env_from(&p.env, "plan", id, run, st, r->env.iter) < 0 ||
          !(p.candidate_id = strdup(ao_json_str(parent, "kernel_id", "?"))) ||
          !(p.candidate_sha256 = sel_dup_or_null(ao_json_str(parent, "sha256", NULL))) ||
          !(p.source = sel_dup_or_null(ao_json_str(parent, "source", NULL))) ||
          !(p.text = strdup(r->plan_text)) || !(p.failed_source = strdup(r->source)) ||
          !(p.diagnostics = ao_diag_for_model(r->status, r->reason, r->diagnostics, FIX_DIAG_MAX)) ||
-         !(p.size = sel_dup_or_null(ao_json_str(state, "size", NULL))) ||
-         (tp && !(p.task_path = strdup(tp))) || (th && !(p.task_sha256 = strdup(th))) ||
-         !(p.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
+         !(p.size = strdup(st->size)) || !(p.task_path = strdup(st->task_path)) ||
+         !(p.task_sha256 = strdup(st->task_sha256)) || !(p.config = ao_run_config_json(&st->config)) ||
          sel_out_add(outbox, AO_TOPIC_PLANS, &ao_msg_plan, &p) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_plan, &p);
     return rc;
+}
+
+/* An earlier attempt of a slot, kept under its fixes key: what it ended
+ * in, and what it cost (the slot's result adds the tokens up). */
+struct attempt_rec {
+    long long attempt;
+    char *status, *reason;
+    cJSON *tokens;
+};
+#define A(name, kind) {#name, kind, offsetof(struct attempt_rec, name), 0, NULL}
+static const struct ao_field attempt_fields[] = {
+    A(attempt, AO_F_INT), A(status, AO_F_STR), A(reason, AO_F_STR), A(tokens, AO_F_JSON),
+};
+static const struct ao_msg_type attempt_rec = {"attempt", sizeof(struct attempt_rec), attempt_fields,
+                                               (int)(sizeof attempt_fields / sizeof attempt_fields[0])};
+
+/* o's member k replaced by v (taken); 0, or -1 out of memory (v freed). */
+static int put(cJSON *o, const char *k, cJSON *v)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+    if (!v || !cJSON_AddItemToObject(o, k, v)) {
+        cJSON_Delete(v);
+        return -1;
+    }
+    return 0;
 }
 
 /* A fixable failure with attempts left: record the attempt, send the fix
  * request (a step: resent after a crash; a repeat is harmless, the slot
  * takes one result).  Nothing happens for a slot already filled. */
 static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_result_msg *r,
-                       cJSON *state, const char *slots_key, int rank, int plan, int sample,
+                       struct ao_run_state *st, const char *slots_key, int rank, int plan, int sample,
                        long long attempt)
 {
     char key[AO_KEY_MAX], field[96], err[AO_ERRLEN], *filled = NULL, *text = NULL;
-    cJSON *rec = cJSON_CreateObject(), *beam = NULL, *outbox = cJSON_CreateArray();
+    struct attempt_rec a = {attempt, r->status, r->reason, r->tokens}; /* borrowed: not released */
+    cJSON *rec = ao_msg_encode(&attempt_rec, &a), *beam = NULL, *outbox = cJSON_CreateArray();
     int rc = -1;
 
     if (!rec || !outbox) {
@@ -82,12 +105,6 @@ static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_r
         rc = 0;
         goto out;
     }
-    sel_setn(rec, "attempt", (double)attempt);
-    sel_sets(rec, "status", r->status);
-    if (r->reason)
-        sel_sets(rec, "reason", r->reason);
-    if (r->tokens)
-        sel_setj(rec, "tokens", cJSON_Duplicate(r->tokens, 1));
     if (ao_name(key, sizeof key, AO_KEY_FIXES, slots_key) < 0 ||
         ao_name(field, sizeof field, "%s/a%lld", r->slot, attempt) < 0) {
         rc = ao_io_fail(io, "slot %.40s: its key is too long", r->slot);
@@ -100,15 +117,15 @@ static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_r
     }
     if (!(beam = sel_load_json(sel, r->env.run, "beam", io)))
         goto out;
-    if (add_fix(outbox, r->env.run, state, cJSON_GetArrayItem(beam, rank), r, rank, plan, sample,
+    if (add_fix(outbox, r->env.run, st, cJSON_GetArrayItem(beam, rank), r, rank, plan, sample,
                 attempt) < 0) {
         rc = ao_io_fail(io, "out of memory");
         goto out;
     }
     ao_info("run %s: slot %s failed (%s) at attempt %lld; sent back to the model", r->env.run,
             r->slot, r->status, attempt);
-    sel_setn(state, "progress", sel_now_s()); /* a fix is progress: the slot deadline starts again */
-    rc = sel_step(sel, io, r->env.run, state, NULL, outbox);
+    st->progress = sel_now_s(); /* a fix is progress: the slot deadline starts again */
+    rc = sel_step(sel, io, r->env.run, st, NULL, outbox);
 out:
     free(filled);
     cJSON_free(text);
@@ -124,46 +141,52 @@ static char *slot_text(struct selector *sel, const cJSON *msg, const struct ao_r
                        const char *slots_key, long long attempt, char *err, size_t errlen)
 {
     char key[AO_KEY_MAX], field[96], *v = NULL, *text;
+    int ok;
     cJSON *m = cJSON_Duplicate(msg, 1), *fixes = cJSON_CreateArray(), *tok = cJSON_CreateObject();
     double prompt = ao_json_num(r->tokens, "prompt", 0), completion = ao_json_num(r->tokens, "completion", 0);
 
-    if (!m || !fixes || !tok) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
+    if (!m || !fixes || !tok)
+        goto oom;
     if (ao_name(key, sizeof key, AO_KEY_FIXES, slots_key) < 0) {
         snprintf(err, errlen, "slot %.40s: its key is too long", r->slot);
         goto fail;
     }
     for (long long a = 1; a < attempt && a <= AO_MAX_FIX_ATTEMPTS; a++) { /* whatever a message claims */
-        cJSON *rec;
+        struct attempt_rec rec;
+        char why[AO_ERRLEN];
+        cJSON *j;
         if (ao_name(field, sizeof field, "%s/a%lld", r->slot, a) < 0) {
             snprintf(err, errlen, "slot %.40s: its key is too long", r->slot);
             goto fail;
         }
         if (ao_rs_hget(sel->store, key, field, &v, err, errlen) < 0)
             goto fail;
-        if (v && (rec = cJSON_Parse(v))) {
-            prompt += ao_json_num(cJSON_GetObjectItemCaseSensitive(rec, "tokens"), "prompt", 0);
-            completion += ao_json_num(cJSON_GetObjectItemCaseSensitive(rec, "tokens"), "completion", 0);
-            cJSON_DeleteItemFromObjectCaseSensitive(rec, "tokens");
-            cJSON_AddItemToArray(fixes, rec);
+        if (v && (j = cJSON_Parse(v))) { /* we wrote it: one that does not read is left out */
+            if (ao_record_decode(&attempt_rec, j, &rec, why, sizeof why) == 0) {
+                prompt += ao_json_num(rec.tokens, "prompt", 0);
+                completion += ao_json_num(rec.tokens, "completion", 0);
+                cJSON_Delete(rec.tokens);
+                rec.tokens = NULL; /* the slot's result sums them */
+                cJSON_AddItemToArray(fixes, ao_msg_encode(&attempt_rec, &rec));
+                ao_msg_release(&attempt_rec, &rec);
+            }
+            cJSON_Delete(j);
         }
         free(v);
         v = NULL;
     }
-    sel_setn(tok, "prompt", prompt);
-    sel_setn(tok, "completion", completion);
-    cJSON_DeleteItemFromObjectCaseSensitive(m, "tokens");
-    sel_setj(m, "tokens", tok);
+    if (!cJSON_AddNumberToObject(tok, "prompt", prompt) || !cJSON_AddNumberToObject(tok, "completion", completion))
+        goto oom;
+    ok = put(m, "tokens", tok) == 0; /* put takes its value, or frees it */
     tok = NULL;
-    sel_setn(m, "attempts", (double)attempt);
-    sel_setj(m, "fixes", fixes);
+    ok = ok && put(m, "fixes", fixes) == 0;
     fixes = NULL;
-    if (!(text = cJSON_PrintUnformatted(m)))
-        snprintf(err, errlen, "out of memory");
+    if (!ok || put(m, "attempts", cJSON_CreateNumber((double)attempt)) < 0 || !(text = cJSON_PrintUnformatted(m)))
+        goto oom;
     cJSON_Delete(m);
     return text;
+oom:
+    snprintf(err, errlen, "out of memory");
 fail:
     cJSON_Delete(m);
     cJSON_Delete(fixes);
@@ -175,14 +198,11 @@ fail:
  * only for its run's task, target, size and task hash, and for the kernel
  * of its slot: the baseline in iteration 0, else a child of the slot's
  * candidate.  1 with the reason, or 0. */
-static int result_not_asked(const cJSON *state, const cJSON *beam, const struct ao_result_msg *r,
-                            int rank, char *reason, size_t len)
+static int result_not_asked(const struct ao_run_state *st, const cJSON *beam,
+                            const struct ao_result_msg *r, int rank, char *reason, size_t len)
 {
-    const char *want_task = ao_json_str(state, "task", NULL);
-    const char *want_target = ao_json_str(state, "target", NULL);
-    const char *want_size = ao_json_str(state, "size", NULL);
-    const char *want_hash = ao_json_str(state, "task_sha256", NULL);
-    const char *want_base = ao_json_str(state, "baseline_sha256", NULL);
+    const char *want_task = st->task, *want_target = st->target, *want_size = st->size;
+    const char *want_hash = st->task_sha256, *want_base = st->baseline_sha256;
     const char *parent = ao_json_str(cJSON_GetArrayItem(beam, rank), "sha256", NULL);
     int measured = r->source != NULL; /* no_code and duplicate results carry no kernel */
 
@@ -214,29 +234,30 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
                   size_t len)
 {
     struct ao_result_msg r;
-    cJSON *state = NULL, *beam = NULL;
+    struct ao_run_state st;
+    cJSON *beam = NULL;
     char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
     struct shape sh;
-    int rank, plan, sample, rc = -1, isnew;
+    int rank, plan, sample, rc = -1, isnew, found;
     long have;
     long long iter, attempt;
 
     if (ao_sign_check(msg, &sel->key, reason, len) < 0 ||
         ao_msg_decode(&ao_msg_result, msg, &r, reason, len) < 0)
         return -1;
-    if (!(state = sel_load_json(sel, r.env.run, "state", io)))
+    if ((found = sel_load_state(sel, r.env.run, &st, io, reason, len)) < 0)
         goto out;
-    if (cJSON_IsNull(state)) {
+    if (!found) {
         snprintf(reason, len, "no run '%.80s' (no task started it, or its state is gone)", r.env.run);
         goto out;
     }
-    if (ao_phase_of(state) == AO_PHASE_FINAL) {
-        rc = sel_on_final(sel, io, r.env.run, state, &r, reason, len);
+    if (st.phase == AO_PHASE_FINAL) {
+        rc = sel_on_final(sel, io, r.env.run, &st, &r, reason, len);
         goto out;
     }
-    iter = (long long)ao_json_num(state, "iter", NAN);
-    sh = sel_shape_of(state);
-    if (r.env.iter != iter || ao_phase_of(state) == AO_PHASE_DONE || ao_phase_of(state) == AO_PHASE_MEMORY) {
+    iter = st.iter;
+    sh = sel_shape_of(&st);
+    if (r.env.iter != iter || st.phase == AO_PHASE_DONE || st.phase == AO_PHASE_MEMORY) {
         ao_debug("run %s: result %s of iteration %lld is late or repeated; ignored", r.env.run,
                  r.env.id, r.env.iter);
         rc = 0;
@@ -250,7 +271,7 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     }
     if (!(beam = sel_load_json(sel, r.env.run, "beam", io)))
         goto out;
-    if (result_not_asked(state, beam, &r, rank, reason, len))
+    if (result_not_asked(&st, beam, &r, rank, reason, len))
         goto out;
     cJSON_Delete(beam);
     beam = NULL;
@@ -260,8 +281,8 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     }
     attempt = r.attempt == AO_ABSENT_INT || r.attempt < 1 ? 1 : r.attempt;
     if (iter > 0 && fixable(&r) &&
-        attempt <= sel_int_or(sel_config_of(state).fix_attempts, 0)) {
-        rc = request_fix(sel, io, &r, state, key, rank, plan, sample, attempt);
+        attempt <= sel_int_or(st.config.fix_attempts, 0)) {
+        rc = request_fix(sel, io, &r, &st, key, rank, plan, sample, attempt);
         goto out;
     }
     if (!(text = attempt > 1 || r.tokens ? slot_text(sel, msg, &r, key, attempt, err, sizeof err)
@@ -277,8 +298,8 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     if (!isnew)
         ao_debug("run %s: slot %s already has its result", r.env.run, r.slot);
     if (isnew) { /* the iteration moves: its slot deadline starts again */
-        sel_setn(state, "progress", sel_now_s());
-        if (sel_store_json(sel, r.env.run, "state", state, io) < 0)
+        st.progress = sel_now_s();
+        if (sel_store_state(sel, r.env.run, &st, io) < 0)
             goto out;
     }
     if (sel_save(sel, io) < 0)
@@ -289,11 +310,11 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
         if (!(beam = sel_load_json(sel, r.env.run, "beam", io)))
             rc = -1;
         else
-            rc = sel_close_iteration(sel, io, r.env.run, state, beam, key);
+            rc = sel_close_iteration(sel, io, r.env.run, &st, beam, key);
     }
 out:
     free(text);
-    cJSON_Delete(state);
+    ao_run_state_release(&st);
     cJSON_Delete(beam);
     ao_msg_release(&ao_msg_result, &r);
     return rc;

@@ -7,7 +7,6 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "state/phase.h"
 #include "state/runstore.h"
 #include "targets/target.h"
 #include "wire/msg.h"
@@ -38,19 +37,16 @@ char *sel_dup_or_null(const char *s)
 }
 
 int sel_env_from(struct ao_env *env, const char *type, const char *id, const char *run,
-                 const cJSON *state, long long iter)
+                 const struct ao_run_state *st, long long iter)
 {
-    return ao_env_set(env, type, id, run, ao_json_str(state, "task", NULL),
-                      ao_json_str(state, "target", NULL), iter);
+    return ao_env_set(env, type, id, run, st->task, st->target, iter);
 }
 
 /* The beam's member of rank r as the candidate of iteration iter. */
-static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, const cJSON *b,
-                         int r, long long iter)
+static int add_candidate(cJSON *outbox, const char *run, const struct ao_run_state *st,
+                         const cJSON *b, int r, long long iter)
 {
     struct ao_candidate_msg c;
-    const char *tp = ao_json_str(state, "task_path", NULL);
-    const char *th = ao_json_str(state, "task_sha256", NULL);
     char id[AO_ID_BUF];
     int rc;
 
@@ -60,14 +56,13 @@ static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, con
     c.rank = r;
     c.latency_ns = ao_json_num(b, "latency_ns", NAN);
     c.pct_of_peak = ao_json_num(b, "pct_of_peak", NAN);
-    c.baseline_latency_ns = ao_json_num(state, "baseline_ns", NAN);
-    rc = sel_env_from(&c.env, "candidate", id, run, state, iter) < 0 ||
+    c.baseline_latency_ns = st->baseline_ns;
+    rc = sel_env_from(&c.env, "candidate", id, run, st, iter) < 0 ||
          !(c.source = sel_dup_or_null(ao_json_str(b, "source", NULL))) ||
          !(c.sha256 = sel_dup_or_null(ao_json_str(b, "sha256", NULL))) ||
          !(c.kernel_id = sel_dup_or_null(ao_json_str(b, "kernel_id", NULL))) ||
-         !(c.size = sel_dup_or_null(ao_json_str(state, "size", NULL))) ||
-         (tp && !(c.task_path = strdup(tp))) || (th && !(c.task_sha256 = strdup(th))) ||
-         !(c.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
+         !(c.size = strdup(st->size)) || !(c.task_path = strdup(st->task_path)) ||
+         !(c.task_sha256 = strdup(st->task_sha256)) || !(c.config = ao_run_config_json(&st->config)) ||
          (cJSON_GetObjectItemCaseSensitive(b, "profile") &&
           !(c.profile = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(b, "profile"), 1))) ||
          sel_out_add(outbox, AO_TOPIC_CANDIDATES, &ao_msg_candidate, &c) < 0 ? -1 : 0;
@@ -76,14 +71,14 @@ static int add_candidate(cJSON *outbox, const char *run, const cJSON *state, con
 }
 
 /* End the run: the `done` message goes to the outbox. */
-static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
+static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
                           const cJSON *beam, const char *stopped, const char *reason,
                           const struct ao_result_msg *final)
 {
     struct ao_done_msg d;
     const cJSON *best = cJSON_GetArrayItem(beam, 0);
     struct ao_run_usage u = ao_runstore_usage(sel->store, run);
-    double base = ao_json_num(state, "baseline_ns", NAN);
+    double base = st->baseline_ns;
     const char *method;
     char id[AO_ID_BUF], why[700];
     double quoted;
@@ -92,20 +87,20 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     ao_msg_init(&ao_msg_done, &d);
     if (ao_name(id, sizeof id, AO_ID_DONE, run) < 0)
         return -1;
-    d.iterations = (long long)ao_json_num(state, "completed", NAN);
-    d.kernels_evaluated = (long long)ao_json_num(state, "kernels", NAN);
-    d.memory_deadline_missed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(state, "memory_deadline_missed"));
+    d.iterations = st->completed;
+    d.kernels_evaluated = st->kernels;
+    d.memory_deadline_missed = st->memory_deadline_missed == 1;
     d.cost_usd = u.usd;
     d.baseline_latency_ns = base;
-    d.slots_lost = (long long)ao_json_num(state, "lost", 0);
-    d.slot_deadline_s = sel_config_of(state).slot_deadline_s;
+    d.slots_lost = st->lost;
+    d.slot_deadline_s = st->config.slot_deadline_s;
     if (best) {
         d.speedup = d.search_speedup = base / ao_json_num(best, "latency_ns", NAN);
         d.pct_of_peak = ao_json_num(best, "pct_of_peak", NAN);
     }
     /* the figure quoted: the final head-to-head where there was one */
-    method = best && !sel_differs(ao_json_str(best, "sha256", NULL),
-                                  ao_json_str(state, "baseline_sha256", NULL)) ? "baseline" : "search";
+    method = best && !sel_differs(ao_json_str(best, "sha256", NULL), st->baseline_sha256) ? "baseline"
+                                                                                      : "search";
     if (strcmp(method, "baseline") == 0) {
         d.speedup = 1; /* nothing beat the baseline: its own measurement against itself */
     } else if (final && ao_verdict_of(final->status) == AO_V_OK && final->head_to_head) {
@@ -122,73 +117,77 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
         reason = why;
     }
     quoted = best ? d.speedup : 1.0;
-    rc = sel_env_from(&d.env, "done", id, run, state, (long long)ao_json_num(state, "iter", NAN)) < 0 ||
+    rc = sel_env_from(&d.env, "done", id, run, st, st->iter) < 0 ||
          !(d.speedup_method = strdup(method)) ||
          !(d.stopped = strdup(stopped)) || (reason && !(d.reason = strdup(reason))) ||
          (best && !(d.best = cJSON_Duplicate(best, 1))) ||
-         !(d.history = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "history"), 1)) ||
+         !(d.history = cJSON_Duplicate(st->history, 1)) ||
          !(d.tokens = cJSON_CreateObject()) ||
          !cJSON_AddNumberToObject(d.tokens, "prompt", u.prompt) ||
          !cJSON_AddNumberToObject(d.tokens, "completion", u.completion) ||
          sel_out_add(outbox, AO_TOPIC_RUNS, &ao_msg_done, &d) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_done, &d);
-    ao_phase_set(state, AO_PHASE_DONE);
-    sel_sets(state, "stopped", stopped);
+    st->phase = AO_PHASE_DONE;
+    free(st->stopped);
+    if (!(st->stopped = strdup(stopped)))
+        rc = -1;
     ao_info("run %s: done (%s) after %lld iterations, %lld kernels, best %.3gx (%s)", run, stopped,
-            (long long)ao_json_num(state, "completed", NAN), (long long)ao_json_num(state, "kernels", NAN),
-            quoted, method);
+            st->completed, st->kernels, quoted, method);
     return rc;
 }
 
-int sel_add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
+int sel_add_done(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
                  const cJSON *beam, const char *stopped, const char *reason)
 {
-    return add_done_final(sel, outbox, run, state, beam, stopped, reason, NULL);
+    return add_done_final(sel, outbox, run, st, beam, stopped, reason, NULL);
 }
 
 /* The run ends: unless the baseline is still the best, its best kernel is
  * measured head to head against the baseline in one sitting of a profiler,
  * and the done waits for that (phase "final"); the baseline's source is
  * read again from the task, and must be the one the run started from. */
-static int finish(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
+static int finish(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
                   const cJSON *beam, const char *stopped)
 {
     const cJSON *best = cJSON_GetArrayItem(beam, 0);
     const char *bsha = ao_json_str(best, "sha256", NULL), *src = ao_json_str(best, "source", NULL);
-    const char *base_sha = ao_json_str(state, "baseline_sha256", NULL);
-    const char *tp = ao_json_str(state, "task_path", NULL), *th = ao_json_str(state, "task_sha256", NULL);
-    const struct ao_target *tg = ao_target_get(ao_json_str(state, "target", ""), NULL, 0);
+    const char *base_sha = st->baseline_sha256, *tp = st->task_path;
+    const struct ao_target *tg = ao_target_get(st->target, NULL, 0);
     struct ao_kernel_msg k;
     char path[800], hex[65], id[AO_ID_BUF], topic[AO_TOPIC_MAX], err[AO_ERRLEN], *base = NULL;
     int rc;
 
     if (!bsha || !src || !base_sha || !tp || !tg || strcmp(bsha, base_sha) == 0)
-        return sel_add_done(sel, outbox, run, state, beam, stopped, NULL);
+        return sel_add_done(sel, outbox, run, st, beam, stopped, NULL);
     if (ao_name(path, sizeof path, "%s/baseline.%s", tp, tg->ext) < 0 ||
         !(base = ao_read_file(path, NULL, err, sizeof err)))
-        return sel_add_done(sel, outbox, run, state, beam, stopped, "no head-to-head: the baseline is gone");
+        return sel_add_done(sel, outbox, run, st, beam, stopped, "no head-to-head: the baseline is gone");
     ao_sha256_hex(base, strlen(base), hex);
     if (strcmp(hex, base_sha) != 0) {
         free(base);
-        return sel_add_done(sel, outbox, run, state, beam, stopped,
+        return sel_add_done(sel, outbox, run, st, beam, stopped,
                             "no head-to-head: the task's baseline changed during the run");
     }
     ao_msg_init(&ao_msg_kernel, &k);
     k.baseline_source = base; /* freed with k */
     rc = ao_name(id, sizeof id, AO_ID_KERNEL_FINAL, run) < 0 ||
          ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, tg->name) < 0 ||
-         sel_env_from(&k.env, "kernel", id, run, state, (long long)ao_json_num(state, "iter", NAN)) < 0 ||
+         sel_env_from(&k.env, "kernel", id, run, st, st->iter) < 0 ||
          !(k.source = strdup(src)) || !(k.sha256 = strdup(bsha)) || !(k.slot = strdup("0.0.0")) ||
-         !(k.size = sel_dup_or_null(ao_json_str(state, "size", NULL))) ||
-         !(k.task_path = strdup(tp)) || (th && !(k.task_sha256 = strdup(th))) ||
+         !(k.size = strdup(st->size)) || !(k.task_path = strdup(tp)) ||
+         !(k.task_sha256 = strdup(st->task_sha256)) ||
          !(k.plan_text = strdup("the final head-to-head against the baseline")) ||
          sel_out_add(outbox, topic, &ao_msg_kernel, &k) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_kernel, &k);
     if (rc == 0) {
-        ao_phase_set(state, AO_PHASE_FINAL);
-        sel_sets(state, "final_stop", stopped);
-        sel_sets(state, "final_kernel", bsha);
-        sel_setn(state, "progress", sel_now_s());
+        st->phase = AO_PHASE_FINAL;
+        free(st->final_stop);
+        free(st->final_kernel);
+        st->final_stop = strdup(stopped);
+        st->final_kernel = strdup(bsha);
+        if (!st->final_stop || !st->final_kernel)
+            return -1;
+        st->progress = sel_now_s();
         ao_info("run %s: %s; its best kernel goes head to head with the baseline", run, stopped);
     }
     return rc;
@@ -196,7 +195,7 @@ static int finish(struct selector *sel, cJSON *outbox, const char *run, cJSON *s
 
 /* The final head-to-head's result: the done message.  A result that is not
  * it is ignored as late (or refused as not asked for). */
-int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                  const struct ao_result_msg *r, char *reason, size_t len)
 {
     cJSON *beam, *outbox;
@@ -207,11 +206,9 @@ int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, cJSON 
         ao_debug("run %s: result %s came after the run's last iteration; ignored", run, r->env.id);
         return 0;
     }
-    if (sel_differs(r->env.task, ao_json_str(state, "task", NULL)) ||
-        sel_differs(r->env.target, ao_json_str(state, "target", NULL)) ||
-        sel_differs(r->size, ao_json_str(state, "size", NULL)) ||
-        sel_differs(r->task_sha256, ao_json_str(state, "task_sha256", NULL)) ||
-        sel_differs(r->sha256, ao_json_str(state, "final_kernel", NULL))) {
+    if (sel_differs(r->env.task, st->task) || sel_differs(r->env.target, st->target) ||
+        sel_differs(r->size, st->size) || sel_differs(r->task_sha256, st->task_sha256) ||
+        sel_differs(r->sha256, st->final_kernel)) {
         snprintf(reason, len, "a head-to-head result for another task, size, target or kernel than "
                  "the run's best");
         return -1;
@@ -222,63 +219,60 @@ int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, cJSON 
         cJSON_Delete(beam);
         return ao_io_fail(io, "out of memory");
     }
-    rc = add_done_final(sel, outbox, run, state, beam, ao_json_str(state, "final_stop", "iterations"),
+    rc = add_done_final(sel, outbox, run, st, beam, st->final_stop ? st->final_stop : "iterations",
                         NULL, r) < 0
              ? ao_io_fail(io, "out of memory")
-             : sel_step(sel, io, run, state, beam, outbox);
+             : sel_step(sel, io, run, st, beam, outbox);
     cJSON_Delete(beam);
     cJSON_Delete(outbox);
     return rc;
 }
 
 /* Why the run must stop now, or NULL. */
-const char *sel_budget_stop(struct selector *sel, const char *run, const cJSON *state)
+const char *sel_budget_stop(struct selector *sel, const char *run, const struct ao_run_state *st)
 {
-    struct ao_run_config c = sel_config_of(state);
+    const struct ao_run_config *c = &st->config;
     struct ao_run_usage u = ao_runstore_usage(sel->store, run);
 
-    if (sel_int_or(c.budget_tokens, 0) > 0 && u.prompt + u.completion >= (double)c.budget_tokens)
+    if (sel_int_or(c->budget_tokens, 0) > 0 && u.prompt + u.completion >= (double)c->budget_tokens)
         return "tokens";
-    if (c.budget_usd > 0 && u.usd >= c.budget_usd)
+    if (c->budget_usd > 0 && u.usd >= c->budget_usd)
         return "dollars";
-    if (c.wall_s > 0 && sel_now_s() - ao_json_num(state, "started", NAN) >= c.wall_s)
+    if (c->wall_s > 0 && sel_now_s() - st->started >= c->wall_s)
         return "wall_time";
     return NULL;
 }
 
 /* After iteration `iter` (and its memory): the next iteration, or the end. */
-int sel_advance(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                 const cJSON *beam)
 {
-    struct ao_run_config c = sel_config_of(state);
     cJSON *outbox = cJSON_CreateArray();
-    long long iter = (long long)ao_json_num(state, "iter", NAN);
+    long long iter = st->iter;
     const char *stop = NULL;
     int rc = -1, nbeam = cJSON_GetArraySize(beam);
 
     if (!outbox)
         return ao_io_fail(io, "out of memory");
-    sel_setn(state, "completed", (double)iter);
-    if (iter >= sel_int_or(c.iters, LLONG_MAX))
+    st->completed = iter;
+    if (iter >= sel_int_or(st->config.iters, LLONG_MAX))
         stop = "iterations";
     else
-        stop = sel_budget_stop(sel, run, state);
+        stop = sel_budget_stop(sel, run, st);
     if (stop) {
-        if (finish(sel, outbox, run, state, beam, stop) < 0)
+        if (finish(sel, outbox, run, st, beam, stop) < 0)
             goto oom;
     } else {
-        iter++;
-        sel_setn(state, "iter", (double)iter);
-        ao_phase_set(state, AO_PHASE_COLLECT);
-        sel_setn(state, "candidates", nbeam);
-        sel_setn(state, "opened", sel_now_s());
-        sel_setn(state, "progress", sel_now_s());
+        st->iter = ++iter;
+        st->phase = AO_PHASE_COLLECT;
+        st->candidates = nbeam;
+        st->opened = st->progress = sel_now_s();
         for (int r = 0; r < nbeam; r++)
-            if (add_candidate(outbox, run, state, cJSON_GetArrayItem(beam, r), r, iter) < 0)
+            if (add_candidate(outbox, run, st, cJSON_GetArrayItem(beam, r), r, iter) < 0)
                 goto oom;
         ao_info("run %s: iteration %lld, %d candidates", run, iter, nbeam);
     }
-    rc = sel_step(sel, io, run, state, beam, outbox);
+    rc = sel_step(sel, io, run, st, beam, outbox);
     goto out;
 oom:
     rc = ao_io_fail(io, "out of memory");

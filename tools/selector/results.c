@@ -7,7 +7,6 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "state/phase.h"
 #include "state/runstore.h"
 #include "state/select.h"
 #include "wire/msg.h"
@@ -23,13 +22,24 @@ int sel_parse_slot(const char *slot, int *r, int *p, int *s)
     return ao_slot_parse(slot, r, p, s);
 }
 
-struct shape sel_shape_of(const cJSON *state)
+struct shape sel_shape_of(const struct ao_run_state *st)
 {
-    struct ao_run_config c = sel_config_of(state);
-    if (ao_json_num(state, "iter", 0) == 0)
+    if (st->iter == 0)
         return (struct shape){1, 1, 1};
-    return (struct shape){(int)ao_json_num(state, "candidates", 1), (int)sel_int_or(c.plans, 1),
-                          (int)sel_int_or(c.samples, 1)};
+    return (struct shape){(int)st->candidates, (int)sel_int_or(st->config.plans, 1),
+                          (int)sel_int_or(st->config.samples, 1)};
+}
+
+/* One more result of this status in the iteration's tally; 0 or -1. */
+static int count(cJSON *statuses, const char *status)
+{
+    cJSON *n = cJSON_GetObjectItemCaseSensitive(statuses, status);
+
+    if (n) {
+        cJSON_SetNumberValue(n, n->valuedouble + 1);
+        return 0;
+    }
+    return cJSON_AddNumberToObject(statuses, status, 1) ? 0 : -1;
 }
 
 /* A beam member made from a result. */
@@ -80,7 +90,7 @@ static cJSON *pair_profile(const cJSON *m)
     return p;
 }
 
-static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long long iter,
+static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *st, long long iter,
                     const cJSON *parent, const cJSON *child, double speedup, int rank, int plan,
                     cJSON *ids)
 {
@@ -97,7 +107,7 @@ static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long lon
     /* a ratio's relative uncertainty is at most the sum of its terms' */
     p.speedup_spread = ao_json_num(cJSON_GetObjectItemCaseSensitive(slow, "profile"), "spread", NAN) +
                        ao_json_num(cJSON_GetObjectItemCaseSensitive(fast, "profile"), "spread", NAN);
-    rc = sel_env_from(&p.env, "pair", id, run, state, iter) < 0 ||
+    rc = sel_env_from(&p.env, "pair", id, run, st, iter) < 0 ||
          !(p.slow_source = sel_dup_or_null(ao_json_str(slow, "source", NULL))) ||
          !(p.fast_source = sel_dup_or_null(ao_json_str(fast, "source", NULL))) ||
          !(p.slow_sha256 = sel_dup_or_null(ao_json_str(slow, "sha256", NULL))) ||
@@ -105,7 +115,7 @@ static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long lon
          !(p.direction = strdup(speedup > 1 ? "+" : "-")) ||
          !(p.slow_profile = pair_profile(slow)) || !(p.fast_profile = pair_profile(fast)) ||
          (plan_text && !(p.plan = strdup(plan_text))) ||
-         !(p.config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(state, "config"), 1)) ||
+         !(p.config = ao_run_config_json(&st->config)) ||
          sel_out_add(outbox, AO_TOPIC_PAIRS, &ao_msg_pair, &p) < 0 ? -1 : 0;
     if (rc == 0)
         cJSON_AddItemToArray(ids, cJSON_CreateString(id));
@@ -114,18 +124,18 @@ static int add_pair(cJSON *outbox, const char *run, const cJSON *state, long lon
 }
 
 /* Every slot of the iteration has its result: choose, then pairs or on. */
-int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                         cJSON *beam, const char *slots_key)
 {
-    struct ao_run_config c = sel_config_of(state);
+    const struct ao_run_config *c = &st->config;
     const cJSON *it;
-    long long iter = (long long)ao_json_num(state, "iter", NAN);
+    long long iter = st->iter;
     int nbeam = cJSON_GetArraySize(beam), n = 0, nok = 0, nfail = 0, order[AO_MAX_BEAM], npairs = 0,
         nsel;
     double parent_ns[AO_MAX_BEAM];
     char err[AO_ERRLEN];
     cJSON *all, **res = NULL, *newbeam = NULL, *outbox = NULL, *hist = NULL, *statuses = NULL,
-                *pair_ids = NULL;
+          *pair_ids = NULL;
     struct ao_sel_kernel *k = NULL;
     struct ao_sel_pair pairs[64];
     int *from = NULL, rc = -1;
@@ -148,25 +158,26 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
     {
         int i = 0, m = nbeam;
         cJSON_ArrayForEach(it, all) {
-            const char *st;
+            const char *status;
             double ns;
             int r, p, s;
             res[i] = cJSON_Parse(it->valuestring);
-            st = ao_json_str(res[i], "status", "unknown");
+            status = ao_json_str(res[i], "status", "unknown");
             ns = ao_json_num(res[i], "latency_ns", NAN);
-            sel_setn(statuses, st, ao_json_num(statuses, st, 0) + 1);
-            if (ao_verdict_of(st) == AO_V_OK && ns > 0 && sel_parse_slot(it->string, &r, &p, &s) == 0) {
+            if (count(statuses, status) < 0)
+                goto oom;
+            if (ao_verdict_of(status) == AO_V_OK && ns > 0 && sel_parse_slot(it->string, &r, &p, &s) == 0) {
                 from[m] = i; /* the child's result */
                 k[m++] = (struct ao_sel_kernel){ao_json_str(res[i], "sha256", NULL), ns, 0, r, p,
                                                 sel_median_u(res[i])};
                 nok++;
-            } else if (ao_verdict_of(st) != AO_V_DUPLICATE) { /* a duplicate failed nothing */
+            } else if (ao_verdict_of(status) != AO_V_DUPLICATE) { /* a duplicate failed nothing */
                 nfail++;
             }
             i++;
         }
         /* k[0..nbeam) are the parents, k[nbeam..m) the correct children */
-        nsel = ao_select_beam(k, m, (int)sel_int_or(c.beam, 1), order);
+        nsel = ao_select_beam(k, m, (int)sel_int_or(c->beam, 1), order);
         for (int j = 0; j < nsel; j++) {
             const struct ao_sel_kernel *x = &k[order[j]];
             cJSON *mb = x->parent ? cJSON_Duplicate(cJSON_GetArrayItem(beam, x->rank), 1)
@@ -175,18 +186,18 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
                 goto oom;
             cJSON_AddItemToArray(newbeam, mb);
         }
-        if (iter > 0 && sel_memory_on(state))
-            npairs = ao_select_pairs(k, m, parent_ns, nbeam, (int)sel_int_or(c.topk, 0), pairs);
+        if (iter > 0 && sel_memory_on(st))
+            npairs = ao_select_pairs(k, m, parent_ns, nbeam, (int)sel_int_or(c->topk, 0), pairs);
         for (int j = 0; j < npairs; j++) {
             const struct ao_sel_kernel *x = &k[pairs[j].child];
-            if (add_pair(outbox, run, state, iter, cJSON_GetArrayItem(beam, x->rank),
+            if (add_pair(outbox, run, st, iter, cJSON_GetArrayItem(beam, x->rank),
                          res[from[pairs[j].child]], pairs[j].speedup, x->rank, x->plan, pair_ids) < 0)
                 goto oom;
         }
     }
-    sel_setn(state, "kernels", ao_json_num(state, "kernels", NAN) + n);
-    sel_setn(state, "failures", ao_json_num(state, "failures", NAN) + nfail);
-    sel_setn(state, "lost", ao_json_num(state, "lost", 0) + ao_json_num(statuses, ao_verdict_name(AO_V_LOST), 0));
+    st->kernels += n;
+    st->failures += nfail;
+    st->lost += (long long)ao_json_num(statuses, ao_verdict_name(AO_V_LOST), 0);
     if (iter == 0) {
         if (nok == 0) {
             const char *why = n ? ao_json_str(res[0], "reason", NULL) : NULL;
@@ -195,18 +206,18 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
                      n ? ao_json_str(res[0], "status", "no status") : "no result",
                      why ? why : "no reason given");
             cJSON_AddNumberToObject(hist, "iter", 0);
-            cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(state, "history"), hist);
+            cJSON_AddItemToArray(st->history, hist);
             hist = NULL;
-            if (sel_add_done(sel, outbox, run, state, newbeam, "baseline_failed", r2) < 0)
+            if (sel_add_done(sel, outbox, run, st, newbeam, "baseline_failed", r2) < 0)
                 goto oom;
-            rc = sel_step(sel, io, run, state, newbeam, outbox);
+            rc = sel_step(sel, io, run, st, newbeam, outbox);
             goto out;
         }
-        sel_setn(state, "baseline_ns", ao_json_num(cJSON_GetArrayItem(newbeam, 0), "latency_ns", NAN));
+        st->baseline_ns = ao_json_num(cJSON_GetArrayItem(newbeam, 0), "latency_ns", NAN);
     }
     {
         const cJSON *best = cJSON_GetArrayItem(newbeam, 0);
-        double best_ns = ao_json_num(best, "latency_ns", NAN), base = ao_json_num(state, "baseline_ns", NAN);
+        double best_ns = ao_json_num(best, "latency_ns", NAN), base = st->baseline_ns;
         cJSON_AddNumberToObject(hist, "iter", (double)iter);
         cJSON_AddNumberToObject(hist, "kernels", n);
         cJSON_AddNumberToObject(hist, "ok", nok);
@@ -217,20 +228,21 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         if (isfinite(ao_json_num(best, "pct_of_peak", NAN)))
             cJSON_AddNumberToObject(hist, "pct_of_peak", ao_json_num(best, "pct_of_peak", NAN));
         cJSON_AddNumberToObject(hist, "pairs", npairs);
-        cJSON_AddNumberToObject(hist, "seconds", sel_now_s() - ao_json_num(state, "opened", NAN));
-        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(state, "history"), hist);
+        cJSON_AddNumberToObject(hist, "seconds", sel_now_s() - st->opened);
+        cJSON_AddItemToArray(st->history, hist);
         hist = NULL;
         ao_info("run %s: iteration %lld closed: %d kernels, %d correct, best %.4g ns (%.3gx), %d pairs",
                 run, iter, n, nok, best_ns, base / best_ns, npairs);
     }
     if (npairs > 0) {
-        ao_phase_set(state, AO_PHASE_MEMORY);
-        sel_setj(state, "pairs", pair_ids);
+        st->phase = AO_PHASE_MEMORY;
+        cJSON_Delete(st->pairs);
+        st->pairs = pair_ids;
         pair_ids = NULL;
-        sel_setn(state, "deadline", sel_now_s() + c.memory_deadline_s);
-        rc = sel_step(sel, io, run, state, newbeam, outbox);
+        st->deadline = sel_now_s() + c->memory_deadline_s;
+        rc = sel_step(sel, io, run, st, newbeam, outbox);
     } else {
-        rc = sel_advance(sel, io, run, state, newbeam); /* nothing to learn: on at once */
+        rc = sel_advance(sel, io, run, st, newbeam); /* nothing to learn: on at once */
     }
     goto out;
 oom:

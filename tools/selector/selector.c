@@ -99,12 +99,12 @@ int main(int argc, char **argv)
     }
     {
         char reason[AO_ERRLEN];
-        cJSON *c = sel_run_config(&sel, NULL, reason, sizeof reason);
-        if (!c) {
+        struct ao_run_config c;
+        if (sel_run_config(&sel, NULL, &c, reason, sizeof reason) < 0) {
             ao_err("%s", reason);
             return ao_stage_close(&s, AO_EXIT_USAGE);
         }
-        cJSON_Delete(c);
+        ao_run_config_release(&c);
     }
     if (ao_sign_key_load(&sel.key, err, sizeof err) < 0) {
         ao_err("%s", err);

@@ -9,6 +9,7 @@
 
 #include "core/config.h"
 #include "core/redis.h"
+#include "state/runstate.h"
 #include "state/runstore.h"
 #include "wire/io.h"
 #include "wire/msg.h"
@@ -36,31 +37,31 @@ struct shape {
 
 /* --- store.c --- */
 double sel_now_s(void);
-void sel_setn(cJSON *o, const char *k, double v);
-void sel_sets(cJSON *o, const char *k, const char *v);
-void sel_setj(cJSON *o, const char *k, cJSON *v);
 /* The run's effective config: its task's, completed with the selector's
  * defaults, then checked whole (wire/runconfig.h): a default out of bounds
- * is refused as a task's value would be. */
-cJSON *sel_run_config(struct selector *sel, const cJSON *given, char *reason, size_t len);
-/* The run's config as run_config completed it (the state's "config"),
- * its numbers: memory_scope is left out (memory_on says what matters of
- * it here), so there is nothing to release. */
-struct ao_run_config sel_config_of(const cJSON *state);
+ * is refused as a task's value would be.  0, or -1 + reason. */
+int sel_run_config(struct selector *sel, const cJSON *given, struct ao_run_config *out, char *reason,
+                   size_t len);
 /* Does the run keep a memory (its scope is not "none")? */
-int sel_memory_on(const cJSON *state);
+int sel_memory_on(const struct ao_run_state *st);
 /* How long an iteration waits for a missing result (the run's slot deadline). */
-double sel_slot_deadline(const cJSON *state);
+double sel_slot_deadline(const struct ao_run_state *st);
 /* A config's integer, or def where it is absent. */
 long long sel_int_or(long long v, long long def);
+/* The run's state: 1, 0 for no such run (st is left empty), or -1 with the
+ * store's failure in io, or a state that does not decode in reason. */
+int sel_load_state(struct selector *sel, const char *run, struct ao_run_state *st, struct ao_io *io,
+                   char *reason, size_t len);
 cJSON *sel_load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io);
 int sel_store_json(struct selector *sel, const char *run, const char *field, const cJSON *v,
                    struct ao_io *io);
+int sel_store_state(struct selector *sel, const char *run, const struct ao_run_state *st,
+                    struct ao_io *io);
 int sel_save(struct selector *sel, struct ao_io *io);
 /* Send the run's pending outbox, flush, and mark it sent. */
 int sel_send_outbox(struct selector *sel, struct ao_io *io, const char *run, const cJSON *outbox);
 /* Commit a step: the new state, the beam, the messages it sends. */
-int sel_step(struct selector *sel, struct ao_io *io, const char *run, const cJSON *state,
+int sel_step(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
              const cJSON *beam, const cJSON *outbox);
 int sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg);
 /* --- outbox.c --- */
@@ -72,17 +73,17 @@ double sel_median_u(const cJSON *m);
 int sel_differs(const char *a, const char *b);
 char *sel_dup_or_null(const char *s);
 int sel_env_from(struct ao_env *env, const char *type, const char *id, const char *run,
-                 const cJSON *state, long long iter);
-int sel_add_done(struct selector *sel, cJSON *outbox, const char *run, cJSON *state,
+                 const struct ao_run_state *st, long long iter);
+int sel_add_done(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
                  const cJSON *beam, const char *stopped, const char *reason);
 /* The final head-to-head's result: the done message.  A result that is not
  * it is ignored as late (or refused as not asked for). */
-int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                  const struct ao_result_msg *r, char *reason, size_t len);
 /* Why the run must stop now, or NULL. */
-const char *sel_budget_stop(struct selector *sel, const char *run, const cJSON *state);
+const char *sel_budget_stop(struct selector *sel, const char *run, const struct ao_run_state *st);
 /* After iteration `iter` (and its memory): the next iteration, or the end. */
-int sel_advance(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                 const cJSON *beam);
 /* --- start.c --- */
 int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
@@ -90,9 +91,9 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
 /* --- results.c --- */
 /* "r.p.s" into its numbers; 0 or -1. */
 int sel_parse_slot(const char *slot, int *r, int *p, int *s);
-struct shape sel_shape_of(const cJSON *state);
+struct shape sel_shape_of(const struct ao_run_state *st);
 /* Every slot of the iteration has its result: choose, then pairs or on. */
-int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run, cJSON *state,
+int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                         cJSON *beam, const char *slots_key);
 /* --- fixes.c --- */
 int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,

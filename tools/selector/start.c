@@ -6,7 +6,6 @@
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
-#include "state/phase.h"
 #include "state/runstore.h"
 #include "targets/target.h"
 #include "wire/msg.h"
@@ -21,17 +20,19 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
     struct ao_task_msg t;
     struct ao_task task;
     struct ao_kernel_msg k;
-    cJSON *state = NULL, *config = NULL, *outbox = NULL, *have = NULL;
+    struct ao_run_state st;
+    cJSON *outbox = NULL;
     char path[600], hex[65], id[AO_ID_BUF], err[AO_ERRLEN], *src = NULL;
     const char *size;
-    int rc = -1;
+    int rc = -1, have;
 
     ao_msg_init(&ao_msg_kernel, &k);
+    ao_run_state_init(&st);
     if (ao_msg_decode(&ao_msg_task, msg, &t, reason, len) < 0)
         return -1;
-    if (!(have = sel_load_json(sel, t.env.run, "state", io)))
+    if ((have = sel_load_state(sel, t.env.run, &st, io, reason, len)) < 0)
         goto out;
-    if (!cJSON_IsNull(have)) {
+    if (have) {
         ao_info("run %s: already started; task message %s ignored", t.env.run, t.env.id);
         rc = 0;
         goto out;
@@ -60,34 +61,23 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
             goto out;
         }
     }
-    if (!(config = sel_run_config(sel, t.config, reason, len)))
+    if (sel_run_config(sel, t.config, &st.config, reason, len) < 0)
         goto out;
-    if (!(state = cJSON_CreateObject()) || !(outbox = cJSON_CreateArray()))
+    ao_sha256_hex(src, strlen(src), hex);
+    st.phase = AO_PHASE_BASELINE;
+    st.iter = st.completed = st.kernels = st.failures = st.lost = 0;
+    st.candidates = 1;
+    st.started = st.opened = sel_now_s();
+    if (!(st.task = strdup(t.env.task)) || !(st.target = strdup(t.env.target)) ||
+        !(st.size = strdup(size)) || !(st.task_path = strdup(task.dir)) ||
+        !(st.task_sha256 = strdup(task.sha256)) ||
+        !(st.baseline_sha256 = strdup(hex)) || /* the one kernel iteration 0 takes */
+        !(st.history = cJSON_CreateArray()) || !(outbox = cJSON_CreateArray()))
         goto oom;
-    ao_phase_set(state, AO_PHASE_BASELINE);
-    sel_sets(state, "task", t.env.task);
-    sel_sets(state, "target", t.env.target);
-    sel_sets(state, "size", size);
-    sel_sets(state, "task_path", task.dir);
-    sel_sets(state, "task_sha256", task.sha256);
-    ao_sha256_hex(src, strlen(src), hex);
-    sel_sets(state, "baseline_sha256", hex); /* the one kernel iteration 0 takes */
-    sel_setn(state, "iter", 0);
-    sel_setn(state, "candidates", 1);
-    sel_setn(state, "completed", 0);
-    sel_setn(state, "kernels", 0);
-    sel_setn(state, "failures", 0);
-    sel_setn(state, "lost", 0);
-    sel_setn(state, "started", sel_now_s());
-    sel_setn(state, "opened", sel_now_s());
-    sel_setj(state, "history", cJSON_CreateArray());
-    sel_setj(state, "config", config);
-    config = NULL;
     /* iteration 0: the baseline, profiled like any kernel */
-    ao_sha256_hex(src, strlen(src), hex);
     if (ao_name(id, sizeof id, AO_ID_KERNEL, t.env.run, 0LL, "0.0.0") < 0)
         goto oom; /* a run id is at most AO_RUN_ID_MAX: it fits */
-    if (sel_env_from(&k.env, "kernel", id, t.env.run, state, 0) < 0 || !(k.size = strdup(size)) ||
+    if (sel_env_from(&k.env, "kernel", id, t.env.run, &st, 0) < 0 || !(k.size = strdup(size)) ||
         !(k.sha256 = strdup(hex)) || !(k.slot = strdup("0.0.0")) ||
         !(k.task_path = strdup(task.dir)) || !(k.task_sha256 = strdup(task.sha256)) ||
         !(k.plan_text = strdup("the baseline")))
@@ -107,7 +97,7 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
     ao_info("run %s: %s at %s, baseline sent", t.env.run, t.env.task, size);
     {
         cJSON *beam = cJSON_CreateArray();
-        rc = beam ? sel_step(sel, io, t.env.run, state, beam, outbox) : ao_io_fail(io, "out of memory");
+        rc = beam ? sel_step(sel, io, t.env.run, &st, beam, outbox) : ao_io_fail(io, "out of memory");
         cJSON_Delete(beam);
     }
     goto out;
@@ -115,9 +105,7 @@ oom:
     rc = ao_io_fail(io, "out of memory");
 out:
     free(src);
-    cJSON_Delete(have);
-    cJSON_Delete(state);
-    cJSON_Delete(config);
+    ao_run_state_release(&st);
     cJSON_Delete(outbox);
     ao_msg_release(&ao_msg_kernel, &k);
     ao_msg_release(&ao_msg_task, &t);

@@ -9,7 +9,6 @@
 
 #include "core/util.h"
 #include "state/memory.h"
-#include "state/phase.h"
 #include "state/runstore.h"
 #include "targets/target.h"
 #include "wire/msg.h"
@@ -34,41 +33,20 @@ double sel_now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void sel_setn(cJSON *o, const char *k, double v)
-{
-    cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (j)
-        cJSON_SetNumberValue(j, v);
-    else
-        cJSON_AddNumberToObject(o, k, v);
-}
-
-void sel_sets(cJSON *o, const char *k, const char *v)
-{
-    cJSON_DeleteItemFromObjectCaseSensitive(o, k);
-    cJSON_AddStringToObject(o, k, v);
-}
-
-void sel_setj(cJSON *o, const char *k, cJSON *v)
-{
-    cJSON_DeleteItemFromObjectCaseSensitive(o, k);
-    cJSON_AddItemToObject(o, k, v);
-}
-
 /* The run's effective config: its task's, completed with the selector's
  * defaults, then checked whole (wire/runconfig.h): a default out of bounds
  * is refused as a task's value would be. */
-cJSON *sel_run_config(struct selector *sel, const cJSON *given, char *reason, size_t len)
+int sel_run_config(struct selector *sel, const cJSON *given, struct ao_run_config *out, char *reason,
+                   size_t len)
 {
     cJSON *c = given ? cJSON_Duplicate(given, 1) : cJSON_CreateObject();
-    struct ao_run_config rc;
     char key[AO_KEY_MAX];
-    int ok;
+    int rc = -1;
 
+    ao_msg_init(&ao_rec_run_config, out);
     if (!cJSON_IsObject(c)) {
-        cJSON_Delete(c);
         snprintf(reason, len, given ? "config must be an object" : "out of memory");
-        return NULL;
+        goto out;
     }
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
         if (!cJSON_GetObjectItemCaseSensitive(c, defaults[i].key))
@@ -77,52 +55,46 @@ cJSON *sel_run_config(struct selector *sel, const cJSON *given, char *reason, si
         cJSON_AddStringToObject(c, "memory_scope", ao_config_str(sel->cfg, "memory-scope"));
     if (!cJSON_GetObjectItemCaseSensitive(c, "plan_mode"))
         cJSON_AddStringToObject(c, "plan_mode", ao_config_str(sel->cfg, "plan-mode"));
-    if (ao_run_config_decode(c, &rc, reason, len) < 0) {
-        cJSON_Delete(c);
-        return NULL;
-    }
-    ok = ao_memory_key(rc.memory_scope, ao_target_default()->name, "t", key, sizeof key, reason, len) >= 0;
-    ao_run_config_release(&rc);
-    if (!ok) {
-        cJSON_Delete(c);
-        return NULL;
-    }
-    return c;
-}
-
-/* The run's config as run_config completed it (the state's "config"),
- * its numbers: memory_scope is left out (memory_on says what matters of
- * it here), so there is nothing to release. */
-struct ao_run_config sel_config_of(const cJSON *state)
-{
-    struct ao_run_config c;
-    char err[AO_ERRLEN];
-
-    if (ao_run_config_decode(cJSON_GetObjectItemCaseSensitive(state, "config"), &c, err, sizeof err) < 0)
-        ao_msg_init(&ao_rec_run_config, &c); /* checked when the run began: not seen */
-    free(c.memory_scope);
-    c.memory_scope = NULL;
-    return c;
+    if (ao_run_config_decode(c, out, reason, len) < 0)
+        goto out;
+    if (ao_memory_key(out->memory_scope, ao_target_default()->name, "t", key, sizeof key, reason, len) < 0)
+        ao_run_config_release(out);
+    else
+        rc = 0;
+out:
+    cJSON_Delete(c);
+    return rc;
 }
 
 /* Does the run keep a memory (its scope is not "none")? */
-int sel_memory_on(const cJSON *state)
+int sel_memory_on(const struct ao_run_state *st)
 {
-    const char *scope = ao_json_str(cJSON_GetObjectItemCaseSensitive(state, "config"), "memory_scope", "");
-    return strcmp(scope, "none") != 0;
+    return !st->config.memory_scope || strcmp(st->config.memory_scope, "none") != 0;
 }
 
 /* How long an iteration waits for a missing result (the run's slot deadline). */
-double sel_slot_deadline(const cJSON *state)
+double sel_slot_deadline(const struct ao_run_state *st)
 {
-    double d = sel_config_of(state).slot_deadline_s;
-    return isnan(d) ? 1800 : d;
+    return isnan(st->config.slot_deadline_s) ? 1800 : st->config.slot_deadline_s;
 }
 
 /* A config's integer, or def where it is absent. */
 long long sel_int_or(long long v, long long def)
 {
     return v == AO_ABSENT_INT ? def : v;
+}
+
+int sel_load_state(struct selector *sel, const char *run, struct ao_run_state *st, struct ao_io *io,
+                   char *reason, size_t len)
+{
+    char err[AO_ERRLEN];
+    int rc = ao_run_state_load(sel->store, run, st, err, sizeof err);
+
+    if (rc == -1)
+        return ao_io_fail(io, "run store: %s", err);
+    if (rc == -2)
+        return snprintf(reason, len, "%s", err), -1;
+    return rc;
 }
 
 cJSON *sel_load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io)
@@ -165,6 +137,16 @@ int sel_store_json(struct selector *sel, const char *run, const char *field, con
     return rc < 0 ? ao_io_fail(io, "run store: %s", err) : 0;
 }
 
+int sel_store_state(struct selector *sel, const char *run, const struct ao_run_state *st,
+                    struct ao_io *io)
+{
+    cJSON *j = ao_run_state_json(st);
+    int rc = j ? sel_store_json(sel, run, "state", j, io) : ao_io_fail(io, "out of memory");
+
+    cJSON_Delete(j);
+    return rc;
+}
+
 int sel_save(struct selector *sel, struct ao_io *io)
 {
     char err[AO_ERRLEN];
@@ -194,7 +176,7 @@ int sel_send_outbox(struct selector *sel, struct ao_io *io, const char *run, con
 }
 
 /* Commit a step: the new state, the beam, the messages it sends. */
-int sel_step(struct selector *sel, struct ao_io *io, const char *run, const cJSON *state,
+int sel_step(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
              const cJSON *beam, const cJSON *outbox)
 {
     char key[AO_KEY_MAX], err[AO_ERRLEN];
@@ -204,12 +186,12 @@ int sel_step(struct selector *sel, struct ao_io *io, const char *run, const cJSO
     if ((beam && sel_store_json(sel, run, "beam", beam, io) < 0) ||
         sel_store_json(sel, run, "outbox", outbox, io) < 0 ||
         ao_rs_hset(sel->store, key, "outbox_pending", "1", err, sizeof err) < 0 ||
-        sel_store_json(sel, run, "state", state, io) < 0) /* last: the step is taken */
+        sel_store_state(sel, run, st, io) < 0) /* last: the step is taken */
         return io->err[0] ? -1 : ao_io_fail(io, "run store: %s", err);
     if (sel_save(sel, io) < 0 || sel_send_outbox(sel, io, run, outbox) < 0)
         return -1;
     /* a finished run is no longer in flight (accelopt status, ticks) */
-    if (ao_phase_of(state) == AO_PHASE_DONE && ao_rs_srem(sel->store, AO_KEY_ACTIVE, run, err, sizeof err) < 0)
+    if (st->phase == AO_PHASE_DONE && ao_rs_srem(sel->store, AO_KEY_ACTIVE, run, err, sizeof err) < 0)
         return ao_io_fail(io, "run store: %s", err);
     return 0;
 }
