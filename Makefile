@@ -115,8 +115,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libaccelopt.a
 	$(Q)$(LINK)
 
 # the header dependencies the compiler wrote (none before the first build)
--include $(LIB_OBJ:.o=.d) $(FRONT_OBJ:.o=.d) $(STAGES:%=$(BUILD)/tools/%/%.d) \
-         $(UNIT_SRC:%.c=$(BUILD)/%.d)
+-include $(LIB_OBJ:.o=.d) $(wildcard $(BUILD)/tools/*/*.d) $(UNIT_SRC:%.c=$(BUILD)/%.d)
 
 # Debian packages for the build, the tests and the main job.
 # chromium draws the report in the browser test; npm (any, Debian's if none)

@@ -1,11 +1,9 @@
 /* runstate.c - a run's state: its fields, decoded and encoded whole */
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
-#include "wire/names.h"
 
 #include "state/runstate.h"
 
@@ -109,19 +107,13 @@ cJSON *ao_run_state_json(const struct ao_run_state *s)
 int ao_run_state_load(struct ao_runstore *rs, const char *run, struct ao_run_state *s, char *err,
                       size_t errlen)
 {
-    char key[AO_KEY_MAX], why[AO_ERRLEN], *text = NULL;
+    char why[AO_ERRLEN];
     cJSON *j;
-    int rc;
+    int rc = ao_runstore_json(rs, run, "state", &j, err, errlen);
 
     ao_run_state_init(s);
-    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
-        snprintf(err, errlen, "run id '%.40s...' is too long for a key", run);
-        return -1;
-    }
-    if ((rc = ao_rs_hget(rs, key, "state", &text, err, errlen)) <= 0)
+    if (rc <= 0)
         return rc;
-    j = cJSON_Parse(text);
-    free(text);
     rc = ao_run_state_decode(j, s, why, sizeof why);
     cJSON_Delete(j);
     if (rc < 0) {

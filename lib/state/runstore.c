@@ -272,6 +272,23 @@ cJSON *ao_rs_smembers(struct ao_runstore *s, const char *key, char *err, size_t 
     return out;
 }
 
+int ao_runstore_json(struct ao_runstore *s, const char *run, const char *field, cJSON **out, char *err,
+                     size_t errlen)
+{
+    char key[AO_KEY_MAX], *text = NULL;
+    int rc;
+
+    *out = NULL;
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
+        snprintf(err, errlen, "run id '%.40s...' is too long for a key", run);
+        return -1;
+    }
+    if ((rc = ao_rs_hget(s, key, field, &text, err, errlen)) == 1)
+        *out = cJSON_Parse(text);
+    free(text);
+    return rc;
+}
+
 struct ao_run_usage ao_runstore_usage(struct ao_runstore *s, const char *run)
 {
     static const char *const fields[] = {"tokens_prompt", "tokens_completion", "cost_usd"};

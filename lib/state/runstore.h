@@ -40,6 +40,11 @@ int ao_rs_srem(struct ao_runstore *s, const char *key, const char *member, char 
                size_t errlen);
 cJSON *ao_rs_smembers(struct ao_runstore *s, const char *key, char *err, size_t errlen);
 
+/* A field of the run's hash (run:<id>) as JSON: 1 with *out (NULL where
+ * the text is not JSON), 0 absent, -1 + err. */
+int ao_runstore_json(struct ao_runstore *s, const char *run, const char *field, cJSON **out, char *err,
+                     size_t errlen);
+
 /* A run's model usage so far: the counters lib/budget keeps in run:<id>
  * (0 where absent or unreadable). */
 struct ao_run_usage {

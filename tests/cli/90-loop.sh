@@ -50,6 +50,16 @@ for r in rows[1:]:
     assert r["parent"] and r["plan"] and r["plan_text"] and r["status"] and r["source"], r
 PY
 ok $? "history: every kernel once, with its parent, plan and result"
+$M - "$T"/r1/*/experiences.jsonl <<'PY'
+import json, math, sys
+for path in sys.argv[1:]:
+    for line in open(path):
+        e = json.loads(line)
+        # a ratio of two medians is as uncertain as its terms together: the
+        # child's spread counts as the parent's does
+        assert math.isfinite(e["speedup_spread"]) and e["speedup_spread"] > 0, e
+PY
+ok $? "every lesson learned says how uncertain its speedup is"
 grep -q '^matmul ' "$T/r1/summary.txt" && grep -q '^silu ' "$T/r1/summary.txt"
 ok $? "summary.txt has a row per task"
 grep -q 'pairs in, .* experiences out' "$T/r1/logs/summarizer.log" && ls "$T"/r1/redis/appendonlydir/*.aof >/dev/null

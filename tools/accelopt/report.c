@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "report.h"
+#include "state/beam.h"
 #include "state/runstate.h"
 #include "targets/target.h"
 #include "wire/msg.h"
@@ -16,17 +17,6 @@
 static int too_long(char *err, size_t errlen, const char *dir)
 {
     return ao_errf(err, errlen, "the paths under '%s' are too long", dir);
-}
-
-static cJSON *field(struct ao_runstore *rs, const char *run, const char *name)
-{
-    char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
-    cJSON *j = NULL;
-
-    if (ao_name(key, sizeof key, AO_KEY_RUN, run) == 0 && ao_rs_hget(rs, key, name, &text, err, sizeof err) == 1)
-        j = cJSON_Parse(text);
-    free(text);
-    return j;
 }
 
 cJSON *report_run_row(struct ao_runstore *rs, const char *run)
@@ -271,17 +261,19 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         struct ao_run_state s;
         char why[AO_ERRLEN];
         int st = ao_run_state_load(rs, t[i].run, &s, why, sizeof why) > 0; /* else: none to report */
-        cJSON *beam = field(rs, t[i].run, "beam");
-        const cJSON *best = cJSON_GetArrayItem(beam, 0), *h0 = cJSON_GetArrayItem(s.history, 0);
+        struct ao_beam beam;
+        int kept = ao_beam_load(rs, t[i].run, &beam, why, sizeof why) > 0 && beam.n > 0;
+        const struct ao_beam_member *best = kept ? &beam.m[0] : NULL;
+        const cJSON *h0 = cJSON_GetArrayItem(s.history, 0);
         const char *stopped = t[i].done ? ao_json_str(t[i].done, "stopped", NULL) : "interrupted";
-        double base = s.baseline_ns, bestns = ao_json_num(best, "latency_ns", NAN);
+        double base = s.baseline_ns, bestns = best ? best->latency_ns : NAN;
 
         if (ao_name(path, sizeof path, "%s/%s", dir, t[i].task) < 0 || ao_mkdirs(path, 0700) < 0) { /* a run's kernels and logs are its owner's */
             snprintf(err, errlen, "cannot make '%s'", path);
             rc = -1;
         }
-        if (rc == 0 && best && ao_json_str(best, "source", NULL)) {
-            const char *src = ao_json_str(best, "source", NULL);
+        if (rc == 0 && best && best->source) {
+            const char *src = best->source;
             rc = ao_name(path, sizeof path, "%s/%s/best.%s", dir, t[i].task,
                          t[i].ext[0] ? t[i].ext : ao_target_default()->ext) < 0
                      ? too_long(err, errlen, dir)
@@ -314,7 +306,7 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                     cJSON_AddItemToObject(d, "history", cJSON_Duplicate(s.history, 1));
                 }
                 if (best)
-                    cJSON_AddItemToObject(d, "best", cJSON_Duplicate(best, 1));
+                    cJSON_AddItemToObject(d, "best", ao_beam_member_json(best));
             }
             rc = ao_name(path, sizeof path, "%s/%s/done.json", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
                  : d ? write_json(path, d, err, errlen) : ao_errf(err, errlen, "out of memory");
@@ -336,10 +328,10 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                           t[i].task, stopped ? stopped : "?", st ? (double)s.completed : 0.0,
                           st ? (double)s.kernels : 0.0, st ? (double)s.failures : 0.0,
                           base / 1e3, bestns / 1e3, sp, iv, 100 * ao_json_num(h0, "pct_of_peak", NAN),
-                          100 * ao_json_num(best, "pct_of_peak", NAN));
+                          100 * (best ? best->pct_of_peak : NAN));
         }
         ao_run_state_release(&s);
-        cJSON_Delete(beam);
+        ao_beam_release(&beam);
     }
     if (rc == 0) {
         rc = ao_name(path, sizeof path, "%s/summary.txt", dir) < 0

@@ -17,12 +17,13 @@ int sel_on_experience(struct selector *sel, struct ao_io *io, const cJSON *msg, 
 {
     struct ao_experience_msg e;
     struct ao_run_state st;
-    cJSON *beam = NULL;
+    struct ao_beam beam;
     const cJSON *it;
     char key[AO_KEY_MAX], err[AO_ERRLEN], *ack = NULL;
     int rc = -1, ours = 0, found;
     long have;
 
+    ao_beam_init(&beam);
     if (ao_msg_decode(&ao_msg_experience, msg, &e, reason, len) < 0)
         return -1;
     if ((found = sel_load_state(sel, e.env.run, &st, io, reason, len)) < 0)
@@ -64,13 +65,13 @@ int sel_on_experience(struct selector *sel, struct ao_io *io, const cJSON *msg, 
             rc = ao_io_fail(io, "out of memory");
             goto out;
         }
-        rc = (beam = sel_load_json(sel, e.env.run, "beam", io)) ? sel_advance(sel, io, e.env.run, &st, beam)
-                                                           : -1;
+        rc = sel_load_beam(sel, e.env.run, &beam, io, reason, len) < 0 ? -1
+                                                                       : sel_advance(sel, io, e.env.run, &st, &beam);
     }
 out:
     cJSON_free(ack);
     ao_run_state_release(&st);
-    cJSON_Delete(beam);
+    ao_beam_release(&beam);
     ao_msg_release(&ao_msg_experience, &e);
     return rc;
 }

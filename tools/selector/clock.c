@@ -14,11 +14,29 @@
 
 #include "selector.h"
 
+/* Is mark new for the run (its warning not said yet)?  It is recorded. */
+static int fresh_mark(struct selector *sel, const char *run, long mark)
+{
+    struct warned *w;
+
+    for (w = sel->warned; w && strcmp(w->run, run) != 0; w = w->next)
+        ;
+    if (w && w->mark == mark)
+        return 0;
+    if (!w && (w = calloc(1, sizeof *w))) {
+        snprintf(w->run, sizeof w->run, "%s", run);
+        w->next = sel->warned;
+        sel->warned = w;
+    }
+    if (w)
+        w->mark = mark;
+    return 1;
+}
+
 static void warn_missing(struct selector *sel, const char *run, const struct ao_run_state *st)
 {
     double waited = sel_now_s() - st->opened;
     long mark = (long)(waited / 120);
-    struct warned *w;
     char key[AO_KEY_MAX], err[AO_ERRLEN];
     cJSON *have;
     struct ao_buf b = {0};
@@ -28,17 +46,8 @@ static void warn_missing(struct selector *sel, const char *run, const struct ao_
 
     if (mark < 1)
         return;
-    for (w = sel->warned; w && strcmp(w->run, run) != 0; w = w->next)
-        ;
-    if (w && w->mark == mark)
+    if (!fresh_mark(sel, run, mark))
         return;
-    if (!w && (w = calloc(1, sizeof *w))) {
-        snprintf(w->run, sizeof w->run, "%s", run);
-        w->next = sel->warned;
-        sel->warned = w;
-    }
-    if (w)
-        w->mark = mark;
     if (ao_name(key, sizeof key, AO_KEY_ITER, run, iter) < 0 ||
         !(have = ao_rs_hgetall(sel->store, key, err, sizeof err)))
         return;
@@ -55,6 +64,13 @@ static void warn_missing(struct selector *sel, const char *run, const struct ao_
             shown > 12 ? " ..." : "");
     ao_buf_release(&b);
     cJSON_Delete(have);
+}
+
+/* A run whose state or beam does not read back is not ticked: said once. */
+static void warn_unreadable(struct selector *sel, const char *run, const char *why)
+{
+    if (fresh_mark(sel, run, -1))
+        ao_warn("%s; its deadlines are not kept", why);
 }
 
 /* The `lost` result of a slot, as stored in its place: the text, or NULL
@@ -84,8 +100,8 @@ static int lose_missing(struct selector *sel, struct ao_io *io, const char *run,
 {
     long long iter = st->iter;
     struct shape sh = sel_shape_of(st);
-    char key[AO_KEY_MAX], err[AO_ERRLEN], why[400];
-    cJSON *beam = NULL;
+    char key[AO_KEY_MAX], err[AO_ERRLEN], why[400], bad[AO_ERRLEN];
+    struct ao_beam beam;
     int lost = 0, rc = 0;
 
     if (ao_name(key, sizeof key, AO_KEY_ITER, run, iter) < 0)
@@ -113,40 +129,26 @@ static int lose_missing(struct selector *sel, struct ao_io *io, const char *run,
         return -1;
     ao_warn("run %s: iteration %lld: %d of its %d results lost (%s)", run, iter, lost,
             sh.ranks * sh.plans * sh.samples, why);
-    if (!(beam = sel_load_json(sel, run, "beam", io)))
-        return -1;
-    rc = sel_close_iteration(sel, io, run, st, beam, key);
-    cJSON_Delete(beam);
-    return rc;
-}
-
-/* A run whose state does not read back is not ticked: said once. */
-static void warn_unreadable(struct selector *sel, const char *run, const char *why)
-{
-    struct warned *w;
-
-    for (w = sel->warned; w && strcmp(w->run, run) != 0; w = w->next)
-        ;
-    if (w && w->mark == -1)
-        return;
-    if (!w && (w = calloc(1, sizeof *w))) {
-        snprintf(w->run, sizeof w->run, "%s", run);
-        w->next = sel->warned;
-        sel->warned = w;
+    if (sel_load_beam(sel, run, &beam, io, bad, sizeof bad) < 0) {
+        if (!io->err[0])
+            warn_unreadable(sel, run, bad);
+        return io->err[0] ? -1 : 0;
     }
-    if (w)
-        w->mark = -1;
-    ao_warn("%s; its deadlines are not kept", why);
+    rc = sel_close_iteration(sel, io, run, st, &beam, key);
+    ao_beam_release(&beam);
+    return rc;
 }
 
 static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
 {
     struct ao_run_state st;
-    cJSON *beam = NULL, *outbox = NULL;
+    struct ao_beam beam;
+    cJSON *outbox = NULL;
     char why[AO_ERRLEN] = "";
     const char *stop;
     int rc = 0, have = sel_load_state(sel, run, &st, io, why, sizeof why);
 
+    ao_beam_init(&beam);
     if (have < 0 && why[0]) {
         warn_unreadable(sel, run, why);
         return 0;
@@ -154,25 +156,25 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
     if (have <= 0 || st.phase == AO_PHASE_NONE || st.phase == AO_PHASE_DONE)
         goto out;
     if ((stop = sel_budget_stop(sel, run, &st)) && strcmp(stop, "wall_time") == 0) {
-        if (!(beam = sel_load_json(sel, run, "beam", io)))
-            goto fail;
-        if (!(outbox = cJSON_CreateArray()) ||
-            sel_add_done(sel, outbox, run, &st, beam, stop, "the run's wall time ran out") < 0) {
-            rc = ao_io_fail(io, "out of memory");
-            goto out;
-        }
-        rc = sel_step(sel, io, run, &st, NULL, outbox);
+        if (sel_load_beam(sel, run, &beam, io, why, sizeof why) < 0)
+            goto unreadable;
+        rc = !(outbox = cJSON_CreateArray()) ||
+                     sel_add_done(sel, outbox, run, &st, &beam, stop, "the run's wall time ran out") < 0
+                 ? ao_io_fail(io, "out of memory")
+                 : sel_step(sel, io, run, &st, NULL, outbox);
     } else if (st.phase == AO_PHASE_MEMORY && sel_now_s() > st.deadline) {
         ao_warn("run %s: memory deadline passed with pairs unacked; going on without them", run);
         st.memory_deadline_missed = 1;
-        rc = (beam = sel_load_json(sel, run, "beam", io)) ? sel_advance(sel, io, run, &st, beam) : -1;
+        if (sel_load_beam(sel, run, &beam, io, why, sizeof why) < 0)
+            goto unreadable;
+        rc = sel_advance(sel, io, run, &st, &beam);
     } else if (st.phase == AO_PHASE_FINAL) {
         if (sel_now_s() - st.progress > sel_slot_deadline(&st)) {
             ao_warn("run %s: the final head-to-head never came; the search's figures stand", run);
-            if (!(beam = sel_load_json(sel, run, "beam", io)))
-                goto fail;
+            if (sel_load_beam(sel, run, &beam, io, why, sizeof why) < 0)
+                goto unreadable;
             rc = !(outbox = cJSON_CreateArray()) ||
-                         sel_add_done(sel, outbox, run, &st, beam, st.final_stop ? st.final_stop : "iterations",
+                         sel_add_done(sel, outbox, run, &st, &beam, st.final_stop ? st.final_stop : "iterations",
                                       "the final head-to-head never came (the slot deadline passed)") < 0
                      ? ao_io_fail(io, "out of memory")
                      : sel_step(sel, io, run, &st, NULL, outbox);
@@ -185,13 +187,16 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
             warn_missing(sel, run, &st);
     }
     goto out;
-fail:
-    rc = -1;
+unreadable: /* the store failed (io says so), or the beam does not decode */
+    if (io->err[0])
+        rc = -1;
+    else
+        warn_unreadable(sel, run, why);
 out:
     if (have < 0)
         rc = -1;
     ao_run_state_release(&st);
-    cJSON_Delete(beam);
+    ao_beam_release(&beam);
     cJSON_Delete(outbox);
     return rc;
 }

@@ -27,7 +27,8 @@ static int fixable(const struct ao_result_msg *r)
 
 /* The slot's next attempt, asked of the executor: a plan message with the
  * failed kernel and why it failed, trimmed for a model (diag.h). */
-static int add_fix(cJSON *outbox, const char *run, const struct ao_run_state *st, const cJSON *parent,
+static int add_fix(cJSON *outbox, const char *run, const struct ao_run_state *st,
+                   const struct ao_beam_member *parent,
                    const struct ao_result_msg *r, int rank, int plan, int sample, long long attempt)
 {
     struct ao_plan_msg p;
@@ -41,12 +42,12 @@ static int add_fix(cJSON *outbox, const char *run, const struct ao_run_state *st
     p.rank = rank;
     p.sample = sample;
     p.attempt = attempt + 1;
-    p.parent_latency_ns = ao_json_num(parent, "latency_ns", NAN);
+    p.parent_latency_ns = parent ? parent->latency_ns : NAN;
     p.baseline_latency_ns = st->baseline_ns;
     rc = sel_env_from(&p.env, "plan", id, run, st, r->env.iter) < 0 ||
-         !(p.candidate_id = strdup(ao_json_str(parent, "kernel_id", "?"))) ||
-         !(p.candidate_sha256 = sel_dup_or_null(ao_json_str(parent, "sha256", NULL))) ||
-         !(p.source = sel_dup_or_null(ao_json_str(parent, "source", NULL))) ||
+         !(p.candidate_id = strdup(parent && parent->kernel_id ? parent->kernel_id : "?")) ||
+         !(p.candidate_sha256 = sel_dup_or_null(parent ? parent->sha256 : NULL)) ||
+         !(p.source = sel_dup_or_null(parent ? parent->source : NULL)) ||
          !(p.text = strdup(r->plan_text)) || !(p.failed_source = strdup(r->source)) ||
          !(p.diagnostics = ao_diag_for_model(r->status, r->reason, r->diagnostics, FIX_DIAG_MAX)) ||
          !(p.size = strdup(st->size)) || !(p.task_path = strdup(st->task_path)) ||
@@ -85,12 +86,12 @@ static int put(cJSON *o, const char *k, cJSON *v)
  * request (a step: resent after a crash; a repeat is harmless, the slot
  * takes one result).  Nothing happens for a slot already filled. */
 static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_result_msg *r,
-                       struct ao_run_state *st, const char *slots_key, int rank, int plan, int sample,
-                       long long attempt)
+                       struct ao_run_state *st, const struct ao_beam_member *parent, const char *slots_key,
+                       int rank, int plan, int sample, long long attempt)
 {
     char key[AO_KEY_MAX], field[96], err[AO_ERRLEN], *filled = NULL, *text = NULL;
     struct attempt_rec a = {attempt, r->status, r->reason, r->tokens}; /* borrowed: not released */
-    cJSON *rec = ao_msg_encode(&attempt_rec, &a), *beam = NULL, *outbox = cJSON_CreateArray();
+    cJSON *rec = ao_msg_encode(&attempt_rec, &a), *outbox = cJSON_CreateArray();
     int rc = -1;
 
     if (!rec || !outbox) {
@@ -115,10 +116,7 @@ static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_r
         rc = text ? ao_io_fail(io, "run store: %s", err) : ao_io_fail(io, "out of memory");
         goto out;
     }
-    if (!(beam = sel_load_json(sel, r->env.run, "beam", io)))
-        goto out;
-    if (add_fix(outbox, r->env.run, st, cJSON_GetArrayItem(beam, rank), r, rank, plan, sample,
-                attempt) < 0) {
+    if (add_fix(outbox, r->env.run, st, parent, r, rank, plan, sample, attempt) < 0) {
         rc = ao_io_fail(io, "out of memory");
         goto out;
     }
@@ -130,7 +128,6 @@ out:
     free(filled);
     cJSON_free(text);
     cJSON_Delete(rec);
-    cJSON_Delete(beam);
     cJSON_Delete(outbox);
     return rc;
 }
@@ -198,12 +195,12 @@ fail:
  * only for its run's task, target, size and task hash, and for the kernel
  * of its slot: the baseline in iteration 0, else a child of the slot's
  * candidate.  1 with the reason, or 0. */
-static int result_not_asked(const struct ao_run_state *st, const cJSON *beam,
-                            const struct ao_result_msg *r, int rank, char *reason, size_t len)
+static int result_not_asked(const struct ao_run_state *st, const struct ao_beam_member *slot_parent,
+                            const struct ao_result_msg *r, char *reason, size_t len)
 {
     const char *want_task = st->task, *want_target = st->target, *want_size = st->size;
     const char *want_hash = st->task_sha256, *want_base = st->baseline_sha256;
-    const char *parent = ao_json_str(cJSON_GetArrayItem(beam, rank), "sha256", NULL);
+    const char *parent = slot_parent ? slot_parent->sha256 : NULL;
     int measured = r->source != NULL; /* no_code and duplicate results carry no kernel */
 
     if (sel_differs(r->env.task, want_task))
@@ -235,7 +232,8 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
 {
     struct ao_result_msg r;
     struct ao_run_state st;
-    cJSON *beam = NULL;
+    struct ao_beam beam;
+    const struct ao_beam_member *parent;
     char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
     struct shape sh;
     int rank, plan, sample, rc = -1, isnew, found;
@@ -245,6 +243,7 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     if (ao_sign_check(msg, &sel->key, reason, len) < 0 ||
         ao_msg_decode(&ao_msg_result, msg, &r, reason, len) < 0)
         return -1;
+    ao_beam_init(&beam);
     if ((found = sel_load_state(sel, r.env.run, &st, io, reason, len)) < 0)
         goto out;
     if (!found) {
@@ -269,12 +268,11 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
                  iter);
         goto out;
     }
-    if (!(beam = sel_load_json(sel, r.env.run, "beam", io)))
+    if (sel_load_beam(sel, r.env.run, &beam, io, reason, len) < 0)
         goto out;
-    if (result_not_asked(&st, beam, &r, rank, reason, len))
+    parent = rank < beam.n ? &beam.m[rank] : NULL; /* none in iteration 0 */
+    if (result_not_asked(&st, parent, &r, reason, len))
         goto out;
-    cJSON_Delete(beam);
-    beam = NULL;
     if (ao_name(key, sizeof key, AO_KEY_ITER, r.env.run, iter) < 0) {
         rc = ao_io_fail(io, "run id '%.40s...' is too long for a key", r.env.run);
         goto out;
@@ -282,7 +280,7 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     attempt = r.attempt == AO_ABSENT_INT || r.attempt < 1 ? 1 : r.attempt;
     if (iter > 0 && fixable(&r) &&
         attempt <= sel_int_or(st.config.fix_attempts, 0)) {
-        rc = request_fix(sel, io, &r, &st, key, rank, plan, sample, attempt);
+        rc = request_fix(sel, io, &r, &st, parent, key, rank, plan, sample, attempt);
         goto out;
     }
     if (!(text = attempt > 1 || r.tokens ? slot_text(sel, msg, &r, key, attempt, err, sizeof err)
@@ -306,16 +304,12 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
         goto out;
     rc = 0;
     /* the last slot (or a redelivered one after a crash mid-close) closes it */
-    if (have >= (long)sh.ranks * sh.plans * sh.samples) {
-        if (!(beam = sel_load_json(sel, r.env.run, "beam", io)))
-            rc = -1;
-        else
-            rc = sel_close_iteration(sel, io, r.env.run, &st, beam, key);
-    }
+    if (have >= (long)sh.ranks * sh.plans * sh.samples)
+        rc = sel_close_iteration(sel, io, r.env.run, &st, &beam, key);
 out:
     free(text);
     ao_run_state_release(&st);
-    cJSON_Delete(beam);
+    ao_beam_release(&beam);
     ao_msg_release(&ao_msg_result, &r);
     return rc;
 }

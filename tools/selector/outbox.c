@@ -20,10 +20,10 @@
  * the square root of the calls (the notched box plot's 95% interval of a
  * median); what separates two processes of one kernel comes on top as
  * AO_NOISE_FLOOR (select.h). */
-double sel_median_u(const cJSON *m)
+double sel_median_u(double spread, long long repeats)
 {
-    double s = ao_json_num(m, "spread", 0), n = ao_json_num(m, "repeats", 0);
-    return s > 0 && n >= 1 ? 1.58 * s / sqrt(n) : s > 0 ? s : 0;
+    double s = spread > 0 ? spread : 0, n = repeats == AO_ABSENT_INT ? 0 : (double)repeats;
+    return s > 0 && n >= 1 ? 1.58 * s / sqrt(n) : s;
 }
 
 int sel_differs(const char *a, const char *b)
@@ -44,7 +44,7 @@ int sel_env_from(struct ao_env *env, const char *type, const char *id, const cha
 
 /* The beam's member of rank r as the candidate of iteration iter. */
 static int add_candidate(cJSON *outbox, const char *run, const struct ao_run_state *st,
-                         const cJSON *b, int r, long long iter)
+                         const struct ao_beam_member *b, int r, long long iter)
 {
     struct ao_candidate_msg c;
     char id[AO_ID_BUF];
@@ -54,17 +54,14 @@ static int add_candidate(cJSON *outbox, const char *run, const struct ao_run_sta
     if (ao_name(id, sizeof id, AO_ID_CANDIDATE, run, iter, r) < 0)
         return -1;
     c.rank = r;
-    c.latency_ns = ao_json_num(b, "latency_ns", NAN);
-    c.pct_of_peak = ao_json_num(b, "pct_of_peak", NAN);
+    c.latency_ns = b->latency_ns;
+    c.pct_of_peak = b->pct_of_peak;
     c.baseline_latency_ns = st->baseline_ns;
     rc = sel_env_from(&c.env, "candidate", id, run, st, iter) < 0 ||
-         !(c.source = sel_dup_or_null(ao_json_str(b, "source", NULL))) ||
-         !(c.sha256 = sel_dup_or_null(ao_json_str(b, "sha256", NULL))) ||
-         !(c.kernel_id = sel_dup_or_null(ao_json_str(b, "kernel_id", NULL))) ||
+         !(c.source = sel_dup_or_null(b->source)) || !(c.sha256 = sel_dup_or_null(b->sha256)) ||
+         !(c.kernel_id = sel_dup_or_null(b->kernel_id)) || !(c.profile = ao_kernel_profile_json(&b->profile)) ||
          !(c.size = strdup(st->size)) || !(c.task_path = strdup(st->task_path)) ||
          !(c.task_sha256 = strdup(st->task_sha256)) || !(c.config = ao_run_config_json(&st->config)) ||
-         (cJSON_GetObjectItemCaseSensitive(b, "profile") &&
-          !(c.profile = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(b, "profile"), 1))) ||
          sel_out_add(outbox, AO_TOPIC_CANDIDATES, &ao_msg_candidate, &c) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_candidate, &c);
     return rc;
@@ -72,11 +69,11 @@ static int add_candidate(cJSON *outbox, const char *run, const struct ao_run_sta
 
 /* End the run: the `done` message goes to the outbox. */
 static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
-                          const cJSON *beam, const char *stopped, const char *reason,
+                          const struct ao_beam *beam, const char *stopped, const char *reason,
                           const struct ao_result_msg *final)
 {
     struct ao_done_msg d;
-    const cJSON *best = cJSON_GetArrayItem(beam, 0);
+    const struct ao_beam_member *best = beam->n ? &beam->m[0] : NULL;
     struct ao_run_usage u = ao_runstore_usage(sel->store, run);
     double base = st->baseline_ns;
     const char *method;
@@ -95,12 +92,11 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     d.slots_lost = st->lost;
     d.slot_deadline_s = st->config.slot_deadline_s;
     if (best) {
-        d.speedup = d.search_speedup = base / ao_json_num(best, "latency_ns", NAN);
-        d.pct_of_peak = ao_json_num(best, "pct_of_peak", NAN);
+        d.speedup = d.search_speedup = base / best->latency_ns;
+        d.pct_of_peak = best->pct_of_peak;
     }
     /* the figure quoted: the final head-to-head where there was one */
-    method = best && !sel_differs(ao_json_str(best, "sha256", NULL), st->baseline_sha256) ? "baseline"
-                                                                                      : "search";
+    method = best && !sel_differs(best->sha256, st->baseline_sha256) ? "baseline" : "search";
     if (strcmp(method, "baseline") == 0) {
         d.speedup = 1; /* nothing beat the baseline: its own measurement against itself */
     } else if (final && ao_verdict_of(final->status) == AO_V_OK && final->head_to_head) {
@@ -120,7 +116,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     rc = sel_env_from(&d.env, "done", id, run, st, st->iter) < 0 ||
          !(d.speedup_method = strdup(method)) ||
          !(d.stopped = strdup(stopped)) || (reason && !(d.reason = strdup(reason))) ||
-         (best && !(d.best = cJSON_Duplicate(best, 1))) ||
+         (best && !(d.best = ao_beam_member_json(best))) ||
          !(d.history = cJSON_Duplicate(st->history, 1)) ||
          !(d.tokens = cJSON_CreateObject()) ||
          !cJSON_AddNumberToObject(d.tokens, "prompt", u.prompt) ||
@@ -137,7 +133,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
 }
 
 int sel_add_done(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
-                 const cJSON *beam, const char *stopped, const char *reason)
+                 const struct ao_beam *beam, const char *stopped, const char *reason)
 {
     return add_done_final(sel, outbox, run, st, beam, stopped, reason, NULL);
 }
@@ -147,10 +143,10 @@ int sel_add_done(struct selector *sel, cJSON *outbox, const char *run, struct ao
  * and the done waits for that (phase "final"); the baseline's source is
  * read again from the task, and must be the one the run started from. */
 static int finish(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
-                  const cJSON *beam, const char *stopped)
+                  const struct ao_beam *beam, const char *stopped)
 {
-    const cJSON *best = cJSON_GetArrayItem(beam, 0);
-    const char *bsha = ao_json_str(best, "sha256", NULL), *src = ao_json_str(best, "source", NULL);
+    const struct ao_beam_member *best = beam->n ? &beam->m[0] : NULL;
+    const char *bsha = best ? best->sha256 : NULL, *src = best ? best->source : NULL;
     const char *base_sha = st->baseline_sha256, *tp = st->task_path;
     const struct ao_target *tg = ao_target_get(st->target, NULL, 0);
     struct ao_kernel_msg k;
@@ -198,7 +194,8 @@ static int finish(struct selector *sel, cJSON *outbox, const char *run, struct a
 int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                  const struct ao_result_msg *r, char *reason, size_t len)
 {
-    cJSON *beam, *outbox;
+    struct ao_beam beam;
+    cJSON *outbox;
     char id[AO_ID_BUF];
     int rc;
 
@@ -213,17 +210,17 @@ int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, struct
                  "the run's best");
         return -1;
     }
-    if (!(beam = sel_load_json(sel, run, "beam", io)))
+    if (sel_load_beam(sel, run, &beam, io, reason, len) < 0)
         return -1;
     if (!(outbox = cJSON_CreateArray())) {
-        cJSON_Delete(beam);
+        ao_beam_release(&beam);
         return ao_io_fail(io, "out of memory");
     }
-    rc = add_done_final(sel, outbox, run, st, beam, st->final_stop ? st->final_stop : "iterations",
+    rc = add_done_final(sel, outbox, run, st, &beam, st->final_stop ? st->final_stop : "iterations",
                         NULL, r) < 0
              ? ao_io_fail(io, "out of memory")
-             : sel_step(sel, io, run, st, beam, outbox);
-    cJSON_Delete(beam);
+             : sel_step(sel, io, run, st, &beam, outbox);
+    ao_beam_release(&beam);
     cJSON_Delete(outbox);
     return rc;
 }
@@ -245,12 +242,12 @@ const char *sel_budget_stop(struct selector *sel, const char *run, const struct 
 
 /* After iteration `iter` (and its memory): the next iteration, or the end. */
 int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
-                const cJSON *beam)
+                const struct ao_beam *beam)
 {
     cJSON *outbox = cJSON_CreateArray();
     long long iter = st->iter;
     const char *stop = NULL;
-    int rc = -1, nbeam = cJSON_GetArraySize(beam);
+    int rc = -1, nbeam = beam->n;
 
     if (!outbox)
         return ao_io_fail(io, "out of memory");
@@ -268,7 +265,7 @@ int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct 
         st->candidates = nbeam;
         st->opened = st->progress = sel_now_s();
         for (int r = 0; r < nbeam; r++)
-            if (add_candidate(outbox, run, st, cJSON_GetArrayItem(beam, r), r, iter) < 0)
+            if (add_candidate(outbox, run, st, &beam->m[r], r, iter) < 0)
                 goto oom;
         ao_info("run %s: iteration %lld, %d candidates", run, iter, nbeam);
     }

@@ -9,6 +9,7 @@
 
 #include "core/config.h"
 #include "core/redis.h"
+#include "state/beam.h"
 #include "state/runstate.h"
 #include "state/runstore.h"
 #include "wire/io.h"
@@ -52,6 +53,9 @@ long long sel_int_or(long long v, long long def);
  * store's failure in io, or a state that does not decode in reason. */
 int sel_load_state(struct selector *sel, const char *run, struct ao_run_state *st, struct ao_io *io,
                    char *reason, size_t len);
+/* The run's beam: 0 (an empty beam for none), or -1 as sel_load_state. */
+int sel_load_beam(struct selector *sel, const char *run, struct ao_beam *b, struct ao_io *io,
+                  char *reason, size_t len);
 cJSON *sel_load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io);
 int sel_store_json(struct selector *sel, const char *run, const char *field, const cJSON *v,
                    struct ao_io *io);
@@ -60,22 +64,23 @@ int sel_store_state(struct selector *sel, const char *run, const struct ao_run_s
 int sel_save(struct selector *sel, struct ao_io *io);
 /* Send the run's pending outbox, flush, and mark it sent. */
 int sel_send_outbox(struct selector *sel, struct ao_io *io, const char *run, const cJSON *outbox);
-/* Commit a step: the new state, the beam, the messages it sends. */
+/* Commit a step: the new state, the beam (NULL: as it is), the messages
+ * it sends. */
 int sel_step(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
-             const cJSON *beam, const cJSON *outbox);
+             const struct ao_beam *beam, const cJSON *outbox);
 int sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg);
 /* --- outbox.c --- */
 /* How uncertain a measurement's median is, relative: 1.58 IQR/median over
  * the square root of the calls (the notched box plot's 95% interval of a
  * median); what separates two processes of one kernel comes on top as
  * AO_NOISE_FLOOR (select.h). */
-double sel_median_u(const cJSON *m);
+double sel_median_u(double spread, long long repeats);
 int sel_differs(const char *a, const char *b);
 char *sel_dup_or_null(const char *s);
 int sel_env_from(struct ao_env *env, const char *type, const char *id, const char *run,
                  const struct ao_run_state *st, long long iter);
 int sel_add_done(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
-                 const cJSON *beam, const char *stopped, const char *reason);
+                 const struct ao_beam *beam, const char *stopped, const char *reason);
 /* The final head-to-head's result: the done message.  A result that is not
  * it is ignored as late (or refused as not asked for). */
 int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
@@ -84,7 +89,7 @@ int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, struct
 const char *sel_budget_stop(struct selector *sel, const char *run, const struct ao_run_state *st);
 /* After iteration `iter` (and its memory): the next iteration, or the end. */
 int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
-                const cJSON *beam);
+                const struct ao_beam *beam);
 /* --- start.c --- */
 int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                 size_t len);
@@ -94,7 +99,7 @@ int sel_parse_slot(const char *slot, int *r, int *p, int *s);
 struct shape sel_shape_of(const struct ao_run_state *st);
 /* Every slot of the iteration has its result: choose, then pairs or on. */
 int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
-                        cJSON *beam, const char *slots_key);
+                        const struct ao_beam *beam, const char *slots_key);
 /* --- fixes.c --- */
 int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                   size_t len);

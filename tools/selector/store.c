@@ -84,17 +84,34 @@ long long sel_int_or(long long v, long long def)
     return v == AO_ABSENT_INT ? def : v;
 }
 
+/* A record's load (runstate.h, beam.h) as the selector answers it: the
+ * store's failure fails the stage, a record that does not decode is the
+ * message's reason. */
+static int loaded(int rc, const char *err, struct ao_io *io, char *reason, size_t len)
+{
+    if (rc == -1)
+        return ao_io_fail(io, "run store: %s", err);
+    if (rc == -2)
+        return snprintf(reason, len, "%s", err), -1;
+    return rc;
+}
+
 int sel_load_state(struct selector *sel, const char *run, struct ao_run_state *st, struct ao_io *io,
                    char *reason, size_t len)
 {
     char err[AO_ERRLEN];
     int rc = ao_run_state_load(sel->store, run, st, err, sizeof err);
 
-    if (rc == -1)
-        return ao_io_fail(io, "run store: %s", err);
-    if (rc == -2)
-        return snprintf(reason, len, "%s", err), -1;
-    return rc;
+    return loaded(rc, err, io, reason, len);
+}
+
+int sel_load_beam(struct selector *sel, const char *run, struct ao_beam *b, struct ao_io *io,
+                  char *reason, size_t len)
+{
+    char err[AO_ERRLEN];
+    int rc = ao_beam_load(sel->store, run, b, err, sizeof err);
+
+    return loaded(rc, err, io, reason, len) < 0 ? -1 : 0;
 }
 
 cJSON *sel_load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io)
@@ -177,13 +194,21 @@ int sel_send_outbox(struct selector *sel, struct ao_io *io, const char *run, con
 
 /* Commit a step: the new state, the beam, the messages it sends. */
 int sel_step(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
-             const cJSON *beam, const cJSON *outbox)
+             const struct ao_beam *beam, const cJSON *outbox)
 {
     char key[AO_KEY_MAX], err[AO_ERRLEN];
+    cJSON *b = beam ? ao_beam_json(beam) : NULL;
+    int rc;
 
-    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0)
+    if (beam && !b)
+        return ao_io_fail(io, "out of memory");
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
+        cJSON_Delete(b);
         return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
-    if ((beam && sel_store_json(sel, run, "beam", beam, io) < 0) ||
+    }
+    rc = b ? sel_store_json(sel, run, "beam", b, io) : 0;
+    cJSON_Delete(b);
+    if (rc < 0 ||
         sel_store_json(sel, run, "outbox", outbox, io) < 0 ||
         ao_rs_hset(sel->store, key, "outbox_pending", "1", err, sizeof err) < 0 ||
         sel_store_state(sel, run, st, io) < 0) /* last: the step is taken */
