@@ -16,10 +16,14 @@ the request's messages (the last one when all do): a model that takes "not
 one of these" to heart.
 
 Every request is appended to LOGFILE as one JSON line (model, messages,
-temperature, max_tokens, the Authorization header, the time).  The chosen
-port is written to PORTFILE once listening.
+temperature, max_tokens, the Authorization header, the time, and
+"inflight": the requests being served when it came, itself included).
+With LLM_SPANS=FILE in the environment, each answered request also
+appends {"t0": came, "t1": answered} to FILE (calls in flight over time).
+The chosen port is written to PORTFILE once listening.
 """
 import json
+import os
 import sys
 import threading
 import time
@@ -29,6 +33,8 @@ script = json.load(open(sys.argv[1]))
 portfile, logfile = sys.argv[2], sys.argv[3]
 lock = threading.Lock()
 taken = {}
+inflight = [0]
+spans = os.environ.get("LLM_SPANS")
 
 
 def next_step(model):
@@ -54,13 +60,25 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             req = {}
         auth = self.headers.get("Authorization")
+        t0 = time.time()
         with lock:
+            inflight[0] += 1
             with open(logfile, "a") as f:
                 f.write(json.dumps({"path": self.path, "model": req.get("model"),
                                     "messages": req.get("messages"),
                                     "temperature": req.get("temperature"),
                                     "max_tokens": req.get("max_tokens"),
-                                    "auth": auth, "t": time.time()}) + "\n")
+                                    "auth": auth, "t": t0, "inflight": inflight[0]}) + "\n")
+        try:
+            self.answer(req, auth)
+        finally:
+            with lock:
+                inflight[0] -= 1
+                if spans:
+                    with open(spans, "a") as f:
+                        f.write(json.dumps({"t0": t0, "t1": time.time()}) + "\n")
+
+    def answer(self, req, auth):
         step = next_step(req.get("model"))
         if step.get("delay"):
             time.sleep(step["delay"])
@@ -100,6 +118,5 @@ server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
 with open(portfile + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
-import os  # noqa: E402
 os.rename(portfile + ".tmp", portfile)
 server.serve_forever()

@@ -8,6 +8,7 @@
 #include <curl/curl.h>
 
 #include "agents/agent.h"
+#include "agents/gate.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/signals.h"
@@ -41,6 +42,15 @@ int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *rol
         goto fail;
     if (url && !(a->redis = ao_redis_new(url, ao_config_str(c, "redis-prefix"), err, errlen)))
         goto fail;
+    /* the calls in flight to the server, counted with every stage that
+     * shares the redis; a lease outlives the longest call (timeout, retries
+     * aside), so a holder that died frees its slot */
+    if (a->llm && a->redis) {
+        if (!(a->gate = ao_gate_new(a->redis, a->conf.url, a->conf.concurrency, a->conf.timeout_s + 30, err,
+                                    errlen)))
+            goto fail;
+        ao_llm_set_gate(a->llm, a->gate);
+    }
     if (!(a->book = ao_budget_book_new(a->redis))) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -59,6 +69,10 @@ void ao_agent_release(struct ao_agent *a)
         ao_info("%d model calls (%d attempts), %lld prompt and %lld completion tokens, $%.4f",
                 a->total.calls, a->total.attempts, a->total.prompt, a->total.completion,
                 a->total.cost_usd);
+    if (a->gate && ao_gate_waited_s(a->gate) > 0)
+        ao_info("%.1f s waited for a free model call (--model-concurrency %d)", ao_gate_waited_s(a->gate),
+                a->conf.concurrency);
+    ao_gate_free(a->gate);
     if (a->llm) {
         ao_llm_free(a->llm);
         curl_global_cleanup();

@@ -31,6 +31,7 @@ struct ao_agent {
     struct ao_llm_conf conf;
     const struct ao_model_ops *model; /* what answers: the model client or the builtin */
     struct ao_llm *llm;            /* the model client's connection (NULL for the builtin) */
+    struct ao_gate *gate;          /* the server's calls in flight (NULL: no redis, no count) */
     struct ao_redis *redis;        /* NULL: no memory, budgets in this process */
     struct ao_budget_book *book;
     const char *prompts, *size;    /* borrowed from the config */

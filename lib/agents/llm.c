@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "agents/gate.h"
 #include "agents/llm.h"
 #include "core/log.h"
 #include "core/signals.h"
@@ -26,7 +27,13 @@ struct ao_llm {
     struct ao_buf body;
     double retry_after;      /* from the last response; < 0 when absent */
     unsigned long long rng;
+    struct ao_gate *gate;    /* the server's calls in flight, shared (NULL: none) */
 };
+
+void ao_llm_set_gate(struct ao_llm *l, struct ao_gate *g)
+{
+    l->gate = g;
+}
 
 /* --- configuration ----------------------------------------------------- */
 
@@ -113,6 +120,11 @@ int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct 
     o->max_tokens = v ? strtol(v, NULL, 10) : 0;
     o->attempts = (int)ao_config_int(c, "llm-attempts");
     o->backoff_s = ao_config_num(c, "llm-backoff");
+    o->concurrency = (int)ao_config_int(c, "model-concurrency");
+    if (o->concurrency < 1 || o->concurrency > 4096) {
+        snprintf(err, errlen, "--model-concurrency must be 1 to 4096");
+        goto fail;
+    }
     if (o->attempts < 1 || o->attempts > 100 || o->max_tokens < 1 || o->timeout_s <= 0 ||
         o->temperature < 0 || o->price_in < 0 || o->price_out < 0 || o->backoff_s < 0) {
         snprintf(err, errlen, "bad %s model settings: attempts 1-100, max-tokens >= 1, "
@@ -454,8 +466,16 @@ int ao_llm_chat(struct ao_llm *l, const char *system, const char *user, char **r
     }
     u->calls++;
     for (n = 1; n <= l->conf.attempts; n++) {
-        enum verdict v = attempt(l, body, reply, u, last, sizeof last);
+        enum verdict v;
         double delay;
+        if (l->gate && ao_gate_enter(l->gate, last, sizeof last) < 0)
+            break; /* stopped, or redis failed: the call is not made */
+        v = attempt(l, body, reply, u, last, sizeof last);
+        if (l->gate) {
+            ao_gate_leave(l->gate);
+            if (l->retry_after > 0) /* the server is busy for everyone */
+                ao_gate_pause(l->gate, l->retry_after < RETRY_AFTER_MAX ? l->retry_after : RETRY_AFTER_MAX);
+        }
         if (v == OK) {
             rc = 0;
             goto out;

@@ -46,7 +46,9 @@
     {"llm-price-in", 0, AO_OPT_NUM, "0", "USD", "price per million prompt tokens"},            \
     {"llm-price-out", 0, AO_OPT_NUM, "0", "USD", "price per million completion tokens"},       \
     {"llm-attempts", 0, AO_OPT_INT, "5", "N", "attempts per call before the slot fails"},      \
-    {"llm-backoff", 0, AO_OPT_NUM, "1", "SEC", "first retry delay (doubles, full jitter, at most 60 s)"}
+    {"llm-backoff", 0, AO_OPT_NUM, "1", "SEC", "first retry delay (doubles, full jitter, at most 60 s)"}, \
+    {"model-concurrency", 0, AO_OPT_INT, "16", "C", "model calls in flight to one server at most, every " \
+     "stage that shares the redis together (without --redis: this process's one)"}
 
 struct ao_llm_conf {
     char role[16];
@@ -55,6 +57,7 @@ struct ao_llm_conf {
     double temperature, timeout_s, price_in, price_out, backoff_s;
     long max_tokens;
     int attempts;
+    int concurrency; /* calls in flight to the server, all stages sharing the redis */
 };
 
 /* Fill o for a role from a tool's config (which must hold AO_LLM_OPTIONS
@@ -73,10 +76,14 @@ struct ao_llm_usage {
 void ao_llm_usage_add(struct ao_llm_usage *to, const struct ao_llm_usage *u);
 
 struct ao_llm;
+struct ao_gate;
 
 /* A client for one role (one reused curl handle).  NULL + err. */
 struct ao_llm *ao_llm_new(const struct ao_llm_conf *conf, char *err, size_t errlen);
 void ao_llm_free(struct ao_llm *l);
+/* Every attempt of a call takes a slot of g first (gate.h), and a 429's
+ * Retry-After pauses g for all; NULL: no gate (the default). */
+void ao_llm_set_gate(struct ao_llm *l, struct ao_gate *g);
 
 /* One chat completion (a system and a user message), retried per the policy:
  * connection errors, timeouts, 408, 409, 429 and 5xx, replies cut off at the

@@ -4,6 +4,7 @@
  * task, shows progress, waits for every `done`, and writes runs/<id>/.
  * accelopt submit: the same runs sent to stages already running; with
  * --wait it too shows progress and writes runs/<id>/. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -67,6 +68,8 @@
 
 static const struct ao_option run_opts[] = {
     RUN_CONFIG_OPTIONS,
+    {"model-concurrency", 'j', AO_OPT_STR, NULL, "C",
+     "model calls in flight to one model server at most, all roles together (default 16)"},
     {"redis", 0, AO_OPT_STR, NULL, "URL", "use this redis (default: a private one, AOF on)"},
     {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "use this Kafka cluster (default: the embedded broker)"},
     AO_COMMON_OPTIONS,
@@ -83,6 +86,9 @@ static const struct ao_option submit_opts[] = {
 
 static const char *const stages[] = {"selector", "planner", "executor", "profiler", "summarizer"};
 #define NSTAGES 5
+/* the agent stages' replicas: each keeps one model call in flight */
+#define MAX_REPLICAS 64
+#define MAX_PROCS (2 + 3 * MAX_REPLICAS)
 #define RUN_DIR_MAX 400 /* --out: what the paths under it leave room for */
 
 struct run {
@@ -91,7 +97,10 @@ struct run {
     char redis_pass[64];
     struct ao_broker *broker;
     struct proc redis;
-    struct proc stage[NSTAGES];
+    struct proc stage[MAX_PROCS]; /* every stage process, replicas included */
+    int nproc;
+    int replicas[NSTAGES];        /* of each stage */
+    int concurrency;              /* --model-concurrency */
     struct ao_redis *r;
     struct ao_runstore *rs;
     struct ao_io *io;
@@ -212,12 +221,12 @@ static int start_redis(struct run *R, char *err, size_t errlen)
     return rc == 0 ? 0 : -1;
 }
 
-static int stage_args(struct run *R, int i)
+static int stage_args(struct run *R, struct proc *p, int i)
 {
-    struct proc *p = &R->stage[i];
     const char *lv = ao_config_str(&R->c, "log");
 
     snprintf(p->name, sizeof p->name, "%s", stages[i]);
+    /* the replicas of a stage share its log: each line is one write */
     if (ao_name(p->log, sizeof p->log, "%s/logs/%s.log", R->dir, stages[i]) < 0)
         return -1;
     /* the redis URL and the -X settings may hold secrets: they go by the
@@ -233,10 +242,69 @@ static int stage_args(struct run *R, int i)
     return 0;
 }
 
+/* Does the role's stage answer with the builtin model?  The stages read
+ * their model from the environment they inherit (ACCELOPT_<ROLE>_MODEL,
+ * ACCELOPT_LLM_MODEL, and the same for _URL), as lib/agents/llm.c does. */
+static int role_builtin(const char *role)
+{
+    char var[64];
+    const char *model, *url;
+
+    snprintf(var, sizeof var, "ACCELOPT_%s_MODEL", role);
+    for (char *p = var; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    model = getenv(var) ? getenv(var) : getenv("ACCELOPT_LLM_MODEL");
+    snprintf(var, sizeof var, "ACCELOPT_%s_URL", role);
+    for (char *p = var; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    url = getenv(var) ? getenv(var) : getenv("ACCELOPT_LLM_URL");
+    return (model && strcmp(model, "builtin") == 0) || (!model && !url);
+}
+
+/* --model-concurrency C: at most C model calls in flight to one model
+ * server, all roles together (the stages count them in redis: agents/gate.h).
+ * Each agent role gets as many replicas as can have a call in flight, C at
+ * most, and no more than its work can use: a planner per candidate (beam x
+ * tasks), an executor per plan (beam x plans x tasks), a summarizer per
+ * pair (topk x tasks).  A role on the builtin model answers at once: one
+ * replica.  0, or -1 + err. */
+static int plan_replicas(struct run *R, char *err, size_t errlen)
+{
+    const char *spec = ao_config_str(&R->c, "model-concurrency");
+    long long n = R->n, c = 16;
+    long long use[NSTAGES] = {1, ao_config_int(&R->c, "beam") * n,
+                              ao_config_int(&R->c, "beam") * ao_config_int(&R->c, "plans") * n, 1,
+                              ao_config_int(&R->c, "topk") * n};
+    char *end;
+
+    if (spec && ((c = strtoll(spec, &end, 10)) < 1 || c > MAX_REPLICAS * 16 || *end || end == spec))
+        return ao_errf(err, errlen, "--model-concurrency: '%s' is not 1 to %d calls", spec, MAX_REPLICAS * 16);
+    R->concurrency = (int)c;
+    R->nproc = 0;
+    for (int i = 0; i < NSTAGES; i++) {
+        long long want = i == 0 || i == 3 || role_builtin(stages[i]) ? 1 : c;
+        if (want > MAX_REPLICAS)
+            want = MAX_REPLICAS;
+        R->replicas[i] = (int)(want < use[i] ? want : use[i] > 0 ? use[i] : 1);
+        R->nproc += R->replicas[i];
+    }
+    return 0;
+}
+
+/* The most replicas of one stage: the topics need as many partitions for
+ * each to have work. */
+static int max_replicas(const struct run *R)
+{
+    int m = 1;
+    for (int i = 0; i < NSTAGES; i++)
+        m = R->replicas[i] > m ? R->replicas[i] : m;
+    return m;
+}
+
 /* Restart stages that died; -1 when one cannot be kept running. */
 static int supervise(struct run *R, char *err, size_t errlen)
 {
-    for (int i = 0; i < NSTAGES; i++) {
+    for (int i = 0; i < R->nproc; i++) {
         struct proc *p = &R->stage[i];
         int st;
 
@@ -464,7 +532,9 @@ static int setup(struct run *R, char *err, size_t errlen)
         if (ao_name(R->brokers, sizeof R->brokers, "%s", ao_config_str(&R->c, "brokers")) < 0)
             return ao_errf(err, errlen, "--brokers is over %zu bytes", sizeof R->brokers - 1);
     } else {
-        if (!(R->broker = ao_broker_new(4, R->brokers, sizeof R->brokers, err, errlen)))
+        /* every replica of a stage gets a partition of its topic */
+        int parts = max_replicas(R) > 4 ? max_replicas(R) : 4;
+        if (!(R->broker = ao_broker_new(parts, R->brokers, sizeof R->brokers, err, errlen)))
             return -1;
         /* a restarted stage rejoins its group quickly on the embedded broker */
         snprintf(R->props, sizeof R->props, "session.timeout.ms=6000\nheartbeat.interval.ms=500\n");
@@ -492,23 +562,28 @@ static int setup(struct run *R, char *err, size_t errlen)
     }
     if (R->submit)
         return 0;
-    if (setenv("ACCELOPT_REDIS", R->redis_url, 1) < 0 ||
+    char cc[24];
+    snprintf(cc, sizeof cc, "%d", R->concurrency);
+    if (setenv("ACCELOPT_REDIS", R->redis_url, 1) < 0 || setenv("ACCELOPT_MODEL_CONCURRENCY", cc, 1) < 0 ||
         (R->props[0] ? setenv("ACCELOPT_KAFKA", R->props, 1) : unsetenv("ACCELOPT_KAFKA")) < 0)
         return snprintf(err, errlen, "out of memory"), -1;
-    for (int i = 0; i < NSTAGES; i++)
-        if (stage_args(R, i) < 0)
-            return snprintf(err, errlen, "out of memory"), -1;
+    for (int i = 0, k = 0; i < NSTAGES; i++)
+        for (int r = 0; r < R->replicas[i]; r++)
+            if (stage_args(R, &R->stage[k++], i) < 0)
+                return snprintf(err, errlen, "out of memory"), -1;
     {
         char masked[300];
-        ao_info("run %s: redis %s, brokers %s, logs in %s", R->id,
-                ao_redis_url_masked(R->redis_url, masked, sizeof masked), R->brokers, logs);
+        ao_info("run %s: redis %s, brokers %s, logs in %s; model calls in flight at most: %d planning, "
+                "%d writing kernels, %d summarizing", R->id,
+                ao_redis_url_masked(R->redis_url, masked, sizeof masked), R->brokers, logs, R->replicas[1],
+                R->replicas[2], R->replicas[4]);
     }
     return supervise(R, err, errlen);
 }
 
 static void teardown(struct run *R)
 {
-    proc_stop_all(R->stage, NSTAGES, 30); /* a profiler finishes the kernel in hand */
+    proc_stop_all(R->stage, R->nproc, 30); /* a profiler finishes the kernel in hand */
     ao_io_free(R->io);
     R->io = NULL;
 }
@@ -557,7 +632,7 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("--target: %s", err);
         goto out;
     }
-    if (resolve_tasks(R, err, sizeof err) < 0) {
+    if (resolve_tasks(R, err, sizeof err) < 0 || (!R->submit && plan_replicas(R, err, sizeof err) < 0)) {
         ao_err("%s", err);
         goto out;
     }
@@ -648,7 +723,7 @@ stop:
     proc_stop(&R->redis, 10);
     ao_broker_free(R->broker);
 out:
-    for (int i = 0; i < NSTAGES; i++)
+    for (int i = 0; i < MAX_PROCS; i++)
         proc_release(&R->stage[i]);
     proc_release(&R->redis);
     for (int i = 0; i < R->n; i++)

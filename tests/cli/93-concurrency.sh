@@ -1,0 +1,67 @@
+# 93-concurrency.sh - model calls in flight (issue 28): `accelopt run` keeps
+# up to --model-concurrency calls in flight to a slow scripted server, all
+# roles together, never more; and a 429 with Retry-After pauses every
+# caller, not only the one that was told
+. tests/cli/helpers.sh
+ensure_calibration
+M=/usr/bin/python3
+export ACCELOPT_BUDGET=0.05 ACCELOPT_WARMUP=0.01 # these runs test flow, not speed
+
+$M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
+script() { # script EXEC-STEPS-JSON: plans differ (each call told the earlier titles)
+    $M - "$T/fast.c" "$1" <<'PY'
+import json, sys
+fast = open(sys.argv[1]).read()
+summary = open("tests/replies/summary-01-format.md").read()
+plans = ["Plan %s: widen the j tile to %d columns." % (c, 64 * (i + 1)) for i, c in enumerate("ABCDEFGH")]
+steps = json.loads(sys.argv[2])
+for s in steps:
+    if s.pop("kernel", False):
+        s["content"] = "```c\n" + fast + "```"
+print(json.dumps({"plan-m": [{"choose": plans, "delay": 1.0}], "exec-m": steps,
+                  "sum-m": [{"content": summary, "delay": 0.5}]}))
+PY
+}
+models() {
+    env ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+        ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-concurrency-0001 "$@"
+}
+
+# --- at most C in flight, and C reached ----------------------------------
+# one planner (6 plans, 1 s each) feeds executors that take 2 s a plan (2
+# samples of 1 s): the work could keep 4 or more calls busy, the cap is 3
+start_llm cap "$(script '[{"kernel": true, "delay": 1.0}]')"
+ACCELOPT_LOG=info models bin/accelopt run matmul --iters 1 --beam 1 --plans 6 --samples 2 --topk 2 -j 3 --json \
+    --out "$T/r1" >"$T/r1.jsonl" 2>"$T/r1.err"
+ok $? "accelopt run -j 3 finishes against a slow model server"
+grep -q 'model calls in flight at most: 1 planning, 3 writing kernels' "$T/r1.err"
+ok $? "it starts a planner for its one candidate and three executors (the cap)"
+$M - "$LLM_LOG" "$T/r1.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+peak = max(r["inflight"] for r in reqs)
+d = json.loads(open(sys.argv[2]).readline())
+assert d["stopped"] == "iterations" and d["kernels_evaluated"] == 13, d
+assert len([r for r in reqs if r["model"] == "exec-m"]) == 12, len(reqs)
+assert peak == 3, "peak %d calls in flight, the cap is 3" % peak
+PY
+ok $? "the server saw 3 calls at once at the peak, never more, and all 12 kernels were written"
+
+# --- a 429 pauses everyone -------------------------------------------------
+start_llm pause "$(script '[{"status": 429, "headers": {"Retry-After": "2"}}, {"kernel": true, "delay": 0.3}]')"
+models bin/accelopt run matmul --iters 1 --beam 1 --plans 6 --samples 1 --topk 2 -j 4 --json \
+    --out "$T/r2" >"$T/r2.jsonl" 2>"$T/r2.err"
+ok $? "accelopt run finishes after the server said 429 once"
+$M - "$LLM_LOG" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+ex = [r for r in reqs if r["model"] == "exec-m"]
+t429 = ex[0]["t"]  # the first executor call is the one refused
+# calls made after the client heard the 429 (a few ms) wait out its 2 s
+early = [r["t"] - t429 for r in reqs if 0.3 < r["t"] - t429 < 1.9]
+assert not early, "calls %s s after the 429" % early
+assert len(ex) >= 7, len(ex)  # the refused one again, and the other five
+PY
+ok $? "no call reached the server in the 2 s its Retry-After asked for, from any stage"
+grep -q 'attempt 1 of 5 failed (HTTP 429' "$T/r2/logs/executor.log"
+ok $? "the refused call is retried (the executor's log says so)"
