@@ -13,13 +13,15 @@ its model (else "*"); the last step of a queue repeats.  A step:
 
 "choose" answers with the first reply whose first line does not appear in
 the request's messages (the last one when all do): a model that takes "not
-one of these" to heart.
+one of these" to heart.  "pick" is {"TEXT": [reply, ...], ...}: the first
+TEXT found in the request's messages names the list, whose replies are
+given in turn (a model that writes a different kernel each time, per task).
 
 Every request is appended to LOGFILE as one JSON line (model, messages,
 temperature, max_tokens, the Authorization header, the time, and
 "inflight": the requests being served when it came, itself included).
 With LLM_SPANS=FILE in the environment, each answered request also
-appends {"t0": came, "t1": answered} to FILE (calls in flight over time).
+appends {"t0": came, "t1": answered, "model"} to FILE (calls in flight over time).
 The chosen port is written to PORTFILE once listening.
 """
 import json
@@ -33,6 +35,7 @@ script = json.load(open(sys.argv[1]))
 portfile, logfile = sys.argv[2], sys.argv[3]
 lock = threading.Lock()
 taken = {}
+picked = {}
 inflight = [0]
 spans = os.environ.get("LLM_SPANS")
 
@@ -76,7 +79,7 @@ class Handler(BaseHTTPRequestHandler):
                 inflight[0] -= 1
                 if spans:
                     with open(spans, "a") as f:
-                        f.write(json.dumps({"t0": t0, "t1": time.time()}) + "\n")
+                        f.write(json.dumps({"t0": t0, "t1": time.time(), "model": req.get("model")}) + "\n")
 
     def answer(self, req, auth):
         step = next_step(req.get("model"))
@@ -92,6 +95,14 @@ class Handler(BaseHTTPRequestHandler):
             body = json.dumps({"error": err})
         else:
             p, c = step.get("usage", [100, 50])
+            if "pick" in step:
+                said = "\n".join(m.get("content", "") for m in req.get("messages") or [])
+                key = next((k for k in step["pick"] if k in said), None)
+                if key is not None:
+                    with lock:
+                        i = picked.get(key, 0)
+                        picked[key] = i + 1
+                    step = dict(step, content=step["pick"][key][i % len(step["pick"][key])])
             if "choose" in step:
                 said = "\n".join(m.get("content", "") for m in req.get("messages") or [])
                 fresh = [r for r in step["choose"] if r.split("\n")[0] not in said]

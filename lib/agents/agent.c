@@ -46,8 +46,8 @@ int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *rol
      * shares the redis; a lease outlives the longest call (timeout, retries
      * aside), so a holder that died frees its slot */
     if (a->llm && a->redis) {
-        if (!(a->gate = ao_gate_new(a->redis, a->conf.url, a->conf.concurrency, a->conf.timeout_s + 30, err,
-                                    errlen)))
+        if (!(a->gate = ao_gate_new(a->redis, a->conf.url, a->conf.concurrency, a->conf.timeout_s + 30,
+                                    strcmp(role, "executor") != 0, err, errlen)))
             goto fail;
         ao_llm_set_gate(a->llm, a->gate);
     }

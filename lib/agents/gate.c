@@ -16,22 +16,36 @@
 
 struct ao_gate {
     struct ao_redis *r;
-    char key[AO_REDIS_KEY_MAX], pause_key[AO_REDIS_KEY_MAX];
+    char key[AO_REDIS_KEY_MAX], pause_key[AO_REDIS_KEY_MAX], wait_key[AO_REDIS_KEY_MAX];
     char token[40]; /* this holder's member in the set */
-    int limit, held;
+    int limit, held, urgent;
     long long lease_ms;
     double waited_s;
 };
 
 /* 0: entered; > 0: paused for that many ms; -1: full.  The server's clock
- * scores the leases, so machines whose clocks differ agree. */
+ * scores the leases, so machines whose clocks differ agree.  An urgent
+ * caller that finds the server full says so in the waiters' set (for a
+ * moment: it says it again at every try); a caller that is not urgent
+ * leaves their places to them. */
 static const char enter_script[] =
     "local p = redis.call('PTTL', KEYS[2])\n"
     "if p > 0 then return p end\n"
     "local t = redis.call('TIME')\n"
     "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
     "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
-    "if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return -1 end\n"
+    "redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)\n"
+    "local busy = redis.call('ZCARD', KEYS[1])\n"
+    "if ARGV[4] == '1' then\n"
+    "  if busy >= tonumber(ARGV[1]) then\n"
+    "    redis.call('ZADD', KEYS[3], now + 1000, ARGV[3])\n"
+    "    redis.call('PEXPIRE', KEYS[3], 1000)\n"
+    "    return -1\n"
+    "  end\n"
+    "  redis.call('ZREM', KEYS[3], ARGV[3])\n"
+    "elseif busy + redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[1]) then\n"
+    "  return -1\n"
+    "end\n"
     "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "return 0\n";
@@ -42,8 +56,8 @@ static const char pause_script[] =
     "end\n"
     "return 0\n";
 
-struct ao_gate *ao_gate_new(struct ao_redis *r, const char *url, int limit, double lease_s, char *err,
-                            size_t errlen)
+struct ao_gate *ao_gate_new(struct ao_redis *r, const char *url, int limit, double lease_s, int urgent,
+                            char *err, size_t errlen)
 {
     struct ao_gate *g = calloc(1, sizeof *g);
     unsigned char rnd[8];
@@ -56,7 +70,8 @@ struct ao_gate *ao_gate_new(struct ao_redis *r, const char *url, int limit, doub
     ao_sha256_hex(url, strlen(url), hex);
     snprintf(id, sizeof id, "%.16s", hex);
     if (!ao_redis_key(r, g->key, sizeof g->key, AO_KEY_GATE, id) ||
-        !ao_redis_key(r, g->pause_key, sizeof g->pause_key, AO_KEY_GATE_PAUSE, id)) {
+        !ao_redis_key(r, g->pause_key, sizeof g->pause_key, AO_KEY_GATE_PAUSE, id) ||
+        !ao_redis_key(r, g->wait_key, sizeof g->wait_key, AO_KEY_GATE_WAIT, id)) {
         snprintf(err, errlen, "the redis prefix is too long for the model gate's keys");
         free(g);
         return NULL;
@@ -66,6 +81,7 @@ struct ao_gate *ao_gate_new(struct ao_redis *r, const char *url, int limit, doub
         snprintf(g->token + 2 * i, 3, "%02x", rnd[i]);
     snprintf(g->token + 16, sizeof g->token - 16, ":%ld", (long)getpid());
     g->r = r;
+    g->urgent = urgent;
     g->limit = limit > 0 ? limit : 1;
     g->lease_ms = (long long)(lease_s * 1000) > 1000 ? (long long)(lease_s * 1000) : 1000;
     return g;
@@ -88,14 +104,15 @@ static void sleep_ms(long long ms)
 int ao_gate_enter(struct ao_gate *g, char *err, size_t errlen)
 {
     char lim[24], lease[24];
-    const char *argv[8] = {"EVAL", enter_script, "2", g->key, g->pause_key, lim, lease, g->token};
+    const char *argv[10] = {"EVAL", enter_script, "3", g->key, g->pause_key, g->wait_key, lim, lease, g->token,
+                            g->urgent ? "1" : "0"};
     int64_t start = ao_now_ns();
     unsigned spin = 0;
 
     snprintf(lim, sizeof lim, "%d", g->limit);
     snprintf(lease, sizeof lease, "%lld", g->lease_ms);
     for (;;) {
-        redisReply *rep = ao_redis_argv(g->r, 8, argv, NULL, err, errlen);
+        redisReply *rep = ao_redis_argv(g->r, 10, argv, NULL, err, errlen);
         long long v;
         if (!rep)
             return -1;

@@ -11,9 +11,12 @@ struct ao_gate;
 
 /* A gate for the server at url (its key is the URL's hash: a URL may carry
  * a secret).  A slot is held for at most lease_s (a holder that died frees
- * it then).  NULL on OOM or a key that does not fit (err). */
-struct ao_gate *ao_gate_new(struct ao_redis *r, const char *url, int limit, double lease_s, char *err,
-                            size_t errlen);
+ * it then).  An urgent caller goes before the others when the server is
+ * full (the planner and the summarizer: their calls are a run's critical
+ * path, one after another, where the executor's are many side by side).
+ * NULL on OOM or a key that does not fit (err). */
+struct ao_gate *ao_gate_new(struct ao_redis *r, const char *url, int limit, double lease_s, int urgent,
+                            char *err, size_t errlen);
 void ao_gate_free(struct ao_gate *g);
 /* Take a slot, waiting while the server is full or paused.  0; or -1 + err
  * when a stop was requested or Redis failed (the call is not made). */

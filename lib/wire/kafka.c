@@ -42,9 +42,17 @@ struct kafka_priv {
 static int32_t partition_of(const rd_kafka_topic_t *rkt, const void *key, size_t keylen,
                             int32_t count, void *topic_opaque, void *msg_opaque)
 {
-    static unsigned next;
-    if (ao_topic_spread(rd_kafka_topic_name(rkt)))
+    /* round robin from a random start: producers that started together
+     * (a stage's replicas) do not all begin on partition 0 */
+    static unsigned next, seeded;
+    if (ao_topic_spread(rd_kafka_topic_name(rkt))) {
+        if (!__atomic_exchange_n(&seeded, 1, __ATOMIC_RELAXED)) {
+            unsigned r = 0;
+            ao_random_bytes(&r, sizeof r);
+            __atomic_fetch_add(&next, r, __ATOMIC_RELAXED);
+        }
         return (int32_t)(__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % (unsigned)count);
+    }
     return rd_kafka_msg_partitioner_consistent_random(rkt, key, keylen, count, topic_opaque,
                                                       msg_opaque);
 }
@@ -480,8 +488,19 @@ struct ao_broker {
     rd_kafka_mock_cluster_t *mc;
 };
 
+static int same_parts(const char *topic, void *ctx)
+{
+    return *(const int *)ctx;
+}
+
 struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char *err,
                                 size_t errlen)
+{
+    return ao_broker_new_sized(same_parts, &partitions, addr, addrlen, err, errlen);
+}
+
+struct ao_broker *ao_broker_new_sized(int (*parts_of)(const char *topic, void *ctx), void *ctx,
+                                      char *addr, size_t addrlen, char *err, size_t errlen)
 {
     struct ao_broker *b = calloc(1, sizeof *b);
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
@@ -504,7 +523,7 @@ struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char
     }
     const char *const *topics = ao_topics();
     for (int i = 0; topics[i]; i++)
-        if (rd_kafka_mock_topic_create(b->mc, topics[i], partitions, 1)) {
+        if (rd_kafka_mock_topic_create(b->mc, topics[i], parts_of(topics[i], ctx), 1)) {
             snprintf(err, errlen, "cannot make topic '%s'", topics[i]);
             goto fail;
         }

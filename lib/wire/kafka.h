@@ -21,6 +21,12 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
 struct ao_broker;
 struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char *err,
                                 size_t errlen);
+/* The same, with parts_of(topic, ctx) partitions for each topic (a stage
+ * whose replicas each own one partition of its topic takes its work in
+ * equal shares: a replica that owned two would take two candidates in turn
+ * while another had none). */
+struct ao_broker *ao_broker_new_sized(int (*parts_of)(const char *topic, void *ctx), void *ctx,
+                                      char *addr, size_t addrlen, char *err, size_t errlen);
 void ao_broker_free(struct ao_broker *b);
 
 /* Fault injection on the embedded broker, one command a line:

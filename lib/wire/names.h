@@ -40,6 +40,7 @@ int ao_topic_spread(const char *topic);
 #define AO_KEY_PROF "prof:%s:%s"               /* target, kernel hash: a cached verdict */
 #define AO_KEY_GATE "gate:%s"                  /* a model server (its URL's hash): calls in flight */
 #define AO_KEY_GATE_PAUSE "gate:%s:pause"      /* and the pause its 429 asked for */
+#define AO_KEY_GATE_WAIT "gate:%s:wait"        /* and the urgent callers waiting */
 #define AO_KEY_MEMORY_TARGET "memory:target:%s"
 #define AO_KEY_MEMORY_TASK "memory:task:%s:%s" /* target, task */
 #define AO_KEY_MEMORY_NAME "memory:name:%s"

@@ -282,7 +282,10 @@ static int plan_replicas(struct run *R, char *err, size_t errlen)
     R->concurrency = (int)c;
     R->nproc = 0;
     for (int i = 0; i < NSTAGES; i++) {
-        long long want = i == 0 || i == 3 || role_builtin(stages[i]) ? 1 : c;
+        /* executors: twice C, so that the plans left at an iteration's end
+         * are each in a replica's hands, waiting for a call, not queued
+         * behind another plan on a busy replica's partition */
+        long long want = i == 0 || i == 3 || role_builtin(stages[i]) ? 1 : i == 2 ? 2 * c : c;
         if (want > MAX_REPLICAS)
             want = MAX_REPLICAS;
         R->replicas[i] = (int)(want < use[i] ? want : use[i] > 0 ? use[i] : 1);
@@ -291,14 +294,20 @@ static int plan_replicas(struct run *R, char *err, size_t errlen)
     return 0;
 }
 
-/* The most replicas of one stage: the topics need as many partitions for
- * each to have work. */
-static int max_replicas(const struct run *R)
+/* The partitions of a topic on the embedded broker: one per replica of
+ * the stage that reads it (each replica owns one: work in equal shares),
+ * four for the topics a run's messages are keyed on. */
+static int topic_parts(const char *topic, void *ctx)
 {
-    int m = 1;
-    for (int i = 0; i < NSTAGES; i++)
-        m = R->replicas[i] > m ? R->replicas[i] : m;
-    return m;
+    const struct run *R = ctx;
+
+    if (!strcmp(topic, AO_TOPIC_CANDIDATES))
+        return R->replicas[1];
+    if (!strcmp(topic, AO_TOPIC_PLANS))
+        return R->replicas[2];
+    if (!strcmp(topic, AO_TOPIC_PAIRS))
+        return R->replicas[4];
+    return 4;
 }
 
 /* Restart stages that died; -1 when one cannot be kept running. */
@@ -532,9 +541,7 @@ static int setup(struct run *R, char *err, size_t errlen)
         if (ao_name(R->brokers, sizeof R->brokers, "%s", ao_config_str(&R->c, "brokers")) < 0)
             return ao_errf(err, errlen, "--brokers is over %zu bytes", sizeof R->brokers - 1);
     } else {
-        /* every replica of a stage gets a partition of its topic */
-        int parts = max_replicas(R) > 4 ? max_replicas(R) : 4;
-        if (!(R->broker = ao_broker_new(parts, R->brokers, sizeof R->brokers, err, errlen)))
+        if (!(R->broker = ao_broker_new_sized(topic_parts, R, R->brokers, sizeof R->brokers, err, errlen)))
             return -1;
         /* a restarted stage rejoins its group quickly on the embedded broker */
         snprintf(R->props, sizeof R->props, "session.timeout.ms=6000\nheartbeat.interval.ms=500\n");
