@@ -27,6 +27,7 @@
 #include "procs.h"
 #include "report.h"
 #include "state/memory.h"
+#include "state/runstate.h"
 #include "state/runstore.h"
 #include "targets/target.h"
 #include "wire/io.h"
@@ -70,6 +71,8 @@ static const struct ao_option run_opts[] = {
     RUN_CONFIG_OPTIONS,
     {"model-concurrency", 'j', AO_OPT_STR, NULL, "C",
      "model calls in flight to one model server at most, all roles together (default 16)"},
+    {"resume", 0, AO_OPT_STR, NULL, "ID",
+     "go on with run ID, stopped earlier (its directory: runs/ID, or --out): from its last step"},
     {"redis", 0, AO_OPT_STR, NULL, "URL", "use this redis (default: a private one, AOF on)"},
     {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "use this Kafka cluster (default: the embedded broker)"},
     AO_COMMON_OPTIONS,
@@ -101,6 +104,8 @@ struct run {
     int nproc;
     int replicas[NSTAGES];        /* of each stage */
     int concurrency;              /* --model-concurrency */
+    int resuming;                 /* --resume: the run's own settings and tasks, from its files */
+    char **argv;                  /* then its command line (the config points into it) */
     struct ao_redis *r;
     struct ao_runstore *rs;
     struct ao_io *io;
@@ -237,7 +242,8 @@ static int stage_args(struct run *R, struct proc *p, int i)
         proc_arg(p, "--redis-prefix") || proc_arg(p, "%s", ao_config_str(&R->c, "redis-prefix")) ||
         (lv && (proc_arg(p, "--log") || proc_arg(p, "%s", lv))) ||
         (strcmp(stages[i], "profiler") == 0 &&
-         (proc_arg(p, "--target") || proc_arg(p, "%s", ao_config_str(&R->c, "target")))))
+         (proc_arg(p, "--target") || proc_arg(p, "%s", ao_config_str(&R->c, "target")))) ||
+        (R->resuming && strcmp(stages[i], "selector") == 0 && proc_arg(p, "--resend")))
         return -1;
     return 0;
 }
@@ -452,6 +458,120 @@ static int export_memory(struct run *R, char *err, size_t errlen)
     return rc;
 }
 
+/* What --resume needs, written before the stages start: dir/run.conf, the
+ * run's settings as a config file (the ones given, not the defaults; not
+ * where the results go, nor the redis, brokers and -X settings, which may
+ * hold secrets and are given again), and dir/tasks, a task a line. */
+static const char *const not_kept[] = {"resume", "out", "redis", "brokers", "kafka", "memory", "config",
+                                       "help", "version", "json", "log", NULL};
+
+static int write_resume_files(struct run *R, char *err, size_t errlen)
+{
+    struct ao_buf conf = {0}, tasks = {0};
+    char path[700];
+    int rc;
+
+    ao_buf_printf(&conf, "# accelopt run %s: its settings, for accelopt run --resume %s\n", R->id, R->id);
+    for (int i = 0; i < R->c.nopts; i++) {
+        const char *name = R->c.opts[i].name;
+        int skip = !R->c.values[i] || !strcmp(R->c.source[i], "default");
+        for (int k = 0; !skip && not_kept[k]; k++)
+            skip = !strcmp(name, not_kept[k]);
+        if (!skip)
+            ao_buf_printf(&conf, "%s = %s\n", name, R->c.values[i]);
+    }
+    for (int i = 0; i < R->n; i++)
+        ao_buf_printf(&tasks, "%s\n", R->t[i].spec);
+    if (ao_name(path, sizeof path, "%s/run.conf", R->dir) < 0)
+        rc = ao_errf(err, errlen, "the run's directory '%s' is too long", R->dir);
+    else if ((rc = ao_write_file(path, conf.data ? conf.data : "", conf.len, err, errlen)) == 0)
+        rc = ao_name(path, sizeof path, "%s/tasks", R->dir) < 0
+                 ? ao_errf(err, errlen, "the run's directory '%s' is too long", R->dir)
+                 : ao_write_file(path, tasks.data ? tasks.data : "", tasks.len, err, errlen);
+    ao_buf_release(&conf);
+    ao_buf_release(&tasks);
+    return rc;
+}
+
+/* --resume ID: the command line again, from the run's files: the flags
+ * given now (but --resume), then --config dir/run.conf (flags win over
+ * it), --out dir and the tasks.  A NULL-terminated argv (free with
+ * free_argv), or NULL + err. */
+static char **resume_argv(int argc, char **argv, const char *id, const char *out, int *nargv, char *err,
+                          size_t errlen)
+{
+    char dir[RUN_DIR_MAX], path[RUN_DIR_MAX + 20], *tasks, *save = NULL;
+    char **v = NULL;
+    int n = 0, cap = argc + 8;
+
+    if (!ao_run_id_valid(id))
+        return ao_errf(err, errlen, "--resume: '%s' is not a run id", id), NULL;
+    if ((out ? ao_name(dir, sizeof dir, "%s", out) : ao_name(dir, sizeof dir, "runs/%s", id)) < 0 ||
+        ao_name(path, sizeof path, "%s/tasks", dir) < 0)
+        return ao_errf(err, errlen, "--resume: the run's directory is too long"), NULL;
+    if (!(tasks = ao_read_file(path, NULL, err, errlen))) {
+        char e2[AO_ERRLEN];
+        snprintf(e2, sizeof e2, "%s", err);
+        return ao_errf(err, errlen, "--resume %s: no run to go on with in '%s' (%s)", id, dir, e2), NULL;
+    }
+    for (const char *p = tasks; *p; p++)
+        cap += *p == '\n';
+    if (!(v = calloc((size_t)cap + 1, sizeof *v)))
+        goto oom;
+    v[n++] = strdup(argv[0]);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--resume")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(argv[i], "--resume=", 9))
+            continue;
+        v[n++] = strdup(argv[i]);
+    }
+    snprintf(path, sizeof path, "%s/run.conf", dir);
+    v[n++] = strdup("--config");
+    v[n++] = strdup(path);
+    v[n++] = strdup("--out");
+    v[n++] = strdup(dir);
+    for (char *t = strtok_r(tasks, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
+        v[n++] = strdup(t);
+    free(tasks);
+    for (int i = 0; i < n; i++)
+        if (!v[i])
+            goto oom;
+    *nargv = n;
+    return v;
+oom:
+    for (int i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+}
+
+/* The done messages of the runs that had finished before --resume: each is
+ * in its run's last phase messages, in our own run store. */
+static void resumed_dones(struct run *R)
+{
+    for (int i = 0; i < R->n; i++) {
+        struct ao_run_state st;
+        char err[AO_ERRLEN];
+        cJSON *out = NULL, *it;
+        if (ao_run_state_load(R->rs, R->t[i].run, &st, err, sizeof err) > 0 && st.phase == AO_PHASE_DONE &&
+            ao_runstore_json(R->rs, R->t[i].run, "phase_outbox", &out, err, sizeof err) > 0) {
+            cJSON_ArrayForEach(it, out)
+                if (!R->t[i].done && !strcmp(ao_json_str(it, "topic", ""), AO_TOPIC_RUNS)) {
+                    R->t[i].done = cJSON_DetachItemFromObjectCaseSensitive(it, "msg");
+                    R->ndone += R->t[i].done != NULL;
+                }
+        }
+        if (R->t[i].done)
+            ao_info("run %s: had finished (%s)", R->t[i].run, ao_json_str(R->t[i].done, "stopped", "?"));
+        cJSON_Delete(out);
+        ao_run_state_release(&st);
+    }
+}
+
 /* dir/run.json: what the run was (the report's header) */
 static int write_run_json(struct run *R, char *err, size_t errlen)
 {
@@ -537,6 +657,8 @@ static int setup(struct run *R, char *err, size_t errlen)
     if (ao_name(logs, sizeof logs, "%s/logs", R->dir) < 0 || ao_mkdirs(logs, 0700) < 0 ||
         chmod(R->dir, 0700) < 0 || chmod(logs, 0700) < 0)
         return ao_errf(err, errlen, "cannot make '%s/logs'", R->dir);
+    if (!R->submit && write_resume_files(R, err, errlen) < 0)
+        return -1;
     if (ao_config_str(&R->c, "brokers")) {
         if (ao_name(R->brokers, sizeof R->brokers, "%s", ao_config_str(&R->c, "brokers")) < 0)
             return ao_errf(err, errlen, "--brokers is over %zu bytes", sizeof R->brokers - 1);
@@ -614,7 +736,26 @@ static int run_or_submit(int argc, char **argv, int submitting)
                     &code) < 0)
         goto out;
     code = AO_EXIT_USAGE;
-    make_id(R->id, sizeof R->id);
+    if (!submitting && ao_config_str(&R->c, "resume")) {
+        int n2;
+        if (R->c.nargs || ao_config_str(&R->c, "config")) {
+            ao_err("--resume takes no tasks and no --config: the run's own are used");
+            goto out;
+        }
+        snprintf(R->id, sizeof R->id, "%s", ao_config_str(&R->c, "resume"));
+        if (!(R->argv = resume_argv(argc, argv, R->id, ao_config_str(&R->c, "out"), &n2, err, sizeof err))) {
+            ao_err("%s", err);
+            goto out;
+        }
+        ao_config_release(&R->c);
+        if (ao_tool_setup("accelopt", &R->c, run_opts, N(run_opts), n2, R->argv, "accelopt run --resume ID",
+                          &code) < 0)
+            goto out;
+        code = AO_EXIT_USAGE;
+        R->resuming = 1;
+    } else {
+        make_id(R->id, sizeof R->id);
+    }
     R->started = time(NULL);
     if (R->c.nargs < 1) {
         ao_err("run needs at least one task (e.g. accelopt run matmul silu)");
@@ -651,8 +792,8 @@ static int run_or_submit(int argc, char **argv, int submitting)
     ao_signals_install();
     code = AO_EXIT_FAIL;
     if (setup(R, err, sizeof err) < 0 ||
-        (ao_config_str(&R->c, "memory") && import_memory(R, err, sizeof err) < 0) ||
-        submit(R, err, sizeof err) < 0) {
+        (!R->resuming && ao_config_str(&R->c, "memory") && import_memory(R, err, sizeof err) < 0) ||
+        (R->resuming && (resumed_dones(R), 0)) || submit(R, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto stop;
     }
@@ -736,6 +877,9 @@ out:
     for (int i = 0; i < R->n; i++)
         cJSON_Delete(R->t[i].done);
     ao_config_release(&R->c);
+    for (int i = 0; R->argv && R->argv[i]; i++)
+        free(R->argv[i]);
+    free(R->argv);
     free(R);
     return code;
 }

@@ -202,21 +202,49 @@ out:
 }
 
 /* The runs in flight that this replica owns (their partition is assigned
- * to it; replicas share the work by runs), each with `fn`. */
+ * to it; replicas share the work by runs), each with `fn`: how many, or -1. */
 static int each_run(struct selector *sel, struct ao_io *io,
                     int (*fn)(struct selector *, struct ao_io *, const char *))
 {
     char err[AO_ERRLEN];
     cJSON *runs = ao_rs_smembers(sel->store, AO_KEY_ACTIVE, err, sizeof err);
     const cJSON *it;
-    int rc = 0;
+    int rc = 0, owned = 0, all;
 
     if (!runs)
         return ao_io_fail(io, "run store: %s", err);
+    all = cJSON_GetArraySize(runs);
+
     cJSON_ArrayForEach(it, runs)
-        if (rc == 0 && ao_io_owns(io, it->valuestring))
+        if (rc == 0 && ao_io_owns(io, it->valuestring)) {
             rc = fn(sel, io, it->valuestring);
+            owned++;
+        }
     cJSON_Delete(runs);
+    /* none in flight counts as all seen */
+    return rc < 0 ? -1 : all == 0 ? 1 : owned;
+}
+
+/* --resend: the broker lost what was in flight (accelopt run --resume
+ * on a new embedded broker).  The messages of the step that opened the
+ * run's phase go again (the open iteration's candidates, its pairs, the
+ * final kernel), and the last fix request if that came after: slots that
+ * have their results keep them (a repeat counts once), the rest are
+ * worked again. */
+static int resend_phase(struct selector *sel, struct ao_io *io, const char *run)
+{
+    cJSON *phase = sel_load_json(sel, run, "phase_outbox", io), *last = NULL;
+    int rc = -1;
+
+    if (!phase || !(last = sel_load_json(sel, run, "outbox", io)))
+        goto out;
+    ao_info("run %s: the broker lost what was in flight; sending the phase's messages again", run);
+    if (!cJSON_IsNull(phase) && sel_send_outbox(sel, io, run, phase) < 0)
+        goto out;
+    rc = cJSON_IsNull(last) || cJSON_Compare(phase, last, 1) ? 0 : sel_send_outbox(sel, io, run, last);
+out:
+    cJSON_Delete(phase);
+    cJSON_Delete(last);
     return rc;
 }
 
@@ -235,6 +263,8 @@ static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
         rc = ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
     } else if (ao_rs_hget(sel->store, key, "outbox_pending", &pending, err, sizeof err) < 0) {
         rc = ao_io_fail(io, "run store: %s", err);
+    } else if (sel->resend && have > 0 && st.phase != AO_PHASE_DONE) {
+        rc = resend_phase(sel, io, run);
     } else if (pending && strcmp(pending, "1") == 0) {
         ao_info("run %s: resending the last step's messages", run);
         rc = (outbox = sel_load_json(sel, run, "outbox", io)) ? sel_send_outbox(sel, io, run, outbox) : -1;
@@ -255,12 +285,15 @@ int sel_tick(void *ctx, struct ao_io *io)
     unsigned g = ao_io_generation(io);
 
     if (g != sel->resumed) { /* runs came to this replica: finish their last steps */
+        int seen;
         sel->resumed = g;
-        if (each_run(sel, io, resume_run) < 0)
+        if ((seen = each_run(sel, io, resume_run)) < 0)
             return -1;
+        if (seen > 0)
+            sel->resend = 0; /* once: what the new broker has from now on is not lost */
     }
     if (t - sel->last_tick < 1)
         return 0;
     sel->last_tick = t;
-    return each_run(sel, io, tick_run);
+    return each_run(sel, io, tick_run) < 0 ? -1 : 0;
 }

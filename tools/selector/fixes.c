@@ -123,7 +123,7 @@ static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_r
     ao_info("run %s: slot %s failed (%s) at attempt %lld; sent back to the model", r->env.run,
             r->slot, r->status, attempt);
     st->progress = sel_now_s(); /* a fix is progress: the slot deadline starts again */
-    rc = sel_step(sel, io, r->env.run, st, NULL, outbox);
+    rc = sel_step_fix(sel, io, r->env.run, st, outbox);
 out:
     free(filled);
     cJSON_free(text);

@@ -54,6 +54,8 @@ static const struct ao_option options[] = {
     {"redis", 0, AO_OPT_STR, NULL, "URL", "keep run state in redis (redis://host:port)"},
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
     {"state", 0, AO_OPT_STR, NULL, "FILE", "pipe mode without redis: keep run state in FILE"},
+    {"resend", 0, AO_OPT_BOOL, "0", NULL,
+     "the broker lost what was in flight (a new one): send every run's current phase again"},
     AO_STAGE_OPTIONS,
     AO_COMMON_OPTIONS,
 };
@@ -91,6 +93,7 @@ int main(int argc, char **argv)
                        options, NOPTS, topics, argc, argv, &code))
         return ao_stage_close(&s, code);
     sel.cfg = &s.cfg;
+    sel.resend = ao_config_bool(&s.cfg, "resend");
     url = ao_config_str(&s.cfg, "redis");
     state_file = ao_config_str(&s.cfg, "state");
     if (url && state_file) {

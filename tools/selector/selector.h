@@ -28,6 +28,7 @@ struct selector {
     unsigned resumed; /* the transport's generation whose runs were resumed */
     struct warned { char run[200]; long mark; struct warned *next; } *warned;
     struct ao_sign_key key; /* a result counts only with a profiler's signature */
+    int resend;             /* the broker lost what was in flight: every run's phase is sent again */
 };
 
 /* The slots of the open iteration: candidates x plans x samples (1x1x1 for
@@ -68,6 +69,9 @@ int sel_send_outbox(struct selector *sel, struct ao_io *io, const char *run, con
  * it sends. */
 int sel_step(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
              const struct ao_beam *beam, const cJSON *outbox);
+/* A fix request's step: its messages are not the phase's (sel_step). */
+int sel_step_fix(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
+                 const cJSON *outbox);
 int sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg);
 /* --- outbox.c --- */
 /* How uncertain a measurement's median is, relative: 1.58 IQR/median over

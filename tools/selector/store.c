@@ -192,9 +192,11 @@ int sel_send_outbox(struct selector *sel, struct ao_io *io, const char *run, con
     return sel_save(sel, io);
 }
 
-/* Commit a step: the new state, the beam, the messages it sends. */
-int sel_step(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
-             const struct ao_beam *beam, const cJSON *outbox)
+/* Commit a step: the new state, the beam, the messages it sends; a step
+ * that opens a phase (all but a fix request) keeps its messages as the
+ * phase's too, for a broker that lost them (--resend). */
+static int step(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
+                const struct ao_beam *beam, const cJSON *outbox, int opens_phase)
 {
     char key[AO_KEY_MAX], err[AO_ERRLEN];
     cJSON *b = beam ? ao_beam_json(beam) : NULL;
@@ -208,7 +210,7 @@ int sel_step(struct selector *sel, struct ao_io *io, const char *run, const stru
     }
     rc = b ? sel_store_json(sel, run, "beam", b, io) : 0;
     cJSON_Delete(b);
-    if (rc < 0 ||
+    if (rc < 0 || (opens_phase && sel_store_json(sel, run, "phase_outbox", outbox, io) < 0) ||
         sel_store_json(sel, run, "outbox", outbox, io) < 0 ||
         ao_rs_hset(sel->store, key, "outbox_pending", "1", err, sizeof err) < 0 ||
         sel_store_state(sel, run, st, io) < 0) /* last: the step is taken */
@@ -219,6 +221,18 @@ int sel_step(struct selector *sel, struct ao_io *io, const char *run, const stru
     if (st->phase == AO_PHASE_DONE && ao_rs_srem(sel->store, AO_KEY_ACTIVE, run, err, sizeof err) < 0)
         return ao_io_fail(io, "run store: %s", err);
     return 0;
+}
+
+int sel_step(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
+             const struct ao_beam *beam, const cJSON *outbox)
+{
+    return step(sel, io, run, st, beam, outbox, 1);
+}
+
+int sel_step_fix(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
+                 const cJSON *outbox)
+{
+    return step(sel, io, run, st, NULL, outbox, 0);
 }
 
 int sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg)
