@@ -149,13 +149,14 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
     *reply = NULL;
     if (ao_budget_from_config(config, &b, reason, len) < 0)
         return -1;
-    if ((spent = ao_budget_spent(a->book, run, &b, reason, len)) != 0)
+    if ((spent = ao_budget_enter(a->book, run, a->role, &b, a->conf.timeout_s * a->conf.attempts + 60, reason, len)) != 0)
         return spent < 0 ? -2 : -1;
     rc = ao_llm_chat(a->llm, system, user, reply, &call, reason, len);
     if (rc < 0 && ao_stop_requested())
         rc = -2;
     if (ao_budget_charge(a->book, run, a->role, iter, &call, e, sizeof e) < 0)
         ao_warn("run '%s': cannot count the call's tokens: %s", run, e);
+    ao_budget_leave(a->book); /* after the charge: the next call sees this one's cost */
     ao_llm_usage_add(u, &call);
     ao_llm_usage_add(&a->total, &call);
     return rc;

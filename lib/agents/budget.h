@@ -26,12 +26,18 @@ struct ao_budget_book;
 struct ao_budget_book *ao_budget_book_new(struct ao_redis *r);
 void ao_budget_book_free(struct ao_budget_book *bk);
 
-/* Whether the run has spent its budget: 1 spent (reason filled), 0 not,
- * -1 + reason when redis failed.  The check and the charge are each one
- * atomic step; calls in flight when the budget runs out still finish, so a
- * run can overshoot by what its concurrent calls cost. */
-int ao_budget_spent(struct ao_budget_book *bk, const char *run, const struct ao_budget *b,
-                    char *reason, size_t len);
+/* Before a call of a run with a budget: 0 go (the call is counted in
+ * flight until ao_budget_leave), 1 the budget is spent (reason filled), -1
+ * + reason when redis failed or a stop was requested.  With redis the
+ * calls in flight of every process count: a call waits while they, each
+ * costed at its role's mean call in the run so far (the first call of a
+ * role alone, while that is not known), could spend what is left; so concurrent calls overshoot
+ * the budget no more than one call at a time does.  lease_s: how long a
+ * holder that died keeps its place. */
+int ao_budget_enter(struct ao_budget_book *bk, const char *run, const char *role, const struct ao_budget *b,
+                    double lease_s, char *reason, size_t len);
+/* After the call (admitted by ao_budget_enter), whatever came of it. */
+void ao_budget_leave(struct ao_budget_book *bk);
 /* Add a call's usage to the run's counters, and (with redis) to the
  * counters of its role and iteration that a run's report shows:
  * tokens_prompt:<role>:<iter>, tokens_completion:<role>:<iter>,

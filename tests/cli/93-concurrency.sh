@@ -67,3 +67,23 @@ PY
 ok $? "no call reached the server in the 2 s its Retry-After asked for, from any stage"
 grep -q 'attempt 1 of 5 failed (HTTP 429' "$T/r2/logs/executor.log"
 ok $? "the refused call is retried (the executor's log says so)"
+
+# --- the budget holds with calls side by side -----------------------------
+# plans come at once and cost 15 tokens, kernels take 1 s and cost 150:
+# eight executors would start together and spend 1320 of a 1000 budget.
+# Calls in flight are costed at their role's mean call before another
+# goes, so the run ends within a call of its budget, as one at a time would
+start_llm budget "$(script '[{"kernel": true, "delay": 1.0, "usage": [100, 50]}]' |
+    $M -c 'import json,sys; s=json.load(sys.stdin); s["plan-m"][0].update(delay=0, usage=[10, 5]); print(json.dumps(s))')"
+models bin/accelopt run matmul --iters 2 --beam 1 --plans 8 --samples 2 --topk 2 -j 8 --budget-tokens 1000 \
+    --json --out "$T/r3" >"$T/r3.jsonl" 2>"$T/r3.err"
+ok $? "a run with a token budget and eight calls side by side finishes"
+$M - "$T/r3/matmul/usage.json" "$LLM_LOG" <<'PY'
+import json, sys
+u = json.load(open(sys.argv[1]))["total"]
+tokens = u["prompt"] + u["completion"]
+peak = max(json.loads(l)["inflight"] for l in open(sys.argv[2]))
+assert 1000 <= tokens <= 1150, "%d tokens spent of a 1000 budget" % tokens
+assert peak > 1, peak
+PY
+ok $? "it spent its budget and at most one call more, with calls side by side"
