@@ -6,6 +6,8 @@
 # call was in flight), the model-bound wall time (first call to last
 # answer), the whole run's, and the ideal: calls x LATENCY / C.
 #   tests/bench/concurrency.sh [LATENCY [C [REV]]]   (default: 2 16, the tree)
+# PLAN_MODE=independent in the environment: the paper's plan calls (each
+# alike) instead of the distinct ones (each told the earlier titles).
 # With REV, that commit is built in a scratch worktree and measured instead
 # (a commit before --model-concurrency existed takes no -j).
 set -eu
@@ -25,7 +27,7 @@ if [ -n "$REV" ]; then
 fi
 export ACCELOPT_HOME=$PWD ACCELOPT_BUDGET=0.05 ACCELOPT_WARMUP=0.01
 
-python3 - "$LAT" >"$T/script.json" <<'PY'
+python3 - "$LAT" "${PLAN_MODE:-distinct}" >"$T/script.json" <<'PY'
 import itertools, json, re, sys
 lat = float(sys.argv[1])
 def knobs(path, sets):  # the source with knobs set, as tests/msgs.py knob does
@@ -41,7 +43,10 @@ si = [knobs("nkibench/silu/baseline.c", [("UNROLL", u), ("ROW_BLOCK", r)])
 plans = ["Plan %02d: try the %s tiling idea." % (i, w) for i, w in enumerate(
     "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron".split())]
 summary = open("tests/replies/summary-01-format.md").read()
-print(json.dumps({"plan-m": [{"choose": plans, "delay": lat}],
+# distinct: a model that heeds "not one of these"; independent: one that
+# answers each alike call with the next idea (else every plan would be one)
+plan = {"choose": plans} if sys.argv[2] == "distinct" else {"pick": {"": plans}}
+print(json.dumps({"plan-m": [dict(plan, delay=lat)],
                   "exec-m": [{"pick": {"BLOCK_N": mm, "ROW_BLOCK": si}, "delay": lat}],
                   "sum-m": [{"content": summary, "delay": lat}]}))
 PY
@@ -52,9 +57,9 @@ export ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m ACCELOPT_SUM
 start=$(date +%s.%N)
 # shellcheck disable=SC2086
 bin/accelopt run matmul silu --size tiny --iters 2 --beam 6 --plans 12 --samples 2 --topk 4 \
-    --fix-attempts 0 $J --json --out "$T/out" >"$T/done.jsonl" 2>"$T/run.err"
+    --fix-attempts 0 --plan-mode "${PLAN_MODE:-distinct}" $J --json --out "$T/out" >"$T/done.jsonl" 2>"$T/run.err"
 end=$(date +%s.%N)
-python3 - "$T/llm.log" "$T/spans.jsonl" "$T/done.jsonl" "$LAT" "$C" "$start" "$end" "${REV:-the tree}" <<'PY'
+python3 - "$T/llm.log" "$T/spans.jsonl" "$T/done.jsonl" "$LAT" "$C" "$start" "$end" "${REV:-the tree}" "${PLAN_MODE:-distinct}" <<'PY'
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]
 spans = [json.loads(l) for l in open(sys.argv[2])]
@@ -75,8 +80,8 @@ for t, d in ev:
     n += d
     last = t
 ideal = len(reqs) * lat / c
-print("%s: %d calls (plan %d, exec %d, summary %d), %s" % (
-    sys.argv[8], len(reqs), by.get("plan-m", 0), by.get("exec-m", 0), by.get("sum-m", 0),
+print("%s, %s plans: %d calls (plan %d, exec %d, summary %d), %s" % (
+    sys.argv[8], sys.argv[9], len(reqs), by.get("plan-m", 0), by.get("exec-m", 0), by.get("sum-m", 0),
     ", ".join("%s %s %d kernels" % (d["task"], d["stopped"], d["kernels_evaluated"]) for d in done)))
 print("calls in flight: peak %d, mean %.1f while any was" % (max(r["inflight"] for r in reqs), busy / active))
 # the calls in flight, averaged over each 5 s from the first call
