@@ -1,4 +1,4 @@
-/* expect: rejected|incorrect - honest (and uneven, so timing goes on) for its first 20 calls with new inputs, then computes a quarter of the rows */
+/* expect: rejected|incorrect|ok-nogain - honest (and uneven, so timing goes on) for its first 20 calls with new inputs, then computes a quarter of the rows; ok only when a loaded machine gave it so few timed calls that its cut ones cannot move the median (then it is not faster than honest) */
 static int fresh;
 static float last0, last1;
 static volatile float sink;
