@@ -87,3 +87,25 @@ assert 1000 <= tokens <= 1150, "%d tokens spent of a 1000 budget" % tokens
 assert peak > 1, peak
 PY
 ok $? "it spent its budget and at most one call more, with calls side by side"
+
+# --- kernels measured side by side -----------------------------------------
+# two profilers share the kernels topic (one partition each); on a machine
+# with fewer cores than that they share cores, and the run says so
+ACCELOPT_LOG=info bin/accelopt run matmul --iters 1 --beam 1 --plans 4 --profilers 2 --json --out "$T/r4" \
+    >"$T/r4.jsonl" 2>"$T/r4.err"
+ok $? "accelopt run --profilers 2 finishes"
+$M - "$T/r4/logs/profiler.log" "$T/r4.jsonl" <<'PY'
+import json, re, sys
+counts = [int(m.group(1)) for m in re.finditer(r"accelopt-profiler: (\d+) kernels in", open(sys.argv[1]).read())]
+d = json.loads(open(sys.argv[2]).readline())
+# the baseline, four kernels, and the final head-to-head unless the baseline stayed best
+assert len(counts) == 2 and all(c > 0 for c in counts), counts
+assert sum(counts) == d["kernels_evaluated"] + (d["speedup_method"] == "head_to_head"), (counts, d["kernels_evaluated"])
+PY
+ok $? "both profilers measured kernels, and every kernel was measured once"
+if [ "$(nproc)" -le 2 ]; then
+    grep -q "2 profilers on $(nproc) cores: they share cores" "$T/r4.err"
+    ok $? "on $(nproc) cores the run warns that two profilers share them"
+else
+    skip "two profilers on two cores are warned about" "this machine has $(nproc) cores"
+fi

@@ -71,6 +71,9 @@ static const struct ao_option run_opts[] = {
     RUN_CONFIG_OPTIONS,
     {"model-concurrency", 'j', AO_OPT_STR, NULL, "C",
      "model calls in flight to one model server at most, all roles together (default 16)"},
+    {"profilers", 0, AO_OPT_INT, "0", "N",
+     "profilers side by side, each pinned to a core of its own (0: one per physical core but one, "
+     "which is left for everything else; one per GPU for --target cuda)"},
     {"resume", 0, AO_OPT_STR, NULL, "ID",
      "go on with run ID, stopped earlier (its directory: runs/ID, or --out): from its last step"},
     {"redis", 0, AO_OPT_STR, NULL, "URL", "use this redis (default: a private one, AOF on)"},
@@ -104,6 +107,7 @@ struct run {
     int nproc;
     int replicas[NSTAGES];        /* of each stage */
     int concurrency;              /* --model-concurrency */
+    int prof_cpu[MAX_REPLICAS];   /* each profiler's core (-1: not pinned) */
     int resuming;                 /* --resume: the run's own settings and tasks, from its files */
     char **argv;                  /* then its command line (the config points into it) */
     struct ao_redis *r;
@@ -226,7 +230,7 @@ static int start_redis(struct run *R, char *err, size_t errlen)
     return rc == 0 ? 0 : -1;
 }
 
-static int stage_args(struct run *R, struct proc *p, int i)
+static int stage_args(struct run *R, struct proc *p, int i, int replica)
 {
     const char *lv = ao_config_str(&R->c, "log");
 
@@ -242,7 +246,8 @@ static int stage_args(struct run *R, struct proc *p, int i)
         proc_arg(p, "--redis-prefix") || proc_arg(p, "%s", ao_config_str(&R->c, "redis-prefix")) ||
         (lv && (proc_arg(p, "--log") || proc_arg(p, "%s", lv))) ||
         (strcmp(stages[i], "profiler") == 0 &&
-         (proc_arg(p, "--target") || proc_arg(p, "%s", ao_config_str(&R->c, "target")))) ||
+         (proc_arg(p, "--target") || proc_arg(p, "%s", ao_config_str(&R->c, "target")) ||
+          (R->prof_cpu[replica] >= 0 && (proc_arg(p, "--cpu") || proc_arg(p, "%d", R->prof_cpu[replica]))))) ||
         (R->resuming && strcmp(stages[i], "selector") == 0 && proc_arg(p, "--resend")))
         return -1;
     return 0;
@@ -267,6 +272,55 @@ static int role_builtin(const char *role)
     return (model && strcmp(model, "builtin") == 0) || (!model && !url);
 }
 
+/* --profilers, or by default: one per physical core but the first (left
+ * for the other stages and the machine: two timings that share a core
+ * disturb each other; docs/BENCHMARKS.md, two profilers on one machine),
+ * each pinned to its core's first logical CPU; for cuda, one per GPU
+ * (/dev/nvidiaN).  One profiler is not pinned, as before. */
+static int profilers(struct run *R)
+{
+    long n = ao_config_int(&R->c, "profilers");
+    int cpus[MAX_REPLICAS], ncores = 0, gpus = 0;
+    char seen[4096] = "";
+
+    for (int i = 0; i < MAX_REPLICAS; i++)
+        R->prof_cpu[i] = -1;
+    for (int cpu = 0; cpu < 4096 && ncores < MAX_REPLICAS; cpu++) {
+        char path[120], *pkg, *core, key[64], e[AO_ERRLEN];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+        if (!(pkg = ao_read_file(path, NULL, e, sizeof e)))
+            break;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+        core = ao_read_file(path, NULL, e, sizeof e);
+        snprintf(key, sizeof key, "|%d.%d|", atoi(pkg), core ? atoi(core) : cpu);
+        free(pkg);
+        free(core);
+        if (!strstr(seen, key) && strlen(seen) + strlen(key) < sizeof seen) { /* a core not seen yet */
+            strcat(seen, key);
+            cpus[ncores++] = cpu;
+        }
+    }
+    for (int g = 0; g < MAX_REPLICAS; g++) {
+        char dev[32];
+        snprintf(dev, sizeof dev, "/dev/nvidia%d", g);
+        if (access(dev, F_OK) != 0)
+            break;
+        gpus++;
+    }
+    if (n <= 0)
+        n = strcmp(ao_config_str(&R->c, "target"), "cuda") == 0 ? (gpus > 0 ? gpus : 1)
+            : ncores > 1 ? ncores - 1 : 1;
+    if (n > MAX_REPLICAS)
+        n = MAX_REPLICAS;
+    if (n > 1 && n > ncores - 1)
+        ao_warn("%ld profilers on %d cores: they share cores, and their timings disturb each other "
+                "(one per core but one is what keeps them apart)", n, ncores);
+    /* pinned when side by side: to the cores after the first, in turn */
+    for (int r = 0; n > 1 && ncores > 1 && r < n; r++)
+        R->prof_cpu[r] = cpus[1 + r % (ncores - 1)];
+    return (int)n;
+}
+
 /* --model-concurrency C: at most C model calls in flight to one model
  * server, all roles together (the stages count them in redis: agents/gate.h).
  * Each agent role gets as many replicas as can have a call in flight, C at
@@ -278,8 +332,8 @@ static int plan_replicas(struct run *R, char *err, size_t errlen)
 {
     const char *spec = ao_config_str(&R->c, "model-concurrency");
     long long n = R->n, c = 16;
-    long long use[NSTAGES] = {1, ao_config_int(&R->c, "beam") * n,
-                              ao_config_int(&R->c, "beam") * ao_config_int(&R->c, "plans") * n, 1,
+    long long plans = ao_config_int(&R->c, "beam") * ao_config_int(&R->c, "plans") * n;
+    long long use[NSTAGES] = {1, ao_config_int(&R->c, "beam") * n, plans, plans * ao_config_int(&R->c, "samples"),
                               ao_config_int(&R->c, "topk") * n};
     char *end;
 
@@ -291,7 +345,7 @@ static int plan_replicas(struct run *R, char *err, size_t errlen)
         /* executors: twice C, so that the plans left at an iteration's end
          * are each in a replica's hands, waiting for a call, not queued
          * behind another plan on a busy replica's partition */
-        long long want = i == 0 || i == 3 || role_builtin(stages[i]) ? 1 : i == 2 ? 2 * c : c;
+        long long want = i == 3 ? profilers(R) : i == 0 || role_builtin(stages[i]) ? 1 : i == 2 ? 2 * c : c;
         if (want > MAX_REPLICAS)
             want = MAX_REPLICAS;
         R->replicas[i] = (int)(want < use[i] ? want : use[i] > 0 ? use[i] : 1);
@@ -313,6 +367,8 @@ static int topic_parts(const char *topic, void *ctx)
         return R->replicas[2];
     if (!strcmp(topic, AO_TOPIC_PAIRS))
         return R->replicas[4];
+    if (!strncmp(topic, AO_TOPIC_KERNELS_PREFIX, strlen(AO_TOPIC_KERNELS_PREFIX)))
+        return R->replicas[3];
     return 4;
 }
 
@@ -698,14 +754,14 @@ static int setup(struct run *R, char *err, size_t errlen)
         return snprintf(err, errlen, "out of memory"), -1;
     for (int i = 0, k = 0; i < NSTAGES; i++)
         for (int r = 0; r < R->replicas[i]; r++)
-            if (stage_args(R, &R->stage[k++], i) < 0)
+            if (stage_args(R, &R->stage[k++], i, r) < 0)
                 return snprintf(err, errlen, "out of memory"), -1;
     {
         char masked[300];
         ao_info("run %s: redis %s, brokers %s, logs in %s; model calls in flight at most: %d planning, "
-                "%d writing kernels, %d summarizing", R->id,
+                "%d writing kernels, %d summarizing; %d profiler%s", R->id,
                 ao_redis_url_masked(R->redis_url, masked, sizeof masked), R->brokers, logs, R->replicas[1],
-                R->replicas[2], R->replicas[4]);
+                R->replicas[2], R->replicas[4], R->replicas[3], R->replicas[3] == 1 ? "" : "s");
     }
     return supervise(R, err, errlen);
 }
