@@ -13,7 +13,11 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert 0 < r["pct_of_peak"] <= 1, r["pct_of_peak"]
 assert r["latency_min_ns"] <= r["latency_ns"] and r["repeats"] >= 3
-assert r["t_min_ns"] <= r["latency_min_ns"]
+# the fastest call is under the roofline by no more than the wake-up taken
+# off each call could account for (the profiler's own rule, ROOFLINE_SLACK):
+# a single call's time less the wake-up's estimate can come out far under
+# it (113 ns for a 15 us rope call, seen in a full run)
+assert r["latency_min_ns"] + r["timing"]["wake_uncertainty_ns"] >= 0.95 * r["t_min_ns"], r
 assert r["max_rel_l2"] <= r["tolerance"]
 sets = {e["set"] for e in r["rel_l2"]}
 assert {"check0", "check1", "check0-repoisoned"} <= sets, sets
