@@ -87,13 +87,13 @@ static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *s
 }
 
 /* The iteration's results, each decoded as the result message it was
- * stored as (one that does not decode counts as failed), and the kernels
+ * stored as (one that does not decode is left empty, no status: it counts
+ * as failed), and the kernels
  * to choose from: k[0..nbeam) the parents, then the correct children, each
  * child's member in kids (by the same index). */
 struct closing {
     int n, nok, nfail, nk;
     struct ao_result_msg *res;
-    int *decoded;
     struct ao_sel_kernel *k;
     struct ao_beam_member *kids;
     cJSON *statuses;
@@ -106,7 +106,6 @@ static void closing_release(struct closing *c)
     for (int i = 0; c->kids && i < c->nk; i++)
         ao_beam_member_release(&c->kids[i]);
     free(c->res);
-    free(c->decoded);
     free(c->k);
     free(c->kids);
     cJSON_Delete(c->statuses);
@@ -120,8 +119,7 @@ static int closing_read(struct closing *c, const cJSON *slots, const struct ao_b
 
     c->n = cJSON_GetArraySize(slots);
     cap = (size_t)(c->n + beam->n) + 1;
-    if (!(c->res = calloc((size_t)c->n + 1, sizeof *c->res)) || !(c->decoded = calloc((size_t)c->n + 1, sizeof *c->decoded)) ||
-        !(c->k = calloc(cap, sizeof *c->k)) || !(c->kids = calloc(cap, sizeof *c->kids)) ||
+    if (!(c->res = calloc((size_t)c->n + 1, sizeof *c->res)) || !(c->k = calloc(cap, sizeof *c->k)) || !(c->kids = calloc(cap, sizeof *c->kids)) ||
         !(c->statuses = cJSON_CreateObject()))
         return -1;
     for (int r = 0; r < beam->n; r++) {
@@ -140,9 +138,9 @@ static int closing_read(struct closing *c, const cJSON *slots, const struct ao_b
             char err[AO_ERRLEN];
             const char *status;
             int rk, p, s;
-            c->decoded[i] = ao_msg_decode(&ao_msg_result, j, r, err, sizeof err) == 0;
+            ao_msg_decode(&ao_msg_result, j, r, err, sizeof err); /* status is required: set when it decoded */
             cJSON_Delete(j);
-            status = c->decoded[i] && r->status ? r->status : "unknown";
+            status = r->status ? r->status : "unknown";
             if (count(c->statuses, status) < 0)
                 return -1;
             if (ao_verdict_of(status) == AO_V_OK && r->latency_ns > 0 &&
@@ -207,7 +205,7 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
     st->lost += (long long)ao_json_num(cl.statuses, ao_verdict_name(AO_V_LOST), 0);
     if (iter == 0) {
         if (cl.nok == 0) {
-            const struct ao_result_msg *r0 = cl.n && cl.decoded[0] ? &cl.res[0] : NULL;
+            const struct ao_result_msg *r0 = cl.n && cl.res[0].status ? &cl.res[0] : NULL;
             char r2[600];
             snprintf(r2, sizeof r2, "the baseline did not pass: %s (%s)",
                      !cl.n ? "no result" : r0 && r0->status ? r0->status : "no status",
