@@ -1,4 +1,5 @@
 /* budget.c - a run's token and dollar budget */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "agents/budget.h"
 #include "core/signals.h"
 #include "core/util.h"
+#include "wire/runconfig.h"
 #include "wire/names.h"
 
 struct local { /* a run's counts when there is no redis */
@@ -30,17 +32,14 @@ struct ao_budget_book {
 
 int ao_budget_from_config(const cJSON *config, struct ao_budget *b, char *err, size_t errlen)
 {
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(config, "budget_tokens");
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(config, "budget_usd");
+    struct ao_run_config c;
 
     memset(b, 0, sizeof *b);
-    if ((t && (!cJSON_IsNumber(t) || t->valuedouble < 0)) ||
-        (d && (!cJSON_IsNumber(d) || d->valuedouble < 0))) {
-        snprintf(err, errlen, "budget_tokens and budget_usd must be non-negative numbers");
+    if (ao_run_config_decode(config, &c, err, errlen) < 0) /* the record, its bounds */
         return -1;
-    }
-    b->tokens = t ? (long long)t->valuedouble : 0;
-    b->usd = d ? d->valuedouble : 0;
+    b->tokens = c.budget_tokens == AO_ABSENT_INT ? 0 : c.budget_tokens;
+    b->usd = isnan(c.budget_usd) ? 0 : c.budget_usd;
+    ao_run_config_release(&c);
     return 0;
 }
 

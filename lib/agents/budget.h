@@ -15,8 +15,8 @@ struct ao_budget {
     double usd;       /* 0: no limit */
 };
 
-/* Read budget_tokens and budget_usd from a run's config object (NULL: no
- * limits); 0, or -1 + err when they are not non-negative numbers. */
+/* A run's budget from its config object (NULL: no limits), decoded as the
+ * config record (wire/runconfig.h); 0, or -1 + err. */
 int ao_budget_from_config(const cJSON *config, struct ao_budget *b, char *err, size_t errlen);
 
 struct ao_budget_book;
