@@ -67,3 +67,9 @@ ok $? "--resume with tasks is a usage error"
 bin/accelopt run --resume "no-such-run" --out "$T/none" >/dev/null 2>"$T/u2.err"
 [ $? = 2 ] && grep -q 'no run to go on with' "$T/u2.err"
 ok $? "--resume of a run that is not there says so"
+# a task path with a newline would come back from runs/<id>/tasks as two
+evil=$T/$(printf 'evil\ntask')
+cp -r nkibench/silu "$evil"
+bin/accelopt run "$evil" --iters 0 --out "$T/evil" >/dev/null 2>"$T/u3.err"
+[ $? = 1 ] && grep -q 'holds a newline: it cannot be kept for --resume' "$T/u3.err"
+ok $? "a task path with a newline is refused before anything starts"

@@ -536,8 +536,15 @@ static int write_resume_files(struct run *R, char *err, size_t errlen)
         if (!skip)
             ao_buf_printf(&conf, "%s = %s\n", name, R->c.values[i]);
     }
-    for (int i = 0; i < R->n; i++)
+    for (int i = 0; i < R->n; i++) {
+        if (strchr(R->t[i].spec, '\n')) { /* a line each: it would come back as two tasks */
+            ao_buf_release(&conf);
+            ao_buf_release(&tasks);
+            return ao_errf(err, errlen, "task path '%s' holds a newline: it cannot be kept for --resume",
+                           R->t[i].spec);
+        }
         ao_buf_printf(&tasks, "%s\n", R->t[i].spec);
+    }
     if (ao_name(path, sizeof path, "%s/run.conf", R->dir) < 0)
         rc = ao_errf(err, errlen, "the run's directory '%s' is too long", R->dir);
     else if ((rc = ao_write_file(path, conf.data ? conf.data : "", conf.len, err, errlen)) == 0)
