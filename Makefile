@@ -38,9 +38,9 @@ endif
 # flag the project needs); the project's own are AO_*.  -MMD -MP: each
 # object's header dependencies, written by the compiler beside it.
 CFLAGS   ?= -O2 -g
-AO_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(WERROR) -Ilib -MMD -MP \
+AO_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(WERROR) -Ilib -MMD -MP \
              $(shell pkg-config --cflags $(PKGS))
-AO_LDFLAGS :=
+AO_LDFLAGS := -pthread
 AO_LDLIBS := $(shell pkg-config --libs $(PKGS)) -lm
 ifneq ($(SANITIZER),)
 AO_CFLAGS += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer

@@ -13,7 +13,10 @@ its model (else "*"); the last step of a queue repeats.  A step:
 
 "choose" answers with the first reply whose first line does not appear in
 the request's messages (the last one when all do): a model that takes "not
-one of these" to heart.  "pick" is {"TEXT": [reply, ...], ...}: the first
+one of these" to heart (and, asked for the idea it "would rank number K",
+the K-th of those); with "sample": SEED beside it, a random one of them
+(seeded): a model that samples at a temperature and ignores the rank, so
+two calls told the same list may give the same reply.  "pick" is {"TEXT": [reply, ...], ...}: the first
 TEXT found in the request's messages names the list, whose replies are
 given in turn (a model that writes a different kernel each time, per task).
 
@@ -26,6 +29,8 @@ The chosen port is written to PORTFILE once listening.
 """
 import json
 import os
+import random
+import re
 import sys
 import threading
 import time
@@ -36,6 +41,7 @@ portfile, logfile = sys.argv[2], sys.argv[3]
 lock = threading.Lock()
 taken = {}
 picked = {}
+samplers = {}
 inflight = [0]
 spans = os.environ.get("LLM_SPANS")
 
@@ -106,7 +112,16 @@ class Handler(BaseHTTPRequestHandler):
             if "choose" in step:
                 said = "\n".join(m.get("content", "") for m in req.get("messages") or [])
                 fresh = [r for r in step["choose"] if r.split("\n")[0] not in said]
-                step = dict(step, content=(fresh or step["choose"])[0 if fresh else -1])
+                rank = re.search(r"would rank number (\d+)", said)
+                if fresh and rank and "sample" not in step:
+                    choice = fresh[min(int(rank.group(1)), len(fresh)) - 1]
+                elif fresh and "sample" in step:
+                    with lock:
+                        rng = samplers.setdefault(id(step["choose"]), random.Random(step["sample"]))
+                        choice = rng.choice(fresh)
+                else:
+                    choice = (fresh or step["choose"])[0 if fresh else -1]
+                step = dict(step, content=choice)
             body = json.dumps({
                 "id": "chatcmpl-test", "object": "chat.completion", "model": req.get("model"),
                 "choices": [{"index": 0, "finish_reason": step.get("finish", "stop"),

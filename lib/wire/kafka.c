@@ -1,8 +1,12 @@
 /* kafka.c - the Kafka backend of the transport seam, and the embedded broker */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -37,6 +41,7 @@ struct kafka_priv {
     int closing;                            /* leaving the group: it commits itself */
     char keyed_topic[128];                  /* the first input topic, for ao_io_owns */
     int keyed_partitions;
+    int ready_fd; /* a pipe to tell the supervisor of the first assignment, or -1 */
 };
 
 static int32_t partition_of(const rd_kafka_topic_t *rkt, const void *key, size_t keylen,
@@ -233,6 +238,12 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         p->owned = rd_kafka_topic_partition_list_copy(parts);
         ao_debug("kafka: assigned %d partitions", parts->cnt);
+        if (p->ready_fd >= 0) { /* in the group: `accelopt run` may send work */
+            if (write(p->ready_fd, "j", 1) < 0)
+                ao_debug("kafka: cannot tell the supervisor we joined: %s", strerror(errno));
+            close(p->ready_fd);
+            p->ready_fd = -1;
+        }
         rd_kafka_assign(rk, parts);
         return;
     }
@@ -287,6 +298,8 @@ static void kafka_close(struct ao_io *io)
     struct kafka_priv *p = io->priv;
 
     release_held(p);
+    if (p->ready_fd >= 0)
+        close(p->ready_fd);
     if (p->consumer) {
         /* leaving the group revokes the partitions: on_rebalance delivers
          * the outputs and commits the handled inputs.  With the brokers
@@ -377,6 +390,26 @@ static int configure(rd_kafka_conf_t *conf, const char *brokers, const char *pro
     return 0;
 }
 
+/* ACCELOPT_READY_FD: the pipe `accelopt run` counts its stages' first
+ * assignments on (taken once: the process's first consumer reports; a pipe
+ * only, and kept from the processes a stage starts). */
+static int ready_fd_from_env(void)
+{
+    const char *v = getenv("ACCELOPT_READY_FD");
+    struct stat st;
+    char *end;
+    long fd;
+
+    if (!v)
+        return -1;
+    fd = strtol(v, &end, 10);
+    unsetenv("ACCELOPT_READY_FD");
+    if (*end || end == v || fd < 3 || fd > 65535 || fstat((int)fd, &st) < 0 || !S_ISFIFO(st.st_mode) ||
+        fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+        return -1;
+    return (int)fd;
+}
+
 struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char *group,
                               const char *const *topics, const char *props, char *err,
                               size_t errlen)
@@ -394,6 +427,7 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
     io->ops = &kafka_ops;
     io->stage = stage;
     io->priv = p;
+    p->ready_fd = -1;
     if (!(p->batch = rd_kafka_topic_partition_list_new(8))) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -403,7 +437,11 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
      * returns soon, so a message waits milliseconds, not half a second, at
      * each of an iteration's hops (the 2.0.2 mock cluster does not answer a
      * waiting fetch early when data arrives). */
-    if (rd_kafka_conf_set(cc, "fetch.wait.max.ms", "5", e, sizeof e) ||
+    /* A stage's message may take minutes of model calls (a candidate's
+     * plans, at 30-60 s a call): the default 5 min between polls would make
+     * a busy stage leave its group and its work be redone by another. */
+    if (rd_kafka_conf_set(cc, "max.poll.interval.ms", "1800000", e, sizeof e) ||
+        rd_kafka_conf_set(cc, "fetch.wait.max.ms", "5", e, sizeof e) ||
         rd_kafka_conf_set(pc, "linger.ms", "0", e, sizeof e) ||
         rd_kafka_conf_set(cc, "socket.nagle.disable", "true", e, sizeof e) ||
         rd_kafka_conf_set(pc, "socket.nagle.disable", "true", e, sizeof e)) {
@@ -452,6 +490,7 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
         }
     }
     snprintf(p->keyed_topic, sizeof p->keyed_topic, "%s", topics[0]);
+    p->ready_fd = ready_fd_from_env();
     rd_kafka_conf_set_rebalance_cb(cc, on_rebalance);
     rd_kafka_conf_set_consume_cb(cc, drop_while_closing);
     rd_kafka_conf_set_opaque(cc, io);

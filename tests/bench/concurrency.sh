@@ -6,6 +6,7 @@
 # call was in flight), the model-bound wall time (first call to last
 # answer), the whole run's, and the ideal: calls x LATENCY / C.
 #   tests/bench/concurrency.sh [LATENCY [C [REV]]]   (default: 2 16, the tree)
+# PLAN_WIDTH=W: the planner's --plan-width (default 8).
 # PLAN_MODE=independent in the environment: the paper's plan calls (each
 # alike) instead of the distinct ones (each told the earlier titles).
 # With REV, that commit is built in a scratch worktree and measured instead
@@ -14,7 +15,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 LAT=${1:-2} C=${2:-16} REV=${3:-}
 T=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; [ -z "$REV" ] || git worktree remove --force "$T/tree" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; [ -z "${KEEP:-}" ] || cp -r "$T" "$KEEP"; [ -z "$REV" ] || git worktree remove --force "$T/tree" >/dev/null 2>&1; rm -rf "$T"' EXIT
 HOME_TREE=$PWD
 export ACCELOPT_STATE_DIR=${ACCELOPT_STATE_DIR:-$HOME_TREE/build/test-state}
 [ -f "$ACCELOPT_STATE_DIR/calibration-cpu.json" ] || bin/accelopt calibrate >/dev/null 2>&1
@@ -26,8 +27,9 @@ if [ -n "$REV" ]; then
     bin/accelopt run --help 2>&1 | grep -q model-concurrency || J=
 fi
 export ACCELOPT_HOME=$PWD ACCELOPT_BUDGET=0.05 ACCELOPT_WARMUP=0.01
+[ -z "${PLAN_WIDTH:-}" ] || export ACCELOPT_PLAN_WIDTH=$PLAN_WIDTH
 
-python3 - "$LAT" "${PLAN_MODE:-distinct}" >"$T/script.json" <<'PY'
+python3 - "$LAT" "${PLAN_MODE:-distinct}" "${PLAN_SAMPLE:-0}" >"$T/script.json" <<'PY'
 import itertools, json, re, sys
 lat = float(sys.argv[1])
 def knobs(path, sets):  # the source with knobs set, as tests/msgs.py knob does
@@ -41,11 +43,16 @@ mm = [knobs("nkibench/matmul/baseline.c", [("BLOCK_M", m), ("BLOCK_N", n)])
 si = [knobs("nkibench/silu/baseline.c", [("UNROLL", u), ("ROW_BLOCK", r)])
       for u, r in itertools.product([1, 2, 4, 8], [1, 4, 16, 64])]
 plans = ["Plan %02d: try the %s tiling idea." % (i, w) for i, w in enumerate(
-    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron".split())]
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+    "sigma tau upsilon phi chi psi omega".split())]
 summary = open("tests/replies/summary-01-format.md").read()
-# distinct: a model that heeds "not one of these"; independent: one that
-# answers each alike call with the next idea (else every plan would be one)
+# distinct: a model that heeds "not one of these" and the rank a call of a
+# wave is asked for (PLAN_SAMPLE=1: one that samples among the ideas left
+# instead, so calls of one wave may repeat each other); independent: one
+# that answers each alike call with the next idea
 plan = {"choose": plans} if sys.argv[2] == "distinct" else {"pick": {"": plans}}
+if sys.argv[3] == "1" and "choose" in plan:
+    plan["sample"] = 1
 print(json.dumps({"plan-m": [dict(plan, delay=lat)],
                   "exec-m": [{"pick": {"BLOCK_N": mm, "ROW_BLOCK": si}, "delay": lat}],
                   "sum-m": [{"content": summary, "delay": lat}]}))
@@ -59,6 +66,8 @@ start=$(date +%s.%N)
 bin/accelopt run matmul silu --size tiny --iters 2 --beam 6 --plans 12 --samples 2 --topk 4 \
     --fix-attempts 0 --plan-mode "${PLAN_MODE:-distinct}" $J --json --out "$T/out" >"$T/done.jsonl" 2>"$T/run.err"
 end=$(date +%s.%N)
+dups=$(cat "$T"/out/*/logs/planner*.log "$T"/out/logs/planner*.log 2>/dev/null | grep -c "a duplicate of" || true)
+echo "plans marked a duplicate: $dups"
 python3 - "$T/llm.log" "$T/spans.jsonl" "$T/done.jsonl" "$LAT" "$C" "$start" "$end" "${REV:-the tree}" "${PLAN_MODE:-distinct}" <<'PY'
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]

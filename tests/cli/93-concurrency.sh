@@ -88,6 +88,49 @@ assert peak > 1, peak
 PY
 ok $? "it spent its budget and at most one call more, with calls side by side"
 
+# --- a candidate's plans in waves ------------------------------------------
+# six plans at --plan-width 4: waves of 1, 2 and 3 calls at once (a wave is
+# never larger than the plans before it plus one), each call told the
+# titles of every plan of the earlier waves and which rank of idea to give
+waves() { # waves DIR WIDTH
+    start_llm "$1" "$(script '[{"kernel": true, "delay": 0.2}]')"
+    ACCELOPT_PLAN_WIDTH=$2 models bin/accelopt run matmul --iters 1 --beam 1 --plans 6 --samples 1 --topk 2 \
+        -j 8 --json --out "$T/$1" >"$T/$1.jsonl" 2>"$T/$1.err"
+}
+waves w4 4
+ok $? "a run whose planner goes four calls wide finishes"
+$M - "$LLM_LOG" <<'PY'
+import json, re, sys
+plans = [json.loads(l) for l in open(sys.argv[1])]
+plans = [r for r in plans if r["model"] == "plan-m"]
+execs = len([r for r in [json.loads(l) for l in open(sys.argv[1])] if r["model"] == "exec-m"])
+user = lambda r: r["messages"][-1]["content"]
+told = [len(re.findall(r"^- Plan [A-H]:", user(r), re.M)) for r in plans]
+ranks = sorted(int(m.group(1)) for r in plans for m in [re.search(r"would rank number (\d+)", user(r))] if m)
+assert len(plans) == 6, len(plans)
+assert sorted(told) == [0, 1, 1, 3, 3, 3], told  # waves of 1, 2, 3
+assert ranks == [1, 1, 2, 2, 3], ranks
+assert max(r["inflight"] for r in plans) >= 3, [r["inflight"] for r in plans]
+assert execs == 6, execs  # six different plans, each written
+PY
+ok $? "at --plan-width 4 six plans go in waves of 1, 2 and 3, told the earlier waves' titles, all different"
+waves w1 1
+$M - "$LLM_LOG" <<'PY'
+import json, re, sys
+plans = [json.loads(l) for l in open(sys.argv[1])]
+plans = [r for r in plans if r["model"] == "plan-m"]
+told = [len(re.findall(r"^- Plan [A-H]:", r["messages"][-1]["content"], re.M)) for r in plans]
+assert told == [0, 1, 2, 3, 4, 5], told
+assert not any("would rank number" in r["messages"][-1]["content"] for r in plans)
+PY
+ok $? "at --plan-width 1 each plan call is told every plan before it, one after another"
+
+# --- a stage that refuses its settings stops the run before any task -------
+ACCELOPT_PLAN_WIDTH=99 bin/accelopt run matmul --iters 1 --out "$T/r5" >"$T/r5.out" 2>"$T/r5.err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "planner refused its settings" "$T/r5.err" && ! grep -q "submitted" "$T/r5.err"
+ok $? "a planner refusing --plan-width 99 ends the run before its task is sent (exit $rc)"
+
 # --- kernels measured side by side -----------------------------------------
 # two profilers share the kernels topic (one partition each); on a machine
 # with fewer cores than that they share cores, and the run says so

@@ -9,6 +9,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,6 +396,37 @@ static int supervise(struct run *R, char *err, size_t errlen)
     return 0;
 }
 
+/* Wait until every stage has joined its consumer group (each says so on
+ * the pipe at its first assignment) before the first task goes out: a
+ * stage that joined late would move partitions away from replicas busy
+ * with model calls, and a group member busy past the rebalance's deadline
+ * (the embedded broker's is the session timeout) is dropped and its work
+ * redone.  A stage that refuses its settings is reported here, before any
+ * task.  0 (going on after JOIN_WAIT_S with a warning), or -1 + err. */
+#define JOIN_WAIT_S 60
+static int wait_joined(struct run *R, int fd, char *err, size_t errlen)
+{
+    double start = mono_s(), until = start + JOIN_WAIT_S;
+    int joined = 0;
+
+    while (joined < R->nproc && mono_s() < until && !ao_stop_requested()) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        char buf[64];
+        ssize_t n;
+        if (poll(&pf, 1, 100) > 0)
+            while ((n = read(fd, buf, sizeof buf)) > 0)
+                joined += (int)n;
+        if (supervise(R, err, errlen) < 0)
+            return -1;
+    }
+    if (joined < R->nproc && !ao_stop_requested())
+        ao_warn("%d of %d stages had not joined their groups after %d s; going on (the brokers are slow?)",
+                R->nproc - joined, R->nproc, JOIN_WAIT_S);
+    else
+        ao_debug("%d stages joined their groups in %.1f s", joined, mono_s() - start);
+    return 0;
+}
+
 static int submit(struct run *R, char *err, size_t errlen)
 {
     for (int i = 0; i < R->n; i++) {
@@ -754,15 +786,23 @@ static int setup(struct run *R, char *err, size_t errlen)
     }
     if (R->submit)
         return 0;
-    char cc[24];
+    char cc[24], rfd[24];
+    int ready[2], rc;
+    if (pipe(ready) < 0 || fcntl(ready[0], F_SETFD, FD_CLOEXEC) < 0 || fcntl(ready[0], F_SETFL, O_NONBLOCK) < 0)
+        return ao_errf(err, errlen, "cannot make a pipe");
     snprintf(cc, sizeof cc, "%d", R->concurrency);
-    if (setenv("ACCELOPT_REDIS", R->redis_url, 1) < 0 || setenv("ACCELOPT_MODEL_CONCURRENCY", cc, 1) < 0 ||
+    snprintf(rfd, sizeof rfd, "%d", ready[1]);
+    if (setenv("ACCELOPT_READY_FD", rfd, 1) < 0 ||
+        setenv("ACCELOPT_REDIS", R->redis_url, 1) < 0 || setenv("ACCELOPT_MODEL_CONCURRENCY", cc, 1) < 0 ||
         (R->props[0] ? setenv("ACCELOPT_KAFKA", R->props, 1) : unsetenv("ACCELOPT_KAFKA")) < 0)
         return snprintf(err, errlen, "out of memory"), -1;
     for (int i = 0, k = 0; i < NSTAGES; i++)
         for (int r = 0; r < R->replicas[i]; r++)
-            if (stage_args(R, &R->stage[k++], i, r) < 0)
+            if (stage_args(R, &R->stage[k++], i, r) < 0) {
+                close(ready[0]);
+                close(ready[1]);
                 return snprintf(err, errlen, "out of memory"), -1;
+            }
     {
         char masked[300];
         ao_info("run %s: redis %s, brokers %s, logs in %s; model calls in flight at most: %d planning, "
@@ -770,7 +810,11 @@ static int setup(struct run *R, char *err, size_t errlen)
                 ao_redis_url_masked(R->redis_url, masked, sizeof masked), R->brokers, logs, R->replicas[1],
                 R->replicas[2], R->replicas[4], R->replicas[3], R->replicas[3] == 1 ? "" : "s");
     }
-    return supervise(R, err, errlen);
+    rc = supervise(R, err, errlen) < 0 ? -1 : wait_joined(R, ready[0], err, errlen);
+    close(ready[0]);
+    close(ready[1]); /* a stage restarted later finds no pipe, and says nothing */
+    unsetenv("ACCELOPT_READY_FD");
+    return rc;
 }
 
 static void teardown(struct run *R)

@@ -1,10 +1,19 @@
 /* planner.c - accelopt-planner: a candidate in, N one-step plans out, each
- * from its own model call, with the optimization memory in the prompt.  The
- * calls go in sequence: in the distinct mode each is told the titles of the
- * plans before it and asked for another idea; a plan that repeats an
- * earlier one (the same normalized text) is marked a duplicate, so its
- * slots are not sent to the executor's model. */
+ * from its own model call, with the optimization memory in the prompt.  In
+ * the distinct mode each call is told the titles of the plans before it
+ * and asked for another idea; a plan that repeats an earlier one (the same
+ * normalized text) is marked a duplicate, so its slots are not sent to the
+ * executor's model.
+ *
+ * The calls go in waves, each wave's calls at once on threads of their own
+ * (--plan-width at most): in the distinct mode a wave is never larger than
+ * the plans before it plus one (1, 2, 4, ...), so every plan is told the
+ * titles of all the plans of the earlier waves, and twelve plans take four
+ * model latencies instead of twelve.  A thread has its own connections
+ * (model client, redis, gate); the calls in flight are still counted by the
+ * server's gate, which every stage shares through redis. */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +30,7 @@
 #include "wire/stage.h"
 
 #define MAX_PLAN_TEXT 8000
+#define MAX_WIDTH 16
 
 static const struct ao_option options[] = {
     {"plans", 'n', AO_OPT_INT, "12", "N", "plans per candidate when the run names none"},
@@ -29,6 +39,8 @@ static const struct ao_option options[] = {
     {"seed", 0, AO_OPT_INT, "0", "N", "seed of the builtin model and the profile shuffle"},
     {"plan-mode", 0, AO_OPT_STR, "distinct", "MODE",
      "distinct (each call told the earlier plans' titles) or independent (the paper's identical calls)"},
+    {"plan-width", 0, AO_OPT_INT, "8", "N",
+     "plan calls of one candidate at once, 1 to 16 (1: one after another; needs --redis and a model server)"},
     AO_AGENT_STAGE_OPTIONS("planner", "executor", "summarizer"),
     {"samples", 0, AO_OPT_INT, NULL, "X", NULL}, /* another stage's key */
     AO_STAGE_OPTIONS,
@@ -40,9 +52,69 @@ static const char *const topics[] = {AO_TOPIC_CANDIDATES, NULL};
 
 struct planner {
     struct ao_agent agent;
-    long plans, expn, seed;
+    struct ao_agent helpers[MAX_WIDTH - 1]; /* a wave's other calls: made on first use */
+    int nhelpers, helpers_failed;
+    const struct ao_config *cfg;
+    long plans, expn, seed, width;
     const char *scope, *mode;
 };
+
+/* One plan call of a wave. */
+struct call {
+    struct ao_agent *agent;
+    struct ao_plan_ask q;
+    struct ao_plan_msg p;
+    struct ao_llm_usage u;
+    int rc;
+    char *earlier; /* the titles before this wave, and the call's place in it */
+    pthread_t thread;
+    int threaded;
+    char why[AO_ERRLEN];
+};
+
+static void *call_run(void *arg)
+{
+    struct call *k = arg;
+    k->rc = k->agent->model->plan(k->agent, &k->q, &k->p, &k->u, k->why, sizeof k->why);
+    return NULL;
+}
+
+/* How many calls can go at once: the width, when the calls go to a model
+ * server through a shared gate and helper agents could be made (else 1: a
+ * process without redis keeps one call in flight, as --model-concurrency
+ * says). */
+static int calls_at_once(struct planner *pl)
+{
+    if (pl->width <= 1 || pl->agent.model != &ao_model_llm || !pl->agent.redis)
+        return 1;
+    while (!pl->helpers_failed && pl->nhelpers < pl->width - 1) {
+        char err[AO_ERRLEN];
+        int usage;
+        if (ao_agent_init(&pl->helpers[pl->nhelpers], pl->cfg, "planner", &usage, err, sizeof err) < 0) {
+            ao_warn("plan calls go %d at a time: %s", pl->nhelpers + 1, err);
+            pl->helpers_failed = 1;
+            break;
+        }
+        pl->nhelpers++;
+    }
+    return pl->nhelpers + 1;
+}
+
+/* The calls of a wave: the first on this thread, the others on threads of
+ * their own (on this one when a thread cannot be started). */
+static void run_wave(struct planner *pl, struct call *calls, int n)
+{
+    for (int j = 0; j < n; j++) {
+        calls[j].agent = j ? &pl->helpers[j - 1] : &pl->agent;
+        calls[j].threaded = j && pthread_create(&calls[j].thread, NULL, call_run, &calls[j]) == 0;
+    }
+    for (int j = 0; j < n; j++)
+        if (!calls[j].threaded)
+            call_run(&calls[j]);
+    for (int j = 0; j < n; j++)
+        if (calls[j].threaded)
+            pthread_join(calls[j].thread, NULL);
+}
 
 #define MAX_TITLE 160
 
@@ -169,69 +241,107 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         goto out;
     if (!(memtext = ao_memory_text(memory)))
         goto oom;
-    for (long i = 0; i < plans; i++) {
-        struct ao_plan_msg p;
-        struct ao_llm_usage u = {0};
-        int erc = 0;
+    for (long i = 0, w; i < plans; i += w) {
+        struct call calls[MAX_WIDTH];
+        int erc = 0, made = 0;
 
-        ao_msg_init(&ao_msg_plan, &p);
-        if (ao_name(id, sizeof id, AO_ID_PLAN, c.env.run, c.env.iter, rank, i) < 0) {
-            snprintf(reason, len, "the plan's id is too long");
-            goto out;
-        }
-        p.index = i;
-        p.rank = rank;
-        p.parent_latency_ns = c.latency_ns;
-        p.baseline_latency_ns = c.baseline_latency_ns;
-        if (ao_env_set(&p.env, "plan", id, c.env.run, c.env.task, c.env.target, c.env.iter) < 0 ||
-            !(p.candidate_id = strdup(c.env.id)) || !(p.candidate_sha256 = strdup(c.sha256)) ||
-            !(p.source = strdup(c.source)) || !(p.size = strdup(size)) ||
-            (c.task_path && !(p.task_path = strdup(c.task_path))) ||
-            (c.task_sha256 && !(p.task_sha256 = strdup(c.task_sha256))) ||
-            (c.config && !(p.config = cJSON_Duplicate(c.config, 1))) ||
-            !(p.memory_seen = cJSON_Duplicate(seen, 1)) ||
-            !(p.model = strdup(pl->agent.conf.model))) {
-            ao_msg_release(&ao_msg_plan, &p);
-            goto oom;
-        }
-        {
-            struct ao_plan_ask q = {&c, memory, memtext, earlier.data ? earlier.data : "", &prob,
-                                    (unsigned long long)(cfg.seed != AO_ABSENT_INT ? cfg.seed : pl->seed),
-                                    (unsigned long long)pl->seed, i, plans};
-            char why[AO_ERRLEN];
-            if (pl->agent.model->plan(&pl->agent, &q, &p, &u, why, sizeof why) < 0)
-                erc = ao_io_fail(io, "%s", why); /* the stage stops; the candidate comes again */
-        }
-        if (!erc && !p.text && !p.error)
-            erc = -1, snprintf(reason, len, "out of memory");
-        if (!erc && p.text) { /* a repeat of an earlier plan goes no further */
-            char title[MAX_TITLE + 1];
-            if (!(norms[i] = normalized(p.text)))
-                erc = -1, snprintf(reason, len, "out of memory");
-            for (long j = 0; !erc && j < i; j++)
-                if (norms[j] && strcmp(norms[j], norms[i]) == 0) {
-                    char did[AO_ID_BUF];
-                    if (ao_name(did, sizeof did, AO_ID_PLAN, c.env.run, c.env.iter, rank, j) < 0 ||
-                        !(p.duplicate_of = strdup(did)))
-                        erc = -1, snprintf(reason, len, "out of memory");
-                    break;
-                }
-            plan_title(p.text, title, sizeof title);
-            if (!erc && !p.duplicate_of && strcmp(mode, "distinct") == 0) {
-                if (!earlier.len)
-                    ao_buf_printf(&earlier, "Plans already proposed for this kernel (yours must be "
-                                  "a different idea, not a variant of one of these):\n");
-                ao_buf_printf(&earlier, "- %s\n", title[0] ? title : "(untitled)");
+        /* the wave: in the distinct mode never more than the plans before it plus one */
+        w = calls_at_once(pl);
+        if (strcmp(mode, "distinct") == 0 && w > i + 1)
+            w = i + 1;
+        if (w > plans - i)
+            w = plans - i;
+        memset(calls, 0, sizeof calls);
+        for (; made < w; made++) {
+            struct ao_plan_msg *p = &calls[made].p;
+            long ix = i + made;
+            ao_msg_init(&ao_msg_plan, p);
+            if (ao_name(id, sizeof id, AO_ID_PLAN, c.env.run, c.env.iter, rank, ix) < 0) {
+                snprintf(reason, len, "the plan's id is too long");
+                erc = -1;
+                break;
             }
+            p->index = ix;
+            p->rank = rank;
+            p->parent_latency_ns = c.latency_ns;
+            p->baseline_latency_ns = c.baseline_latency_ns;
+            if (ao_env_set(&p->env, "plan", id, c.env.run, c.env.task, c.env.target, c.env.iter) < 0 ||
+                !(p->candidate_id = strdup(c.env.id)) || !(p->candidate_sha256 = strdup(c.sha256)) ||
+                !(p->source = strdup(c.source)) || !(p->size = strdup(size)) ||
+                (c.task_path && !(p->task_path = strdup(c.task_path))) ||
+                (c.task_sha256 && !(p->task_sha256 = strdup(c.task_sha256))) ||
+                (c.config && !(p->config = cJSON_Duplicate(c.config, 1))) ||
+                !(p->memory_seen = cJSON_Duplicate(seen, 1)) ||
+                !(p->model = strdup(pl->agent.conf.model))) {
+                snprintf(reason, len, "out of memory");
+                erc = -1;
+                made++; /* released below */
+                break;
+            }
+            /* calls told the same titles would give the same idea: each
+             * is asked for another place on its list */
+            if (w > 1 && asprintf(&calls[made].earlier,
+                                  "%s%ld other plans for this kernel are being written at the same time as "
+                                  "this one, told the same list; to stay apart from them, propose the idea "
+                                  "you would rank number %d among those left.\n",
+                                  earlier.data ? earlier.data : "", w - 1, made + 1) < 0) {
+                calls[made].earlier = NULL;
+                snprintf(reason, len, "out of memory");
+                erc = -1;
+                made++;
+                break;
+            }
+            calls[made].q = (struct ao_plan_ask){&c, memory, memtext,
+                                                 calls[made].earlier ? calls[made].earlier
+                                                 : earlier.data      ? earlier.data
+                                                                     : "",
+                                                 &prob,
+                                                 (unsigned long long)(cfg.seed != AO_ABSENT_INT ? cfg.seed : pl->seed),
+                                                 (unsigned long long)pl->seed, ix, plans};
         }
-        if (!erc) {
-            p.tokens = ao_usage_json(&u);
-            p.cost_usd = u.cost_usd;
-            ao_info("%s: %s%s", id, p.error ? p.error : p.duplicate_of ? "a duplicate of " : "planned",
-                    p.duplicate_of && !p.error ? p.duplicate_of : "");
-            erc = emit(io, &p, reason, len);
+        if (!erc)
+            run_wave(pl, calls, (int)w);
+        for (int j = 0; j < made; j++) {
+            struct ao_plan_msg *p = &calls[j].p;
+            long ix = i + j;
+            if (j && calls[j].agent) { /* a helper's calls go in the stage's total, logged once */
+                ao_llm_usage_add(&pl->agent.total, &calls[j].agent->total);
+                memset(&calls[j].agent->total, 0, sizeof calls[j].agent->total);
+            }
+            if (!erc && calls[j].rc < 0)
+                erc = ao_io_fail(io, "%s", calls[j].why); /* the stage stops; the candidate comes again */
+            if (!erc && !p->text && !p->error)
+                erc = -1, snprintf(reason, len, "out of memory");
+            if (!erc && p->text) { /* a repeat of an earlier plan goes no further */
+                char title[MAX_TITLE + 1];
+                if (!(norms[ix] = normalized(p->text)))
+                    erc = -1, snprintf(reason, len, "out of memory");
+                for (long k = 0; !erc && k < ix; k++)
+                    if (norms[k] && strcmp(norms[k], norms[ix]) == 0) {
+                        char did[AO_ID_BUF];
+                        if (ao_name(did, sizeof did, AO_ID_PLAN, c.env.run, c.env.iter, rank, k) < 0 ||
+                            !(p->duplicate_of = strdup(did)))
+                            erc = -1, snprintf(reason, len, "out of memory");
+                        break;
+                    }
+                plan_title(p->text, title, sizeof title);
+                if (!erc && !p->duplicate_of && strcmp(mode, "distinct") == 0) {
+                    if (!earlier.len)
+                        ao_buf_printf(&earlier, "Plans already proposed for this kernel (yours must be "
+                                      "a different idea, not a variant of one of these):\n");
+                    ao_buf_printf(&earlier, "- %s\n", title[0] ? title : "(untitled)");
+                }
+            }
+            if (!erc) {
+                p->tokens = ao_usage_json(&calls[j].u);
+                p->cost_usd = calls[j].u.cost_usd;
+                ao_info("%s: %s%s", p->env.id, p->error ? p->error : p->duplicate_of ? "a duplicate of " : "planned",
+                        p->duplicate_of && !p->error ? p->duplicate_of : "");
+                erc = emit(io, p, reason, len);
+            }
+            ao_msg_release(&ao_msg_plan, p);
+            free(calls[j].earlier);
         }
-        ao_msg_release(&ao_msg_plan, &p);
         if (erc < 0)
             goto out;
     }
@@ -267,13 +377,22 @@ int main(int argc, char **argv)
     pl.seed = ao_config_int(&s.cfg, "seed");
     pl.scope = ao_config_str(&s.cfg, "memory-scope");
     pl.mode = ao_config_str(&s.cfg, "plan-mode");
+    pl.width = ao_config_int(&s.cfg, "plan-width");
+    pl.cfg = &s.cfg;
     if (strcmp(pl.mode, "distinct") != 0 && strcmp(pl.mode, "independent") != 0) {
         ao_err("--plan-mode must be distinct or independent");
+        return ao_stage_close(&s, AO_EXIT_USAGE);
+    }
+    if (pl.width < 1 || pl.width > MAX_WIDTH) {
+        ao_err("--plan-width must be 1 to %d", MAX_WIDTH);
         return ao_stage_close(&s, AO_EXIT_USAGE);
     }
     if (pl.plans < 1 || pl.plans > AO_MAX_PLANS || pl.expn < 1) {
         ao_err("--plans must be 1 to %d and --expn at least 1", AO_MAX_PLANS);
         return ao_stage_close(&s, AO_EXIT_USAGE);
     }
-    return ao_agent_run(&s, &pl.agent, "planner", process, &pl, "candidates", "plans");
+    code = ao_agent_run(&s, &pl.agent, "planner", process, &pl, "candidates", "plans");
+    for (int i = 0; i < pl.nhelpers; i++)
+        ao_agent_release(&pl.helpers[i]);
+    return code;
 }
