@@ -57,6 +57,8 @@ int ao_mkdirs(const char *path, int mode);
 
 /* Monotonic clock in nanoseconds. */
 int64_t ao_now_ns(void);
+/* The wall clock in ns (for times compared across machines, e.g. Kafka timestamps). */
+int64_t ao_wall_ns(void);
 /* Wall clock as an RFC 3339 UTC string into buf (at least 32 bytes). */
 void ao_utc_now(char *buf, size_t len);
 

@@ -1,8 +1,10 @@
 /* io.c - the transport seam and its pipe-mode (stdio JSON Lines) backend */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "wire/io.h"
 #include "core/log.h"
@@ -330,6 +332,46 @@ static void crash_if_asked(const struct ao_inmsg *m)
         abort();
 }
 
+/* ACCELOPT_TRACE=FILE: each handled message appends a line to FILE: the
+ * stage, its pid, where the message came from, its id, when its producer
+ * made it and when this stage began and ended it (wall clock: ms from the
+ * broker, µs here), so that tests/bench/overhead.sh can say where a run's
+ * time between the stages goes.  One write a line (O_APPEND): stages may
+ * share the file. */
+static void trace(const struct ao_io *io, const struct ao_inmsg *m, const cJSON *j, long long start_us,
+                  const char *reason)
+{
+    static int fd = -2;
+    const cJSON *env = j ? cJSON_GetObjectItemCaseSensitive(j, "id") : NULL;
+    cJSON *t;
+    char *line;
+
+    if (fd == -2) {
+        const char *path = getenv("ACCELOPT_TRACE");
+        fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
+    }
+    if (fd < 0 || !(t = cJSON_CreateObject()))
+        return;
+    cJSON_AddStringToObject(t, "stage", io->stage ? io->stage : "?");
+    cJSON_AddNumberToObject(t, "pid", (double)getpid());
+    cJSON_AddStringToObject(t, "topic", m->topic ? m->topic : "?");
+    cJSON_AddStringToObject(t, "id", cJSON_IsString(env) ? env->valuestring : "?");
+    cJSON_AddNumberToObject(t, "created_ms", (double)m->created_ms);
+    cJSON_AddNumberToObject(t, "start_us", (double)start_us);
+    cJSON_AddNumberToObject(t, "end_us", (double)(ao_wall_ns() / 1000));
+    if (reason[0])
+        cJSON_AddStringToObject(t, "dead_letter", reason);
+    if ((line = cJSON_PrintUnformatted(t))) {
+        size_t n = strlen(line);
+        line[n] = '\n'; /* the terminator becomes the newline: one write */
+        if (write(fd, line, n + 1) < 0) {
+            /* a trace is best effort */
+        }
+        cJSON_free(line);
+    }
+    cJSON_Delete(t);
+}
+
 int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx)
 {
     while (!ao_stop_requested()) {
@@ -337,6 +379,7 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
         char reason[512] = "";
         cJSON *j = NULL;
         long tries = 0;
+        long long start_us;
         int rc;
 
         if (tick && tick(ctx, io) < 0)
@@ -345,6 +388,7 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
             return io->err[0] ? -1 : 0;
         if (rc == 0)
             continue;
+        start_us = ao_wall_ns() / 1000;
         if (io->guard.begin && m.handle && (tries = io->guard.begin(io->guard.ctx, io, &m)) < 0)
             return -1;
         if (tries <= io->guard.max)
@@ -370,6 +414,7 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
                 io->guard.end(io->guard.ctx, &m);
             return -1;
         }
+        trace(io, &m, j, start_us, reason);
         cJSON_Delete(j);
         if (reason[0] && ao_io_dead_letter(io, &m, reason) < 0) {
             if (tries <= io->guard.max || !tries) {

@@ -17,6 +17,7 @@ struct ao_inmsg {
     const char *topic; /* where it came from ("stdin" in pipe mode) */
     int partition;     /* Kafka: where in the topic (pipe mode: 0 and 0) */
     long long offset;
+    long long created_ms; /* Kafka: when its producer made it (wall clock, ms); 0 unknown */
     void *handle;      /* transport private (a Kafka message) */
 };
 

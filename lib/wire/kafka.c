@@ -119,6 +119,11 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
     m->topic = rd_kafka_topic_name(rm->rkt);
     m->partition = rm->partition;
     m->offset = rm->offset;
+    {
+        rd_kafka_timestamp_type_t tt;
+        int64_t ts = rd_kafka_message_timestamp(rm, &tt);
+        m->created_ms = tt == RD_KAFKA_TIMESTAMP_CREATE_TIME && ts > 0 ? ts : 0;
+    }
     m->handle = rm;
     return 1;
 }
@@ -470,6 +475,15 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
         goto fail;
     }
     pc = NULL;
+    /* Learn every topic's partitions now: the first message to a topic the
+     * producer has not seen waited about 1 s for them (librdkafka's topic
+     * scan), at each of a run's first hops (tests/bench/overhead.sh's
+     * trace).  Best effort: a topic made later is learned as before. */
+    {
+        const struct rd_kafka_metadata *md = NULL;
+        if (rd_kafka_metadata(p->producer, 1, NULL, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+            rd_kafka_metadata_destroy(md);
+    }
     if (!topics || !topics[0]) { /* produce only */
         rd_kafka_conf_destroy(cc);
         return io;

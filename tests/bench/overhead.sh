@@ -5,6 +5,10 @@
 # every kernel in the profile cache, and the builtin model answers in
 # microseconds, so what the second run spends is the orchestration: Kafka
 # hops, Redis, JSON, the selector's bookkeeping, process scheduling.
+# The second run is traced (ACCELOPT_TRACE: a line per message handled by
+# any stage): each topic's hop (from its producer to the start of its
+# handling: the broker and the queue) and each stage's handling, as median,
+# p99 and max, and the longest gaps in which no stage handled anything.
 #
 #   tests/bench/overhead.sh [OUT-DIR]
 set -euo pipefail
@@ -17,7 +21,7 @@ args=(matmul silu --size tiny --iters 4 --beam 2 --plans 4 --samples 2 --topk 4 
       --redis "$REDIS_URL" --json)
 bin/accelopt run "${args[@]}" --out "$out/measured" >"$out/measured.jsonl" 2>"$out/measured.err"
 start=$(date +%s%N)
-bin/accelopt run "${args[@]}" --out "$out/cached" >"$out/cached.jsonl" 2>"$out/cached.err"
+ACCELOPT_TRACE=$out/trace.jsonl bin/accelopt run "${args[@]}" --out "$out/cached" >"$out/cached.jsonl" 2>"$out/cached.err"
 end=$(date +%s%N)
 /usr/bin/python3 - "$out" "$start" "$end" <<'PY'
 import json, statistics, sys
@@ -40,4 +44,28 @@ print(f"per kernel, median over {len(per)} iterations ((iteration time - profili
       f"{statistics.median(per):.2f} ms (min {min(per):.2f}, max {max(per):.2f})")
 print(f"whole second run, start-up and shut-down included: {(t1 - t0) / 1e6 / kernels:.1f} ms per kernel "
       f"({(t1 - t0) / 1e9:.1f} s)")
+def q(xs, f):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(f * len(xs)))]
+tr = [json.loads(l) for l in open(f"{out}/trace.jsonl")]
+tr = [t for t in tr if t["stage"] != "run"]
+print("the traced messages (ms): hop = its producer to the start of its handling; handling = in the stage")
+print(f"{'topic':28} {'n':>5} {'hop med':>8} {'p99':>7} {'max':>7}   {'handling med':>12} {'p99':>7} {'max':>7}")
+for topic in sorted({t["topic"] for t in tr}):
+    ts = [t for t in tr if t["topic"] == topic]
+    hop = [t["start_us"] / 1e3 - t["created_ms"] for t in ts if t["created_ms"] > 0]
+    work = [(t["end_us"] - t["start_us"]) / 1e3 for t in ts]
+    print(f"{topic:28} {len(ts):5d} {q(hop, .5):8.1f} {q(hop, .99):7.1f} {max(hop):7.1f}   "
+          f"{q(work, .5):12.1f} {q(work, .99):7.1f} {max(work):7.1f}")
+# the longest stretches, after the first message and before the last, in
+# which no stage was handling a message (all waiting on a hop or a poll)
+ev = sorted((t["start_us"], t["end_us"]) for t in tr)
+gaps, reach = [], ev[0][1]
+for a, b in ev[1:]:
+    if a > reach:
+        gaps.append((a - reach) / 1e3)
+    reach = max(reach, b)
+gaps.sort(reverse=True)
+print(f"idle gaps between handled messages: {len(gaps)}, median {q(gaps, .5):.1f} ms, p99 {q(gaps, .99):.1f}, "
+      f"max {gaps[0]:.1f}; the five longest: " + ", ".join(f"{g:.1f}" for g in gaps[:5]))
 PY

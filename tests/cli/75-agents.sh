@@ -25,6 +25,15 @@ cp "$T/b-plans.jsonl" "$T/b-kernels.jsonl" "$T/b-results.jsonl" "$RESULTS/"
 ok $? "the profiler measures them: $(grep -c '"status":"ok"' "$T/b-results.jsonl") of 6 ok"
 bin/accelopt-planner <"$T/cand.jsonl" 2>/dev/null | cmp -s - "$T/b-plans.jsonl"
 ok $? "the builtin planner is deterministic for a seed"
+ACCELOPT_TRACE=$T/trace.jsonl bin/accelopt-executor <"$T/b-plans.jsonl" >/dev/null 2>&1
+$M - "$T/trace.jsonl" "$T/b-plans.jsonl" <<'PY'
+import json, sys
+tr = [json.loads(l) for l in open(sys.argv[1])]
+ids = [json.loads(l)["id"] for l in open(sys.argv[2])]
+assert [t["id"] for t in tr] == ids, tr
+assert all(t["stage"] == "executor" and t["topic"] == "stdin" and 0 < t["start_us"] <= t["end_us"] for t in tr), tr
+PY
+ok $? "ACCELOPT_TRACE: a line per message handled, with its id and when its handling began and ended"
 
 # --- executor with a model: code out of real-looking replies ------------
 # the model's kernel differs from the candidate (the same kernel back would be a duplicate)
