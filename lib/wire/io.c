@@ -151,7 +151,10 @@ struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq)
 
 int ao_io_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
 {
-    int rc = io->ops->next(io, m, timeout_ms);
+    int rc;
+
+    memset(m, 0, sizeof *m); /* what a transport does not know stays 0 */
+    rc = io->ops->next(io, m, timeout_ms);
     if (rc > 0)
         io->in++;
     return rc;

@@ -31,7 +31,7 @@ import json, sys
 tr = [json.loads(l) for l in open(sys.argv[1])]
 ids = [json.loads(l)["id"] for l in open(sys.argv[2])]
 assert [t["id"] for t in tr] == ids, tr
-assert all(t["stage"] == "executor" and t["topic"] == "stdin" and 0 < t["start_us"] <= t["end_us"] for t in tr), tr
+assert all(t["stage"] == "executor" and t["topic"] == "stdin" and t["created_ms"] == 0 and 0 < t["start_us"] <= t["end_us"] for t in tr), tr
 PY
 ok $? "ACCELOPT_TRACE: a line per message handled, with its id and when its handling began and ended"
 
