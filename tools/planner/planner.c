@@ -279,8 +279,9 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                 break;
             }
             /* calls told the same titles would give the same idea: each
-             * is asked for another place on its list */
-            if (w > 1 && asprintf(&calls[made].earlier,
+             * is asked for another place on its list (the independent
+             * mode's calls stay identical, as the paper's are) */
+            if (w > 1 && strcmp(mode, "distinct") == 0 && asprintf(&calls[made].earlier,
                                   "%s%ld other plans for this kernel are being written at the same time as "
                                   "this one, told the same list; to stay apart from them, propose the idea "
                                   "you would rank number %d among those left.\n",
