@@ -33,7 +33,8 @@ int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *rol
     a->role = role;
     a->model = a->conf.builtin ? &ao_model_builtin : &ao_model_llm;
     *usage = 0;
-    /* once per process: a stage has one agent and one thread */
+    /* from the main thread only (libcurl's global set-up is not thread
+     * safe): a planner makes its wave helpers' agents there too */
     if (!a->conf.builtin && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(err, errlen, "cannot initialise libcurl");
         goto fail;

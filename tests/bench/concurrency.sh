@@ -6,7 +6,8 @@
 # call was in flight), the model-bound wall time (first call to last
 # answer), the whole run's, and the ideal: calls x LATENCY / C.
 #   tests/bench/concurrency.sh [LATENCY [C [REV]]]   (default: 2 16, the tree)
-# PLAN_WIDTH=W: the planner's --plan-width (default 8).
+# PLAN_WIDTH=W: the planner's --plan-width (default 8).  KEEP=DIR: a copy
+# of the run's files (logs, the server's log) is left in DIR.
 # PLAN_MODE=independent in the environment: the paper's plan calls (each
 # alike) instead of the distinct ones (each told the earlier titles).
 # With REV, that commit is built in a scratch worktree and measured instead
