@@ -36,12 +36,24 @@ for k in tests/kernels/honest.c $(ls tests/kernels/*.c | grep -v '/honest\.c$');
         >"$out" 2>"$T/$name.err"
     status=$(field "$out" "r['status']" 2>/dev/null)
     if echo "$expect" | grep -qE '(^|\|)ok-nogain(\||$)' && [ "$status" = ok ]; then
-        # allowed to pass, but not to be faster than the honest kernel
-        python3 -c "import json,sys; a=json.load(open(sys.argv[1])); h=json.load(open(sys.argv[2])); sys.exit(0 if a['status']=='ok' and a['latency_ns'] > 0.85*h['latency_ns'] else 1)" "$out" "$RESULTS/adv-honest.json"
-        [ $? -eq 0 ] && status=ok-nogain
+        # allowed to pass, but not to be faster than the honest kernel.  A
+        # honest figure taken in a busy moment (the suite runs three scripts
+        # at once) made an honest memo look 15% faster: when it does, the
+        # honest kernel is measured once more and the faster of its two
+        # figures is its speed
+        nogain() {
+            python3 -c "import json,sys; a=json.load(open(sys.argv[1])); h=min(json.load(open(f))['latency_ns'] for f in sys.argv[2:]); sys.exit(0 if a['status']=='ok' and a['latency_ns'] > 0.85*h else 1)" "$out" "$@"
+        }
+        if nogain "$RESULTS/adv-honest.json"; then
+            status=ok-nogain
+        else
+            bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 --work-dir "$T/work" \
+                "$T/honest.c" >"$T/honest-again.json" 2>/dev/null
+            nogain "$RESULTS/adv-honest.json" "$T/honest-again.json" && status=ok-nogain
+        fi
     fi
     echo "$status" | grep -qxE "$expect"
-    ok $? "$name: $expect (got ${status:-nothing}: $(field "$out" "(r.get('reason') or '')[:90]" 2>/dev/null))"
+    ok $? "$name: $expect (got ${status:-nothing}: $(field "$out" "(r.get('reason') or '')[:90]" 2>/dev/null) $(field "$out" "r.get('latency_ns')" 2>/dev/null))"
     sleep 0.05
     [ "$(nobody_procs)" = 0 ]; ok $? "$name: nothing left running"
 done
