@@ -36,13 +36,14 @@ for k in tests/kernels/honest.c $(ls tests/kernels/*.c | grep -v '/honest\.c$');
         >"$out" 2>"$T/$name.err"
     status=$(field "$out" "r['status']" 2>/dev/null)
     if echo "$expect" | grep -qE '(^|\|)ok-nogain(\||$)' && [ "$status" = ok ]; then
-        # allowed to pass, but not to be faster than the honest kernel.  A
-        # honest figure taken in a busy moment (the suite runs three scripts
-        # at once) made an honest memo look 15% faster: when it does, the
-        # honest kernel is measured once more and the faster of its two
-        # figures is its speed
+        # allowed to pass, but not to be faster than the honest kernel: not
+        # under 0.6 of its time, where each of these cheats, working, is 3x
+        # faster or more (a quarter of the rows; output without the work).
+        # Two separate figures of equal kernels on a busy machine (the suite
+        # runs three scripts at once) differed by over 15%; when the honest
+        # one looks slow it is measured again and its faster figure kept
         nogain() {
-            python3 -c "import json,sys; a=json.load(open(sys.argv[1])); h=min(json.load(open(f))['latency_ns'] for f in sys.argv[2:]); sys.exit(0 if a['status']=='ok' and a['latency_ns'] > 0.85*h else 1)" "$out" "$@"
+            python3 -c "import json,sys; a=json.load(open(sys.argv[1])); h=min(json.load(open(f))['latency_ns'] for f in sys.argv[2:]); sys.exit(0 if a['status']=='ok' and a['latency_ns'] > 0.6*h else 1)" "$out" "$@"
         }
         if nogain "$RESULTS/adv-honest.json"; then
             status=ok-nogain
