@@ -19,7 +19,7 @@ bin/accelopt run matmul silu --iters 2 --beam 1 --plans 7 --samples 1 --topk 2 -
     --out "$T/r1" >"$T/r1.out" 2>"$T/r1.err"
 ok $? "a run on a redis of our own finishes"
 n1=$(grep -c . "$T/r1/memory.jsonl" 2>/dev/null)
-[ "${n1:-0}" -ge 2 ]
+[ "${n1:-0}" -ge 1 ]
 ok $? "the run leaves its memory in memory.jsonl ($n1 items)"
 cp "$T/r1/memory.jsonl" "$RESULTS/memory-export.jsonl" # schemas.py validates every line
 A list --redis "$FIRST" >"$T/list.out" 2>"$T/list.err"
@@ -81,8 +81,18 @@ bin/accelopt run silu --iters 1 --beam 1 --plans 1 --samples 1 --memory "$T/exp.
 ok $? "accelopt run --memory FILE starts its private redis warm with the file"
 
 # --- an import is all or nothing --------------------------------------------
-bad_import() { # bad_import NAME PYTHON-EDIT: the export with line 2 edited; must import nothing
-    $M - "$T/exp.jsonl" "$T/bad-$1.jsonl" "$2" <<'PY'
+# two good lines whatever the run learned (under load it may learn one item):
+# the export, and its first item again under another id when it has one line
+$M - "$T/exp.jsonl" "$T/two.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+if len(lines) < 2:
+    lines.append(dict(lines[0], id=lines[0]["id"] + "-second"))
+with open(sys.argv[2], "w") as f:
+    f.writelines(json.dumps(x) + "\n" for x in lines)
+PY
+bad_import() { # bad_import NAME PYTHON-EDIT: two good lines with line 2 edited; must import nothing
+    $M - "$T/two.jsonl" "$T/bad-$1.jsonl" "$2" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 r = lines[1]
