@@ -96,10 +96,9 @@ struct sample {
 
 /* --- inputs.c --- */
 void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n);
-/* Inputs of timed calls, drawn fresh for every call: one 64-bit draw per
- * element (normals as a scaled sum of four 16-bit uniforms, which keeps the
- * mean and spread).  The verified timed sets are drawn the same way, so a
- * kernel cannot tell a checked timed call from an unchecked one. */
+/* Inputs of timed calls, drawn fresh for every call from generators seeded
+ * secretly for that call; the verified timed sets are drawn the same way,
+ * so a kernel cannot tell a checked timed call from an unchecked one. */
 void prof_fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n);
 int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,
                        int with_outputs);

@@ -1,0 +1,72 @@
+/* test_inputs.c - the timed calls' fresh inputs (prof_fill_timed): each
+ * distribution's range, mean and spread, a new draw every call, and exact
+ * lengths (nothing written past the end of a tensor) */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "measure/profiler_int.h"
+
+static void moments(const float *p, size_t n, double *mean, double *var, float *lo, float *hi)
+{
+    double s = 0, s2 = 0;
+    *lo = *hi = p[0];
+    for (size_t i = 0; i < n; i++) {
+        s += p[i];
+        s2 += (double)p[i] * p[i];
+        *lo = p[i] < *lo ? p[i] : *lo;
+        *hi = p[i] > *hi ? p[i] : *hi;
+    }
+    *mean = s / (double)n;
+    *var = s2 / (double)n - *mean * *mean;
+}
+
+int main(void)
+{
+    enum { N = 1 << 20 };
+    struct ao_rng rng = {{0x9e3779b97f4a7c15ull, 2, 3, 4}};
+    const struct ao_dist uni = {AO_DIST_UNIFORM, -2, 6}, nor = {AO_DIST_NORMAL, 1, 3},
+                         absn = {AO_DIST_ABS_NORMAL, 0, 1};
+    float *p = malloc(sizeof(float) * (N + 16)), *q = malloc(sizeof(float) * N), lo, hi;
+    double mean, var;
+    size_t same = 0;
+    int tail_ok = 1;
+
+    if (!p || !q)
+        return 1;
+    prof_fill_timed(&rng, &uni, p, N);
+    moments(p, N, &mean, &var, &lo, &hi);
+    CHECK(lo > -2 && hi < 6 && fabs(mean - 2) < 0.02 && fabs(var - 64.0 / 12) < 0.05,
+          "uniform(-2, 6): inside the range, mean %.4f (2), variance %.4f (5.333)", mean, var);
+    prof_fill_timed(&rng, &nor, p, N);
+    moments(p, N, &mean, &var, &lo, &hi);
+    CHECK(fabs(mean - 1) < 0.02 && fabs(var - 9) < 0.1 && lo < -5 && hi > 7,
+          "normal(1, 3): mean %.4f, variance %.4f (9), both tails reached (%g, %g)", mean, var, lo, hi);
+    prof_fill_timed(&rng, &absn, p, N);
+    moments(p, N, &mean, &var, &lo, &hi);
+    /* the sum of four uniforms has lighter tails than a normal: E|x| is
+     * 0.808 where a true normal's is 0.798 */
+    CHECK(lo >= 0 && fabs(mean - 0.808) < 0.01, "|normal(0, 1)|: never negative, mean %.4f (0.808)",
+          mean);
+
+    prof_fill_timed(&rng, &nor, p, N);
+    prof_fill_timed(&rng, &nor, q, N);
+    for (size_t i = 0; i < N; i++)
+        same += p[i] == q[i];
+    CHECK(same < N / 1000, "two calls draw different values (%zu of %d equal)", same, N);
+
+    /* lengths that are no multiple of the eight streams: the sentinel after
+     * the end stays, every value before it is written */
+    for (size_t n = 1; n <= 17; n++) {
+        for (size_t i = 0; i < n + 16; i++)
+            p[i] = NAN;
+        prof_fill_timed(&rng, &uni, p, n);
+        for (size_t i = 0; i < n + 16; i++)
+            tail_ok &= i < n ? !isnan(p[i]) : isnan(p[i]);
+    }
+    CHECK(tail_ok, "lengths 1 to 17: every value written, nothing past the end");
+    free(p);
+    free(q);
+    return CHECK_DONE();
+}
