@@ -20,6 +20,11 @@ two calls told the same list may give the same reply.  "pick" is {"TEXT": [reply
 TEXT found in the request's messages names the list, whose replies are
 given in turn (a model that writes a different kernel each time, per task).
 
+GET /v1/models lists the script's "_models" (a server that serves those),
+else answers 404 (one that cannot list them); with "_key": KEY in the
+script, a request without "Authorization: Bearer KEY" gets 401, GET or
+POST.  GETs are not logged.
+
 Every request is appended to LOGFILE as one JSON line (model, messages,
 temperature, max_tokens, the Authorization header, the time, and
 "inflight": the requests being served when it came, itself included).
@@ -61,9 +66,37 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 
+    def send_json(self, status, obj):
+        data = json.dumps(obj).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def refused(self):
+        key = script.get("_key")
+        if key is None or self.headers.get("Authorization") == "Bearer " + key:
+            return False
+        self.send_json(401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}})
+        return True
+
+    def do_GET(self):
+        if self.refused():
+            return
+        if not self.path.endswith("/models") or "_models" not in script:
+            self.send_json(404, {"error": {"message": "not found"}})
+            return
+        self.send_json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in script["_models"]]})
+
     def do_POST(self):
         n = int(self.headers.get("Content-Length", 0))
         raw = self.rfile.read(n)
+        if self.refused():
+            return
         try:
             req = json.loads(raw)
         except ValueError:

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/signals.h"
 #include "core/util.h"
+#include "wire/msg.h"
 
 #define MAX_REPLY (8u << 20)     /* a chat reply larger than this is refused */
 #define RETRY_AFTER_MAX 120.0    /* seconds */
@@ -120,7 +121,8 @@ int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct 
     o->max_tokens = v ? strtol(v, NULL, 10) : 0;
     o->attempts = (int)ao_config_int(c, "llm-attempts");
     o->backoff_s = ao_config_num(c, "llm-backoff");
-    o->concurrency = (int)ao_config_int(c, "model-concurrency");
+    v = ao_config_str(c, "model-concurrency"); /* accelopt run has its own, unset by default */
+    o->concurrency = v ? (int)strtol(v, NULL, 10) : 16;
     if (o->concurrency < 1 || o->concurrency > 4096) {
         snprintf(err, errlen, "--model-concurrency must be 1 to 4096");
         goto fail;
@@ -501,4 +503,87 @@ int ao_llm_chat(struct ao_llm *l, const char *system, const char *user, char **r
 out:
     free(body);
     return rc;
+}
+
+/* --- the check before a run ---------------------------------------------- */
+
+/* "a, b, c" of a models list's ids, cut to fit. */
+static void model_ids(const cJSON *data, char *out, size_t len)
+{
+    const cJSON *m;
+    size_t at = 0;
+
+    out[0] = '\0';
+    cJSON_ArrayForEach(m, data) {
+        const char *id = ao_json_str(m, "id", NULL);
+        if (id && at + strlen(id) + 8 < len)
+            at += (size_t)snprintf(out + at, len - at, "%s%s", at ? ", " : "", id);
+        else if (id) {
+            snprintf(out + at, len - at, "%s...", at ? ", " : "");
+            break;
+        }
+    }
+}
+
+int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen)
+{
+    struct ao_llm *l;
+    char url[1100], what[AO_ERRLEN], ids[300];
+    size_t n = conf->url ? strlen(conf->url) : 0;
+    long status = 0;
+    CURLcode rc;
+    cJSON *j = NULL;
+    const cJSON *data, *m;
+    int found = 0, out = -1;
+
+    if (conf->builtin)
+        return 0;
+    if (!(l = ao_llm_new(conf, err, errlen)))
+        return -1;
+    while (n > 0 && conf->url[n - 1] == '/')
+        n--;
+    snprintf(url, sizeof url, "%.*s/models", (int)n, conf->url);
+    curl_easy_setopt(l->curl, CURLOPT_URL, url);
+    curl_easy_setopt(l->curl, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(l->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(l->curl, CURLOPT_TIMEOUT_MS, 10000L);
+    rc = curl_easy_perform(l->curl);
+    if (rc != CURLE_OK) {
+        snprintf(err, errlen, "the %s model server %s is unreachable: %s", conf->role, conf->url,
+                 curl_easy_strerror(rc));
+        goto done;
+    }
+    curl_easy_getinfo(l->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status == 404 || status == 405 || status == 501) { /* no models list: taken on trust */
+        out = 0;
+        goto done;
+    }
+    if (status != 200) {
+        error_text(l, what, sizeof what);
+        snprintf(err, errlen, "the %s model server %s %s (HTTP %ld): %s", conf->role, conf->url,
+                 status == 401 || status == 403 ? "refuses the key" : "answers an error", status, what);
+        goto done;
+    }
+    j = cJSON_ParseWithLength(l->body.data ? l->body.data : "", l->body.len);
+    data = cJSON_GetObjectItemCaseSensitive(j, "data");
+    if (!cJSON_IsArray(data)) { /* a 200 that is no list: the server is there, the model unknown */
+        out = 0;
+        goto done;
+    }
+    cJSON_ArrayForEach(m, data) {
+        const char *id = ao_json_str(m, "id", NULL);
+        found |= id && strcmp(id, conf->model) == 0;
+    }
+    if (!found) {
+        model_ids(data, ids, sizeof ids);
+        snprintf(err, errlen, "the %s model server %s has no model '%s' (it serves: %s)", conf->role,
+                 conf->url, conf->model, ids[0] ? ids : "none");
+        ao_llm_redact(l, err);
+        goto done;
+    }
+    out = 0;
+done:
+    cJSON_Delete(j);
+    ao_llm_free(l);
+    return out;
 }

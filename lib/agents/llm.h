@@ -34,7 +34,9 @@
     {R "-price-in", 0, AO_OPT_NUM, NULL, "USD", NULL},                                  \
     {R "-price-out", 0, AO_OPT_NUM, NULL, "USD", NULL}
 
-#define AO_LLM_OPTIONS                                                                          \
+/* The model server's settings (AO_LLM_OPTIONS less the concurrency, which
+ * accelopt run spells its own way) */
+#define AO_LLM_SERVER_OPTIONS                                                                   \
     {"llm-url", 0, AO_OPT_STR, NULL, "URL", "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 " \
      "(unset: the builtin model)"},                                                            \
     {"llm-model", 0, AO_OPT_STR, NULL, "NAME", "model name; 'builtin' is the offline knob search"}, \
@@ -46,7 +48,10 @@
     {"llm-price-in", 0, AO_OPT_NUM, "0", "USD", "price per million prompt tokens"},            \
     {"llm-price-out", 0, AO_OPT_NUM, "0", "USD", "price per million completion tokens"},       \
     {"llm-attempts", 0, AO_OPT_INT, "5", "N", "attempts per call before the slot fails"},      \
-    {"llm-backoff", 0, AO_OPT_NUM, "1", "SEC", "first retry delay (doubles, full jitter, at most 60 s)"}, \
+    {"llm-backoff", 0, AO_OPT_NUM, "1", "SEC", "first retry delay (doubles, full jitter, at most 60 s)"}
+
+#define AO_LLM_OPTIONS                                                                          \
+    AO_LLM_SERVER_OPTIONS,                                                                      \
     {"model-concurrency", 0, AO_OPT_INT, "16", "C", "model calls in flight to one server at most, every " \
      "stage that shares the redis together (without --redis: this process's one)"}
 
@@ -93,6 +98,14 @@ void ao_llm_set_gate(struct ao_llm *l, struct ao_gate *g);
  * u (added to, never reset) counts every answered attempt either way. */
 int ao_llm_chat(struct ao_llm *l, const char *system, const char *user, char **reply,
                 struct ao_llm_usage *u, char *err, size_t errlen);
+
+/* Is the role's server there, does it take the key, does it serve the
+ * model?  One GET of URL/models (10 s at most): 0 when it answers with a
+ * list holding the model, or cannot list models (404, 405, 501: nothing
+ * more is learned without spending a call); -1 + a one-line err (no key in
+ * it) when it is unreachable, refuses the key (401, 403), lists models
+ * without this one, or answers anything else. */
+int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen);
 
 /* Replace every occurrence of the key in s (in place) by "[key]"; texts that
  * came from a server may echo it. */

@@ -536,6 +536,47 @@ fail:
     return NULL;
 }
 
+/* The last thing librdkafka complained of, for the one line a probe says. */
+static void quiet_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    char *last = rd_kafka_opaque(rk);
+    const char *p = strstr(buf, ": Connect to ");
+    (void)fac;
+    if (level <= 4 && last && !strstr(buf, "will be ignored by this"))
+        snprintf(last, AO_ERRLEN, "%s", p ? p + 2 : buf);
+}
+
+int ao_kafka_reachable(const char *brokers, const char *props, double timeout_s, char *err,
+                       size_t errlen)
+{
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_t *rk = NULL;
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t e;
+    char last[AO_ERRLEN] = "", m[256];
+
+    if (!conf || configure(conf, brokers, props, err, errlen) < 0) {
+        if (conf)
+            rd_kafka_conf_destroy(conf);
+        return conf ? -1 : ao_errf(err, errlen, "out of memory");
+    }
+    rd_kafka_conf_set_log_cb(conf, quiet_log_cb);
+    rd_kafka_conf_set_opaque(conf, last);
+    if (!(rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, m, sizeof m))) {
+        rd_kafka_conf_destroy(conf);
+        return ao_errf(err, errlen, "cannot make a kafka client: %s", m);
+    }
+    e = rd_kafka_metadata(rk, 0, NULL, &md, (int)(timeout_s * 1000));
+    if (md)
+        rd_kafka_metadata_destroy(md);
+    rd_kafka_destroy(rk);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
+        return 0;
+    last[strcspn(last, "\n")] = '\0';
+    return ao_errf(err, errlen, "cannot reach the brokers %s within %.0f s: %s", brokers, timeout_s,
+                   last[0] ? last : rd_kafka_err2str(e));
+}
+
 struct ao_broker {
     rd_kafka_t *rk;
     rd_kafka_mock_cluster_t *mc;

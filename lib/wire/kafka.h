@@ -15,6 +15,13 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
                               const char *const *topics, const char *props, char *err,
                               size_t errlen);
 
+/* Can the brokers be reached?  Asks them for their metadata, waiting
+ * timeout_s at most, librdkafka's own log lines kept quiet (kcat's
+ * behaviour: a tool facing no broker says so once and exits).  0, or -1 +
+ * a one-line err naming the brokers and librdkafka's last complaint. */
+int ao_kafka_reachable(const char *brokers, const char *props, double timeout_s, char *err,
+                       size_t errlen);
+
 /* An embedded Kafka-protocol broker (librdkafka's mock cluster) with the
  * accelopt topics made, each with `partitions` partitions.  Returns its
  * bootstrap address in addr; NULL + err.  Keep the handle while it serves. */

@@ -119,7 +119,8 @@ ok $? "a compile error fixed on the second attempt ends as one ok slot with 2 at
 ok $? "the key appears in no log, result file or output"
 
 LLM_LOG=$(cat "$T/b.llm-log"); finish b
-ok $? "a run whose kernel stays broken finishes"
+[ $? -eq 1 ] && grep -q "not one kernel the model wrote worked" "$T/b.err"
+ok $? "a run whose kernel stays broken finishes, and exits 1: no model kernel worked"
 $M - "$LLM_LOG" "$T/b/matmul/history.jsonl" <<'PY'
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]

@@ -43,7 +43,8 @@ ACCELOPT_FAULT_CRASH_ON=KILL-MY-PROFILER ACCELOPT_MAX_ATTEMPTS=1 ACCELOPT_LLM_UR
 ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m ACCELOPT_SUMMARIZER_MODEL=plan-m \
     timeout 240 bin/accelopt run matmul --iters 1 --beam 1 --plans 1 --samples 1 --slot-deadline 8 \
     --json --out "$T/crash" >"$T/crash.jsonl" 2>"$T/crash.err"
-ok $? "a run whose kernel kills its profiler every time finishes"
+[ $? -eq 1 ] && grep -q "not one kernel the model wrote worked" "$T/crash.err"
+ok $? "a run whose kernel kills its profiler every time finishes, and exits 1: no model kernel worked"
 check_done "$T/crash.jsonl" "$T/crash/matmul/history.jsonl" 1 8
 ok $? "its done: one, the slot lost with the reason, the baseline kept"
 grep -q "profiler was killed by signal 6; restarting it" "$T/crash.err" &&
@@ -58,7 +59,8 @@ ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=
 ACCELOPT_SUMMARIZER_MODEL=sum-m \
     timeout 120 bin/accelopt run matmul --iters 1 --beam 1 --plans 2 --samples 1 --slot-deadline 4 \
     --json --out "$T/hang" >"$T/hang.jsonl" 2>"$T/hang.err"
-ok $? "a run whose planner never answers finishes"
+[ $? -eq 1 ] && grep -q "not one kernel the model wrote worked" "$T/hang.err"
+ok $? "a run whose planner never answers finishes, and exits 1: no model kernel worked"
 check_done "$T/hang.jsonl" "$T/hang/matmul/history.jsonl" 2 4
 ok $? "its done: one, both plans' slots lost"
 [ $(($(date +%s) - start)) -lt 60 ]

@@ -98,9 +98,42 @@ static int slot_cmp(const void *a, const void *b)
     return 0;
 }
 
-/* Every kernel of the run with its parent, plan and result, one per line. */
+/* The model's kernels of a task that failed, by reason: a reason's words
+ * up to its first number or detail, so that "error 0.53" and "error 0.61"
+ * are one reason; each kept with its first full text. */
+#define TALLY_MAX 16
+struct fail_tally {
+    int kernels, failed;
+    int n, count[TALLY_MAX];
+    char key[TALLY_MAX][96], text[TALLY_MAX][200];
+};
+
+static void tally_add(struct fail_tally *t, const char *status, const char *reason)
+{
+    char key[96];
+    size_t n;
+    int i;
+
+    snprintf(key, sizeof key, "%s: %s", status, reason ? reason : "");
+    n = strcspn(key, "0123456789('\"");
+    key[n] = '\0';
+    for (i = 0; i < t->n && strcmp(t->key[i], key) != 0; i++)
+        ;
+    if (i == t->n) {
+        if (t->n == TALLY_MAX)
+            return; /* the rarest reasons go uncounted */
+        snprintf(t->key[i], sizeof t->key[i], "%s", key);
+        snprintf(t->text[i], sizeof t->text[i], "%s%s%s", status, reason ? ": " : "", reason ? reason : "");
+        t->text[i][strcspn(t->text[i], "\n")] = '\0';
+        t->n++;
+    }
+    t->count[i]++;
+}
+
+/* Every kernel of the run with its parent, plan and result, one per line;
+ * the failed ones (past the baseline) counted in *tally. */
 static int write_history(struct ao_runstore *rs, const char *run, long long iters,
-                         const char *path, char *err, size_t errlen)
+                         const char *path, struct fail_tally *tally, char *err, size_t errlen)
 {
     static const char *const keep[] = {
         "iter", "slot", "kernel_id", "parent", "sha256", "plan", "plan_text", "status", "reason",
@@ -127,7 +160,15 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
             qsort(v, (size_t)n, sizeof *v, slot_cmp);
             for (k = 0; k < n; k++) {
                 cJSON *r = cJSON_Parse(v[k]->valuestring), *o = cJSON_CreateObject();
+                const char *status = ao_json_str(r, "status", NULL);
                 char *line;
+                if (i > 0 && status) {
+                    tally->kernels++;
+                    if (strcmp(status, "ok") != 0) {
+                        tally->failed++;
+                        tally_add(tally, status, ao_json_str(r, "reason", NULL));
+                    }
+                }
                 for (size_t q = 0; r && o && q < sizeof keep / sizeof keep[0]; q++) {
                     const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, keep[q]);
                     if (x)
@@ -248,24 +289,26 @@ static int write_json(const char *path, const cJSON *j, char *err, size_t errlen
 }
 
 int report_write(const char *dir, struct ao_runstore *rs, const struct run_task *t, int n,
-                 FILE *echo, char *err, size_t errlen)
+                 FILE *echo, int *all_failed, char *err, size_t errlen)
 {
     char path[900];
-    struct ao_buf sum = {0};
-    int rc = 0;
+    struct ao_buf sum = {0}, why = {0};
+    int rc = 0, tried = 0, worked = 0;
 
     ao_buf_printf(&sum, "%-22s %-16s %5s %7s %6s %12s %12s %8s %-22s %17s\n", "task", "stopped", "iters",
                   "kernels", "failed", "baseline_us", "best_us", "speedup", "(95% interval, how)",
                   "pct_of_peak");
     for (int i = 0; i < n; i++) {
         struct ao_run_state s;
-        char why[AO_ERRLEN];
-        int st = ao_run_state_load(rs, t[i].run, &s, why, sizeof why) > 0; /* else: none to report */
+        struct fail_tally tally;
+        char e2[AO_ERRLEN];
+        int st = ao_run_state_load(rs, t[i].run, &s, e2, sizeof e2) > 0; /* else: none to report */
         struct ao_beam beam;
-        int kept = ao_beam_load(rs, t[i].run, &beam, why, sizeof why) > 0 && beam.n > 0;
+        int kept = ao_beam_load(rs, t[i].run, &beam, e2, sizeof e2) > 0 && beam.n > 0;
         const struct ao_beam_member *best = kept ? &beam.m[0] : NULL;
         const cJSON *h0 = cJSON_GetArrayItem(s.history, 0);
         const char *stopped = t[i].done ? ao_json_str(t[i].done, "stopped", NULL) : "interrupted";
+        memset(&tally, 0, sizeof tally);
         double base = s.baseline_ns, bestns = best ? best->latency_ns : NAN;
 
         if (ao_name(path, sizeof path, "%s/%s", dir, t[i].task) < 0 || ao_mkdirs(path, 0700) < 0) { /* a run's kernels and logs are its owner's */
@@ -281,8 +324,17 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         }
         if (rc == 0 && st) {
             rc = ao_name(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
-                                                                             : write_history(rs, t[i].run, s.iter, path, err, errlen);
+                                                                             : write_history(rs, t[i].run, s.iter, path, &tally, err, errlen);
         }
+        if (tally.failed > 0) { /* the commonest reason, where the model's kernels failed */
+            int top = 0;
+            for (int k = 1; k < tally.n; k++)
+                top = tally.count[k] > tally.count[top] ? k : top;
+            ao_buf_printf(&why, "%s: %d of %d kernels failed; most often (%d): %.160s\n", t[i].task,
+                          tally.failed, tally.kernels, tally.count[top], tally.text[top]);
+        }
+        tried += tally.kernels > 0;
+        worked += tally.kernels > tally.failed;
         if (rc == 0 && st) {
             rc = ao_name(path, sizeof path, "%s/%s/experiences.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
                                                                              : write_experiences(rs, t[i].run, s.iter, path, err, errlen);
@@ -333,6 +385,13 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         ao_run_state_release(&s);
         ao_beam_release(&beam);
     }
+    if (why.data) {
+        ao_buf_printf(&sum, "\n");
+        ao_buf_append(&sum, why.data, why.len);
+    }
+    ao_buf_release(&why);
+    if (all_failed) /* every task had model kernels, and none of them worked */
+        *all_failed = tried == n && worked == 0 && n > 0;
     if (rc == 0) {
         rc = ao_name(path, sizeof path, "%s/summary.txt", dir) < 0
                  ? too_long(err, errlen, dir)

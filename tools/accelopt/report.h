@@ -25,10 +25,12 @@ cJSON *report_run_row(struct ao_runstore *rs, const char *run);
 void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,
                      int *drawn);
 /* Write dir/<task>/{best.<ext>,done.json,history.jsonl,experiences.jsonl,
- * usage.json} and dir/summary.txt
- * from the run store (and the done messages that came), and print the
- * summary on `echo` unless it is NULL; 0 or -1 + err. */
+ * usage.json} and dir/summary.txt (a row per task, then per task whose
+ * model kernels failed, how many and the commonest reason) from the run
+ * store (and the done messages that came), and print the summary on `echo`
+ * unless it is NULL; *all_failed (if given) set when every task had model
+ * kernels and not one of them worked.  0 or -1 + err. */
 int report_write(const char *dir, struct ao_runstore *rs, const struct run_task *t, int n,
-                 FILE *echo, char *err, size_t errlen);
+                 FILE *echo, int *all_failed, char *err, size_t errlen);
 
 #endif

@@ -372,7 +372,7 @@ static int from_redis(const struct ao_config *c, const char *id, const char *dir
                  id);
         goto out;
     }
-    rc = report_write(dir, rs, t, n, NULL, err, errlen);
+    rc = report_write(dir, rs, t, n, NULL, NULL, err, errlen);
 out:
     free(t);
     ao_runstore_free(rs);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agents/builtin.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/redis.h"
@@ -25,6 +26,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "front.h"
+#include "models.h"
 #include "procs.h"
 #include "report.h"
 #include "state/memory.h"
@@ -70,6 +72,7 @@
 
 static const struct ao_option run_opts[] = {
     RUN_CONFIG_OPTIONS,
+    RUN_MODEL_OPTIONS,
     {"model-concurrency", 'j', AO_OPT_STR, NULL, "C",
      "model calls in flight to one model server at most, all roles together (default 16)"},
     {"profilers", 0, AO_OPT_INT, "0", "N",
@@ -163,6 +166,30 @@ static int resolve_tasks(struct run *R, char *err, size_t errlen)
         R->n++;
     }
     return 0;
+}
+
+static int role_builtin(const char *role);
+
+/* The builtin planner moves the knobs a baseline declares: where there are
+ * none, each of its plans fails; said once, at the start. */
+static void warn_knobless(const struct run *R)
+{
+    struct ao_knob k[1];
+
+    if (!role_builtin("planner"))
+        return;
+    for (int i = 0; i < R->n; i++) {
+        char path[700], e[AO_ERRLEN];
+        char *src;
+        if (ao_name(path, sizeof path, "%s/baseline.%s", R->t[i].spec, R->t[i].ext) < 0 ||
+            !(src = ao_read_file(path, NULL, e, sizeof e)))
+            continue; /* the selector says so when it sends the baseline */
+        if (ao_knobs_parse(src, k, 1) == 0)
+            ao_warn("%s: the baseline declares no knob the builtin model can move (a `#define NAME "
+                    "value  /* knob: v1 v2 ... */` line), so its plans will all fail: give it knobs, "
+                    "or use a model (--llm-url, --llm-model; docs/MODELS.md)", R->t[i].task);
+        free(src);
+    }
 }
 
 /* One try at the private redis on a port picked free: 0 up, -1 an error,
@@ -562,7 +589,7 @@ static int write_resume_files(struct run *R, char *err, size_t errlen)
     ao_buf_printf(&conf, "# accelopt run %s: its settings, for accelopt run --resume %s\n", R->id, R->id);
     for (int i = 0; i < R->c.nopts; i++) {
         const char *name = R->c.opts[i].name;
-        int skip = !R->c.values[i] || !strcmp(R->c.source[i], "default");
+        int skip = !R->c.values[i] || !strcmp(R->c.source[i], "default") || run_model_secret(name);
         for (int k = 0; !skip && not_kept[k]; k++)
             skip = !strcmp(name, not_kept[k]);
         if (!skip)
@@ -887,17 +914,37 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("--target: %s", err);
         goto out;
     }
+    /* before the replicas are counted: a role's model may come from a flag */
+    if (!R->submit && run_model_settings(&R->c, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
     if (resolve_tasks(R, err, sizeof err) < 0 || (!R->submit && plan_replicas(R, err, sizeof err) < 0)) {
         ao_err("%s", err);
         goto out;
     }
+    if (!R->submit)
+        warn_knobless(R);
     if (ao_config_str(&R->c, "out") ? ao_name(R->dir, RUN_DIR_MAX, "%s", ao_config_str(&R->c, "out"))
                                     : ao_name(R->dir, RUN_DIR_MAX, "runs/%s", R->id)) {
         ao_err("--out: a directory of at most %d bytes, please", RUN_DIR_MAX - 1);
         goto out;
     }
-    ao_signals_install();
     code = AO_EXIT_FAIL;
+    /* a model server that is not there, refuses the key or lacks the
+     * model: said now, before anything starts, not in a stage log later */
+    if (!R->submit && run_model_probe(&R->c, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
+    /* and brokers that do not answer: one line, in bounded time */
+    if (ao_config_str(&R->c, "brokers") &&
+        ao_kafka_reachable(ao_config_str(&R->c, "brokers"), ao_config_str(&R->c, "kafka"), 10, err,
+                           sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
+    ao_signals_install();
     if (setup(R, err, sizeof err) < 0 ||
         (!R->resuming && ao_config_str(&R->c, "memory") && import_memory(R, err, sizeof err) < 0) ||
         (R->resuming && (resumed_dones(R), 0)) || submit(R, err, sizeof err) < 0) {
@@ -946,8 +993,9 @@ stop:
     if (tty && R->rs && R->waits)
         report_progress(tty, R->rs, R->t, R->n, &drawn);
     if (R->rs && R->waits) {
+        int all_failed = 0;
         if (report_write(R->dir, R->rs, R->t, R->n, ao_config_bool(&R->c, "json") ? NULL : stdout,
-                         err, sizeof err) < 0) {
+                         &all_failed, err, sizeof err) < 0) {
             ao_err("%s", err);
             code = AO_EXIT_FAIL;
         } else if (export_memory(R, err, sizeof err) < 0 || write_run_json(R, err, sizeof err) < 0) {
@@ -963,6 +1011,10 @@ stop:
                 ao_info("report: %s", page);
             else
                 printf("report: %s\n", page);
+        }
+        if (all_failed && code == AO_EXIT_OK) {
+            ao_err("not one kernel the model wrote worked (the summary says why, task by task)");
+            code = AO_EXIT_FAIL;
         }
     }
     if (ao_config_bool(&R->c, "json"))

@@ -17,6 +17,8 @@
 #include "wire/stage.h"
 
 #define N(a) ((int)(sizeof a / sizeof a[0]))
+#define BROKER_WAIT_S 10.0 /* for the brokers to answer at all */
+#define GROUP_JOIN_S 60    /* for consume's group to get its partitions */
 
 #define KAFKA_OPTIONS                                                                          \
     {"brokers", 'b', AO_OPT_STR, NULL, "HOST:PORT", "bootstrap brokers (required)"},          \
@@ -136,6 +138,11 @@ int cmd_produce(int argc, char **argv)
         goto out;
     }
     code = AO_EXIT_FAIL;
+    if (ao_kafka_reachable(ao_config_str(&c, "brokers"), ao_config_str(&c, "kafka"), BROKER_WAIT_S, err,
+                           sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
     if (!(io = ao_io_kafka_new("produce", ao_config_str(&c, "brokers"), "unused", NULL,
                                ao_config_str(&c, "kafka"), err, sizeof err))) {
         ao_err("%s", err);
@@ -191,7 +198,7 @@ int cmd_consume(int argc, char **argv)
     const char *topics[2] = {NULL, NULL};
     char err[AO_ERRLEN], group[96];
     long want, got = 0;
-    int64_t idle_ns, last;
+    int64_t idle_ns, last, joined;
     int code;
 
     if (ao_tool_setup("accelopt", &c, consume_opts, N(consume_opts), argc, argv,
@@ -208,6 +215,11 @@ int cmd_consume(int argc, char **argv)
     snprintf(group, sizeof group, "accelopt-consume-%d-%lld", (int)getpid(), (long long)ao_now_ns());
     ao_signals_install();
     code = AO_EXIT_FAIL;
+    if (ao_kafka_reachable(ao_config_str(&c, "brokers"), ao_config_str(&c, "kafka"), BROKER_WAIT_S, err,
+                           sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
     if (!(io = ao_io_kafka_new("consume", ao_config_str(&c, "brokers"),
                                ao_config_str(&c, "group") ? ao_config_str(&c, "group") : group,
                                topics, ao_config_str(&c, "kafka"), err, sizeof err))) {
@@ -215,12 +227,23 @@ int cmd_consume(int argc, char **argv)
         goto out;
     }
     last = ao_now_ns();
+    joined = last;
     while (!ao_stop_requested() && (!want || got < want) && ao_now_ns() - last < idle_ns) {
         struct ao_inmsg m;
         int rc = ao_io_next(io, &m, 100);
         if (rc < 0) {
             ao_err("%s", io->err);
             goto out;
+        }
+        /* idle counts from the group's first assignment: joining takes
+         * seconds, which must not pass for an empty topic */
+        if (ao_io_generation(io) == 0) {
+            if (ao_now_ns() - joined > (int64_t)(GROUP_JOIN_S * 1e9)) {
+                ao_err("the consumer group did not get its partitions of '%s' within %d s", topics[0],
+                       GROUP_JOIN_S);
+                goto out;
+            }
+            last = ao_now_ns();
         }
         if (rc == 0)
             continue;

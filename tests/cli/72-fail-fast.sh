@@ -1,0 +1,121 @@
+# 72-fail-fast.sh - accelopt run's model settings (issue 29): taken as flags
+# and from the config file with the environment's names, refused with their
+# own message as usage errors before anything starts, and each model server
+# asked once, before anything starts, whether it is there, takes the key and
+# serves the model; keys never on the command line nor in the run's files
+. tests/cli/helpers.sh
+ensure_calibration
+M=/usr/bin/python3
+export ACCELOPT_BUDGET=0.05 ACCELOPT_WARMUP=0.01 # these runs test settings, not speed
+unset ACCELOPT_LLM_URL ACCELOPT_LLM_MODEL ACCELOPT_LLM_KEY ACCELOPT_LLM_KEY_FILE
+
+$M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
+script() { # script EXTRA-JSON: the three roles' replies, and EXTRA's keys (_key, _models)
+    $M - "$T/fast.c" "$1" <<'PY'
+import json, sys
+fast = open(sys.argv[1]).read()
+s = {"plan-m": [{"content": "Plan A: widen the j tile to 256 columns."}],
+     "exec-m": [{"content": "```c\n" + fast + "```"}],
+     "sum-m": [{"content": open("tests/replies/summary-01-format.md").read()}]}
+s.update(json.loads(sys.argv[2]))
+print(json.dumps(s))
+PY
+}
+quick() { bin/accelopt run matmul --iters 1 --beam 1 --plans 1 --samples 1 --topk 1 "$@"; }
+one_line() { [ "$(grep -c 'accelopt: error' "$1")" -eq 1 ] && [ "$(wc -l <"$1")" -le 2 ]; }
+
+# --- each server asked before anything starts --------------------------------
+port=$(free_port)
+start=$(date +%s)
+ACCELOPT_LLM_URL=http://127.0.0.1:$port/v1 ACCELOPT_LLM_MODEL=m quick --out "$T/dead" >/dev/null 2>"$T/dead.err"
+rc=$?
+took=$(($(date +%s) - start))
+[ $rc -eq 1 ] && grep -q "the planner model server http://127.0.0.1:$port/v1 is unreachable" "$T/dead.err" &&
+    one_line "$T/dead.err" && [ ! -e "$T/dead" ] && [ "$took" -le 15 ]
+ok $? "a server that is not there: exit 1 in ${took} s, one line, nothing started ($(head -c 120 "$T/dead.err"))"
+
+start_llm keyed "$(script '{"_key": "sk-right-key-0001", "_models": ["plan-m", "exec-m", "sum-m"]}')"
+printf 'sk-wrong-key-0002\n' >"$T/wrong.key"
+printf 'sk-right-key-0001\n' >"$T/right.key"
+quick --llm-url "$LLM_URL" --llm-model plan-m --llm-key-file "$T/wrong.key" --out "$T/k" >/dev/null 2>"$T/k.err"
+[ $? -eq 1 ] && grep -q "refuses the key (HTTP 401): Incorrect API key provided" "$T/k.err" &&
+    one_line "$T/k.err" && ! grep -q 'sk-wrong' "$T/k.err" && [ ! -e "$T/k" ] && [ "$(llm_requests)" -eq 0 ]
+ok $? "a server that refuses the key: exit 1, one line without the key, no call made"
+quick --llm-url "$LLM_URL" --llm-model big-m --llm-key-file "$T/right.key" --out "$T/m" >/dev/null 2>"$T/m.err"
+[ $? -eq 1 ] && grep -q "has no model 'big-m' (it serves: plan-m, exec-m, sum-m)" "$T/m.err" && one_line "$T/m.err"
+ok $? "a server without the model: exit 1, and the models it has"
+
+# --- settings refused as usage errors, before anything starts ------------------
+quick --llm-model m --out "$T/u1" >/dev/null 2>"$T/u1.err"
+[ $? -eq 2 ] && grep -q "the planner's model: model 'm' needs a server" "$T/u1.err" && [ ! -e "$T/u1" ]
+ok $? "a model without a server: exit 2 with the reason"
+quick --llm-url "$LLM_URL" --llm-model plan-m --llm-key-file "$T/no-such.key" --out "$T/u2" >/dev/null 2>"$T/u2.err"
+[ $? -eq 2 ] && grep -q "cannot read the key file '$T/no-such.key'" "$T/u2.err" && [ ! -e "$T/u2" ]
+ok $? "a key file that cannot be read: exit 2 with the reason"
+quick --llm-url "$LLM_URL" --llm-model plan-m --llm-key sk-right-key-0001 --out "$T/u3" >/dev/null 2>"$T/u3.err"
+[ $? -eq 2 ] && grep -q -- "--llm-key puts the key where every user of the machine can read it" "$T/u3.err" &&
+    ! grep -q 'sk-right' "$T/u3.err"
+ok $? "a key on the command line: exit 2, pointing to --llm-key-file"
+quick --summarizer-url ftp://x --out "$T/u4" >/dev/null 2>"$T/u4.err"
+[ $? -eq 2 ] && grep -q "the summarizer's model" "$T/u4.err"
+ok $? "a role's own bad setting is named with its role"
+
+# --- flags and the config file reach the stages ---------------------------------
+printf 'llm-url = %s\nplanner-model = plan-m\nexecutor-model = exec-m\nsummarizer-model = sum-m\n' "$LLM_URL" \
+    >"$T/models.conf"
+ACCELOPT_LOG=info quick --config "$T/models.conf" --llm-key-file "$T/right.key" --json --out "$T/r1" \
+    >"$T/r1.jsonl" 2>"$T/r1.err"
+ok $? "a run with its models from --config and the key file from a flag finishes"
+$M - "$LLM_LOG" "$T/r1.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+models = {r["model"] for r in reqs}
+assert {"plan-m", "exec-m"} <= models, models
+assert all(r["auth"] == "Bearer sk-right-key-0001" for r in reqs), "a call without the key"
+d = json.loads(open(sys.argv[2]).readline())
+assert d["kernels_evaluated"] >= 2, d
+PY
+ok $? "every role called its own model with the key from the file"
+ACCELOPT_LLM_KEY=sk-right-key-0001 quick --llm-url "$LLM_URL" --planner-model plan-m --executor-model exec-m \
+    --summarizer-model sum-m --out "$T/r2" >/dev/null 2>"$T/r2.err"
+ok $? "flags for the server and models, the key from the environment: the run finishes"
+! grep -rq 'sk-right-key' "$T/r1" "$T/r2" && grep -q "llm-url = $LLM_URL" "$T/r2/run.conf"
+ok $? "no key in the run's files (run.conf keeps the server, never the key)"
+
+# --- a run in which every model kernel failed says why and exits 1 --------------------
+start_llm junk "$(script '{"exec-m": [{"content": "I would rather not write this kernel."}]}')"
+ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+    ACCELOPT_SUMMARIZER_MODEL=sum-m quick --out "$T/j" >"$T/j.out" 2>"$T/j.err"
+[ $? -eq 1 ] && grep -q "not one kernel the model wrote worked" "$T/j.err" &&
+    grep -Eq '^matmul: ([0-9]+) of \1 kernels failed; most often \(\1\): no_code' "$T/j/summary.txt"
+ok $? "every model kernel without code: exit 1, and the summary gives the count and the reason ($(grep -h '^matmul:' "$T/j/summary.txt" | head -c 100))"
+
+bin/accelopt run --help >"$T/help.out"
+grep -q -- '--llm-url URL' "$T/help.out" && grep -q -- '--llm-key-file FILE' "$T/help.out" &&
+    grep -q -- '--planner-model NAME' "$T/help.out" && grep -q -- '--summarizer-url URL' "$T/help.out"
+ok $? "run --help lists the model settings"
+
+# --- brokers that do not answer: one line, a non-zero exit, bounded time ------------
+port=$(free_port)
+for cmd in produce consume; do
+    start=$(date +%s)
+    echo '{"type": "x"}' | bin/accelopt $cmd -b "127.0.0.1:$port" accelopt.kernels.cpu >/dev/null 2>"$T/$cmd.err"
+    rc=$?
+    took=$(($(date +%s) - start))
+    [ $rc -eq 1 ] && one_line "$T/$cmd.err" && grep -q "cannot reach the brokers 127.0.0.1:$port within 10 s: Connect to" "$T/$cmd.err" &&
+        [ "$took" -le 20 ]
+    ok $? "$cmd with no broker there: exit 1 in ${took} s, one line ($(head -c 110 "$T/$cmd.err"))"
+done
+quick --brokers "127.0.0.1:$port" --redis redis://127.0.0.1:1 --out "$T/nb" >/dev/null 2>"$T/nb.err"
+[ $? -eq 1 ] && one_line "$T/nb.err" && grep -q "cannot reach the brokers" "$T/nb.err" && [ ! -e "$T/nb" ]
+ok $? "run --brokers with no broker there: exit 1, one line, nothing made"
+
+# --- consume --idle counts from the group's join ------------------------------------
+bin/accelopt broker >"$T/broker.out" 2>"$T/broker.err" &
+SERVICE_PIDS="$SERVICE_PIDS $!"
+for _ in $(seq 100); do [ -s "$T/broker.out" ] && break; sleep 0.05; done
+B=$(head -1 "$T/broker.out")
+echo '{"type": "note", "v": 1}' | bin/accelopt produce -b "$B" --unsigned accelopt.dlq 2>/dev/null
+bin/accelopt consume -b "$B" accelopt.dlq -n 1 --idle 0.3 >"$T/idle.out" 2>"$T/idle.err"
+[ $? -eq 0 ] && grep -q '"note"' "$T/idle.out"
+ok $? "consume --idle 0.3 gets a waiting message: the group's join is not idle time"
