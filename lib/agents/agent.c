@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include <curl/curl.h>
+#include <hiredis/hiredis.h>
 
 #include "agents/agent.h"
 #include "agents/gate.h"
@@ -18,6 +19,7 @@
 #include "state/memory.h"
 #include "targets/target.h"
 #include "wire/msg.h"
+#include "wire/names.h"
 
 int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *role, int *usage,
                   char *err, size_t errlen)
@@ -137,6 +139,23 @@ out:
     return rc;
 }
 
+/* A failed model call, kept in the run's store (the reason is key-free),
+ * so that accelopt run can say it on the terminal once, not per call. */
+static void note_failure(struct ao_agent *a, const char *run, const char *reason)
+{
+    char key[AO_REDIS_KEY_MAX], n[32], e[AO_ERRLEN];
+    const char *set[] = {"HSET", key, a->role, reason}, *inc[] = {"HINCRBY", key, n, "1"};
+    struct redisReply *r;
+
+    if (!a->redis || !ao_redis_key(a->redis, key, sizeof key, AO_KEY_MODEL_ERRORS, run))
+        return;
+    snprintf(n, sizeof n, "%s:n", a->role);
+    if ((r = ao_redis_argv(a->redis, 4, set, NULL, e, sizeof e)))
+        freeReplyObject(r);
+    if ((r = ao_redis_argv(a->redis, 4, inc, NULL, e, sizeof e)))
+        freeReplyObject(r);
+}
+
 int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJSON *config,
                   const char *system,
                   const char *user, char **reply, struct ao_llm_usage *u, char *reason,
@@ -155,6 +174,8 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
     rc = ao_llm_chat(a->llm, system, user, reply, &call, reason, len);
     if (rc < 0 && ao_stop_requested())
         rc = -2;
+    if (rc == -1)
+        note_failure(a, run, reason);
     if (ao_budget_charge(a->book, run, a->role, iter, &call, e, sizeof e) < 0)
         ao_warn("run '%s': cannot count the call's tokens: %s", run, e);
     ao_budget_leave(a->book); /* after the charge: the next call sees this one's cost */

@@ -34,6 +34,7 @@ int ao_topic_spread(const char *topic);
 #define AO_KEY_ITER "run:%s:iter:%lld"         /* an iteration's slots */
 #define AO_KEY_ACKS "run:%s:acks:%lld"         /* an iteration's acked pairs */
 #define AO_KEY_INFLIGHT "run:%s:inflight"      /* a run's model calls in flight (its budget) */
+#define AO_KEY_MODEL_ERRORS "run:%s:model_errors" /* role: a run's last failed model call; role:n: how many */
 #define AO_KEY_FIXES "%s:fixes"                /* an AO_KEY_ITER: its fix attempts */
 #define AO_KEY_ACTIVE "runs:active"            /* the set of runs in flight */
 #define AO_KEY_ATTEMPTS "attempts:%s"           /* consumer group: inputs handed out */

@@ -90,6 +90,17 @@ ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=
     grep -Eq '^matmul: ([0-9]+) of \1 kernels failed; most often \(\1\): no_code' "$T/j/summary.txt"
 ok $? "every model kernel without code: exit 1, and the summary gives the count and the reason ($(grep -h '^matmul:' "$T/j/summary.txt" | head -c 100))"
 
+# --- a server that fails mid-run: said on the terminal once, not per call ------------
+start_llm down "$(script '{"exec-m": [{"status": 503, "error": {"message": "the GPU fell off the bus"}}],
+    "plan-m": [{"choose": ["Plan A: widen the j tile.", "Plan B: narrow the j tile.", "Plan C: unroll k."]}]}')"
+ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+    ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_ATTEMPTS=1 \
+    quick --plans 3 --fix-attempts 0 --out "$T/d" >"$T/d.out" 2>"$T/d.err"
+rc=$?
+said=$(grep -c "the executor's model calls fail: executor model call failed after 1 attempt: HTTP 503: the GPU fell off the bus" "$T/d.err")
+[ $rc -eq 1 ] && [ "$said" -eq 1 ] && [ "$(grep -c '"exec-m"' "$LLM_LOG")" -ge 3 ] && ! grep -q 'kafka' "$T/d.err"
+ok $? "three executor calls fail with 503: the terminal says so once ($said), the run exits 1"
+
 bin/accelopt run --help >"$T/help.out"
 grep -q -- '--llm-url URL' "$T/help.out" && grep -q -- '--llm-key-file FILE' "$T/help.out" &&
     grep -q -- '--planner-model NAME' "$T/help.out" && grep -q -- '--summarizer-url URL' "$T/help.out"

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <hiredis/hiredis.h>
+
 #include "agents/builtin.h"
 #include "core/exitcode.h"
 #include "core/log.h"
@@ -122,6 +124,7 @@ struct run {
     int submit; /* accelopt submit: the stages, redis and brokers are already running */
     int waits;  /* for the done messages, then writes runs/<id>/ (run; submit --wait) */
     time_t started;
+    char shown[3][160];           /* the model failures said on the terminal, by role */
 };
 
 static void make_id(char *id, size_t len)
@@ -851,6 +854,46 @@ static void teardown(struct run *R)
     R->io = NULL;
 }
 
+/* A model server failing mid-run (down, refusing, out of quota): the
+ * stages keep each run's last failed call by role (agents/agent.c); it is
+ * said here once per role and kind of failure, not once per call. */
+static int show_model_errors(struct run *R)
+{
+    static const char *const roles[] = {"planner", "executor", "summarizer"};
+    int said = 0;
+
+    for (int i = 0; i < R->n && R->r; i++) {
+        char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN];
+        const char *argv[] = {"HGETALL", key};
+        struct redisReply *rep;
+        if (!ao_redis_key(R->r, key, sizeof key, AO_KEY_MODEL_ERRORS, R->t[i].run) ||
+            !(rep = ao_redis_argv(R->r, 2, argv, NULL, e, sizeof e)))
+            continue;
+        for (size_t k = 0; rep->type == REDIS_REPLY_ARRAY && k + 1 < rep->elements; k += 2) {
+            const char *role = rep->element[k]->str, *why = rep->element[k + 1]->str;
+            char kind[160], count[40];
+            for (int r = 0; r < 3; r++) {
+                if (!role || !why || strcmp(role, roles[r]) != 0)
+                    continue;
+                /* the kind: the reason up to its first number (attempts, a status) */
+                snprintf(kind, sizeof kind, "%.*s", (int)strcspn(why, "0123456789"), why);
+                if (strcmp(R->shown[r], kind) == 0)
+                    continue;
+                snprintf(R->shown[r], sizeof R->shown[r], "%s", kind);
+                snprintf(count, sizeof count, "%s:n", role);
+                for (size_t q = 0; q + 1 < rep->elements; q += 2)
+                    if (rep->element[q]->str && strcmp(rep->element[q]->str, count) == 0)
+                        snprintf(count, sizeof count, "%s", rep->element[q + 1]->str ? rep->element[q + 1]->str : "?");
+                ao_warn("the %s's model calls fail: %.300s (%s so far; said once: every call is in "
+                        "%s/logs/%s.log)", role, why, count, R->dir, role);
+                said = 1;
+            }
+        }
+        freeReplyObject(rep);
+    }
+    return said;
+}
+
 /* accelopt run, or with submit set accelopt submit */
 static int run_or_submit(int argc, char **argv, int submitting)
 {
@@ -979,12 +1022,16 @@ static int run_or_submit(int argc, char **argv, int submitting)
             ao_err("%s", err);
             goto stop;
         }
-        if (tty && mono_s() - last_draw >= 1) {
-            report_progress(tty, R->rs, R->t, R->n, &drawn);
+        if (mono_s() - last_draw >= 1) {
+            if (show_model_errors(R))
+                drawn = 0; /* the progress is drawn again below the warning */
+            if (tty)
+                report_progress(tty, R->rs, R->t, R->n, &drawn);
             last_draw = mono_s();
         }
     }
     code = interrupted ? AO_EXIT_SIGNAL : AO_EXIT_OK;
+    show_model_errors(R); /* a failure of the last second */
 stop:
     if (interrupted)
         ao_info(R->submit ? "stopped waiting; the runs go on (accelopt status shows them)"
