@@ -246,7 +246,11 @@ static char *excerpt(const struct ao_inmsg *m)
     return e;
 }
 
-int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason)
+/* The dead letter of m; about names the run, task, target and iteration
+ * of the message (an authenticated one: anyone's claim would let them fail
+ * another's run), NULL: none. */
+static int dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason,
+                       const cJSON *about)
 {
     struct ao_dlq_msg d;
     char id[AO_ID_BUF], now[32], hex[65];
@@ -261,7 +265,10 @@ int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *re
     ao_utc_now(now, sizeof now);
     /* a bounded excerpt and a hash: a dead letter stays small whatever came in */
     payload = excerpt(m);
-    if (!payload || ao_env_set(&d.env, "dlq", id, "", "", "", 0) < 0)
+    if (!payload || ao_env_set(&d.env, "dlq", id, about ? ao_json_str(about, "run", "") : "",
+                               about ? ao_json_str(about, "task", "") : "",
+                               about ? ao_json_str(about, "target", "") : "",
+                               about ? (long long)ao_json_num(about, "iter", 0) : 0) < 0)
         goto out;
     d.stage = strdup(io->stage);
     d.reason = strdup(reason);
@@ -291,6 +298,11 @@ out:
     cJSON_Delete(j);
     ao_msg_release(&ao_msg_dlq, &d);
     return rc;
+}
+
+int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason)
+{
+    return dead_letter(io, m, reason, NULL);
 }
 
 int ao_io_fail(struct ao_io *io, const char *fmt, ...)
@@ -383,7 +395,7 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
         cJSON *j = NULL;
         long tries = 0;
         long long start_us;
-        int rc;
+        int rc, authentic = 0; /* its signature checked: its run is its own */
 
         if (tick && tick(ctx, io) < 0)
             return -1;
@@ -405,7 +417,8 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
                      m.size > m.len ? m.size : m.len, AO_MAX_MESSAGE);
         } else if (!(j = ao_msg_parse(m.raw, m.len, reason, sizeof reason))) {
             /* reason says why */
-        } else if (io->verify && io->key && ao_sign_check(j, io->key, reason, sizeof reason) < 0) {
+        } else if (io->verify && io->key &&
+                   !(authentic = ao_sign_check(j, io->key, reason, sizeof reason) == 0)) {
             /* reason says why: anyone may produce to a broker's topics */
         } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
             reason[0] = '\0';
@@ -418,8 +431,8 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
             return -1;
         }
         trace(io, &m, j, start_us, reason);
-        cJSON_Delete(j);
-        if (reason[0] && ao_io_dead_letter(io, &m, reason) < 0) {
+        if (reason[0] && dead_letter(io, &m, reason, authentic ? j : NULL) < 0) {
+            cJSON_Delete(j);
             if (tries <= io->guard.max || !tries) {
                 snprintf(io->err, sizeof io->err, "cannot write a dead letter (%.300s)", reason);
                 return -1; /* comes again; the poison guard counts it */
@@ -427,6 +440,8 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
             /* past the attempts: skipped all the same, so it cannot stop the stage */
             ao_err("cannot write a dead letter for %s[%d]@%lld; skipped after %ld attempts: %s",
                    m.topic ? m.topic : "?", m.partition, m.offset, tries, reason);
+        } else {
+            cJSON_Delete(j);
         }
         if (ao_io_commit(io, &m) < 0)
             return -1;

@@ -130,3 +130,17 @@ echo '{"type": "note", "v": 1}' | bin/accelopt produce -b "$B" --unsigned accelo
 bin/accelopt consume -b "$B" accelopt.dlq -n 1 --idle 0.3 >"$T/idle.out" 2>"$T/idle.err"
 [ $? -eq 0 ] && grep -q '"note"' "$T/idle.out"
 ok $? "consume --idle 0.3 gets a waiting message: the group's join is not idle time"
+
+# --- submit --wait with a task the stages cannot load: said, exit 1, no hang ----------
+start_redis sub
+env -u ACCELOPT_TASK_ROOTS bin/accelopt-selector --brokers "$B" --redis "$REDIS_URL" \
+    -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 2>"$T/sel.log" &
+SERVICE_PIDS="$SERVICE_PIDS $!"
+cp -r nkibench/silu "$T/mytask"
+sed -i 's/"name": "silu"/"name": "mytask"/' "$T/mytask/task.json"
+timeout 120 bin/accelopt submit "$T/mytask" --brokers "$B" --redis "$REDIS_URL" --wait --iters 1 \
+    --out "$T/sub" >"$T/sub.out" 2>"$T/sub.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "mytask: the selector refused the run: .*outside the task roots" "$T/sub.err" &&
+    grep -q '^mytask  *refused ' "$T/sub/summary.txt" && ! grep -qi 'nan' "$T/sub/summary.txt"
+ok $? "submit --wait with a task the stages cannot load: the dead letter names the run, exit $rc, a 'refused' row without nan"

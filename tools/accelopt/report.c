@@ -130,6 +130,16 @@ static void tally_add(struct fail_tally *t, const char *status, const char *reas
     t->count[i]++;
 }
 
+/* A figure for the summary, or "-" where there is none (a run refused or
+ * stopped before its baseline was measured): never "nan".  buf holds 24. */
+static const char *num(char *buf, double v, int decimals, const char *unit)
+{
+    if (!isfinite(v))
+        return "-";
+    snprintf(buf, 24, "%.*f%s", decimals, v, unit);
+    return buf;
+}
+
 /* Every kernel of the run with its parent, plan and result, one per line;
  * the failed ones (past the baseline) counted in *tally. */
 static int write_history(struct ao_runstore *rs, const char *run, long long iters,
@@ -307,7 +317,8 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         int kept = ao_beam_load(rs, t[i].run, &beam, e2, sizeof e2) > 0 && beam.n > 0;
         const struct ao_beam_member *best = kept ? &beam.m[0] : NULL;
         const cJSON *h0 = cJSON_GetArrayItem(s.history, 0);
-        const char *stopped = t[i].done ? ao_json_str(t[i].done, "stopped", NULL) : "interrupted";
+        const char *stopped = t[i].done ? ao_json_str(t[i].done, "stopped", NULL)
+                              : t[i].refused ? "refused" : "interrupted";
         memset(&tally, 0, sizeof tally);
         double base = s.baseline_ns, bestns = best ? best->latency_ns : NAN;
 
@@ -351,7 +362,7 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
             if (d && !t[i].done) {
                 cJSON_AddStringToObject(d, "run", t[i].run);
                 cJSON_AddStringToObject(d, "task", t[i].task);
-                cJSON_AddStringToObject(d, "stopped", "interrupted");
+                cJSON_AddStringToObject(d, "stopped", t[i].refused ? "refused" : "interrupted");
                 if (st) {
                     cJSON_AddNumberToObject(d, "iter", (double)s.iter);
                     cJSON_AddNumberToObject(d, "kernels_evaluated", (double)s.kernels);
@@ -376,11 +387,14 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                          ao_json_num(d, "speedup_high", NAN), "head to head");
             else
                 snprintf(iv, sizeof iv, "%s", how);
-            ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6.0f %12.2f %12.2f %7.3fx %-22s %7.2f%% -> %5.2f%%\n",
+            char b[5][24];
+            ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6.0f %12s %12s %8s %-22s %8s -> %6s\n",
                           t[i].task, stopped ? stopped : "?", st ? (double)s.completed : 0.0,
                           st ? (double)s.kernels : 0.0, st ? (double)s.failures : 0.0,
-                          base / 1e3, bestns / 1e3, sp, iv, 100 * ao_json_num(h0, "pct_of_peak", NAN),
-                          100 * (best ? best->pct_of_peak : NAN));
+                          num(b[0], base / 1e3, 2, ""), num(b[1], bestns / 1e3, 2, ""),
+                          num(b[2], sp, 3, "x"), isfinite(sp) ? iv : "-",
+                          num(b[3], 100 * ao_json_num(h0, "pct_of_peak", NAN), 2, "%"),
+                          num(b[4], 100 * (best ? best->pct_of_peak : NAN), 2, "%"));
         }
         ao_run_state_release(&s);
         ao_beam_release(&beam);

@@ -14,6 +14,7 @@ struct run_task {
     char run[200]; /* the run id: the Kafka key and the redis run:<id> */
     char spec[512];  /* the task's directory */
     cJSON *done;   /* the done message, once it came */
+    int refused;   /* the selector dead-lettered its task: the run never started */
 };
 
 /* A run's progress as an object: run, and once the selector has it task,

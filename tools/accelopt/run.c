@@ -746,6 +746,23 @@ static int write_run_json(struct run *R, char *err, size_t errlen)
 }
 
 /* A message on accelopt.runs: ours? */
+/* A dead letter of one of our tasks: the selector refused to start the run
+ * (a task its machine cannot load): said, and the run counted as ended. */
+static void on_dead_letter(struct run *R, cJSON *j)
+{
+    const char *run = ao_json_str(j, "run", ""), *topic = ao_json_str(j, "source_topic", "");
+
+    if (strcmp(topic, AO_TOPIC_TASKS) != 0)
+        return; /* a message of a run that goes on */
+    for (int i = 0; i < R->n; i++)
+        if (!R->t[i].done && !R->t[i].refused && strcmp(R->t[i].run, run) == 0) {
+            ao_err("%s: the %s refused the run: %.400s", R->t[i].task, ao_json_str(j, "stage", "?"),
+                   ao_json_str(j, "reason", "no reason given"));
+            R->t[i].refused = 1;
+            R->ndone++;
+        }
+}
+
 static void on_done(struct run *R, const struct ao_inmsg *m)
 {
     cJSON *j = cJSON_ParseWithLength(m->raw, m->len);
@@ -754,7 +771,13 @@ static void on_done(struct run *R, const struct ao_inmsg *m)
 
     if (j && ao_sign_check(j, R->io->key, why, sizeof why) < 0) {
         /* anyone may produce to accelopt.runs: only a selector's counts */
-        ao_warn("a done message on accelopt.runs is refused: %s", why);
+        if (m->topic && strcmp(m->topic, AO_TOPIC_DLQ) != 0)
+            ao_warn("a done message on accelopt.runs is refused: %s", why);
+        cJSON_Delete(j);
+        return;
+    }
+    if (strcmp(ao_json_str(j, "type", ""), "dlq") == 0) {
+        on_dead_letter(R, j);
         cJSON_Delete(j);
         return;
     }
@@ -807,7 +830,8 @@ static int setup(struct run *R, char *err, size_t errlen)
         return snprintf(err, errlen, "out of memory"), -1;
     {
         char group[128];
-        static const char *const topics[] = {AO_TOPIC_RUNS, NULL};
+        /* the done messages, and the dead letters of tasks refused */
+        static const char *const topics[] = {AO_TOPIC_RUNS, AO_TOPIC_DLQ, NULL};
         snprintf(group, sizeof group, "accelopt-run-%s", R->id);
         if (!(R->io = ao_io_kafka_new("run", R->brokers, group, R->waits ? topics : NULL, R->props,
                                       err, errlen)) ||
@@ -1031,6 +1055,9 @@ static int run_or_submit(int argc, char **argv, int submitting)
         }
     }
     code = interrupted ? AO_EXIT_SIGNAL : AO_EXIT_OK;
+    for (int i = 0; i < R->n && !interrupted; i++)
+        if (R->t[i].refused)
+            code = AO_EXIT_FAIL; /* said when its dead letter came */
     show_model_errors(R); /* a failure of the last second */
 stop:
     if (interrupted)
