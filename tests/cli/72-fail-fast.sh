@@ -144,3 +144,16 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "mytask: the selector refused the run: .*outside the task roots" "$T/sub.err" &&
     grep -q '^mytask  *refused ' "$T/sub/summary.txt" && ! grep -qi 'nan' "$T/sub/summary.txt"
 ok $? "submit --wait with a task the stages cannot load: the dead letter names the run, exit $rc, a 'refused' row without nan"
+printf '%s\n' '{"type":"task","v":1,"id":"task:victim-1","run":"victim-1","task":"matmul","target":"cpu","iter":0,"size":"tiny"}' |
+    bin/accelopt produce -b "$B" --unsigned accelopt.tasks 2>/dev/null
+timeout 60 bin/accelopt consume -b "$B" accelopt.dlq --idle 5 >"$T/dlq.jsonl" 2>/dev/null
+$M - "$T/dlq.jsonl" <<'PY'
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+d = [x for x in d if x.get("type") == "dlq"]
+mine = [x for x in d if "mytask" in x["payload"]]
+forged = [x for x in d if "victim-1" in x["payload"]]
+assert mine and all(x["run"].endswith("-mytask") and x["task"] == "mytask" for x in mine), mine
+assert forged and all(x["run"] == "" and x["task"] == "" for x in forged), forged
+PY
+ok $? "a dead letter names the run of a signed message, and none of an unsigned one (which could name anyone's)"
