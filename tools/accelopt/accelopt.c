@@ -31,6 +31,7 @@ static const struct ao_option profile_opts[] = {
     {"baseline-latency", 0, AO_OPT_NUM, NULL, "NS", "the baseline's latency, for the speedup"},
     {"build-only", 0, AO_OPT_BOOL, "0", NULL, "build the kernel and check what was built, without "
      "running it (works where the target's device is absent)"},
+    {"json", 0, AO_OPT_BOOL, "0", NULL, "print the result message (the default when stdout is not a terminal)"},
     AO_PROFILER_OPTIONS,
     AO_COMMON_OPTIONS,
 };
@@ -166,6 +167,49 @@ static int profile_build_only(const struct ao_config *c, const struct ao_profsta
     return code;
 }
 
+/* A time for people: ns, us or ms, whichever reads best. */
+static const char *human_time(char *buf, size_t len, double ns)
+{
+    if (ns < 1e3)
+        snprintf(buf, len, "%.0f ns", ns);
+    else if (ns < 1e6)
+        snprintf(buf, len, "%.1f us", ns / 1e3);
+    else if (ns < 1e9)
+        snprintf(buf, len, "%.2f ms", ns / 1e6);
+    else
+        snprintf(buf, len, "%.3f s", ns / 1e9);
+    return buf;
+}
+
+/* The short verdict `accelopt profile` prints on a terminal: the status and
+ * why, the latency with its spread, the % of peak and what bounds it, and a
+ * word when the timing was noisy. */
+static void print_verdict(const struct ao_result_msg *r, const struct ao_task *t, const char *size,
+                          double target_spread)
+{
+    char a[32], b[32];
+
+    printf("%s at %s: %s%s%s\n", t->name, size, r->status, r->reason ? ": " : "", r->reason ? r->reason : "");
+    if (ao_verdict_of(r->status) != AO_V_OK) {
+        if (r->diagnostics && r->diagnostics[0])
+            printf("\n%.2000s", r->diagnostics);
+        return;
+    }
+    printf("  latency  %s +- %.1f%% (median of %lld calls; fastest %s)\n", human_time(a, sizeof a, r->latency_ns),
+           100 * r->spread, r->repeats, human_time(b, sizeof b, r->latency_min_ns));
+    if (isfinite(r->pct_of_peak) && r->pct_of_peak > 0)
+        printf("  peak     %.2f%% of this machine's, bound by %s (the roofline's %s)\n", 100 * r->pct_of_peak,
+               r->bound ? r->bound : "?", human_time(a, sizeof a, r->t_min_ns));
+    if (isfinite(r->speedup) && r->speedup > 0)
+        printf("  speedup  %.3fx over the parent\n", r->speedup);
+    if (isfinite(r->speedup_vs_baseline) && r->speedup_vs_baseline > 0)
+        printf("  speedup  %.3fx over the baseline\n", r->speedup_vs_baseline);
+    if (!r->steady)
+        printf("  noisy    the spread (%.1f%%) stayed over the %.1f%% asked: the machine was busy, or the "
+               "kernel's time varies; measure again, or give --budget more\n",
+               100 * r->spread, 100 * target_spread);
+}
+
 static int cmd_profile(int argc, char **argv)
 {
     struct ao_config c;
@@ -213,7 +257,9 @@ static int cmd_profile(int argc, char **argv)
         ao_err("%s", err);
         goto out;
     }
-    if (!(j = ao_msg_encode(&ao_msg_result, &r)) || print_json(j) < 0) {
+    if (!ao_config_bool(&c, "json") && isatty(1)) {
+        print_verdict(&r, &t, ao_config_str(&c, "size"), po.prof.target_spread);
+    } else if (!(j = ao_msg_encode(&ao_msg_result, &r)) || print_json(j) < 0) {
         ao_err("cannot write the result");
         goto out;
     }
