@@ -180,3 +180,19 @@ r4=$?
 ok $? "usage errors exit 2: scope task without --task, a bad scope name, no --redis, an unknown command"
 A --help | grep -q "accelopt memory import FILE"
 ok $? "memory --help shows every command"
+
+# --- a run's memory, read with no redis -----------------------------------------
+A list --file "$T/r1" >"$T/flist.out" 2>"$T/flist.err" && head -1 "$T/flist.out" | grep -q EFFECT &&
+    [ "$(($(wc -l <"$T/flist.out") - 1))" -eq "$n1" ] && grep -q "^$id1 " "$T/flist.out"
+ok $? "memory list --file RUN-DIR lists the run's memory.jsonl, no redis"
+env -u ACCELOPT_REDIS bin/accelopt memory show "$id1" --file "$T/r1/memory.jsonl" >"$T/fshow.out" &&
+    grep -q "^title: *$title1" "$T/fshow.out" &&
+    env -u ACCELOPT_REDIS bin/accelopt memory export --file "$T/r1" 2>/dev/null | cmp -s - "$T/r1/memory.jsonl"
+ok $? "memory show and export --file: the item, and the file line for line"
+A rm "$id1" --file "$T/r1" >/dev/null 2>"$T/frm.err"
+r1=$?
+A list --file "$T/bad-direction.jsonl" >/dev/null 2>"$T/fbad.err"
+r2=$?
+[ $r1 -eq 2 ] && grep -q -- "--file is for list, show and export" "$T/frm.err" &&
+    [ $r2 -eq 1 ] && grep -q "bad-direction.jsonl:2: " "$T/fbad.err" && ! grep -q 'nothing imported' "$T/fbad.err"
+ok $? "--file with rm is a usage error; a bad line is refused naming the file and line"

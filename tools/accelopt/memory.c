@@ -1,10 +1,12 @@
 /* memory.c - accelopt memory: the optimization memory as something to
  * look at, curate and ship: list, show, export, import, rm, prune, clear */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core/exitcode.h"
@@ -22,7 +24,9 @@
 #define MAX_IMPORT 10000 /* items in one file */
 
 static const struct ao_option memory_opts[] = {
-    {"redis", 0, AO_OPT_STR, NULL, "URL", "the redis that holds the memory (required)"},
+    {"redis", 0, AO_OPT_STR, NULL, "URL", "the redis that holds the memory (or --file)"},
+    {"file", 'f', AO_OPT_STR, NULL, "FILE", "list, show, export: the memory in FILE (JSON Lines, as a run "
+     "leaves in runs/<id>/memory.jsonl; a run's directory means its memory.jsonl), no redis"},
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
     {"scope", 0, AO_OPT_STR, "target", "SCOPE", "which memory: target (every task of --target "
      "shares one), task (one per --task), or a name of letters, digits, '.', '_', '-'"},
@@ -48,7 +52,8 @@ static const char memory_usage[] =
     "       accelopt memory prune  [--older-than DAYS] [--regressions] [--below X] [--keep N] "
     "[--dry-run]\n"
     "       accelopt memory clear  --yes\n"
-    "every command takes --redis URL (or ACCELOPT_REDIS) and the scope options";
+    "every command takes --redis URL (or ACCELOPT_REDIS) and the scope options;\n"
+    "list, show and export take --file FILE instead (a run's memory.jsonl, or its directory)";
 
 /* created_at as seconds since the epoch, or -1 */
 static double created(const cJSON *it)
@@ -281,7 +286,7 @@ static ssize_t bounded_line(FILE *f, char *buf, size_t cap)
 /* Read and check every line of FILE; nothing is imported unless all are
  * good.  Fills items (stored form, with the provenance import adds); the
  * count, or -1 + err naming the file and line. */
-static int read_import(const char *path, const char *origin, cJSON *items, char *err,
+static int read_import(const char *path, const char *origin, int stamp, cJSON *items, char *err,
                        size_t errlen)
 {
     char why[AO_ERRLEN], now[32], *line = malloc(AO_MEMORY_LINE_MAX + 2);
@@ -323,12 +328,14 @@ static int read_import(const char *path, const char *origin, cJSON *items, char 
                 snprintf(why, sizeof why, "more than %d items", MAX_IMPORT);
         }
         if (why[0]) {
-            snprintf(err, errlen, "%s:%ld: %s; nothing imported", path, lineno, why);
+            snprintf(err, errlen, "%s:%ld: %s%s", path, lineno, why, stamp ? "; nothing imported" : "");
             rc = -1;
         } else {
             /* provenance: kept as it came, plus when (and whence) it arrived */
-            cJSON_DeleteItemFromObjectCaseSensitive(j, "imported_at");
-            cJSON_AddStringToObject(j, "imported_at", now);
+            if (stamp) {
+                cJSON_DeleteItemFromObjectCaseSensitive(j, "imported_at");
+                cJSON_AddStringToObject(j, "imported_at", now);
+            }
             if (origin) {
                 cJSON_DeleteItemFromObjectCaseSensitive(j, "origin");
                 cJSON_AddStringToObject(j, "origin", origin);
@@ -358,7 +365,7 @@ int memory_import(struct ao_redis *r, const char *key, const char *path, const c
         snprintf(err, errlen, "the origin must be at most 200 characters on one line");
         goto out;
     }
-    if (!items || (n = read_import(path, origin, items, err, errlen)) < 0)
+    if (!items || (n = read_import(path, origin, 1, items, err, errlen)) < 0)
         goto out;
     ids = calloc((size_t)n + 1, sizeof *ids);
     texts = calloc((size_t)n + 1, sizeof *texts);
@@ -450,6 +457,44 @@ static int is_verb(const char *v)
     return 0;
 }
 
+/* list, show or export the memory of a file (a run's memory.jsonl, or the
+ * run's directory), with no redis: every line checked as import checks it. */
+static int from_file(const struct ao_config *c, const char *verb)
+{
+    const char *file = ao_config_str(c, "file");
+    char path[PATH_MAX], err[AO_ERRLEN];
+    struct stat st;
+    cJSON *items;
+    int code = AO_EXIT_FAIL;
+
+    if (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "export")) {
+        ao_err("--file is for list, show and export: %s changes a memory, which lives in a redis", verb);
+        return AO_EXIT_USAGE;
+    }
+    if (ao_name(path, sizeof path, stat(file, &st) == 0 && S_ISDIR(st.st_mode) ? "%s/memory.jsonl" : "%s",
+                file) < 0) {
+        ao_err("--file: '%.100s...' is too long", file);
+        return AO_EXIT_USAGE;
+    }
+    if (!(items = cJSON_CreateArray()) || read_import(path, NULL, 0, items, err, sizeof err) < 0) {
+        ao_err("%s", items ? err : "out of memory");
+    } else if (!strcmp(verb, "list")) {
+        code = cmd_list(items, ao_config_bool(c, "json"));
+    } else if (!strcmp(verb, "show")) {
+        code = cmd_show(items, c->args[1], ao_config_bool(c, "json"));
+    } else {
+        const char *to = c->nargs > 1 ? c->args[1] : NULL;
+        FILE *f = to && strcmp(to, "-") ? fopen(to, "w") : stdout;
+        int n = f ? export_items(f, items) : 0;
+        if (!f || (f != stdout ? fclose(f) : fflush(f)) != 0)
+            ao_err("cannot write '%s'", to ? to : "stdout");
+        else
+            code = (ao_info("exported %d item%s of %s", n, n == 1 ? "" : "s", path), AO_EXIT_OK);
+    }
+    cJSON_Delete(items);
+    return code;
+}
+
 int cmd_memory(int argc, char **argv)
 {
     struct ao_config c;
@@ -476,8 +521,12 @@ int cmd_memory(int argc, char **argv)
         ao_err("usage: %s", memory_usage);
         goto out;
     }
+    if (ao_config_str(&c, "file")) {
+        code = from_file(&c, verb);
+        goto out;
+    }
     if (!ao_config_str(&c, "redis")) {
-        ao_err("memory wants the --redis that holds it (or ACCELOPT_REDIS)");
+        ao_err("memory wants the --redis that holds it (or ACCELOPT_REDIS), or --file FILE");
         goto out;
     }
     has = ao_memory_key(ao_config_str(&c, "scope"), ao_config_str(&c, "target"),
