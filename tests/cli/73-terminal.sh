@@ -1,6 +1,7 @@
 # 73-terminal.sh - what a person at a terminal reads (issue 29): accelopt
 # profile's short verdict (JSON when piped or with --json), a noisy timing
-# said as such, a failure with the compiler's words
+# said as such, a failure with the compiler's words; accelopt help, one
+# meaning per short flag, usage errors exit 2, report RUN-ID and --out -
 . tests/cli/helpers.sh
 ensure_calibration
 export ACCELOPT_BUDGET=0.05 ACCELOPT_WARMUP=0.01
@@ -24,3 +25,28 @@ sed 's/for (/for ((/' nkibench/matmul/baseline.c >"$T/broken.c"
 on_tty bin/accelopt profile --task nkibench/matmul "$T/broken.c" >"$T/broken.out"
 head -1 "$T/broken.out" | grep -q '^matmul at tiny: compile_error' && grep -q 'error' "$T/broken.out"
 ok $? "a kernel that does not build: the status and the compiler's words"
+
+# --- help, short flags, usage errors ----------------------------------------------
+bin/accelopt help >"$T/help.out" && grep -q '^commands:' "$T/help.out" &&
+    bin/accelopt help run | grep -q -- '--llm-url' && bin/accelopt help memory | grep -q -- '--file FILE'
+ok $? "accelopt help, and help COMMAND: the command's options"
+cmds="run submit status memory report profile calibrate bench broker produce consume relay"
+for c in $cmds; do bin/accelopt "$c" --help; done 2>/dev/null | grep -Eo '^  -[a-zA-Z], --[a-z-]+' | sort -u |
+    awk '{print $1}' | sort | uniq -d >"$T/clash.out"
+[ ! -s "$T/clash.out" ]
+ok $? "a short flag means one thing in every command ($(tr '\n' ' ' <"$T/clash.out"))"
+bad=""
+for c in $cmds; do
+    bin/accelopt "$c" --no-such-flag >/dev/null 2>&1
+    [ $? -eq 2 ] || bad="$bad $c"
+done
+bin/accelopt no-such-command >/dev/null 2>&1; [ $? -eq 2 ] || bad="$bad (command)"
+[ -z "$bad" ]
+ok $? "usage errors exit 2 everywhere ($bad)"
+
+# --- report RUN-ID finds runs/RUN-ID; --out - is stdout ------------------------------
+mkdir -p "$T/home/runs"
+bin/accelopt run silu --iters 0 --out "$T/home/runs/r0" >/dev/null 2>&1
+(cd "$T/home" && "$OLDPWD/bin/accelopt" report r0 --out - >"$T/page.html" 2>"$T/page.err")
+[ $? -eq 0 ] && grep -qi '<html' "$T/page.html" && [ ! -s "$T/page.err" ]
+ok $? "report RUN-ID finds runs/RUN-ID, and --out - writes the page to stdout"

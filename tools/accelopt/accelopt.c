@@ -67,14 +67,14 @@ static void usage(FILE *out)
             "  status     the runs in flight and their progress, from redis\n"
             "  memory     list, show, export, import, rm, prune or clear the optimization memory\n"
             "  report     a run's report.html: one self-contained page of plots and kernels\n"
-            "  profile    compile, check and time one kernel file; prints one result line\n"
+            "  profile    compile, check and time one kernel file; prints its verdict (JSON when piped)\n"
             "  calibrate  measure this machine's single-core peaks for the cpu target\n"
             "  bench      profile every benchmark baseline and print a table\n"
             "  broker     run an embedded Kafka-protocol broker; prints its address\n"
             "  produce    send JSON Lines from stdin to a topic\n"
             "  consume    print a topic's messages as JSON Lines\n"
             "  relay      copy one topic to another through the stage loop (no work)\n\n"
-            "'accelopt COMMAND --help' shows a command's options.\n");
+            "'accelopt help COMMAND' (or 'accelopt COMMAND --help') shows a command's options.\n");
 }
 
 static int print_json(const cJSON *j)
@@ -602,6 +602,16 @@ int main(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? AO_EXIT_USAGE : AO_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "help")) { /* accelopt help [COMMAND] */
+        static char dash_help[] = "--help";
+        if (argc < 3) {
+            usage(stdout);
+            return AO_EXIT_OK;
+        }
+        argv[1] = argv[2];
+        argv[2] = dash_help;
+        argc = 3;
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
         printf("accelopt %s\n", AO_VERSION);

@@ -38,7 +38,7 @@ static const struct ao_option memory_opts[] = {
     {"regressions", 0, AO_OPT_BOOL, "0", NULL, "prune: items that record a slowdown"},
     {"below", 0, AO_OPT_NUM, NULL, "X", "prune: wins whose speedup is below X"},
     {"keep", 0, AO_OPT_INT, NULL, "N", "prune: everything but the newest N"},
-    {"dry-run", 'n', AO_OPT_BOOL, "0", NULL, "rm, prune, clear: say what would go, change nothing"},
+    {"dry-run", 0, AO_OPT_BOOL, "0", NULL, "rm, prune, clear: say what would go, change nothing"},
     {"yes", 0, AO_OPT_BOOL, "0", NULL, "clear: really delete the whole memory"},
     AO_COMMON_OPTIONS,
 };

@@ -271,6 +271,11 @@ int report_html(const char *dir, const char *out, char *err, size_t errlen)
     }
     if (!b.data)
         goto oom;
+    if (strcmp(out, "-") == 0) { /* to stdout */
+        rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0
+                 ? 0 : ao_errf(err, errlen, "cannot write the page to stdout");
+        goto out;
+    }
     /* written whole, then renamed: a reader never sees half a page */
     if (ao_name(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid()) < 0) {
         ao_errf(err, errlen, "the report's path '%s' is too long", out);
@@ -295,7 +300,7 @@ out:
 }
 
 static const struct ao_option report_opts[] = {
-    {"out", 'o', AO_OPT_STR, NULL, "FILE", "where the page goes (default: RUN-DIR/report.html)"},
+    {"out", 'o', AO_OPT_STR, NULL, "FILE", "where the page goes ('-': stdout; default: RUN-DIR/report.html)"},
     {"redis", 0, AO_OPT_STR, NULL, "URL", "RUN is a run id in this redis: its results are "
      "written to runs/<id>/ (or --dir) first, then the page"},
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
@@ -421,6 +426,13 @@ int cmd_report(int argc, char **argv)
         ao_err("RUN-DIR: a directory of at most %d bytes, please", REPORT_DIR_MAX - 1);
         code = AO_EXIT_USAGE;
         goto out;
+    } else {
+        /* a run id, as accelopt run prints it: its directory under runs/ */
+        struct stat st;
+        char in_runs[REPORT_DIR_MAX];
+        if (stat(dir, &st) != 0 && !strchr(dir, '/') &&
+            ao_name(in_runs, sizeof in_runs, "runs/%s", dir) == 0 && stat(in_runs, &st) == 0)
+            snprintf(dir, sizeof dir, "%s", in_runs);
     }
     while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
         dir[strlen(dir) - 1] = 0;
@@ -434,7 +446,8 @@ int cmd_report(int argc, char **argv)
         ao_err("%s", err);
         goto out;
     }
-    printf("%s\n", out);
+    if (strcmp(out, "-") != 0)
+        printf("%s\n", out);
     code = AO_EXIT_OK;
 out:
     ao_config_release(&c);

@@ -50,9 +50,9 @@
 #define RUN_CONFIG_OPTIONS                                                                     \
     {"target", 0, AO_OPT_STR, AO_TARGET_DEFAULT, "NAME", "the target the kernels are for (built in: " AO_TARGET_NAMES ")"},    \
     {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},             \
-    {"iters", 't', AO_OPT_INT, "4", "T", "iterations per task"},                                   \
-    {"beam", 'b', AO_OPT_INT, "2", "B", "kernels kept per iteration"},                             \
-    {"plans", 'n', AO_OPT_INT, "4", "N", "plans per kept kernel"},                                 \
+    {"iters", 'i', AO_OPT_INT, "4", "T", "iterations per task"},                                   \
+    {"beam", 0, AO_OPT_INT, "2", "B", "kernels kept per iteration"},                             \
+    {"plans", 0, AO_OPT_INT, "4", "N", "plans per kept kernel"},                                 \
     {"samples", 'k', AO_OPT_INT, "1", "K", "kernels per plan"},                                    \
     {"topk", 0, AO_OPT_INT, "4", "N", "pairs summarized per iteration at most"},                   \
     {"expn", 0, AO_OPT_INT, "16", "N", "memory items kept"},                                       \
@@ -83,14 +83,14 @@ static const struct ao_option run_opts[] = {
     {"resume", 0, AO_OPT_STR, NULL, "ID",
      "go on with run ID, stopped earlier (its directory: runs/ID, or --out): from its last step"},
     {"redis", 0, AO_OPT_STR, NULL, "URL", "use this redis (default: a private one, AOF on)"},
-    {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "use this Kafka cluster (default: the embedded broker)"},
+    {"brokers", 'b', AO_OPT_STR, NULL, "HOST:PORT", "use this Kafka cluster (default: the embedded broker)"},
     AO_COMMON_OPTIONS,
 };
 
 static const struct ao_option submit_opts[] = {
     RUN_CONFIG_OPTIONS,
     {"redis", 0, AO_OPT_STR, NULL, "URL", "the stages' redis (required)"},
-    {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "the stages' Kafka cluster (required)"},
+    {"brokers", 'b', AO_OPT_STR, NULL, "HOST:PORT", "the stages' Kafka cluster (required)"},
     {"wait", 'w', AO_OPT_BOOL, "0", NULL, "wait for every done, show progress, write the results"},
     AO_COMMON_OPTIONS,
 };
