@@ -10,6 +10,7 @@
 
 #include "agents/agent.h"
 #include "agents/gate.h"
+#include "agents/machine.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/signals.h"
@@ -32,6 +33,7 @@ int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *rol
         return -1;
     a->prompts = ao_config_str(c, "prompts");
     a->size = ao_config_str(c, "size");
+    a->machine_path = ao_config_str(c, "machine");
     a->role = role;
     a->model = a->conf.builtin ? &ao_model_builtin : &ao_model_llm;
     *usage = 0;
@@ -66,8 +68,27 @@ fail:
     return -1;
 }
 
+const char *ao_agent_machine(struct ao_agent *a, const char *target)
+{
+    char e[AO_ERRLEN];
+
+    if (a->machine && strcmp(a->machine_target, target) == 0)
+        return a->machine;
+    free(a->machine);
+    snprintf(a->machine_target, sizeof a->machine_target, "%s", target);
+    if (!(a->machine = ao_machine_text(target, a->machine_path, e, sizeof e))) {
+        ao_warn("the prompts go without the machine's description: %s", e);
+        a->machine = strdup("");
+    }
+    for (size_t n = a->machine ? strlen(a->machine) : 0; n > 0 && strchr(" \n\r\t", a->machine[n - 1]); n--)
+        a->machine[n - 1] = '\0'; /* the template says where lines break */
+    return a->machine ? a->machine : "";
+}
+
 void ao_agent_release(struct ao_agent *a)
 {
+    free(a->machine);
+    a->machine = NULL;
     if (a->total.calls)
         ao_info("%d model calls (%d attempts), %lld prompt and %lld completion tokens, $%.4f",
                 a->total.calls, a->total.attempts, a->total.prompt, a->total.completion,

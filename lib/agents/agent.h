@@ -19,7 +19,9 @@
     {"redis", 0, AO_OPT_STR, NULL, "URL", "redis for the memory and run budgets (redis://host:port)"}, \
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},     \
     {"prompts", 0, AO_OPT_STR, NULL, "DIR", "prompt templates (default: the installed prompts/)"}, \
-    {"size", 0, AO_OPT_STR, "tiny", "CLASS", "size class when a message names none"}
+    {"size", 0, AO_OPT_STR, "tiny", "CLASS", "size class when a message names none"},         \
+    {"machine", 0, AO_OPT_STR, NULL, "FILE", "the machine the kernels run on, described for the prompts "  \
+     "(default: this one's CPU, caches and calibrated peaks; give a file where the profilers run elsewhere)"}
 
 /* The options of the agent stage of role R (O1, O2: the other two roles,
  * whose keys a shared config file may hold). */
@@ -35,6 +37,8 @@ struct ao_agent {
     struct ao_redis *redis;        /* NULL: no memory, budgets in this process */
     struct ao_budget_book *book;
     const char *prompts, *size;    /* borrowed from the config */
+    const char *machine_path;      /* --machine, or NULL: this machine */
+    char *machine, machine_target[16]; /* the prompts' description, for that target */
     const char *role;              /* planner, executor, summarizer: for the usage counters */
     struct ao_llm_usage total;     /* this process's calls, for the log */
 };
@@ -74,6 +78,10 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
 cJSON *ao_usage_json(const struct ao_llm_usage *u);
 
 /* What a prompt shows of the task. */
+/* The machine the target's kernels run on, in words for the prompts
+ * (agents/machine.h), made once per target; "" when it cannot be said. */
+const char *ao_agent_machine(struct ao_agent *a, const char *target);
+
 struct ao_problem {
     char *reference;  /* the reference implementation's source */
     char *convention; /* the prototype, the tensors, the sizes and the rules */

@@ -54,7 +54,16 @@ static int ask(struct ao_agent *a, const char *name, const char *target, const c
     char *sys = NULL, *user = NULL;
     int call;
 
+    struct ao_prompt_var all[16];
+
     *reply = *failed = NULL;
+    if (n >= (int)(sizeof all / sizeof all[0]))
+        return ao_errf(reason, len, "too many prompt variables");
+    memcpy(all, v, sizeof *v * (size_t)n);
+    all[n].name = "machine"; /* every role's prompt may say where its kernels run */
+    all[n].value = ao_agent_machine(a, target);
+    v = all;
+    n++;
     if (ao_agent_prompts_as(a, name, target, v, n, &sys, &user, reason, len) < 0)
         return -1; /* the operator's to fix, not a failed slot */
     call = ao_agent_call(a, run, iter, config, sys, user, reply, u, reason, len);

@@ -5,6 +5,7 @@
 . tests/cli/helpers.sh
 ensure_calibration
 export ACCELOPT_LLM_KEY=sk-agents-test-key-0000
+export ACCELOPT_MACHINE=$PWD/tests/golden/machine.txt # golden prompts: the same machine everywhere
 M=/usr/bin/python3
 start_redis agents || ok 1 "redis starts"
 
@@ -124,6 +125,17 @@ golden() { # golden ROLE LOG [DIR]
     return $bad
 }
 golden planner "$LLM_LOG"; ok $? "planner prompts match tests/golden/prompts"
+# without --machine: this machine, from /proc, /sys and its calibration
+$M tests/msgs.py candidate matmul - '{"plans": 1}' |
+    env -u ACCELOPT_MACHINE ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner \
+    >/dev/null 2>&1
+jl "$LLM_LOG" -1 "r['messages'][0]['content']" >"$T/auto-system.txt"
+bw=$($M -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["bandwidth_gbs"])' \
+    "$ACCELOPT_STATE_DIR/calibration-cpu.json")
+grep -q "^CPU: .*logical CPUs" "$T/auto-system.txt" && grep -q "^Caches (as core 0 sees them): L1d [0-9]* KiB" "$T/auto-system.txt" &&
+    grep -q "^Measured here (accelopt calibrate, .*): memory bandwidth $bw GB/s" "$T/auto-system.txt" &&
+    grep -q 'fp32 FMA peak' "$T/auto-system.txt" && ! grep -q '{{machine}}' "$T/auto-system.txt"
+ok $? "the planner is told this machine: its CPU, caches and calibrated peaks ($(grep -m1 '^Caches' "$T/auto-system.txt" | cut -c1-80))"
 $M tests/msgs.py candidate matmul - '{"plans": 1, "memory_scope": "task"}' |
     ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner --redis "$REDIS_URL" \
     >"$T/m-plan2.jsonl" 2>/dev/null
@@ -169,11 +181,13 @@ ok $? "the summarizer sees both kernels' profiles and the speedup's uncertainty"
 # the cuda target's prompts (prompts/cuda): a cuda run's candidate and plan
 start_llm cplan '{"*": [{"content": "Tile the k loop in shared memory."}]}'
 ACCELOPT_MSG_TARGET=cuda $M tests/msgs.py candidate matmul - '{"plans": 1}' |
-    ACCELOPT_CUDA_ARCH=sm_90a ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner >"$T/cplan.jsonl" 2>/dev/null
+    ACCELOPT_MACHINE=$PWD/tests/golden/machine-cuda.txt ACCELOPT_CUDA_ARCH=sm_90a ACCELOPT_LLM_URL=$LLM_URL \
+    ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner >"$T/cplan.jsonl" 2>/dev/null
 golden planner "$LLM_LOG" tests/golden/prompts-cuda; ok $? "cuda planner prompts match tests/golden/prompts-cuda"
 start_llm cexec '{"*": [{"content": "```cuda\nextern \"C\" void kernel(void) {}\n```"}]}'
 ACCELOPT_MSG_TARGET=cuda $M tests/msgs.py plan matmul "Tile the k loop in shared memory." - '{"samples": 1}' |
-    ACCELOPT_CUDA_ARCH=sm_90a ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor >"$T/cexec.jsonl" 2>/dev/null
+    ACCELOPT_MACHINE=$PWD/tests/golden/machine-cuda.txt ACCELOPT_CUDA_ARCH=sm_90a ACCELOPT_LLM_URL=$LLM_URL \
+    ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor >"$T/cexec.jsonl" 2>/dev/null
 golden executor "$LLM_LOG" tests/golden/prompts-cuda
 [ $? -eq 0 ] && [ "$(field "$T/cexec.jsonl" "r['target'] + ' ' + r['source'][:10]")" = 'cuda extern "C"' ]
 ok $? "cuda executor prompts match, and a cuda-tagged block is the kernel of a cuda run"
