@@ -50,3 +50,20 @@ bin/accelopt run silu --iters 0 --out "$T/home/runs/r0" >/dev/null 2>&1
 (cd "$T/home" && "$OLDPWD/bin/accelopt" report r0 --out - >"$T/page.html" 2>"$T/page.err")
 [ $? -eq 0 ] && grep -qi '<html' "$T/page.html" && [ ! -s "$T/page.err" ]
 ok $? "report RUN-ID finds runs/RUN-ID, and --out - writes the page to stdout"
+
+# --- your own kernel: run TASK --baseline FILE ----------------------------------------
+python3 tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/mine.c"
+bin/accelopt run matmul --baseline "$T/mine.c" --iters 1 --beam 1 --plans 2 --out "$T/own" >/dev/null 2>"$T/own.err"
+rc=$?
+python3 - "$T/own/matmul/history.jsonl" "$T/mine.c" <<'PY'
+import hashlib, json, sys
+h = [json.loads(l) for l in open(sys.argv[1])]
+mine = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+assert h[0]["iter"] == 0 and h[0]["sha256"] == mine, "the run's baseline is not the file given"
+assert all(x["parent"] == mine for x in h[1:]), "the first iteration's kernels come from another parent"
+PY
+[ $? -eq 0 ] && [ $rc -eq 0 ] && cmp -s "$T/mine.c" "$T/own/task/matmul/baseline.c" && grep -q "run.conf\|baseline" "$T/own/run.conf"
+ok $? "run --baseline FILE starts from the user's kernel (the task copied into the run with it)"
+bin/accelopt run matmul silu --baseline "$T/mine.c" >/dev/null 2>&1
+[ $? -eq 2 ]
+ok $? "--baseline with two tasks is a usage error"

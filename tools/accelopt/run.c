@@ -5,6 +5,7 @@
  * accelopt submit: the same runs sent to stages already running; with
  * --wait it too shows progress and writes runs/<id>/. */
 #include <ctype.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -75,6 +76,8 @@
 static const struct ao_option run_opts[] = {
     RUN_CONFIG_OPTIONS,
     RUN_MODEL_OPTIONS,
+    {"baseline", 0, AO_OPT_STR, NULL, "FILE",
+     "start from this kernel instead of the task's baseline (one task; the run copies the task with it)"},
     {"model-concurrency", 'j', AO_OPT_STR, NULL, "C",
      "model calls in flight to one model server at most, all roles together (default 16)"},
     {"profilers", 0, AO_OPT_INT, "0", "N",
@@ -172,6 +175,58 @@ static int resolve_tasks(struct run *R, char *err, size_t errlen)
 }
 
 static int role_builtin(const char *role);
+
+/* --baseline FILE: the user's kernel is where the run starts.  The task is
+ * copied into the run's directory (task/<name>/: its files, FILE as its
+ * baseline) and the run is of that copy, so that the stages, the final
+ * head-to-head and --resume all read the same baseline. */
+static int own_baseline(struct run *R, const char *file, char *err, size_t errlen)
+{
+    char dir[RUN_DIR_MAX + 200], path[RUN_DIR_MAX + 400], from[1200], *src;
+    struct ao_task task;
+    struct dirent *e;
+    DIR *d;
+    size_t n;
+
+    if (!(src = ao_read_file_max(file, 1u << 20, &n, err, errlen)))
+        return -1;
+    if (ao_name(dir, sizeof dir, "%s/task/%s", R->dir, R->t[0].task) < 0 || ao_mkdirs(dir, 0700) < 0) {
+        free(src);
+        return ao_errf(err, errlen, "cannot make '%s/task'", R->dir);
+    }
+    if (!(d = opendir(R->t[0].spec))) {
+        free(src);
+        return ao_errf(err, errlen, "cannot read the task directory '%s'", R->t[0].spec);
+    }
+    while ((e = readdir(d))) { /* the task's own files: task.json, the reference, ... */
+        struct stat st;
+        char *data;
+        size_t len;
+        if (e->d_name[0] == '.' || ao_name(from, sizeof from, "%s/%s", R->t[0].spec, e->d_name) < 0 ||
+            stat(from, &st) != 0 || !S_ISREG(st.st_mode) ||
+            ao_name(path, sizeof path, "%s/%s", dir, e->d_name) < 0)
+            continue;
+        if (!(data = ao_read_file(from, &len, err, errlen)) || ao_write_file(path, data, len, err, errlen) < 0) {
+            free(data);
+            free(src);
+            closedir(d);
+            return -1;
+        }
+        free(data);
+    }
+    closedir(d);
+    if (ao_name(path, sizeof path, "%s/baseline.%s", dir, R->t[0].ext) < 0 ||
+        ao_write_file(path, src, n, err, errlen) < 0) {
+        free(src);
+        return -1;
+    }
+    free(src);
+    if (ao_task_from_user(dir, &task, err, errlen) < 0) /* a task root of this run's stages now */
+        return -1;
+    snprintf(R->t[0].spec, sizeof R->t[0].spec, "%s", task.dir);
+    ao_info("%s: the run starts from %s (the task copied to %s with it as its baseline)", R->t[0].task, file, dir);
+    return 0;
+}
 
 /* The builtin planner moves the knobs a baseline declares: where there are
  * none, each of its plans fails; said once, at the start. */
@@ -990,14 +1045,23 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("%s", err);
         goto out;
     }
-    if (!R->submit)
-        warn_knobless(R);
     if (ao_config_str(&R->c, "out") ? ao_name(R->dir, RUN_DIR_MAX, "%s", ao_config_str(&R->c, "out"))
                                     : ao_name(R->dir, RUN_DIR_MAX, "runs/%s", R->id)) {
         ao_err("--out: a directory of at most %d bytes, please", RUN_DIR_MAX - 1);
         goto out;
     }
+    if (!R->submit && ao_config_str(&R->c, "baseline") && R->n != 1) {
+        ao_err("--baseline is the kernel of one task: give one task with it");
+        goto out;
+    }
     code = AO_EXIT_FAIL;
+    if (!R->submit && ao_config_str(&R->c, "baseline") && !R->resuming &&
+        own_baseline(R, ao_config_str(&R->c, "baseline"), err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
+    if (!R->submit)
+        warn_knobless(R);
     /* a model server that is not there, refuses the key or lacks the
      * model: said now, before anything starts, not in a stage log later */
     if (!R->submit && run_model_probe(&R->c, err, sizeof err) < 0) {
