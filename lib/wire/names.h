@@ -39,6 +39,7 @@ int ao_topic_spread(const char *topic);
 #define AO_KEY_ACTIVE "runs:active"            /* the set of runs in flight */
 #define AO_KEY_ATTEMPTS "attempts:%s"           /* consumer group: inputs handed out */
 #define AO_KEY_PAIRDONE "pairdone:%s"          /* pair id: its summary is stored */
+#define AO_KEY_PAIRSUM "pairsum:%s:%s:%s"      /* memory key, slow and fast hash: the item of that pair */
 #define AO_KEY_PROF "prof:%s:%s"               /* target, kernel hash: a cached verdict */
 #define AO_KEY_GATE "gate:%s"                  /* a model server (its URL's hash): calls in flight */
 #define AO_KEY_GATE_PAUSE "gate:%s:pause"      /* and the pause its 429 asked for */

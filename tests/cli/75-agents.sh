@@ -82,8 +82,9 @@ $M tests/msgs.py knob "$T/slow.c" BLOCK_K 128 >"$T/fast.c"
 summary=$($M -c 'import json; print(json.dumps(open("tests/replies/summary-01-format.md").read()))')
 start_llm summ "{\"*\": [{\"content\": $summary}, {\"content\": \"No optimization found.\"}]}"
 sum_args="--redis $REDIS_URL --expn 16"
+$M tests/msgs.py knob "$T/slow.c" BLOCK_K 64 >"$T/fast64.c"
 { $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.3 + pair:run-t:1:0
-  $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.05 + pair:run-t:1:1; } |
+  $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast64.c" 1.05 + pair:run-t:1:1; } |
     ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=sum-m bin/accelopt-summarizer $sum_args \
     >"$T/exp.jsonl" 2>"$T/exp.err"
 cp "$T/exp.jsonl" "$RESULTS/"
@@ -100,6 +101,11 @@ $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.3 + pair:run-t:1:0 |
 [ "$(llm_requests)" -eq "$n0" ] && cmp -s "$T/exp2.jsonl" <(sed -n 1p "$T/exp.jsonl") &&
     [ "$(rcli llen accelopt:memory:target:cpu)" -eq 1 ]
 ok $? "a replayed pair is acked again, identically, with no model call and no new item"
+$M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.31 + pair:run-u:2:0 |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=sum-m bin/accelopt-summarizer $sum_args >"$T/exp3.jsonl" 2>/dev/null
+[ "$(llm_requests)" -eq "$n0" ] && grep -q '"stored":false' "$T/exp3.jsonl" &&
+    grep -q "summarized before, as $item_id" "$T/exp3.jsonl" && [ "$(rcli llen accelopt:memory:target:cpu)" -eq 1 ]
+ok $? "the same two kernels paired again (another run): acked, not summarized twice, no model call, no new item"
 
 # --- the planner reads the memory into its prompt ------------------------
 start_llm plan '{"*": [{"content": "Use AVX-512 FMA on 16-wide rows."}]}'
@@ -214,10 +220,13 @@ ok $? "the builtin planner on another task tries the remembered move first"
 # --- the memory cap ------------------------------------------------------
 rcli del accelopt:memory:target:cpu >/dev/null
 vals=(16 32 128 256)
+$M tests/msgs.py knob "$T/slow.c" BLOCK_N 128 >"$T/slow2.c" # eight different pairs: the same one twice is one lesson
 for i in 1 2 3 4 5 6 7 8; do
     v=${vals[$((i % 4))]}
-    $M tests/msgs.py knob "$T/slow.c" BLOCK_K "$v" >"$T/f$i.c"
-    $M tests/msgs.py pair matmul "$T/slow.c" "$T/f$i.c" 1.$i + "pair:cap:$i" '{"expn": 5}'
+    base=$T/slow.c
+    [ "$i" -gt 4 ] && base=$T/slow2.c
+    $M tests/msgs.py knob "$base" BLOCK_K "$v" >"$T/f$i.c"
+    $M tests/msgs.py pair matmul "$base" "$T/f$i.c" 1.$i + "pair:cap:$i" '{"expn": 5}'
 done | bin/accelopt-summarizer --redis "$REDIS_URL" >"$T/cap.jsonl" 2>/dev/null
 [ "$(wc -l <"$T/cap.jsonl")" -eq 8 ] && [ "$(rcli llen accelopt:memory:target:cpu)" -eq 5 ]
 ok $? "ExpN caps the memory (8 stored, 5 kept)"

@@ -82,6 +82,21 @@ static cJSON *memory_item(const struct ao_experience_msg *e, const struct ao_pai
     return it;
 }
 
+/* Does the memory at key still hold the item? */
+static int memory_holds(struct summarizer *sm, const char *key, const char *item_id)
+{
+    char e[AO_ERRLEN];
+    cJSON *items = ao_memory_all(sm->agent.redis, key, e, sizeof e);
+    const cJSON *it;
+    int found = 0;
+
+    cJSON_ArrayForEach(it, items) {
+        found |= strcmp(ao_json_str(it, "id", ""), item_id) == 0;
+    }
+    cJSON_Delete(items);
+    return found;
+}
+
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
 {
     struct summarizer *sm = ctx;
@@ -91,7 +106,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     struct ao_llm_usage u = {0};
     cJSON *move = NULL, *ack = NULL, *item = NULL;
     char *kept = NULL, *ack_text = NULL, *item_text = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], item_id[24], now[32];
-    char hex[65];
+    char hex[65], sumkey[AO_KEY_MAX] = "";
     int has_key, rc = -1;
     struct ao_run_config cfg;
 
@@ -119,6 +134,32 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             goto out;
         }
     }
+    /* the same two kernels, paired again (another slot, iteration or run):
+     * one lesson, not one per pair; acked without a model call */
+    if (sm->agent.redis && has_key && ao_name(sumkey, sizeof sumkey, AO_KEY_PAIRSUM, key, p.slow_sha256,
+                                              p.fast_sha256) == 0) {
+        char *before = NULL;
+        int got = ao_redis_get(sm->agent.redis, sumkey, &before, reason, len);
+        if (got < 0) {
+            rc = ao_io_fail(io, "cannot read a pair's summary key: %s", reason);
+            goto out;
+        }
+        if (got > 0 && !memory_holds(sm, key, before)) { /* pruned or cleared since: learn it again */
+            free(before);
+            got = 0;
+        }
+        if (got > 0) {
+            char why[160];
+            s.none = 1;
+            snprintf(why, sizeof why, "the same slow and fast kernels were summarized before, as %.40s: "
+                     "not summarized twice", before);
+            free(before);
+            if (!(e.reason = strdup(why)))
+                goto oom;
+            ao_info("%s: the same pair of kernels as an earlier one; acked without a model call", p.env.id);
+            goto ack;
+        }
+    }
     {
         char why[AO_ERRLEN];
         if (sm->agent.model->summarize(&sm->agent, &p, &s, &move, &e.reason, &u, why, sizeof why) < 0) {
@@ -126,6 +167,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             goto out;
         }
     }
+ack:
     if (ao_name(id, sizeof id, AO_ID_EXPERIENCE, p.env.id) < 0) {
         snprintf(reason, len, "the pair's id is too long for an experience's");
         goto out;
@@ -172,6 +214,9 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             rc = ao_io_fail(io, "cannot write the memory: %s", reason);
             goto out;
         }
+        if (w > 0 && e.stored && sumkey[0] &&
+            ao_redis_set(sm->agent.redis, sumkey, item_id, reason, len) < 0) /* best effort: a lesson twice at worst */
+            ao_warn("%s: cannot mark its pair of kernels summarized: %s", p.env.id, reason);
         if (w == 0) { /* another replica got there first: send its ack */
             free(kept);
             kept = NULL;
