@@ -160,6 +160,7 @@ static int llm_summarize(struct ao_agent *a, const struct ao_pair_msg *p, struct
 {
     char *reply = NULL, *failed = NULL, speed[64], what[400], bad[AO_ERRLEN];
     int regression = p->direction && strcmp(p->direction, "-") == 0, rc;
+    struct ao_buf pair = {0};
     char *slow_prof = ao_profile_text(p->slow_profile), *fast_prof = ao_profile_text(p->fast_profile);
     /* which kernel the step produced: a regression's child is the slow one,
      * and its lesson is what not to do */
@@ -184,8 +185,12 @@ static int llm_summarize(struct ao_agent *a, const struct ao_pair_msg *p, struct
         snprintf(what, sizeof what, "This pair is a WIN: an optimization step rewrote the slow kernel "
                  "into the fast one, which is %s. Say what the step did and why it helped, so "
                  "that it is repeated.", speed);
+    /* the step as it was planned: what the model is to explain */
+    if (p->plan && p->plan[0] && ao_buf_printf(&pair, "%s\n\nThe step, as it was planned:\n%s", what, p->plan) == 0)
+        v[3].value = pair.data;
     rc = ask(a, a->conf.role, p->env.target, p->env.run, p->env.iter, p->config, v, (int)(sizeof v / sizeof v[0]),
              &reply, &failed, u, reason, len);
+    ao_buf_release(&pair);
     if (rc == 0) {
         if (failed) {
             s->none = 1;
