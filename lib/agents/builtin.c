@@ -297,13 +297,21 @@ cJSON *ao_builtin_summarize(const char *slow, const char *fast, const char *task
         snprintf(reason, len, "knob '%s' moved outside its allowed values", ka->name);
         return NULL;
     }
-    ao_buf_printf(&t, "%s %s from %s to %s", to > from ? "Raise" : "Lower", ka->name,
-                  ka->values[from], ka->values[to]);
-    ao_buf_printf(&d, "On %s, moving knob %s from %s to %s made the kernel %.2fx faster.", task,
-                  ka->name, ka->values[from], ka->values[to], speedup);
-    if (direction && strcmp(direction, "-") == 0)
-        ao_buf_printf(&d, " Learned from a regression: the opposite move (%s to %s) made it "
-                      "%.2fx slower.", ka->values[to], ka->values[from], speedup);
+    if (direction && strcmp(direction, "-") == 0) {
+        /* a regression: the step taken was fast -> slow, and the lesson says
+         * so, as the memory's "1.80x slower" does; the move kept is still
+         * the good one, slow -> fast */
+        ao_buf_printf(&t, "Avoid: %s %s from %s to %s", to > from ? "Lower" : "Raise", ka->name,
+                      ka->values[to], ka->values[from]);
+        ao_buf_printf(&d, "On %s, moving knob %s from %s to %s made the kernel %.2fx slower; the "
+                      "opposite move (%s to %s) is the one to make.", task, ka->name, ka->values[to],
+                      ka->values[from], speedup, ka->values[from], ka->values[to]);
+    } else {
+        ao_buf_printf(&t, "%s %s from %s to %s", to > from ? "Raise" : "Lower", ka->name,
+                      ka->values[from], ka->values[to]);
+        ao_buf_printf(&d, "On %s, moving knob %s from %s to %s made the kernel %.2fx faster.", task,
+                      ka->name, ka->values[from], ka->values[to], speedup);
+    }
     s->title = t.data;
     s->summary = d.data;
     s->before = define_line(slow, ka);

