@@ -101,6 +101,24 @@ said=$(grep -c "the executor's model calls fail: executor model call failed afte
 [ $rc -eq 1 ] && [ "$said" -eq 1 ] && [ "$(grep -c '"exec-m"' "$LLM_LOG")" -ge 3 ] && ! grep -q 'kafka' "$T/d.err"
 ok $? "three executor calls fail with 503: the terminal says so once ($said), the run exits 1"
 
+# --- the planner is told what the run tried, and how it ended --------------------------
+start_llm tried "$(script '{"exec-m": [{"content": "I would rather not write this kernel."}],
+    "plan-m": [{"choose": ["Plan A: widen the j tile.", "Plan B: unroll k by 4.", "Plan C: block i by 8.", "Plan D: prefetch rhs."]}]}')"
+ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+    ACCELOPT_SUMMARIZER_MODEL=sum-m quick --iters 2 --plans 2 --fix-attempts 0 --out "$T/tr" >/dev/null 2>&1
+$M - "$LLM_LOG" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+plans = [r["messages"][1]["content"] for r in reqs if r["model"] == "plan-m"]
+first, later = plans[:2], plans[2:]
+assert len(later) >= 1, len(plans)
+assert not any("Steps already tried" in p for p in first), "iteration 1 has no history"
+h = later[0]
+assert "Steps already tried on this kernel in this run" in h, h[-800:]
+assert "(iteration 1) -> no_code: the reply had no code block" in h, h[-800:]
+PY
+ok $? "the second iteration's planner is told the steps tried on its kernel and how each ended"
+
 bin/accelopt run --help >"$T/help.out"
 grep -q -- '--llm-url URL' "$T/help.out" && grep -q -- '--llm-key-file FILE' "$T/help.out" &&
     grep -q -- '--planner-model NAME' "$T/help.out" && grep -q -- '--summarizer-url URL' "$T/help.out"

@@ -13,11 +13,14 @@
  * (model client, redis, gate); the calls in flight are still counted by the
  * server's gate, which every stage shares through redis. */
 #include <ctype.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <hiredis/hiredis.h>
 
 #include "agents/agent.h"
 #include "core/exitcode.h"
@@ -178,13 +181,78 @@ static int emit(struct ao_io *io, const struct ao_plan_msg *p, char *reason, siz
     return rc;
 }
 
+/* What the run already tried, for a model's planner: the steps taken from
+ * this very kernel in earlier iterations (each with how it ended), and the
+ * steps that failed from other kernels of the run (a sibling in the beam,
+ * an earlier iteration) with why, so that an idea refused once is not
+ * proposed again.  From the run's iteration hashes in redis; "" when there
+ * is nothing (or no redis).  Malloc'd, NULL on OOM. */
+#define HISTORY_LINES 12
+static char *run_history(struct planner *pl, const struct ao_candidate_msg *c)
+{
+    struct ao_buf mine = {0}, failed = {0}, out = {0};
+    int nmine = 0, nfailed = 0;
+    char seen[HISTORY_LINES * 2][MAX_TITLE + 1];
+    int nseen = 0;
+
+    for (long long i = c->env.iter - 1; pl->agent.redis && i >= 1; i--) { /* newest first */
+        char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN];
+        const char *argv[] = {"HGETALL", key};
+        struct redisReply *rep;
+        if (!ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_ITER, c->env.run, i) ||
+            !(rep = ao_redis_argv(pl->agent.redis, 2, argv, NULL, e, sizeof e)))
+            break;
+        for (size_t k = 1; rep->type == REDIS_REPLY_ARRAY && k < rep->elements; k += 2) {
+            cJSON *r = rep->element[k]->str ? cJSON_Parse(rep->element[k]->str) : NULL;
+            const char *plan = ao_json_str(r, "plan_text", NULL), *status = ao_json_str(r, "status", "?");
+            const char *parent = ao_json_str(r, "parent", "");
+            char title[MAX_TITLE + 1], outcome[240];
+            int dup = 0, here = c->sha256 && strcmp(parent, c->sha256) == 0, ok = !strcmp(status, "ok");
+            if (!plan) {
+                cJSON_Delete(r);
+                continue;
+            }
+            plan_title(plan, title, sizeof title);
+            for (int q = 0; q < nseen && !dup; q++)
+                dup = strcmp(seen[q], title) == 0;
+            if (dup || (!here && ok) || (here ? nmine : nfailed) >= HISTORY_LINES / 2 ||
+                nseen >= HISTORY_LINES * 2) {
+                cJSON_Delete(r);
+                continue;
+            }
+            snprintf(seen[nseen++], sizeof seen[0], "%s", title);
+            if (ok && isfinite(ao_json_num(r, "speedup", NAN)))
+                snprintf(outcome, sizeof outcome, "measured %.2fx against this kernel",
+                         ao_json_num(r, "speedup", NAN));
+            else if (ok)
+                snprintf(outcome, sizeof outcome, "measured correct");
+            else
+                snprintf(outcome, sizeof outcome, "%s: %.180s", status, ao_json_str(r, "reason", "no reason given"));
+            outcome[strcspn(outcome, "\n")] = '\0';
+            ao_buf_printf(here ? &mine : &failed, "- %s (iteration %lld) -> %s\n", title, i, outcome);
+            *(here ? &nmine : &nfailed) += 1;
+            cJSON_Delete(r);
+        }
+        freeReplyObject(rep);
+    }
+    if (nmine)
+        ao_buf_printf(&out, "Steps already tried on this kernel in this run, and how each ended (do not "
+                      "propose them again):\n%s\n", mine.data);
+    if (nfailed)
+        ao_buf_printf(&out, "Steps that failed on other kernels of this run, and why (an idea refused "
+                      "for a reason that holds here too will be refused again):\n%s\n", failed.data);
+    ao_buf_release(&mine);
+    ao_buf_release(&failed);
+    return out.data ? out.data : strdup("");
+}
+
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
 {
     struct planner *pl = ctx;
     struct ao_candidate_msg c;
     struct ao_problem prob = {0};
     cJSON *memory = NULL, *seen = NULL;
-    char *memtext = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], *norms[AO_MAX_PLANS] = {0};
+    char *memtext = NULL, *hist = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], *norms[AO_MAX_PLANS] = {0};
     struct ao_buf earlier = {0};
     long plans;
     long long rank;
@@ -241,6 +309,10 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         goto out;
     if (!(memtext = ao_memory_text(memory)))
         goto oom;
+    /* a model is told what the run tried already (the builtin model keeps
+     * its own order of moves) */
+    if (!(hist = pl->agent.conf.builtin ? strdup("") : run_history(pl, &c)))
+        goto oom;
     for (long i = 0, w; i < plans; i += w) {
         struct call calls[MAX_WIDTH];
         int erc = 0, made = 0;
@@ -281,11 +353,12 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             /* calls told the same titles would give the same idea: each
              * is asked for another place on its list (the independent
              * mode's calls stay identical, as the paper's are) */
-            if (w > 1 && strcmp(mode, "distinct") == 0 && asprintf(&calls[made].earlier,
-                                  "%s%ld other plans for this kernel are being written at the same time as "
+            if (w > 1 && strcmp(mode, "distinct") == 0 ? asprintf(&calls[made].earlier,
+                                  "%s%s%ld other plans for this kernel are being written at the same time as "
                                   "this one, told the same list; to stay apart from them, propose the idea "
-                                  "you would rank number %d among those left.\n",
-                                  earlier.data ? earlier.data : "", w - 1, made + 1) < 0) {
+                                  "you would rank number %d among those left.\n", hist,
+                                  earlier.data ? earlier.data : "", w - 1, made + 1) < 0
+                : hist[0] && asprintf(&calls[made].earlier, "%s%s", hist, earlier.data ? earlier.data : "") < 0) {
                 calls[made].earlier = NULL;
                 snprintf(reason, len, "out of memory");
                 erc = -1;
@@ -354,6 +427,7 @@ out:
     for (int i = 0; i < AO_MAX_PLANS; i++)
         free(norms[i]);
     free(earlier.data);
+    free(hist);
     free(memtext);
     cJSON_Delete(memory);
     cJSON_Delete(seen);
