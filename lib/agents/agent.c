@@ -341,6 +341,10 @@ char *ao_memory_text(const cJSON *items)
         fenced(&b, ao_json_str(it, "run", "?"), 80);
         if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, "iter")))
             ao_buf_printf(&b, ", iteration %.0f", ao_json_num(it, "iter", 0));
+        if (*ao_json_str(it, "shape", "")) { /* a block size that won at one size may lose at another */
+            ao_buf_printf(&b, ", at size ");
+            fenced(&b, ao_json_str(it, "shape", ""), 200);
+        }
         ao_buf_printf(&b, "\n");
         fenced(&b, ao_json_str(it, "summary", ""), MEM_FIELD_MAX);
         ao_buf_printf(&b, "\n");

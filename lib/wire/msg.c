@@ -162,6 +162,7 @@ static const struct ao_field pair_fields[] = {
     F(struct ao_pair_msg, speedup_spread, AO_F_NUM, 0),
     FE(struct ao_pair_msg, direction, 1, directions),
     F(struct ao_pair_msg, plan, AO_F_STR, 0),
+    F(struct ao_pair_msg, shape, AO_F_STR, 0),
     F(struct ao_pair_msg, config, AO_F_JSON, 0),
 };
 TYPE(ao_msg_pair, "pair", struct ao_pair_msg, pair_fields);
@@ -242,6 +243,7 @@ static const struct ao_field memory_item_fields[] = {
     F(struct ao_memory_item_msg, move, AO_F_JSON, 0),
     F(struct ao_memory_item_msg, imported_at, AO_F_STR, 0),
     F(struct ao_memory_item_msg, origin, AO_F_STR, 0),
+    F(struct ao_memory_item_msg, shape, AO_F_STR, 0),
 };
 TYPE(ao_msg_memory_item, "memory_item", struct ao_memory_item_msg, memory_item_fields);
 

@@ -91,6 +91,7 @@ struct ao_result_msg {
 struct ao_pair_msg {
     struct ao_env env;
     char *slow_source, *fast_source, *slow_sha256, *fast_sha256, *direction, *plan;
+    char *shape; /* the size the pair was measured at: "tiny: M=64 N=64 K=64" */
     double speedup, speedup_spread;
     cJSON *slow_profile, *fast_profile, *config;
 };
@@ -120,7 +121,7 @@ struct ao_done_msg {
 struct ao_memory_item_msg {
     struct ao_env env;
     char *pair_id, *title, *summary, *before, *after, *direction, *slow_sha256, *fast_sha256,
-        *created_at, *plan, *model, *imported_at, *origin;
+        *created_at, *plan, *model, *imported_at, *origin, *shape;
     double speedup, speedup_spread;
     cJSON *move;
 };

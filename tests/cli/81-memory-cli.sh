@@ -19,8 +19,11 @@ bin/accelopt run matmul silu --iters 2 --beam 1 --plans 7 --samples 1 --topk 2 -
     --out "$T/r1" >"$T/r1.out" 2>"$T/r1.err"
 ok $? "a run on a redis of our own finishes"
 n1=$(grep -c . "$T/r1/memory.jsonl" 2>/dev/null)
-[ "${n1:-0}" -ge 1 ]
-ok $? "the run leaves its memory in memory.jsonl ($n1 items)"
+[ "${n1:-0}" -ge 1 ] && python3 -c '
+import json, sys
+items = [json.loads(l) for l in open(sys.argv[1])]
+assert all(i.get("shape", "").startswith("tiny: ") for i in items), [i.get("shape") for i in items]' "$T/r1/memory.jsonl"
+ok $? "the run leaves its memory in memory.jsonl ($n1 items), each with the size it was learned at"
 cp "$T/r1/memory.jsonl" "$RESULTS/memory-export.jsonl" # schemas.py validates every line
 A list --redis "$FIRST" >"$T/list.out" 2>"$T/list.err"
 [ $? -eq 0 ] && [ "$(($(wc -l <"$T/list.out") - 1))" -eq "$n1" ] && head -1 "$T/list.out" | grep -q 'EFFECT' &&

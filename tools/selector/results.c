@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/task.h"
 #include "core/util.h"
 #include "state/beam.h"
 #include "state/runstore.h"
@@ -57,13 +58,31 @@ static cJSON *pair_profile(const struct ao_beam_member *m)
     return p;
 }
 
+/* The size the run measures at, for the lesson: "cpu: M=512 N=512 K=512".
+ * 0, or -1 when the task cannot be read again (the pair goes without). */
+static int pair_shape(const struct ao_run_state *st, char *out, size_t len)
+{
+    struct ao_task t;
+    long long dims[AO_MAX_DIMS];
+    char e[AO_ERRLEN];
+    size_t at;
+
+    if (!st->task_path || !st->size || ao_task_load(st->task_path, &t, e, sizeof e) < 0 ||
+        ao_task_size(&t, st->size, dims, e, sizeof e) < 0)
+        return -1;
+    at = (size_t)snprintf(out, len, "%s:", st->size);
+    for (int i = 0; i < t.ndims && at < len; i++)
+        at += (size_t)snprintf(out + at, len - at, " %s=%lld", t.dims[i], dims[i]);
+    return 0;
+}
+
 static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *st, long long iter,
                     const struct ao_beam_member *parent, const struct ao_beam_member *child, double speedup,
                     int rank, int plan, cJSON *ids)
 {
     struct ao_pair_msg p;
     const struct ao_beam_member *slow = speedup > 1 ? parent : child, *fast = speedup > 1 ? child : parent;
-    char id[AO_ID_BUF];
+    char id[AO_ID_BUF], shape[200];
     int rc;
 
     ao_msg_init(&ao_msg_pair, &p);
@@ -78,6 +97,7 @@ static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *s
          !(p.direction = strdup(speedup > 1 ? "+" : "-")) ||
          !(p.slow_profile = pair_profile(slow)) || !(p.fast_profile = pair_profile(fast)) ||
          (child->plan_text && !(p.plan = strdup(child->plan_text))) ||
+         (pair_shape(st, shape, sizeof shape) == 0 && !(p.shape = strdup(shape))) ||
          !(p.config = ao_run_config_json(&st->config)) ||
          sel_out_add(outbox, AO_TOPIC_PAIRS, &ao_msg_pair, &p) < 0 ? -1 : 0;
     if (rc == 0)

@@ -74,7 +74,8 @@ static cJSON *memory_item(const struct ao_experience_msg *e, const struct ao_pai
     for (int i = 0; drop[i]; i++)
         cJSON_DeleteItemFromObjectCaseSensitive(it, drop[i]);
     if (!cJSON_AddStringToObject(it, "id", e->item_id) ||
-        (p->plan && !cJSON_AddStringToObject(it, "plan", p->plan))) {
+        (p->plan && !cJSON_AddStringToObject(it, "plan", p->plan)) ||
+        (p->shape && !cJSON_AddStringToObject(it, "shape", p->shape))) {
         cJSON_Delete(it);
         return NULL;
     }

@@ -45,6 +45,12 @@ function speedupHow(d) {
 function firstLine(s) {
   return (s || "").split("\n").find((l) => l.trim()) || "";
 }
+/* at most n characters, cut at a word's end, with an ellipsis when cut */
+function clip(s, n) {
+  if (s.length <= n) return s;
+  const cut = s.slice(0, n - 1), sp = cut.lastIndexOf(" ");
+  return (sp > n / 2 ? cut.slice(0, sp) : cut).replace(/[\s,.;:]+$/, "") + "…";
+}
 function table(head, rows, numeric) {
   const t = el("table");
   const hr = el("tr");
@@ -141,8 +147,15 @@ function overview(main) {
                  color: {field: "task", type: "nominal", title: "task"},
                  tooltip: [{field: "task"}, {field: "iter", title: "iteration"},
                            {field: y, title, format: ".3~f"}]}});
-    chart(box, enc("speedup", "best speedup over the baseline (×)", {type: "log"}),
-          "Best kernel so far, as a speedup over the baseline, per iteration (log scale).");
+    /* a log axis only where the speedups span a wide range: under 4x a
+       log scale pads the axis out to 1-10 and flattens every line */
+    const sp = prog.map(p => p.speedup).filter(v => v > 0);
+    const wide = sp.length && Math.max(...sp) / Math.min(...sp) > 4;
+    chart(box, enc("speedup", "best speedup over the baseline (×)",
+                   wide ? {type: "log"} : {zero: false, nice: false,
+                                           domain: [Math.min(1, ...sp) * 0.98, Math.max(1, ...sp) * 1.02]}),
+          "Best kernel so far, as a speedup over the baseline, per iteration" +
+          (wide ? " (log scale)." : "."));
     chart(box, enc("pct", "best kernel's fraction of peak", {zero: true}),
           "The same kernels as a fraction of the machine's roofline peak.");
   }
@@ -219,7 +232,7 @@ function taskSection(main, t, ti, titles) {
   const sc = statusScale(statuses);
   const pts = kernels.filter((k) => k.latency_ns > 0).map((k) => ({
     iter: k.iter, latency_us: k.latency_ns / 1e3, status: k.status,
-    plan: firstLine(k.plan_text).slice(0, 120), slot: k.slot || "",
+    plan: clip(firstLine(k.plan_text), 120), slot: k.slot || "",
     speedup: k.speedup_vs_baseline != null ? k.speedup_vs_baseline : null}));
   const outcomes = [];
   for (const k of kernels) {
@@ -283,7 +296,7 @@ function taskSection(main, t, ti, titles) {
       `iteration ${k.iter} · ${k.slot || "?"} · `,
       el("span", {class: "status" + (bad ? " bad" : "")}, k.status || "?"),
       ` · ${fmt.us(k.latency_ns)}` + (k.speedup != null ? ` · ${fmt.x(k.speedup)} vs parent` : "") +
-      ` · ${k.iter === 0 ? "the baseline" : firstLine(k.plan_text).slice(0, 110)}`));
+      ` · ${k.iter === 0 ? "the baseline" : clip(firstLine(k.plan_text), 110)}`));
     if (k.reason) det.append(el("pre", {class: "reason"}, k.reason));
     for (const f of k.fixes || []) /* earlier attempts of this slot, sent back to the model */
       det.append(el("p", {class: "muted"}, `attempt ${f.attempt}: `,
