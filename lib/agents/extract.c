@@ -243,6 +243,12 @@ int ao_extract_summary(const char *reply, struct ao_summary *s, char *reason, si
         rc = 0;
         goto out;
     }
+    /* the answer for a pair whose difference may be noise: the reply's first word */
+    if (strncmp(head + strspn(head, " \t\r\n*#_"), "inconclusive", 12) == 0) {
+        s->none = s->inconclusive = 1;
+        rc = 0;
+        goto out;
+    }
     while ((p = next_line(p, &b, &e)) && b < first_fence) {
         if (blank_between(b, e))
             continue;

@@ -17,7 +17,8 @@ char *ao_extract_code(const char *reply, const char *target, char *reason, size_
 /* A distilled experience. */
 struct ao_summary {
     char *title, *summary, *before, *after; /* before/after may be "" */
-    int none;                               /* "no optimization found" */
+    int none;                               /* "no optimization found", or: */
+    int inconclusive;                       /* "inconclusive" (none set too) */
 };
 
 /* Parse a summarizer reply: a title line (bold, heading or plain), a

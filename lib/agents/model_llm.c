@@ -198,6 +198,8 @@ static int llm_summarize(struct ao_agent *a, const struct ao_pair_msg *p, struct
         } else if (ao_extract_summary(reply, s, bad, sizeof bad) < 0) {
             s->none = 1;
             *why = strdup(bad);
+        } else if (s->inconclusive) {
+            *why = strdup("the model found the pair inconclusive (the difference may be noise)");
         } else if (s->none) {
             *why = strdup("the model found no optimization");
         }

@@ -233,3 +233,14 @@ ok $? "ExpN caps the memory (8 stored, 5 kept)"
 [ "$(rcli lindex accelopt:memory:target:cpu 0 | $M -c 'import json,sys; print(json.load(sys.stdin)["pair_id"])')" = pair:cap:8 ] &&
     [ "$(rcli lindex accelopt:memory:target:cpu 4 | $M -c 'import json,sys; print(json.load(sys.stdin)["pair_id"])')" = pair:cap:4 ]
 ok $? "newest first; the oldest are dropped"
+
+# --- a pair within its noise: the model may call it inconclusive -------------------
+start_llm inc '{"*": [{"content": "**Inconclusive.** The 1.04x is within the 6% it may be off by."}]}'
+before=$(rcli llen accelopt:memory:target:cpu)
+$M tests/msgs.py knob "$T/slow.c" BLOCK_K 32 >"$T/f32.c"
+$M tests/msgs.py pair matmul "$T/slow.c" "$T/f32.c" 1.04 + pair:inc:1 |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=sum-m bin/accelopt-summarizer --redis "$REDIS_URL" \
+    >"$T/inc.jsonl" 2>/dev/null
+grep -q '"stored":false' "$T/inc.jsonl" && grep -q 'inconclusive (the difference may be noise)' "$T/inc.jsonl" &&
+    [ "$(rcli llen accelopt:memory:target:cpu)" -eq "$before" ]
+ok $? "a summary that says 'Inconclusive' is acked, not stored"

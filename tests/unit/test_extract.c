@@ -63,7 +63,8 @@ static void summary_case(const char *md)
     if (jstr(e, "error")) {
         CHECK(rc < 0 && strstr(reason, jstr(e, "error")), "%s: refused (%s)", md, reason);
     } else if (cJSON_IsTrue(cJSON_GetObjectItem(e, "none"))) {
-        CHECK(rc == 0 && s.none, "%s: no optimization found", md);
+        CHECK(rc == 0 && s.none && s.inconclusive == cJSON_IsTrue(cJSON_GetObjectItem(e, "inconclusive")),
+              "%s: %s", md, cJSON_IsTrue(cJSON_GetObjectItem(e, "inconclusive")) ? "inconclusive" : "no optimization found");
     } else {
         CHECK(rc == 0 && !s.none && !strcmp(s.title, jstr(e, "title")), "%s: title '%s'", md,
               rc ? reason : s.title);
