@@ -67,3 +67,32 @@ ok $? "run --baseline FILE starts from the user's kernel (the task copied into t
 bin/accelopt run matmul silu --baseline "$T/mine.c" >/dev/null 2>&1
 [ $? -eq 2 ]
 ok $? "--baseline with two tasks is a usage error"
+
+# --- your own task: accelopt task new from a reference function, then run --------------
+cat >"$T/ref.c" <<'C'
+/* a reference of mine: a scaled sum */
+void kernel(const float *a, const float *b, float *out, int M, int N)
+{
+    for (long i = 0; i < (long)M * N; i++)
+        out[i] = (float)(2.0 * (double)a[i] + (double)b[i]);
+}
+C
+(cd "$T" && "$OLDPWD/bin/accelopt" task new axpb --reference ref.c --shape a=M,N --shape b=M,N --shape out=M,N \
+    --size tiny:M=64,N=128 --math "out = 2a + b" >task.out 2>task.err)
+[ $? -eq 0 ] && [ "$(cat "$T/task.out")" = ./axpb ] && [ -s "$T/axpb/task.json" ] && cmp -s "$T/ref.c" "$T/axpb/baseline.c" &&
+    grep -Eq '"signature":[[:space:]]*"void kernel\(const float \*a, const float \*b, float \*out, int M, int N\)"' "$T/axpb/task.json" &&
+    grep -Eq '"bytes":[[:space:]]*"4\*\(M\*N \+ M\*N \+ M\*N\)"' "$T/axpb/task.json"
+ok $? "task new: task.json from the reference's signature and the shapes, the reference, a baseline"
+sed 's/2.0 \* (double)a\[i\] + (double)b\[i\]/2.0f * a[i] + b[i]/' "$T/ref.c" >"$T/mine2.c"
+(cd "$T" && "$OLDPWD/bin/accelopt" run ./axpb --baseline mine2.c --iters 1 --beam 1 --plans 1 --out "$T/axr" >/dev/null 2>&1)
+rc=$?
+[ "$(jl "$T/axr/axpb/history.jsonl" 0 "r['status']")" = ok ]
+ok $? "and accelopt run DIR --baseline FILE optimizes the user's kernel: two commands (exit $rc)"
+(cd "$T" && "$OLDPWD/bin/accelopt" task new bad --reference ref.c --shape a=M,N --size tiny:M=64,N=128 >/dev/null 2>bad1.err)
+r1=$?
+printf 'void kernel(double *x, int M) {}\n' >"$T/ref2.c"
+(cd "$T" && "$OLDPWD/bin/accelopt" task new bad2 --reference ref2.c --shape x=M --size tiny:M=4 >/dev/null 2>bad2.err)
+r2=$?
+[ $r1 -eq 1 ] && grep -q "no --shape for tensor 'b'" "$T/bad1.err" && [ ! -e "$T/bad" ] &&
+    [ $r2 -eq 1 ] && grep -q "parameter 'x' is none of" "$T/bad2.err" && [ ! -e "$T/bad2" ]
+ok $? "task new says what is missing or wrong, and leaves nothing behind"

@@ -67,6 +67,7 @@ static void usage(FILE *out)
             "  status     the runs in flight and their progress, from redis\n"
             "  memory     list, show, export, import, rm, prune or clear the optimization memory\n"
             "  report     a run's report.html: one self-contained page of plots and kernels\n"
+            "  task       task new NAME: a task directory from your reference function\n"
             "  profile    compile, check and time one kernel file; prints its verdict (JSON when piped)\n"
             "  calibrate  measure this machine's single-core peaks for the cpu target\n"
             "  bench      profile every benchmark baseline and print a table\n"
@@ -633,6 +634,8 @@ int main(int argc, char **argv)
         code = cmd_memory(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "report"))
         code = cmd_report(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "task"))
+        code = cmd_task(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "broker"))
         code = cmd_broker(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "produce"))

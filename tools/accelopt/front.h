@@ -21,6 +21,9 @@ int cmd_relay(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 
+/* task.c: accelopt task new, a task directory from a reference function. */
+int cmd_task(int argc, char **argv);
+
 /* status.c: the runs in flight, from redis. */
 int cmd_status(int argc, char **argv);
 

@@ -1,0 +1,294 @@
+/* task.c - accelopt task new: a task directory scaffolded from a reference
+ * function (its signature gives the inputs, outputs and sizes; the flags
+ * give the shapes and the size classes), checked by the loader the stages
+ * use, so that "optimize this file" is two commands */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/exitcode.h"
+#include "core/log.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "front.h"
+#include "wire/stage.h"
+
+#define N(a) ((int)(sizeof a / sizeof a[0]))
+#define MAX_PARAMS 24
+
+static const struct ao_option task_opts[] = {
+    {"reference", 'r', AO_OPT_STR, NULL, "FILE", "the trusted reference: C11 defining `void kernel(...)` "
+     "(inputs `const float *`, then outputs `float *`, then the sizes `int`), plain loops, accumulating in double"},
+    {"shape", 0, AO_OPT_LIST, NULL, "TENSOR=D1,D2", "a tensor's shape in size names, e.g. x=M,N (each tensor once)"},
+    {"size", 0, AO_OPT_LIST, NULL, "CLASS:D=V,...", "a size class, e.g. tiny:M=64,N=256 (tiny at least; cpu, paper)"},
+    {"math", 0, AO_OPT_STR, NULL, "TEXT", "what the kernel computes, for the prompts (e.g. \"out = x / (1 + exp(-x))\")"},
+    {"mm-flops", 0, AO_OPT_STR, "0", "FORMULA", "matrix-multiply flops of one call, over the size names"},
+    {"vec-flops", 0, AO_OPT_STR, NULL, "FORMULA", "elementwise flops of one call (default: one per output element)"},
+    {"tolerance", 0, AO_OPT_NUM, "2e-5", "X", "the relative L2 error a kernel may have against the reference"},
+    {"dir", 0, AO_OPT_STR, NULL, "DIR", "where the task goes (default: ./NAME)"},
+    AO_COMMON_OPTIONS,
+};
+
+struct param {
+    char name[64];
+    int kind; /* 0 input, 1 output, 2 size */
+};
+
+/* The parameters of `kernel(` in src, classified.  The count, or -1 + err. */
+static int parse_signature(const char *src, struct param *p, int max, char *err, size_t errlen)
+{
+    const char *k = src, *open, *close;
+    int n = 0;
+
+    while ((k = strstr(k, "kernel")) && !(k == src || !(isalnum((unsigned char)k[-1]) || k[-1] == '_')))
+        k += 6;
+    if (!k || !(open = strchr(k, '(')) || !(close = strchr(open, ')')))
+        return ao_errf(err, errlen, "the reference defines no `kernel(...)` function");
+    for (const char *a = open + 1; a < close && n < max;) {
+        const char *e = memchr(a, ',', (size_t)(close - a));
+        char decl[160], *name;
+        size_t len;
+        if (!e)
+            e = close;
+        len = (size_t)(e - a) < sizeof decl - 1 ? (size_t)(e - a) : sizeof decl - 1;
+        memcpy(decl, a, len);
+        decl[len] = '\0';
+        /* the name: the last identifier */
+        for (name = decl + strlen(decl); name > decl && (isspace((unsigned char)name[-1])); name--)
+            name[-1] = '\0';
+        while (name > decl && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
+            name--;
+        if (!*name || strlen(name) >= sizeof p[n].name)
+            return ao_errf(err, errlen, "cannot read parameter %d of kernel(): '%s'", n + 1, decl);
+        snprintf(p[n].name, sizeof p[n].name, "%s", name);
+        *name = '\0';
+        p[n].kind = strstr(decl, "const") && strstr(decl, "float") && strchr(decl, '*') ? 0
+                    : strstr(decl, "float") && strchr(decl, '*')                         ? 1
+                    : strstr(decl, "int") && !strchr(decl, '*')                          ? 2
+                                                                                           : -1;
+        if (p[n].kind < 0)
+            return ao_errf(err, errlen, "parameter '%s' is none of `const float *` (an input), `float *` "
+                           "(an output) or `int` (a size)", p[n].name);
+        n++;
+        a = e + 1;
+    }
+    return n;
+}
+
+/* "M,N" -> ["M", "N"] */
+static cJSON *name_list(const char *s)
+{
+    cJSON *a = cJSON_CreateArray();
+    char buf[200];
+
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); a && t; t = strtok_r(NULL, ",", &save))
+        cJSON_AddItemToArray(a, cJSON_CreateString(t));
+    return a;
+}
+
+/* The value of the first line of a list option "KEY=..." (or "KEY:..."). */
+static const char *list_value(const char *list, const char *key, char sep, char *out, size_t len)
+{
+    size_t k = strlen(key);
+
+    for (const char *l = list; l && *l;) {
+        size_t n = strcspn(l, "\n");
+        if (n > k && strncmp(l, key, k) == 0 && l[k] == sep) {
+            snprintf(out, len, "%.*s", (int)(n - k - 1), l + k + 1);
+            return out;
+        }
+        l += n + (l[n] == '\n');
+    }
+    return NULL;
+}
+
+static int write_task(const struct ao_config *c, const char *name, const char *dir, const char *ref,
+                      const struct param *p, int n, char *err, size_t errlen)
+{
+    cJSON *j = cJSON_CreateObject(), *ins = cJSON_CreateArray(), *outs = cJSON_CreateArray(),
+          *dims = cJSON_CreateObject(), *sizes = cJSON_CreateObject(), *work = cJSON_CreateObject();
+    struct ao_buf sig = {0}, bytes = {0}, vec = {0};
+    const char *shapes = ao_config_str(c, "shape"), *classes = ao_config_str(c, "size");
+    char shape[200], path[PATH_MAX], *text = NULL;
+    int rc = -1;
+
+    if (!j || !ins || !outs || !dims || !sizes || !work)
+        goto oom;
+    ao_buf_printf(&sig, "void kernel(");
+    ao_buf_printf(&bytes, "4*(");
+    for (int i = 0; i < n; i++) {
+        cJSON *t;
+        ao_buf_printf(&sig, "%s%s%s", i ? ", " : "", p[i].kind == 0 ? "const float *" : p[i].kind == 1 ? "float *" : "int ",
+                      p[i].name);
+        if (p[i].kind == 2) {
+            cJSON_AddItemToObject(dims, p[i].name, cJSON_CreateObject());
+            continue;
+        }
+        if (!list_value(shapes, p[i].name, '=', shape, sizeof shape)) {
+            rc = ao_errf(err, errlen, "no --shape for tensor '%s' (e.g. --shape %s=M,N)", p[i].name, p[i].name);
+            goto out;
+        }
+        if (!(t = cJSON_CreateObject()))
+            goto oom;
+        cJSON_AddStringToObject(t, "name", p[i].name);
+        cJSON_AddItemToObject(t, "shape", name_list(shape));
+        if (p[i].kind == 0) {
+            cJSON *d = cJSON_CreateObject();
+            cJSON_AddStringToObject(d, "kind", "normal");
+            cJSON_AddNumberToObject(d, "mean", 0);
+            cJSON_AddNumberToObject(d, "std", 1);
+            cJSON_AddItemToObject(t, "dist", d);
+        }
+        cJSON_AddItemToArray(p[i].kind == 0 ? ins : outs, t);
+        /* bytes moved: every tensor once; elementwise flops: one per output element */
+        for (char *s = shape; *s; s++)
+            if (*s == ',')
+                *s = '*';
+        ao_buf_printf(&bytes, "%s%s", bytes.len > 3 ? " + " : "", shape);
+        if (p[i].kind == 1)
+            ao_buf_printf(&vec, "%s%s", vec.len ? " + " : "", shape);
+    }
+    ao_buf_printf(&sig, ")");
+    ao_buf_printf(&bytes, ")");
+    for (const char *l = classes; l && *l;) { /* tiny:M=64,N=256 */
+        size_t len = strcspn(l, "\n");
+        char line[300], *colon;
+        cJSON *sz = cJSON_CreateObject();
+        snprintf(line, sizeof line, "%.*s", (int)len, l);
+        l += len + (l[len] == '\n');
+        if (!sz || !(colon = strchr(line, ':'))) {
+            cJSON_Delete(sz);
+            rc = ao_errf(err, errlen, "--size '%s' is not CLASS:D=V,... (e.g. tiny:M=64,N=256)", line);
+            goto out;
+        }
+        *colon = '\0';
+        for (char *save = NULL, *kv = strtok_r(colon + 1, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(kv, '=');
+            if (!eq) {
+                cJSON_Delete(sz);
+                rc = ao_errf(err, errlen, "--size %s: '%s' is not D=V", line, kv);
+                goto out;
+            }
+            *eq = '\0';
+            cJSON_AddNumberToObject(sz, kv, strtod(eq + 1, NULL));
+        }
+        cJSON_AddItemToObject(sizes, line, sz);
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(sizes, "tiny")) {
+        rc = ao_errf(err, errlen, "--size tiny:D=V,... is needed (runs and tests start at tiny)");
+        goto out;
+    }
+    cJSON_AddStringToObject(work, "mm_flops", ao_config_str(c, "mm-flops"));
+    cJSON_AddStringToObject(work, "vec_flops", ao_config_str(c, "vec-flops") ? ao_config_str(c, "vec-flops")
+                                                                            : vec.data ? vec.data : "0");
+    cJSON_AddStringToObject(work, "bytes", bytes.data);
+    cJSON_AddStringToObject(j, "name", name);
+    cJSON_AddStringToObject(j, "workload", "scaffolded by accelopt task new");
+    cJSON_AddStringToObject(j, "math", ao_config_str(c, "math") ? ao_config_str(c, "math") : "as the reference computes");
+    cJSON_AddItemToObject(j, "inputs", ins);
+    cJSON_AddItemToObject(j, "outputs", outs);
+    cJSON_AddItemToObject(j, "dims", dims);
+    cJSON_AddItemToObject(j, "sizes", sizes);
+    cJSON_AddItemToObject(j, "work", work);
+    ins = outs = dims = sizes = work = NULL;
+    cJSON_AddNumberToObject(j, "tolerance", ao_config_num(c, "tolerance"));
+    cJSON_AddStringToObject(j, "signature", sig.data);
+    if (!(text = cJSON_Print(j)))
+        goto oom;
+    if (mkdir(dir, 0755) < 0) {
+        rc = ao_errf(err, errlen, "cannot make '%s': %s", dir, strerror(errno));
+        goto out;
+    }
+    if (ao_name(path, sizeof path, "%s/task.json", dir) < 0 || ao_write_file(path, text, strlen(text), err, errlen) < 0 ||
+        ao_name(path, sizeof path, "%s/reference.c", dir) < 0 || ao_write_file(path, ref, strlen(ref), err, errlen) < 0 ||
+        ao_name(path, sizeof path, "%s/baseline.c", dir) < 0 || ao_write_file(path, ref, strlen(ref), err, errlen) < 0)
+        goto out;
+    rc = 0;
+    goto out;
+oom:
+    rc = ao_errf(err, errlen, "out of memory");
+out:
+    cJSON_Delete(j);
+    cJSON_Delete(ins);
+    cJSON_Delete(outs);
+    cJSON_Delete(dims);
+    cJSON_Delete(sizes);
+    cJSON_Delete(work);
+    cJSON_free(text);
+    ao_buf_release(&sig);
+    ao_buf_release(&bytes);
+    ao_buf_release(&vec);
+    return rc;
+}
+
+int cmd_task(int argc, char **argv)
+{
+    struct ao_config c;
+    struct param p[MAX_PARAMS];
+    struct ao_task t;
+    char err[AO_ERRLEN], dir[PATH_MAX], *ref = NULL;
+    int code, n;
+
+    if (ao_tool_setup("accelopt", &c, task_opts, N(task_opts), argc, argv,
+                      "accelopt task new NAME --reference FILE --shape T=D,... --size tiny:D=V,... [options]",
+                      &code) < 0)
+        return code;
+    code = AO_EXIT_USAGE;
+    if (c.nargs != 2 || strcmp(c.args[0], "new") != 0 || !ao_config_str(&c, "reference")) {
+        ao_err("usage: accelopt task new NAME --reference FILE --shape T=D,... --size tiny:D=V,... (see --help)");
+        goto out;
+    }
+    if (!ao_is_identifier(c.args[1], 63)) {
+        ao_err("the task's name must be a C identifier, not '%s'", c.args[1]);
+        goto out;
+    }
+    /* a path (with a '/'): what accelopt run and profile take as a directory */
+    if (ao_name(dir, sizeof dir, "%s%s", ao_config_str(&c, "dir") && strchr(ao_config_str(&c, "dir"), '/') ? "" : "./",
+                ao_config_str(&c, "dir") ? ao_config_str(&c, "dir") : c.args[1]) < 0) {
+        ao_err("--dir is too long");
+        goto out;
+    }
+    code = AO_EXIT_FAIL;
+    if (!(ref = ao_read_file_max(ao_config_str(&c, "reference"), 1u << 20, NULL, err, sizeof err)) ||
+        (n = parse_signature(ref, p, MAX_PARAMS, err, sizeof err)) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
+    if (access(dir, F_OK) == 0) {
+        ao_err("'%s' is there already: give another --dir, or remove it", dir);
+        goto out;
+    }
+    if (write_task(&c, c.args[1], dir, ref, p, n, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
+    /* what the stages will check: checked now, or the directory goes */
+    if (ao_task_load(dir, &t, err, sizeof err) < 0 || ao_task_size(&t, "tiny", (long long[AO_MAX_DIMS]){0}, err, sizeof err) < 0) {
+        char path[PATH_MAX];
+        static const char *const files[] = {"task.json", "reference.c", "baseline.c"};
+        for (int i = 0; i < 3; i++)
+            if (ao_name(path, sizeof path, "%s/%s", dir, files[i]) == 0)
+                unlink(path);
+        rmdir(dir);
+        ao_err("the task does not load: %s", err);
+        goto out;
+    }
+    printf("%s\n", dir);
+    ao_info("made %s/: task.json, reference.c, and baseline.c (the reference again: replace it with your "
+            "kernel, or give yours to `accelopt run %s --baseline FILE`; knobs `#define NAME v /* knob: v1 v2 */` "
+            "let the builtin model move them). Check: accelopt profile --task %s %s/baseline.c",
+            dir, dir, dir, dir);
+    code = AO_EXIT_OK;
+out:
+    free(ref);
+    ao_config_release(&c);
+    return code;
+}
