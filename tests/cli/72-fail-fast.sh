@@ -118,6 +118,19 @@ assert "Steps already tried on this kernel in this run" in h, h[-800:]
 assert "(iteration 1) -> no_code: the reply had no code block" in h, h[-800:]
 PY
 ok $? "the second iteration's planner is told the steps tried on its kernel and how each ended"
+start_llm again "$(script '{"exec-m": [{"content": "I would rather not write this kernel."}],
+    "plan-m": [{"content": "Plan A: widen the j tile.\nThen the rest of the plan."}]}')"
+ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+    ACCELOPT_SUMMARIZER_MODEL=sum-m quick --iters 2 --plans 1 --fix-attempts 0 --out "$T/ag" >/dev/null 2>&1
+$M - "$LLM_LOG" "$T/ag/matmul/history.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+hist = [json.loads(l) for l in open(sys.argv[2])]
+assert len([r for r in reqs if r["model"] == "exec-m"]) == 1, "the repeated step went to the executor's model"
+second = [h for h in hist if h["iter"] == 2]
+assert second and second[0]["status"] == "duplicate" and "plan:" in second[0]["reason"], second
+PY
+ok $? "a step proposed again for the kernel it was tried on is a duplicate: no executor call"
 
 bin/accelopt run --help >"$T/help.out"
 grep -q -- '--llm-url URL' "$T/help.out" && grep -q -- '--llm-key-file FILE' "$T/help.out" &&

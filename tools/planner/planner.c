@@ -188,7 +188,11 @@ static int emit(struct ao_io *io, const struct ao_plan_msg *p, char *reason, siz
  * proposed again.  From the run's iteration hashes in redis; "" when there
  * is nothing (or no redis).  Malloc'd, NULL on OOM. */
 #define HISTORY_LINES 12
-static char *run_history(struct planner *pl, const struct ao_candidate_msg *c)
+#define TRIED_MAX 64
+struct tried { /* a step taken from this kernel before: its title, normalized, and its plan */
+    char norm[MAX_TITLE + 1], id[AO_ID_BUF];
+};
+static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, struct tried *tr, int *ntr)
 {
     struct ao_buf mine = {0}, failed = {0}, out = {0};
     int nmine = 0, nfailed = 0;
@@ -213,6 +217,16 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c)
                 continue;
             }
             plan_title(plan, title, sizeof title);
+            if (here && *ntr < TRIED_MAX) { /* every step from this kernel, for the repeat check */
+                char *nt = normalized(title);
+                int rk = 0, ix = 0;
+                if (nt && sscanf(ao_json_str(r, "slot", ""), "%d.%d", &rk, &ix) == 2 &&
+                    ao_name(tr[*ntr].id, sizeof tr[*ntr].id, AO_ID_PLAN, c->env.run, i, (long long)rk, (long)ix) == 0) {
+                    snprintf(tr[*ntr].norm, sizeof tr[*ntr].norm, "%s", nt);
+                    (*ntr)++;
+                }
+                free(nt);
+            }
             for (int q = 0; q < nseen && !dup; q++)
                 dup = strcmp(seen[q], title) == 0;
             if (dup || (!here && ok) || (here ? nmine : nfailed) >= HISTORY_LINES / 2 ||
@@ -253,6 +267,8 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     struct ao_problem prob = {0};
     cJSON *memory = NULL, *seen = NULL;
     char *memtext = NULL, *hist = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], *norms[AO_MAX_PLANS] = {0};
+    struct tried tried[TRIED_MAX];
+    int ntried = 0;
     struct ao_buf earlier = {0};
     long plans;
     long long rank;
@@ -311,7 +327,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         goto oom;
     /* a model is told what the run tried already (the builtin model keeps
      * its own order of moves) */
-    if (!(hist = pl->agent.conf.builtin ? strdup("") : run_history(pl, &c)))
+    if (!(hist = pl->agent.conf.builtin ? strdup("") : run_history(pl, &c, tried, &ntried)))
         goto oom;
     for (long i = 0, w; i < plans; i += w) {
         struct call calls[MAX_WIDTH];
@@ -399,6 +415,13 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                         break;
                     }
                 plan_title(p->text, title, sizeof title);
+                if (!erc && !p->duplicate_of && ntried) { /* a step this kernel was given before */
+                    char *nt = normalized(title);
+                    for (int q = 0; nt && *nt && q < ntried && !p->duplicate_of; q++)
+                        if (strcmp(nt, tried[q].norm) == 0 && !(p->duplicate_of = strdup(tried[q].id)))
+                            erc = -1, snprintf(reason, len, "out of memory");
+                    free(nt);
+                }
                 if (!erc && !p->duplicate_of && strcmp(mode, "distinct") == 0) {
                     if (!earlier.len)
                         ao_buf_printf(&earlier, "Plans already proposed for this kernel (yours must be "
