@@ -111,7 +111,11 @@ assert len(plans) == 6, len(plans)
 assert sorted(told) == [0, 1, 1, 3, 3, 3], told  # waves of 1, 2, 3
 assert ranks == [1, 1, 2, 2, 3], ranks
 assert max(r["inflight"] for r in plans) >= 3, [r["inflight"] for r in plans]
-assert execs == 6, execs  # six different plans, each written
+# six different plans, each written (delivery is at least once: a plan whose
+# executor lost its partition in a rebalance under load is written again)
+written = {m.group(0) for r in [json.loads(l) for l in open(sys.argv[1])] if r["model"] == "exec-m"
+           for m in [re.search(r"Plan [A-H]:", r["messages"][-1]["content"])] if m}
+assert len(written) == 6 and execs >= 6, (written, execs)
 PY
 ok $? "at --plan-width 4 six plans go in waves of 1, 2 and 3, told the earlier waves' titles, all different"
 waves w1 1
