@@ -77,11 +77,11 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
 /* {"prompt": N, "completion": N} (caller deletes). */
 cJSON *ao_usage_json(const struct ao_llm_usage *u);
 
-/* What a prompt shows of the task. */
 /* The machine the target's kernels run on, in words for the prompts
  * (agents/machine.h), made once per target; "" when it cannot be said. */
 const char *ao_agent_machine(struct ao_agent *a, const char *target);
 
+/* What a prompt shows of the task. */
 struct ao_problem {
     char *reference;  /* the reference implementation's source */
     char *convention; /* the prototype, the tensors, the sizes and the rules */

@@ -53,7 +53,6 @@ static int ask(struct ao_agent *a, const char *name, const char *target, const c
 {
     char *sys = NULL, *user = NULL;
     int call;
-
     struct ao_prompt_var all[16];
 
     *reply = *failed = NULL;
@@ -158,19 +157,10 @@ static int llm_fix(struct ao_agent *a, const struct ao_plan_msg *p, const struct
 static int llm_summarize(struct ao_agent *a, const struct ao_pair_msg *p, struct ao_summary *s, cJSON **move,
                          char **why, struct ao_llm_usage *u, char *reason, size_t len)
 {
-    char *reply = NULL, *failed = NULL, speed[64], what[400], bad[AO_ERRLEN];
+    char *reply = NULL, *failed = NULL, speed[64], bad[AO_ERRLEN];
     int regression = p->direction && strcmp(p->direction, "-") == 0, rc;
-    struct ao_buf pair = {0};
+    struct ao_buf pair = {0}; /* the speedup, which way, and the step as it was planned */
     char *slow_prof = ao_profile_text(p->slow_profile), *fast_prof = ao_profile_text(p->fast_profile);
-    /* which kernel the step produced: a regression's child is the slow one,
-     * and its lesson is what not to do */
-    struct ao_prompt_var v[] = {
-        {"task", p->env.task}, {"slow", p->slow_source}, {"fast", p->fast_source},
-        {"pair", what}, /* says the speedup, and which way */
-        {"slow_role", regression ? "the child: after the step" : "the parent: before the step"},
-        {"fast_role", regression ? "the parent: before the step" : "the child: after the step"},
-        {"slow_profile", slow_prof ? slow_prof : ""}, {"fast_profile", fast_prof ? fast_prof : ""},
-    };
 
     *move = NULL;
     snprintf(speed, sizeof speed, "%.3fx %s", p->speedup, regression ? "slower" : "faster");
@@ -178,16 +168,24 @@ static int llm_summarize(struct ao_agent *a, const struct ao_pair_msg *p, struct
         snprintf(speed + strlen(speed), sizeof speed - strlen(speed), " (give or take %.0f%%)",
                  100 * p->speedup_spread);
     if (regression)
-        snprintf(what, sizeof what, "This pair is a REGRESSION: an optimization step rewrote the fast "
-                 "kernel into the slow one, which is %s. Say what the step did and why it "
-                 "hurt, so that it is avoided; begin the title with \"Avoid:\".", speed);
+        ao_buf_printf(&pair, "This pair is a REGRESSION: an optimization step rewrote the fast "
+                      "kernel into the slow one, which is %s. Say what the step did and why it "
+                      "hurt, so that it is avoided; begin the title with \"Avoid:\".", speed);
     else
-        snprintf(what, sizeof what, "This pair is a WIN: an optimization step rewrote the slow kernel "
-                 "into the fast one, which is %s. Say what the step did and why it helped, so "
-                 "that it is repeated.", speed);
-    /* the step as it was planned: what the model is to explain */
-    if (p->plan && p->plan[0] && ao_buf_printf(&pair, "%s\n\nThe step, as it was planned:\n%s", what, p->plan) == 0)
-        v[3].value = pair.data;
+        ao_buf_printf(&pair, "This pair is a WIN: an optimization step rewrote the slow kernel "
+                      "into the fast one, which is %s. Say what the step did and why it helped, so "
+                      "that it is repeated.", speed);
+    if (p->plan && p->plan[0])
+        ao_buf_printf(&pair, "\n\nThe step, as it was planned:\n%s", p->plan);
+    /* which kernel the step produced: a regression's child is the slow one,
+     * and its lesson is what not to do */
+    struct ao_prompt_var v[] = {
+        {"task", p->env.task}, {"slow", p->slow_source}, {"fast", p->fast_source},
+        {"pair", pair.data ? pair.data : ""},
+        {"slow_role", regression ? "the child: after the step" : "the parent: before the step"},
+        {"fast_role", regression ? "the parent: before the step" : "the child: after the step"},
+        {"slow_profile", slow_prof ? slow_prof : ""}, {"fast_profile", fast_prof ? fast_prof : ""},
+    };
     rc = ask(a, a->conf.role, p->env.target, p->env.run, p->env.iter, p->config, v, (int)(sizeof v / sizeof v[0]),
              &reply, &failed, u, reason, len);
     ao_buf_release(&pair);

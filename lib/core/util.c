@@ -214,6 +214,19 @@ int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t e
     return 0;
 }
 
+int ao_copy_file(const char *from, const char *to, char *err, size_t errlen)
+{
+    size_t n;
+    char *d = ao_read_file(from, &n, err, errlen);
+    int rc;
+
+    if (!d)
+        return -1;
+    rc = ao_write_file(to, d, n, err, errlen);
+    free(d);
+    return rc;
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st; (void)flag; (void)ftw;

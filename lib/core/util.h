@@ -38,6 +38,8 @@ void ao_buf_release(struct ao_buf *b);
 char *ao_read_file(const char *path, size_t *len, char *err, size_t errlen);
 char *ao_read_file_max(const char *path, size_t max, size_t *len, char *err, size_t errlen);
 int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t errlen);
+/* Copy a file's bytes (ao_read_file, then ao_write_file).  0 or -1 + err. */
+int ao_copy_file(const char *from, const char *to, char *err, size_t errlen);
 
 /* Run argv[0] (searched in PATH) with that argv, no shell, stdin from
  * /dev/null, stdout and stderr captured together into *out (up to out_max

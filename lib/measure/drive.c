@@ -20,18 +20,6 @@
 #include "targets/target.h"
 #include "wire/verdict.h"
 
-static int copy_file(const char *from, const char *to, char *err, size_t errlen)
-{
-    size_t n;
-    char *d = ao_read_file(from, &n, err, errlen);
-    int rc;
-    if (!d)
-        return -1;
-    rc = ao_write_file(to, d, n, err, errlen);
-    free(d);
-    return rc;
-}
-
 /* Keep what a model can act on: the compiler's words, without our paths,
  * cut to a readable length. */
 static char *trim_diagnostics(const char *text)
@@ -88,7 +76,7 @@ int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, c
     for (int i = 0; files[i]; i++) {
         snprintf(from, sizeof from, "%s/%s", pl->harness, files[i]);
         snprintf(path, sizeof path, "%s/%s", j->dir, files[i]);
-        if (copy_file(from, path, err, errlen) < 0)
+        if (ao_copy_file(from, path, err, errlen) < 0)
             return -1;
     }
     /* the compiler's sandbox (slot 0) writes it; the runner's (a uid of its

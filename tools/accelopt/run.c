@@ -200,19 +200,15 @@ static int own_baseline(struct run *R, const char *file, char *err, size_t errle
     }
     while ((e = readdir(d))) { /* the task's own files: task.json, the reference, ... */
         struct stat st;
-        char *data;
-        size_t len;
         if (e->d_name[0] == '.' || ao_name(from, sizeof from, "%s/%s", R->t[0].spec, e->d_name) < 0 ||
             stat(from, &st) != 0 || !S_ISREG(st.st_mode) ||
             ao_name(path, sizeof path, "%s/%s", dir, e->d_name) < 0)
             continue;
-        if (!(data = ao_read_file(from, &len, err, errlen)) || ao_write_file(path, data, len, err, errlen) < 0) {
-            free(data);
+        if (ao_copy_file(from, path, err, errlen) < 0) {
             free(src);
             closedir(d);
             return -1;
         }
-        free(data);
     }
     closedir(d);
     if (ao_name(path, sizeof path, "%s/baseline.%s", dir, R->t[0].ext) < 0 ||
@@ -941,35 +937,28 @@ static int show_model_errors(struct run *R)
     static const char *const roles[] = {"planner", "executor", "summarizer"};
     int said = 0;
 
-    for (int i = 0; i < R->n && R->r; i++) {
-        char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN];
-        const char *argv[] = {"HGETALL", key};
-        struct redisReply *rep;
-        if (!ao_redis_key(R->r, key, sizeof key, AO_KEY_MODEL_ERRORS, R->t[i].run) ||
-            !(rep = ao_redis_argv(R->r, 2, argv, NULL, e, sizeof e)))
-            continue;
-        for (size_t k = 0; rep->type == REDIS_REPLY_ARRAY && k + 1 < rep->elements; k += 2) {
-            const char *role = rep->element[k]->str, *why = rep->element[k + 1]->str;
-            char kind[160], count[40];
-            for (int r = 0; r < 3; r++) {
-                if (!role || !why || strcmp(role, roles[r]) != 0)
-                    continue;
-                /* the kind: the reason up to its first number (attempts, a status) */
-                snprintf(kind, sizeof kind, "%.*s", (int)strcspn(why, "0123456789"), why);
-                if (strcmp(R->shown[r], kind) == 0)
-                    continue;
+    for (int i = 0; i < R->n && R->r; i++)
+        for (int r = 0; r < 3; r++) {
+            char key[AO_REDIS_KEY_MAX], count[32], kind[160], e[AO_ERRLEN];
+            const char *argv[] = {"HMGET", key, roles[r], count};
+            struct redisReply *rep;
+            const char *why, *n;
+            snprintf(count, sizeof count, "%s:n", roles[r]);
+            if (!ao_redis_key(R->r, key, sizeof key, AO_KEY_MODEL_ERRORS, R->t[i].run) ||
+                !(rep = ao_redis_argv(R->r, 4, argv, NULL, e, sizeof e)))
+                continue;
+            why = rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 ? rep->element[0]->str : NULL;
+            n = why ? rep->element[1]->str : NULL;
+            /* the kind: the reason up to its first number (attempts, a status) */
+            snprintf(kind, sizeof kind, "%.*s", why ? (int)strcspn(why, "0123456789") : 0, why ? why : "");
+            if (why && strcmp(R->shown[r], kind) != 0) {
                 snprintf(R->shown[r], sizeof R->shown[r], "%s", kind);
-                snprintf(count, sizeof count, "%s:n", role);
-                for (size_t q = 0; q + 1 < rep->elements; q += 2)
-                    if (rep->element[q]->str && strcmp(rep->element[q]->str, count) == 0)
-                        snprintf(count, sizeof count, "%s", rep->element[q + 1]->str ? rep->element[q + 1]->str : "?");
                 ao_warn("the %s's model calls fail: %.300s (%s so far; said once: every call is in "
-                        "%s/logs/%s.log)", role, why, count, R->dir, role);
+                        "%s/logs/%s.log)", roles[r], why, n ? n : "?", R->dir, roles[r]);
                 said = 1;
             }
+            freeReplyObject(rep);
         }
-        freeReplyObject(rep);
-    }
     return said;
 }
 
@@ -1055,13 +1044,6 @@ static int run_or_submit(int argc, char **argv, int submitting)
         goto out;
     }
     code = AO_EXIT_FAIL;
-    if (!R->submit && ao_config_str(&R->c, "baseline") && !R->resuming &&
-        own_baseline(R, ao_config_str(&R->c, "baseline"), err, sizeof err) < 0) {
-        ao_err("%s", err);
-        goto out;
-    }
-    if (!R->submit)
-        warn_knobless(R);
     /* a model server that is not there, refuses the key or lacks the
      * model: said now, before anything starts, not in a stage log later */
     if (!R->submit && run_model_probe(&R->c, err, sizeof err) < 0) {
@@ -1075,6 +1057,14 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("%s", err);
         goto out;
     }
+    /* the first thing written: nothing is left behind by a run refused above */
+    if (!R->submit && ao_config_str(&R->c, "baseline") && !R->resuming &&
+        own_baseline(R, ao_config_str(&R->c, "baseline"), err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto out;
+    }
+    if (!R->submit)
+        warn_knobless(R);
     ao_signals_install();
     if (setup(R, err, sizeof err) < 0 ||
         (!R->resuming && ao_config_str(&R->c, "memory") && import_memory(R, err, sizeof err) < 0) ||

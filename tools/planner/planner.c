@@ -366,26 +366,25 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                 made++; /* released below */
                 break;
             }
-            /* calls told the same titles would give the same idea: each
-             * is asked for another place on its list (the independent
-             * mode's calls stay identical, as the paper's are) */
-            if (w > 1 && strcmp(mode, "distinct") == 0 ? asprintf(&calls[made].earlier,
-                                  "%s%s%ld other plans for this kernel are being written at the same time as "
-                                  "this one, told the same list; to stay apart from them, propose the idea "
-                                  "you would rank number %d among those left.\n", hist,
-                                  earlier.data ? earlier.data : "", w - 1, made + 1) < 0
-                : hist[0] && asprintf(&calls[made].earlier, "%s%s", hist, earlier.data ? earlier.data : "") < 0) {
-                calls[made].earlier = NULL;
-                snprintf(reason, len, "out of memory");
-                erc = -1;
-                made++;
-                break;
+            /* what the call is told: the run's history, the plans before
+             * it; and calls told the same titles would give the same idea,
+             * so each is asked for another place on its list (the
+             * independent mode's calls stay identical, as the paper's are) */
+            {
+                struct ao_buf told = {0};
+                ao_buf_printf(&told, "%s%s", hist, earlier.data ? earlier.data : "");
+                if (w > 1 && strcmp(mode, "distinct") == 0)
+                    ao_buf_printf(&told, "%ld other plans for this kernel are being written at the same time "
+                                  "as this one, told the same list; to stay apart from them, propose the "
+                                  "idea you would rank number %d among those left.\n", w - 1, made + 1);
+                if (!(calls[made].earlier = told.data ? told.data : strdup(""))) {
+                    snprintf(reason, len, "out of memory");
+                    erc = -1;
+                    made++;
+                    break;
+                }
             }
-            calls[made].q = (struct ao_plan_ask){&c, memory, memtext,
-                                                 calls[made].earlier ? calls[made].earlier
-                                                 : earlier.data      ? earlier.data
-                                                                     : "",
-                                                 &prob,
+            calls[made].q = (struct ao_plan_ask){&c, memory, memtext, calls[made].earlier, &prob,
                                                  (unsigned long long)(cfg.seed != AO_ABSENT_INT ? cfg.seed : pl->seed),
                                                  (unsigned long long)pl->seed, ix, plans};
         }

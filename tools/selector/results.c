@@ -59,7 +59,8 @@ static cJSON *pair_profile(const struct ao_beam_member *m)
 }
 
 /* The size the run measures at, for the lesson: "cpu: M=512 N=512 K=512".
- * 0, or -1 when the task cannot be read again (the pair goes without). */
+ * 0, or -1 when the task cannot be read again or the shape does not fit
+ * (the pair goes without). */
 static int pair_shape(const struct ao_run_state *st, char *out, size_t len)
 {
     struct ao_task t;
@@ -73,7 +74,7 @@ static int pair_shape(const struct ao_run_state *st, char *out, size_t len)
     at = (size_t)snprintf(out, len, "%s:", st->size);
     for (int i = 0; i < t.ndims && at < len; i++)
         at += (size_t)snprintf(out + at, len - at, " %s=%lld", t.dims[i], dims[i]);
-    return 0;
+    return at < len ? 0 : -1; /* a shape cut short would be another: none rather */
 }
 
 static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *st, long long iter,

@@ -30,6 +30,7 @@ static const struct ao_option options[] = {
 #define NOPTS ((int)(sizeof options / sizeof options[0]))
 
 static const char *const topics[] = {AO_TOPIC_PAIRS, NULL};
+#define PAIRSUM_TTL_S (30L * 86400) /* as long as a pair's marker (state/memory.c) */
 
 struct summarizer {
     struct ao_agent agent;
@@ -215,8 +216,8 @@ ack:
             rc = ao_io_fail(io, "cannot write the memory: %s", reason);
             goto out;
         }
-        if (w > 0 && e.stored && sumkey[0] &&
-            ao_redis_set(sm->agent.redis, sumkey, item_id, reason, len) < 0) /* best effort: a lesson twice at worst */
+        if (w > 0 && e.stored && sumkey[0] && /* kept as long as the pair markers; best effort: a lesson twice at worst */
+            ao_redis_set_ex(sm->agent.redis, sumkey, item_id, PAIRSUM_TTL_S, reason, len) < 0)
             ao_warn("%s: cannot mark its pair of kernels summarized: %s", p.env.id, reason);
         if (w == 0) { /* another replica got there first: send its ack */
             free(kept);
