@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/util.h"
 
 static const char *tool_name = "accelopt";
 static enum ao_log_level cur_level = AO_LOG_INFO;
@@ -46,6 +47,9 @@ void ao_log(enum ao_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
+    /* messages quote servers, compilers and kernels: no escape sequence
+     * from them reaches a terminal */
+    ao_terminal_safe(line);
     /* one write per line so lines from several processes do not interleave */
     fprintf(stderr, "%s\n", line);
 }

@@ -214,6 +214,14 @@ int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t e
     return 0;
 }
 
+char *ao_terminal_safe(char *s)
+{
+    for (unsigned char *p = (unsigned char *)s; p && *p; p++)
+        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+            *p = ' ';
+    return s;
+}
+
 int ao_copy_file(const char *from, const char *to, char *err, size_t errlen)
 {
     size_t n;

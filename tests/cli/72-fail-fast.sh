@@ -91,15 +91,16 @@ ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=
 ok $? "every model kernel without code: exit 1, and the summary gives the count and the reason ($(grep -h '^matmul:' "$T/j/summary.txt" | head -c 100))"
 
 # --- a server that fails mid-run: said on the terminal once, not per call ------------
-start_llm down "$(script '{"exec-m": [{"status": 503, "error": {"message": "the GPU fell off the bus"}}],
+start_llm down "$(script '{"exec-m": [{"status": 503, "error": {"message": "the GPU fell off the bus\u001b[2J"}}],
     "plan-m": [{"choose": ["Plan A: widen the j tile.", "Plan B: narrow the j tile.", "Plan C: unroll k."]}]}')"
 ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
     ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_ATTEMPTS=1 \
     quick --plans 3 --fix-attempts 0 --out "$T/d" >"$T/d.out" 2>"$T/d.err"
 rc=$?
 said=$(grep -c "the executor's model calls fail: executor model call failed after 1 attempt: HTTP 503: the GPU fell off the bus" "$T/d.err")
-[ $rc -eq 1 ] && [ "$said" -eq 1 ] && [ "$(grep -c '"exec-m"' "$LLM_LOG")" -ge 3 ] && ! grep -q 'kafka' "$T/d.err"
-ok $? "three executor calls fail with 503: the terminal says so once ($said), the run exits 1"
+[ $rc -eq 1 ] && [ "$said" -eq 1 ] && [ "$(grep -c '"exec-m"' "$LLM_LOG")" -ge 3 ] && ! grep -q 'kafka' "$T/d.err" &&
+    ! grep -q "$(printf '\033')" "$T/d.err"
+ok $? "three executor calls fail with 503: the terminal says so once ($said), without the server's escape sequence, the run exits 1"
 
 # --- the planner is told what the run tried, and how it ended --------------------------
 start_llm tried "$(script '{"exec-m": [{"content": "I would rather not write this kernel."}],

@@ -96,3 +96,7 @@ r2=$?
 [ $r1 -eq 1 ] && grep -q "no --shape for tensor 'b'" "$T/bad1.err" && [ ! -e "$T/bad" ] &&
     [ $r2 -eq 1 ] && grep -q "parameter 'x' is none of" "$T/bad2.err" && [ ! -e "$T/bad2" ]
 ok $? "task new says what is missing or wrong, and leaves nothing behind"
+printf '#error "\033[2Jcleared"\n' >"$T/esc.c"
+on_tty bin/accelopt profile --task nkibench/matmul "$T/esc.c" >"$T/esc.out"
+grep -q 'compile_error' "$T/esc.out" && grep -q 'cleared' "$T/esc.out" && ! grep -q "$(printf '\033')" "$T/esc.out"
+ok $? "a kernel's compiler output reaches the terminal without its escape sequences"

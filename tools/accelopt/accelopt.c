@@ -185,11 +185,13 @@ static const char *human_time(char *buf, size_t len, double ns)
 /* The short verdict `accelopt profile` prints on a terminal: the status and
  * why, the latency with its spread, the % of peak and what bounds it, and a
  * word when the timing was noisy. */
-static void print_verdict(const struct ao_result_msg *r, const struct ao_task *t, const char *size,
+static void print_verdict(struct ao_result_msg *r, const struct ao_task *t, const char *size,
                           double target_spread)
 {
     char a[32], b[32];
 
+    ao_terminal_safe(r->reason); /* the kernel's own words may hold escape sequences */
+    ao_terminal_safe(r->diagnostics);
     printf("%s at %s: %s%s%s\n", t->name, size, r->status, r->reason ? ": " : "", r->reason ? r->reason : "");
     if (ao_verdict_of(r->status) != AO_V_OK) {
         if (r->diagnostics && r->diagnostics[0])
