@@ -70,7 +70,7 @@ ok $? "--baseline with two tasks is a usage error"
 
 # --- your own task: accelopt task new from a reference function, then run --------------
 cat >"$T/ref.c" <<'C'
-/* a reference of mine: a scaled sum */
+/* a reference of mine: a scaled sum; the kernel below (kernel_size is no kernel) */
 void kernel(const float *a, const float *b, float *out, int M, int N)
 {
     for (long i = 0; i < (long)M * N; i++)

@@ -44,12 +44,17 @@ struct param {
 /* The parameters of `kernel(` in src, classified.  The count, or -1 + err. */
 static int parse_signature(const char *src, struct param *p, int max, char *err, size_t errlen)
 {
-    const char *k = src, *open, *close;
+    const char *open = NULL, *close;
     int n = 0;
 
-    while ((k = strstr(k, "kernel")) && !(k == src || !(isalnum((unsigned char)k[-1]) || k[-1] == '_')))
-        k += 6;
-    if (!k || !(open = strchr(k, '(')) || !(close = strchr(open, ')')))
+    /* the word `kernel` followed by its parameter list */
+    for (const char *k = src; !open && (k = strstr(k, "kernel")); k += 6) {
+        const char *after = k + 6 + strspn(k + 6, " \t\n");
+        int word = (k == src || !(isalnum((unsigned char)k[-1]) || k[-1] == '_'));
+        if (word && *after == '(')
+            open = after;
+    }
+    if (!open || !(close = strchr(open, ')')))
         return ao_errf(err, errlen, "the reference defines no `kernel(...)` function");
     for (const char *a = open + 1; a < close && n < max;) {
         const char *e = memchr(a, ',', (size_t)(close - a));
