@@ -306,13 +306,17 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         if (s == 0 && jb.cpu >= 0)
             jk.pin = jb.cpu + 1; /* both on one core: the same machine for both */
     }
-    /* warm-up, then rounds: the same fresh inputs for both, in a random
-     * order, each call timed as any timed call is */
-    for (int w = 0; w < 2; w++)
+    /* warm-up: two rounds, one where each side's call already outlasts
+     * warmup_s (as prof_measure); then rounds: the same fresh inputs for
+     * both, in a random order, each call timed as any timed call is */
+    for (int w = 0, longer = 0; w < 2 && !(w == 1 && longer == 2); w++)
         for (int s = 0; s < 2; s++) {
+            long long e;
             ao_job_place(side[s], pl->dims);
-            if (prof_job_call(side[s], pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "while warming up") < 0)
+            if ((e = prof_job_call(side[s], pl->dims, NULL, &p->rng, 0x7fc00000u, NULL,
+                                   "while warming up")) < 0)
                 goto side_failed;
+            longer += e >= (long long)(p->o.warmup_s * 1e9);
         }
     while (n < max) {
         int v = prof_sample_slot(p, &smp, n), first = (int)(ao_rng_next(&p->rng) & 1);

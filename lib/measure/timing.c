@@ -166,10 +166,12 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         goto out;
     if (prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
         goto out;
-    /* warm up: at least two calls and warmup_s of running, so the core has
-     * left any low-power state before the clock counts; the last call
-     * sizes the run */
-    for (int w = 0; w < 2 || (warm < (long long)(p->o.warmup_s * 1e9) && w < 100000); w++) {
+    /* warm up: warmup_s of running, so the core has left any low-power
+     * state before the clock counts; the last call sizes the run.  The
+     * correctness calls just ran at these sizes (the last one at the timed
+     * size), so one call that outlasts warmup_s is enough: a second would
+     * cost a slow kernel a whole call (issue 28; docs/BENCHMARKS.md) */
+    for (int w = 0; w == 0 || (warm < (long long)(p->o.warmup_s * 1e9) && w < 100000); w++) {
         if (w < 2) {
             ao_job_place(j, pl->dims);
             e = prof_job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "while warming up");
