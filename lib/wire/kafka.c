@@ -604,8 +604,16 @@ struct ao_broker *ao_broker_new_sized(int (*parts_of)(const char *topic, void *c
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    /* the mock cluster lives inside a client handle that does nothing else */
+    /* the mock cluster lives inside a client handle that does nothing else;
+     * its accepted sockets take the handle's socket settings, and without
+     * TCP_NODELAY a response written right after another waits for the
+     * client's delayed ACK: 40 ms on Linux, at every flush of two messages
+     * (tests/unit/test_broker.c; docs/BENCHMARKS.md, issue 28) */
     rd_kafka_conf_set_log_cb(conf, log_cb);
+    if (rd_kafka_conf_set(conf, "socket.nagle.disable", "true", e, sizeof e) != RD_KAFKA_CONF_OK) {
+        snprintf(err, errlen, "kafka settings: %s", e);
+        goto fail;
+    }
     if (!(b->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, e, sizeof e))) {
         snprintf(err, errlen, "cannot start librdkafka: %s", e);
         goto fail;

@@ -10,15 +10,16 @@
 # handling: the broker and the queue) and each stage's handling, as median,
 # p99 and max, and the longest gaps in which no stage handled anything.
 #
-#   tests/bench/overhead.sh [OUT-DIR]
+#   tests/bench/overhead.sh [OUT-DIR] [extra accelopt run options, e.g. -X KEY=VALUE]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-runs/bench-overhead}
+shift || true
 rm -rf "$out"; mkdir -p "$out"
 . tests/bench/redis.sh
 private_redis "$out/redis.log"
 args=(matmul silu --size tiny --iters 4 --beam 2 --plans 4 --samples 2 --topk 4 --seed 7
-      --redis "$REDIS_URL" --json)
+      --redis "$REDIS_URL" --json "$@")
 # each run its own memory (a scope of its own, empty at its start): the
 # second then sees what the first saw, and replays it from the cache
 bin/accelopt run "${args[@]}" --memory-scope overhead-measured-$$ --out "$out/measured" \
