@@ -47,10 +47,14 @@ struct kafka_priv {
 static int32_t partition_of(const rd_kafka_topic_t *rkt, const void *key, size_t keylen,
                             int32_t count, void *topic_opaque, void *msg_opaque)
 {
-    /* round robin from a random start: producers that started together
-     * (a stage's replicas) do not all begin on partition 0 */
+    /* a batch's keyed place (the plans of an iteration), else round robin
+     * from a random start: producers that started together (a stage's
+     * replicas) do not all begin on partition 0 */
     static unsigned next, seeded;
     if (ao_topic_spread(rd_kafka_topic_name(rkt))) {
+        int at = ao_spread_partition(key, keylen, count); /* a batch's place: shared out evenly */
+        if (at >= 0)
+            return at;
         if (!__atomic_exchange_n(&seeded, 1, __ATOMIC_RELAXED)) {
             unsigned r = 0;
             ao_random_bytes(&r, sizeof r);

@@ -40,6 +40,35 @@ int main(void)
     CHECK(ao_topic_spread(AO_TOPIC_PLANS) && ao_topic_spread("accelopt.kernels.cpu") &&
               !ao_topic_spread(AO_TOPIC_RESULTS) && !ao_topic_spread(AO_TOPIC_TASKS),
           "plans and kernels go round-robin; results and tasks by the run's key");
+    {
+        /* a batch keyed "ID#N" is shared out evenly: 72 plans of a run
+         * over 32 partitions, 2 or 3 each, consecutive places apart */
+        char bk[200];
+        int per[32] = {0}, lo = 99, hi = 0, ok = 1, first = -1;
+        for (long i = 0; i < 72; i++) {
+            int at = ao_spread_key(bk, sizeof bk, "20261124-1-matmul", i) == 0
+                         ? ao_spread_partition(bk, strlen(bk), 32) : -1;
+            if (at < 0)
+                ok = 0;
+            else {
+                per[at]++;
+                if (first < 0)
+                    first = at;
+                ok &= at == (first + i) % 32;
+            }
+        }
+        for (int i = 0; i < 32; i++) {
+            lo = per[i] < lo ? per[i] : lo;
+            hi = per[i] > hi ? per[i] : hi;
+        }
+        CHECK(ok && lo == 2 && hi == 3, "a keyed batch takes consecutive partitions (%d to %d each)", lo, hi);
+        CHECK(ao_spread_partition("20261124-1-matmul", 17, 32) == -1 &&
+                  ao_spread_partition("run#", 4, 32) == -1 && ao_spread_partition("run#1x", 6, 32) == -1 &&
+                  ao_spread_partition("run#99999999999", 15, 32) == -1 && ao_spread_partition(NULL, 0, 32) == -1,
+              "a key that names no place goes round robin");
+        CHECK(ao_spread_key(bk, sizeof bk, "r", -1) == -1 && ao_spread_key(bk, 4, "run", 12) == -1,
+              "a negative place or a key that does not fit is refused");
+    }
 
     CHECK(ao_errf(buf, sizeof buf, "%s", "a message much longer than this") == -1 &&
               strcmp(buf, "a message mu...") == 0,
