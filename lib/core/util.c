@@ -214,6 +214,24 @@ int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t e
     return 0;
 }
 
+int ao_replace_file(const char *path, const void *p, size_t n, char *err, size_t errlen)
+{
+    char tmp[PATH_MAX];
+
+    if (ao_name(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) < 0)
+        return ao_errf(err, errlen, "the path '%s' is too long", path);
+    if (ao_write_file(tmp, p, n, err, errlen) < 0) {
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 char *ao_terminal_safe(char *s)
 {
     for (unsigned char *p = (unsigned char *)s; p && *p; p++)

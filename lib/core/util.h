@@ -38,6 +38,9 @@ void ao_buf_release(struct ao_buf *b);
 char *ao_read_file(const char *path, size_t *len, char *err, size_t errlen);
 char *ao_read_file_max(const char *path, size_t max, size_t *len, char *err, size_t errlen);
 int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t errlen);
+/* The same, written whole beside it and then renamed over it: a reader sees
+ * the old file or the new one, never a part.  0 or -1 + err. */
+int ao_replace_file(const char *path, const void *p, size_t n, char *err, size_t errlen);
 /* Make text from elsewhere (a server's error, a compiler's words about a
  * model's kernel) safe for a terminal: every control character but newline
  * and tab becomes a space, so that no escape sequence reaches it.  In place;

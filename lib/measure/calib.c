@@ -93,7 +93,7 @@ int ao_calib_store(const char *path, const char *target, struct ao_calib *c, cha
             goto out;
         }
     }
-    rc = ao_write_file(path, s, strlen(s), err, errlen);
+    rc = ao_replace_file(path, s, strlen(s), err, errlen); /* read by profilers beside us */
 out:
     cJSON_free(s);
     cJSON_Delete(j);

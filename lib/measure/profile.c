@@ -309,7 +309,8 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     /* warm-up: two rounds, one where each side's call already outlasts
      * warmup_s (as prof_measure); then rounds: the same fresh inputs for
      * both, in a random order, each call timed as any timed call is */
-    for (int w = 0, longer = 0; w < 2 && !(w == 1 && longer == 2); w++)
+    for (int w = 0; w < 2; w++) {
+        int longer = 0;
         for (int s = 0; s < 2; s++) {
             long long e;
             ao_job_place(side[s], pl->dims);
@@ -318,6 +319,9 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
                 goto side_failed;
             longer += e >= (long long)(p->o.warmup_s * 1e9);
         }
+        if (longer == 2)
+            break;
+    }
     while (n < max) {
         int v = prof_sample_slot(p, &smp, n), first = (int)(ao_rng_next(&p->rng) & 1);
         struct dataset *d = &fresh;

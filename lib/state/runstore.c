@@ -54,7 +54,7 @@ fail:
 
 int ao_runstore_save(struct ao_runstore *s, char *err, size_t errlen)
 {
-    char tmp[600], *text;
+    char *text;
     int rc;
 
     if (s->redis || !s->path || !s->dirty)
@@ -63,13 +63,8 @@ int ao_runstore_save(struct ao_runstore *s, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp", s->path);
-    rc = ao_write_file(tmp, text, strlen(text), err, errlen);
+    rc = ao_replace_file(s->path, text, strlen(text), err, errlen);
     cJSON_free(text);
-    if (rc == 0 && rename(tmp, s->path) < 0) {
-        snprintf(err, errlen, "cannot rename '%s': %m", tmp);
-        rc = -1;
-    }
     if (rc == 0)
         s->dirty = 0;
     return rc;

@@ -1,7 +1,6 @@
 /* names.c - the topic list and the checked name builder of names.h */
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "wire/names.h"

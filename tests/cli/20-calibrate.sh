@@ -2,7 +2,7 @@
 . tests/cli/helpers.sh
 out=$T/calib.json
 # a state dir of its own: the shared one's calibration is read by the
-# scripts running beside this one (16-install's bench read it mid-write)
+# scripts running beside this one
 ACCELOPT_STATE_DIR=$T/own-state bin/accelopt calibrate --bw-mib 64 >"$out" 2>/dev/null
 ok $? "calibrate succeeds"
 [ -f "$T/own-state/calibration-cpu.json" ]; ok $? "the calibration is stored in the state dir"

@@ -214,7 +214,7 @@ static int put_script(struct ao_buf *b, const char *path, int tagged, char *err,
 
 int report_html(const char *dir, const char *out, char *err, size_t errlen)
 {
-    char rdir[600], path[1200], tmp[1300], *tpl = NULL, title[300];
+    char rdir[600], path[1200], *tpl = NULL, title[300];
     struct ao_buf b = {0};
     cJSON *data = NULL;
     const char *p, *id;
@@ -277,18 +277,7 @@ int report_html(const char *dir, const char *out, char *err, size_t errlen)
         goto out;
     }
     /* written whole, then renamed: a reader never sees half a page */
-    if (ao_name(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid()) < 0) {
-        ao_errf(err, errlen, "the report's path '%s' is too long", out);
-        goto out;
-    }
-    if (ao_write_file(tmp, b.data, b.len, err, errlen) < 0)
-        goto out;
-    if (rename(tmp, out) != 0) {
-        snprintf(err, errlen, "cannot write '%s': %s", out, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    rc = 0;
+    rc = ao_replace_file(out, b.data, b.len, err, errlen);
     goto out;
 oom:
     snprintf(err, errlen, "out of memory");
