@@ -90,10 +90,11 @@ static int stdio_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
     }
 }
 
-static int stdio_emit(struct ao_io *io, const char *topic, const char *key, const char *json)
+static int stdio_emit(struct ao_io *io, const char *topic, const char *key, long place,
+                      const char *json)
 {
     struct stdio_priv *p = io->priv;
-    (void)topic; (void)key;
+    (void)topic; (void)key; (void)place;
     if (fputs(json, p->out) < 0 || fputc('\n', p->out) < 0 || fflush(p->out) != 0) {
         snprintf(io->err, sizeof io->err, "cannot write output: %s",
                  errno == EPIPE ? "the reader left" : strerror(errno));
@@ -190,7 +191,8 @@ static char *print_signed(struct ao_io *io, const cJSON *msg)
     return s;
 }
 
-int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const cJSON *msg)
+int ao_io_emit_json_at(struct ao_io *io, const char *topic, const char *key, long place,
+                       const cJSON *msg)
 {
     char *s = print_signed(io, msg);
     int rc;
@@ -199,11 +201,16 @@ int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const 
         snprintf(io->err, sizeof io->err, "out of memory printing a message");
         return -1;
     }
-    rc = io->ops->emit(io, topic, key, s);
+    rc = io->ops->emit(io, topic, key, place < 0 ? -1 : place, s);
     cJSON_free(s);
     if (rc == 0)
         io->out++;
     return rc;
+}
+
+int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const cJSON *msg)
+{
+    return ao_io_emit_json_at(io, topic, key, -1, msg);
 }
 
 int ao_io_commit(struct ao_io *io, struct ao_inmsg *m)
@@ -287,7 +294,7 @@ static int dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *r
             if (io->dlq) /* pipe mode: a file */
                 rc = fprintf(io->dlq, "%s\n", s) < 0 || fflush(io->dlq) ? -1 : 0;
             else
-                rc = io->ops->emit(io, AO_TOPIC_DLQ, io->stage, s);
+                rc = io->ops->emit(io, AO_TOPIC_DLQ, io->stage, -1, s);
             cJSON_free(s);
         }
     }

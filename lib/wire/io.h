@@ -27,8 +27,9 @@ struct ao_sign_key;
 struct ao_io_ops {
     /* 1: a message; 0: nothing within timeout_ms; -1: end of input or error */
     int (*next)(struct ao_io *io, struct ao_inmsg *m, int timeout_ms);
-    /* send a message; 0 or -1 */
-    int (*emit)(struct ao_io *io, const char *topic, const char *key, const char *json);
+    /* send a message; place >= 0: its place in a batch to share out
+     * evenly over the partitions (ao_io_emit_json_at), else -1.  0 or -1 */
+    int (*emit)(struct ao_io *io, const char *topic, const char *key, long place, const char *json);
     /* the message was handled: once its outputs are delivered it may be
      * forgotten (Kafka batches this); a message with no handle: deliver
      * every output now */
@@ -76,6 +77,12 @@ int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen);
 
 int ao_io_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms);
 int ao_io_emit_json(struct ao_io *io, const char *topic, const char *key, const cJSON *msg);
+/* The same, as the place-th message of a batch (the plans of an iteration):
+ * on a spread topic consecutive places go to consecutive partitions from one
+ * the key picks (ao_spread_partition), so every consumer gets its share.
+ * The key is the message's as ever. */
+int ao_io_emit_json_at(struct ao_io *io, const char *topic, const char *key, long place,
+                       const cJSON *msg);
 int ao_io_commit(struct ao_io *io, struct ao_inmsg *m);
 int ao_io_owns(struct ao_io *io, const char *key);
 unsigned ao_io_generation(struct ao_io *io);

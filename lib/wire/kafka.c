@@ -1,6 +1,7 @@
 /* kafka.c - the Kafka backend of the transport seam, and the embedded broker */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ static int32_t partition_of(const rd_kafka_topic_t *rkt, const void *key, size_t
      * replicas) do not all begin on partition 0 */
     static unsigned next, seeded;
     if (ao_topic_spread(rd_kafka_topic_name(rkt))) {
-        int at = ao_spread_partition(key, keylen, count); /* a batch's place: shared out evenly */
+        int at = ao_spread_partition(key, keylen, (long)(intptr_t)msg_opaque - 1, count);
         if (at >= 0)
             return at;
         if (!__atomic_exchange_n(&seeded, 1, __ATOMIC_RELAXED)) {
@@ -132,7 +133,8 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
     return 1;
 }
 
-static int kafka_emit(struct ao_io *io, const char *topic, const char *key, const char *json)
+static int kafka_emit(struct ao_io *io, const char *topic, const char *key, long place,
+                      const char *json)
 {
     struct kafka_priv *p = io->priv;
     rd_kafka_resp_err_t e;
@@ -141,6 +143,8 @@ static int kafka_emit(struct ao_io *io, const char *topic, const char *key, cons
         e = rd_kafka_producev(p->producer, RD_KAFKA_V_TOPIC(topic),
                               RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
                               RD_KAFKA_V_VALUE((void *)json, strlen(json)),
+                              /* the batch place, for partition_of (0: none) */
+                              RD_KAFKA_V_OPAQUE((void *)(intptr_t)(place + 1)),
                               RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
         if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
             break;

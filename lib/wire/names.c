@@ -36,32 +36,13 @@ int ao_topic_spread(const char *t)
            strncmp(t, AO_TOPIC_KERNELS_PREFIX, strlen(AO_TOPIC_KERNELS_PREFIX)) == 0;
 }
 
-int ao_spread_key(char *out, size_t len, const char *id, long place)
+int ao_spread_partition(const char *key, size_t keylen, long place, int count)
 {
-    if (place < 0)
-        return -1;
-    return ao_name(out, len, "%s#%ld", id, place);
-}
+    uint32_t h = 2166136261u; /* FNV-1a of the key: where the batch starts */
 
-int ao_spread_partition(const char *key, size_t keylen, int count)
-{
-    const char *hash = NULL;
-    uint32_t h = 2166136261u; /* FNV-1a of the id: where the batch starts */
-    unsigned long place = 0;
-
-    if (!key || count < 1)
+    if (place < 0 || count < 1)
         return -1;
-    for (size_t i = 0; i < keylen; i++)
-        if (key[i] == '#')
-            hash = key + i;
-    if (!hash || hash + 1 == key + keylen)
-        return -1;
-    for (const char *p = hash + 1; p < key + keylen; p++) {
-        if (*p < '0' || *p > '9' || place > 100000000ul)
-            return -1;
-        place = place * 10 + (unsigned long)(*p - '0');
-    }
-    for (const char *p = key; p < hash; p++)
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    return (int)((h + place) % (unsigned long)count);
+    for (size_t i = 0; key && i < keylen; i++)
+        h = (h ^ (unsigned char)key[i]) * 16777619u;
+    return (int)(((unsigned long)h + (unsigned long)place) % (unsigned long)count);
 }

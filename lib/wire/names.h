@@ -28,14 +28,11 @@ const char *const *ao_topics(void);
 /* Is it a topic whose messages go round-robin over the partitions (their
  * consumers keep no state per run), not by the run's key?  1 or 0. */
 int ao_topic_spread(const char *topic);
-/* The key of the place-th message of a batch on a spread topic ("ID#N"):
- * such keys go to consecutive partitions from one that ID picks
- * (ao_spread_partition), so a batch is shared out evenly.  0, or -1 when
- * it does not fit. */
-int ao_spread_key(char *out, size_t len, const char *id, long place);
-/* The partition of a spread topic's message with this key among count:
- * the batch place's, or -1 for a key that names none (round robin). */
-int ao_spread_partition(const char *key, size_t keylen, int count);
+/* The partition, among count, of the place-th message of a batch on a
+ * spread topic: consecutive places, consecutive partitions, from one the
+ * key picks, so a batch is shared out evenly.  -1 for no place (place < 0:
+ * round robin). */
+int ao_spread_partition(const char *key, size_t keylen, long place, int count);
 
 /* --- Redis keys (ao_redis_* add the deployment's prefix) -------------- */
 #define AO_KEY_RUN "run:%s"                    /* run id: the run's state */

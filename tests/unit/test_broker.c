@@ -1,7 +1,8 @@
-/* test_broker.c - the embedded broker answers without Nagle's delay: its
+/* test_broker.c - the embedded broker answers without Nagle's delay (its
  * accepted sockets have TCP_NODELAY, or two responses written back to back
- * wait for a delayed ACK (40 ms on Linux: the stall issue 28 traced to the
- * selector's flush of two candidates) */
+ * wait for a delayed ACK: 40 ms on Linux, the stall issue 28 traced to the
+ * selector's flush of two candidates); a batch's place reaches the
+ * partitioner */
 #include <dirent.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,7 +13,9 @@
 #include <librdkafka/rdkafka.h>
 
 #include "check.h"
+#include "wire/io.h"
 #include "wire/kafka.h"
+#include "wire/names.h"
 
 /* The broker's side of our connections to it: sockets of this process whose
  * local port is the broker's and that have a peer.  How many; how many of
@@ -42,7 +45,7 @@ static void broker_side(int port, int *n, int *nodelay)
 int main(void)
 {
     char addr[256], err[512], e[256];
-    struct ao_broker *b = ao_broker_new(1, addr, sizeof addr, err, sizeof err);
+    struct ao_broker *b = ao_broker_new(8, addr, sizeof addr, err, sizeof err);
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_t *rk = NULL;
     const struct rd_kafka_metadata *md = NULL;
@@ -62,6 +65,25 @@ int main(void)
     broker_side(colon ? atoi(colon + 1) : 0, &n, &nodelay);
     CHECK(n >= 1, "the broker's end of the client's connection is found (%d)", n);
     CHECK(n >= 1 && nodelay == n, "every accepted connection has TCP_NODELAY (%d of %d)", nodelay, n);
+    {
+        /* a batch's place reaches the partitioner: four plans at one place
+         * all land on its partition (round robin would give four) */
+        struct ao_io *io = ao_io_kafka_new("test", addr, NULL, NULL, NULL, err, sizeof err);
+        cJSON *m = cJSON_Parse("{\"type\":\"plan\"}");
+        struct ao_inmsg none = {0};
+        int64_t lo, hi;
+        int sent = io && m, most = 0;
+        for (int i = 0; sent && i < 4; i++)
+            sent = ao_io_emit_json_at(io, AO_TOPIC_PLANS, "run-1", 5, m) == 0;
+        sent = sent && ao_io_commit(io, &none) == 0;
+        for (int part = 0; sent && rk && part < 64; part++)
+            if (rd_kafka_query_watermark_offsets(rk, AO_TOPIC_PLANS, part, &lo, &hi, 5000) ==
+                    RD_KAFKA_RESP_ERR_NO_ERROR && hi - lo > most)
+                most = (int)(hi - lo);
+        CHECK(sent && most == 4, "four plans at one place share one partition (%d)", most);
+        cJSON_Delete(m);
+        ao_io_free(io);
+    }
     if (rk)
         rd_kafka_destroy(rk);
     ao_broker_free(b);

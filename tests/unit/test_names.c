@@ -41,33 +41,25 @@ int main(void)
               !ao_topic_spread(AO_TOPIC_RESULTS) && !ao_topic_spread(AO_TOPIC_TASKS),
           "plans and kernels go round-robin; results and tasks by the run's key");
     {
-        /* a batch keyed "ID#N" is shared out evenly: 72 plans of a run
-         * over 32 partitions, 2 or 3 each, consecutive places apart */
-        char bk[200];
-        int per[32] = {0}, lo = 99, hi = 0, ok = 1, first = -1;
+        /* a batch's places are shared out evenly: 72 plans of a run over
+         * 32 partitions, 2 or 3 each, consecutive places next door */
+        const char *rid = "20261124-1-matmul";
+        int per[32] = {0}, lo = 99, hi = 0, ok = 1, first = ao_spread_partition(rid, strlen(rid), 0, 32);
         for (long i = 0; i < 72; i++) {
-            int at = ao_spread_key(bk, sizeof bk, "20261124-1-matmul", i) == 0
-                         ? ao_spread_partition(bk, strlen(bk), 32) : -1;
-            if (at < 0)
-                ok = 0;
-            else {
+            int at = ao_spread_partition(rid, strlen(rid), i, 32);
+            ok &= at >= 0 && at == (first + i) % 32;
+            if (at >= 0)
                 per[at]++;
-                if (first < 0)
-                    first = at;
-                ok &= at == (first + i) % 32;
-            }
         }
         for (int i = 0; i < 32; i++) {
             lo = per[i] < lo ? per[i] : lo;
             hi = per[i] > hi ? per[i] : hi;
         }
-        CHECK(ok && lo == 2 && hi == 3, "a keyed batch takes consecutive partitions (%d to %d each)", lo, hi);
-        CHECK(ao_spread_partition("20261124-1-matmul", 17, 32) == -1 &&
-                  ao_spread_partition("run#", 4, 32) == -1 && ao_spread_partition("run#1x", 6, 32) == -1 &&
-                  ao_spread_partition("run#99999999999", 15, 32) == -1 && ao_spread_partition(NULL, 0, 32) == -1,
-              "a key that names no place goes round robin");
-        CHECK(ao_spread_key(bk, sizeof bk, "r", -1) == -1 && ao_spread_key(bk, 4, "run", 12) == -1,
-              "a negative place or a key that does not fit is refused");
+        CHECK(ok && lo == 2 && hi == 3, "a batch takes consecutive partitions (%d to %d each)", lo, hi);
+        CHECK(ao_spread_partition(rid, strlen(rid), -1, 32) == -1 && ao_spread_partition(rid, 3, 5, 0) == -1,
+              "no place, or no partitions: none (round robin)");
+        CHECK(ao_spread_partition(NULL, 0, 7, 32) >= 0 && ao_spread_partition(rid, strlen(rid), 1L << 40, 32) >= 0,
+              "a message with no key, or a place past any batch, still gets a partition");
     }
 
     CHECK(ao_errf(buf, sizeof buf, "%s", "a message much longer than this") == -1 &&

@@ -168,7 +168,7 @@ int cmd_produce(int argc, char **argv)
             io->out--; /* counted as sent below */
         } else {
             j = NULL;
-            rc = io->ops->emit(io, c.args[0], key, line);
+            rc = io->ops->emit(io, c.args[0], key, -1, line);
         }
         cJSON_Delete(j);
         free(key);

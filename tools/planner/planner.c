@@ -165,28 +165,22 @@ static char *normalized(const char *text)
     return out;
 }
 
-/* A plan goes out keyed by its run and its place among the iteration's
- * plans (rank * plans + index): the transport gives consecutive places
- * consecutive partitions (ao_spread_key), so every executor replica gets
- * its share of an iteration's plans, not what round robin from each
- * planner's own start happens to give it (a tail of replicas with plans
- * left while the others idle: docs/BENCHMARKS.md, issue 28). */
+/* A plan goes out as the place-th of its iteration's plans (rank * plans
+ * + index): the transport gives consecutive places consecutive partitions,
+ * so every executor replica gets its share of an iteration's plans, not
+ * what round robin from each planner's own start happens to give it (a
+ * tail of replicas with plans left while the others idle:
+ * docs/BENCHMARKS.md, issue 28). */
 static int emit(struct ao_io *io, const struct ao_plan_msg *p, long place, char *reason, size_t len)
 {
     cJSON *j = ao_msg_encode(&ao_msg_plan, p);
-    char key[AO_KEY_MAX];
     int rc;
 
     if (!j) {
         snprintf(reason, len, "out of memory encoding a plan");
         return -1;
     }
-    if (ao_spread_key(key, sizeof key, p->env.run, place) < 0) {
-        cJSON_Delete(j);
-        snprintf(reason, len, "run id '%.40s...' is too long for a key", p->env.run);
-        return -1;
-    }
-    rc = ao_io_emit_json(io, AO_TOPIC_PLANS, key, j);
+    rc = ao_io_emit_json_at(io, AO_TOPIC_PLANS, p->env.run, place, j);
     cJSON_Delete(j);
     if (rc < 0)
         snprintf(reason, len, "%s", io->err);
