@@ -168,9 +168,42 @@ int ao_redis_set_ex(struct ao_redis *r, const char *key, const char *val, long t
     return 0;
 }
 
-/* Run a command, reconnecting when the connection is dead: with backoff,
- * for as long as it takes (a stage waits out a Redis restart instead of
- * failing the message in hand), until a stop is requested. */
+/* Wait before reconnecting attempt `attempt` (from 1): with backoff, for as
+ * long as it takes (a stage waits out a Redis restart instead of failing
+ * the message in hand), until a stop is requested: then 0. */
+static int backoff(int attempt, long long *down_since, long long *warned, const char *err)
+{
+    long ms = attempt < 5 ? 100L << (attempt - 1) : 1000;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    long long now = ao_now_ns();
+
+    if (ao_stop_requested())
+        return 0; /* err says why it was down */
+    if (!*down_since)
+        *down_since = now;
+    if (now - *warned > 30 * 1000000000LL) {
+        ao_warn("%s; retrying", err);
+        *warned = now;
+    }
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+static void back_again(const struct ao_redis *r, long long down_since)
+{
+    if (down_since)
+        ao_info("redis '%s:%d' is back after %.1f s", r->host, r->port,
+                (double)(ao_now_ns() - down_since) / 1e9);
+}
+
+static void lost(struct ao_redis *r, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "redis '%s:%d': %s", r->host, r->port, r->c->errstr);
+    redisFree(r->c);
+    r->c = NULL;
+}
+
+/* Run a command, reconnecting when the connection is dead. */
 struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv,
                                  const size_t *lens, char *err, size_t errlen)
 {
@@ -178,26 +211,13 @@ struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv
 
     for (int attempt = 0;; attempt++) {
         redisReply *rep;
-        if (attempt > 0) {
-            long ms = attempt < 5 ? 100L << (attempt - 1) : 1000;
-            struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-            long long now = ao_now_ns();
-            if (ao_stop_requested())
-                return NULL; /* err says why it was down */
-            if (!down_since)
-                down_since = now;
-            if (now - warned > 30 * 1000000000LL) {
-                ao_warn("%s; retrying", err);
-                warned = now;
-            }
-            nanosleep(&ts, NULL);
-        }
+        if (attempt > 0 && !backoff(attempt, &down_since, &warned, err))
+            return NULL;
         if (!r->c && connect_once(r, err, errlen) < 0)
             continue;
         rep = redisCommandArgv(r->c, argc, argv, lens);
-        if (rep && down_since)
-            ao_info("redis '%s:%d' is back after %.1f s", r->host, r->port,
-                    (double)(ao_now_ns() - down_since) / 1e9);
+        if (rep)
+            back_again(r, down_since);
         if (rep && rep->type == REDIS_REPLY_ERROR) {
             snprintf(err, errlen, "redis %s failed: %s", argv[0], rep->str);
             freeReplyObject(rep);
@@ -205,9 +225,55 @@ struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv
         }
         if (rep)
             return rep;
-        snprintf(err, errlen, "redis '%s:%d': %s", r->host, r->port, r->c->errstr);
-        redisFree(r->c);
-        r->c = NULL;
+        lost(r, err, errlen);
+    }
+}
+
+static void free_replies(int n, redisReply **replies)
+{
+    for (int i = 0; i < n; i++) {
+        if (replies[i])
+            freeReplyObject(replies[i]);
+        replies[i] = NULL;
+    }
+}
+
+int ao_redis_pipeline(struct ao_redis *r, int n, const struct ao_redis_cmd *cmds,
+                      redisReply **replies, char *err, size_t errlen)
+{
+    long long down_since = 0, warned = 0;
+
+    for (int i = 0; i < n; i++)
+        replies[i] = NULL;
+    for (int attempt = 0;; attempt++) {
+        int i, sent = 1;
+        if (attempt > 0 && !backoff(attempt, &down_since, &warned, err))
+            return -1;
+        if (!r->c && connect_once(r, err, errlen) < 0)
+            continue;
+        for (i = 0; i < n && sent; i++)
+            sent = redisAppendCommandArgv(r->c, cmds[i].argc, cmds[i].argv, cmds[i].lens) == REDIS_OK;
+        for (i = 0; i < n && sent; i++) { /* every reply is read, or the next command reads a stale one */
+            void *rep = NULL;
+            if (redisGetReply(r->c, &rep) != REDIS_OK) {
+                sent = 0;
+                break;
+            }
+            replies[i] = rep;
+        }
+        if (!sent) {
+            free_replies(n, replies);
+            lost(r, err, errlen);
+            continue;
+        }
+        back_again(r, down_since);
+        for (i = 0; i < n; i++)
+            if (replies[i]->type == REDIS_REPLY_ERROR) {
+                snprintf(err, errlen, "redis %s failed: %s", cmds[i].argv[0], replies[i]->str);
+                free_replies(n, replies);
+                return -1;
+            }
+        return 0;
     }
 }
 

@@ -29,6 +29,18 @@ int ao_redis_set_ex(struct ao_redis *r, const char *key, const char *val, long t
  * as NULL + err too. */
 struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv,
                                  const size_t *lens, char *err, size_t errlen);
+/* Several commands in one round trip (a pipeline; not a transaction: each
+ * runs on its own).  replies[i] gets command i's reply (free each with
+ * freeReplyObject); 0, or -1 + err with every reply freed and NULL, as when
+ * one of them is a Redis error.  A dead connection is reconnected and the
+ * whole pipeline sent again, as ao_redis_argv does with one command. */
+struct ao_redis_cmd {
+    int argc;
+    const char **argv;
+    const size_t *lens; /* NULL: C strings */
+};
+int ao_redis_pipeline(struct ao_redis *r, int n, const struct ao_redis_cmd *cmds,
+                      struct redisReply **replies, char *err, size_t errlen);
 /* The prefix and the key into buf; returns buf, or NULL (buf emptied) when
  * it would not fit: a cut key would be another key. */
 #define AO_REDIS_KEY_MAX 800 /* a key's buffer: a prefix and a names.h key */

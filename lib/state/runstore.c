@@ -10,11 +10,18 @@
 #include "core/util.h"
 #include "wire/names.h"
 
+#define PREFETCH_MAX 4
+
 struct ao_runstore {
     struct ao_redis *redis; /* the Redis store; else: */
     cJSON *root;            /* {key: {field: "value"}}, sets as {member: true} */
     char *path;
     int dirty;
+    struct { /* the Redis store's read-ahead (ao_rs_prefetch) */
+        char *key;
+        int n;
+        char *field[PREFETCH_MAX], *val[PREFETCH_MAX]; /* val NULL: absent */
+    } pre;
 };
 
 struct ao_runstore *ao_runstore_redis(struct ao_redis *r)
@@ -74,6 +81,7 @@ void ao_runstore_free(struct ao_runstore *s)
 {
     if (!s)
         return;
+    ao_rs_forget(s);
     cJSON_Delete(s->root);
     free(s->path);
     free(s);
@@ -101,11 +109,99 @@ static cJSON *entry(struct ao_runstore *s, const char *key, int make)
     return e;
 }
 
+/* The read-ahead's index of key's field, or -1. */
+static int prefetched(const struct ao_runstore *s, const char *key, const char *field)
+{
+    if (!s->pre.key || strcmp(s->pre.key, key) != 0)
+        return -1;
+    for (int i = 0; i < s->pre.n; i++)
+        if (strcmp(s->pre.field[i], field) == 0)
+            return i;
+    return -1;
+}
+
+/* A write to key's field: the read-ahead no longer knows it. */
+static void written(struct ao_runstore *s, const char *key, const char *field)
+{
+    int at = prefetched(s, key, field);
+
+    if (at < 0)
+        return;
+    free(s->pre.field[at]);
+    free(s->pre.val[at]);
+    s->pre.n--;
+    s->pre.field[at] = s->pre.field[s->pre.n];
+    s->pre.val[at] = s->pre.val[s->pre.n];
+}
+
+void ao_rs_forget(struct ao_runstore *s)
+{
+    for (int i = 0; i < s->pre.n; i++) {
+        free(s->pre.field[i]);
+        free(s->pre.val[i]);
+    }
+    free(s->pre.key);
+    s->pre.key = NULL;
+    s->pre.n = 0;
+}
+
+int ao_rs_prefetch(struct ao_runstore *s, const char *key, int n, const char *const *fields,
+                   char *err, size_t errlen)
+{
+    char k[AO_REDIS_KEY_MAX];
+    const char *argv[2 + PREFETCH_MAX] = {"HMGET"};
+    redisReply *rep;
+    int rc = -1;
+
+    ao_rs_forget(s);
+    if (!s->redis)
+        return 0; /* the file store reads from memory */
+    if (n < 1 || n > PREFETCH_MAX)
+        return ao_errf(err, errlen, "a read-ahead of %d fields (1 to %d)", n, PREFETCH_MAX);
+    if (!(argv[1] = ao_redis_key(s->redis, k, sizeof k, "%s", key)))
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key);
+    for (int i = 0; i < n; i++)
+        argv[2 + i] = fields[i];
+    if (!(rep = ao_redis_argv(s->redis, 2 + n, argv, NULL, err, errlen)))
+        return -1;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != (size_t)n) {
+        snprintf(err, errlen, "redis HMGET: unexpected reply");
+        goto out;
+    }
+    if (!(s->pre.key = strdup(key)))
+        goto oom;
+    for (int i = 0; i < n; i++) {
+        const redisReply *v = rep->element[i];
+        s->pre.field[i] = strdup(fields[i]);
+        s->pre.val[i] = v->type == REDIS_REPLY_STRING ? strndup(v->str, v->len) : NULL;
+        s->pre.n++;
+        if (!s->pre.field[i] || (v->type == REDIS_REPLY_STRING && !s->pre.val[i]))
+            goto oom;
+    }
+    rc = 0;
+    goto out;
+oom:
+    snprintf(err, errlen, "out of memory");
+out:
+    if (rc < 0)
+        ao_rs_forget(s);
+    freeReplyObject(rep);
+    return rc;
+}
+
 int ao_rs_hget(struct ao_runstore *s, const char *key, const char *field, char **val, char *err,
                size_t errlen)
 {
     *val = NULL;
     if (s->redis) {
+        int at = prefetched(s, key, field);
+        if (at >= 0) {
+            if (!s->pre.val[at])
+                return 0;
+            if (!(*val = strdup(s->pre.val[at])))
+                return snprintf(err, errlen, "out of memory"), -1;
+            return 1;
+        }
         redisReply *rep = command(s, "HGET", key, field, NULL, err, errlen);
         int rc = 0;
         if (!rep)
@@ -150,10 +246,43 @@ int ao_rs_hset(struct ao_runstore *s, const char *key, const char *field, const 
 {
     if (s->redis) {
         redisReply *rep = command(s, "HSET", key, field, val, err, errlen);
+        written(s, key, field);
         freeReplyObject(rep);
         return rep ? 0 : -1;
     }
     return file_hset(s, key, field, val, 0, err, errlen) < 0 ? -1 : 0;
+}
+
+int ao_rs_hset_many(struct ao_runstore *s, const char *key, int n, const char *const *fields,
+                    const char *const *vals, char *err, size_t errlen)
+{
+    char k[AO_REDIS_KEY_MAX];
+    const char **argv;
+    redisReply *rep;
+
+    if (!s->redis) {
+        for (int i = 0; i < n; i++)
+            if (file_hset(s, key, fields[i], vals[i], 0, err, errlen) < 0)
+                return -1;
+        return 0;
+    }
+    if (!ao_redis_key(s->redis, k, sizeof k, "%s", key))
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key);
+    if (!(argv = calloc((size_t)(2 + 2 * n), sizeof *argv)))
+        return ao_errf(err, errlen, "out of memory");
+    argv[0] = "HSET";
+    argv[1] = k;
+    for (int i = 0; i < n; i++) {
+        argv[2 + 2 * i] = fields[i];
+        argv[3 + 2 * i] = vals[i];
+        written(s, key, fields[i]);
+    }
+    rep = ao_redis_argv(s->redis, 2 + 2 * n, argv, NULL, err, errlen);
+    free(argv);
+    if (!rep)
+        return -1;
+    freeReplyObject(rep);
+    return 0;
 }
 
 int ao_rs_hsetnx(struct ao_runstore *s, const char *key, const char *field, const char *val,
@@ -161,6 +290,7 @@ int ao_rs_hsetnx(struct ao_runstore *s, const char *key, const char *field, cons
 {
     if (s->redis) {
         redisReply *rep = command(s, "HSETNX", key, field, val, err, errlen);
+        written(s, key, field);
         int rc = rep && rep->type == REDIS_REPLY_INTEGER ? (int)rep->integer : -1;
         if (rep && rc < 0)
             snprintf(err, errlen, "redis HSETNX: unexpected reply");
@@ -168,6 +298,36 @@ int ao_rs_hsetnx(struct ao_runstore *s, const char *key, const char *field, cons
         return rc;
     }
     return file_hset(s, key, field, val, 1, err, errlen);
+}
+
+int ao_rs_hsetnx_len(struct ao_runstore *s, const char *key, const char *field, const char *val,
+                     long *len, char *err, size_t errlen)
+{
+    char k[AO_REDIS_KEY_MAX];
+    const char *set[4] = {"HSETNX", NULL, field, val}, *count[2] = {"HLEN", NULL};
+    struct ao_redis_cmd cmds[2] = {{4, set, NULL}, {2, count, NULL}};
+    redisReply *rep[2];
+    int rc = -1;
+
+    if (!s->redis) {
+        if ((rc = file_hset(s, key, field, val, 1, err, errlen)) >= 0)
+            *len = cJSON_GetArraySize(entry(s, key, 0));
+        return rc;
+    }
+    if (!(set[1] = count[1] = ao_redis_key(s->redis, k, sizeof k, "%s", key)))
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key);
+    written(s, key, field);
+    if (ao_redis_pipeline(s->redis, 2, cmds, rep, err, errlen) < 0)
+        return -1;
+    if (rep[0]->type == REDIS_REPLY_INTEGER && rep[1]->type == REDIS_REPLY_INTEGER) {
+        rc = (int)rep[0]->integer;
+        *len = (long)rep[1]->integer;
+    } else {
+        snprintf(err, errlen, "redis HSETNX, HLEN: unexpected reply");
+    }
+    freeReplyObject(rep[0]);
+    freeReplyObject(rep[1]);
+    return rc;
 }
 
 long ao_rs_hlen(struct ao_runstore *s, const char *key, char *err, size_t errlen)

@@ -29,6 +29,20 @@ int ao_rs_hset(struct ao_runstore *s, const char *key, const char *field, const 
                char *err, size_t errlen);
 int ao_rs_hsetnx(struct ao_runstore *s, const char *key, const char *field, const char *val,
                  char *err, size_t errlen);
+/* Several fields of key set at once (one HSET: atomic, one round trip);
+ * 0 or -1 + err. */
+int ao_rs_hset_many(struct ao_runstore *s, const char *key, int n, const char *const *fields,
+                    const char *const *vals, char *err, size_t errlen);
+/* hsetnx, then the number of fields in *len, in one round trip. */
+int ao_rs_hsetnx_len(struct ao_runstore *s, const char *key, const char *field, const char *val,
+                     long *len, char *err, size_t errlen);
+/* Read ahead: these fields of key in one round trip, for the ao_rs_hget
+ * calls that follow (a message's handling) until ao_rs_forget; a write to
+ * one of them through this store drops it.  For a store that nothing else
+ * writes meanwhile (the selector owns its runs).  0 or -1 + err. */
+int ao_rs_prefetch(struct ao_runstore *s, const char *key, int n, const char *const *fields,
+                   char *err, size_t errlen);
+void ao_rs_forget(struct ao_runstore *s);
 /* Number of fields, or -1 + err. */
 long ao_rs_hlen(struct ao_runstore *s, const char *key, char *err, size_t errlen);
 /* All fields as a JSON object of strings (the caller deletes it); NULL + err. */

@@ -1,7 +1,8 @@
 /* attempts.c - poison-message guard: hash attempts:<group>, field
  * <topic>:<partition>:<offset> -> times handed out.  The field is set
- * before the stage handles the input and deleted once it was handled or
- * the stage stopped cleanly, so only a death in hand leaves a count. */
+ * before the stage handles the input and deleted once it was handled (with
+ * the next input's count, or when the input runs dry) or the stage stopped
+ * cleanly, so only a death in hand leaves a count. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 struct attempts {
     struct ao_redis *r;
     char key[AO_REDIS_KEY_MAX];
+    char done[300]; /* the last input handled, its count not yet deleted ("" none) */
 };
 
 static void field(const struct ao_inmsg *m, char *buf, size_t len)
@@ -22,36 +24,55 @@ static void field(const struct ao_inmsg *m, char *buf, size_t len)
     snprintf(buf, len, "%s:%d:%lld", m->topic, m->partition, m->offset);
 }
 
+/* The count of the input handled before goes in the same round trip as
+ * this one's: a stage in a burst pays one Redis round trip an input, not
+ * two.  Until then that input reads as in hand, so a death in between
+ * (in the commit of its outputs) counts against it, as one in its handling
+ * would. */
 static long begin(void *ctx, struct ao_io *io, const struct ao_inmsg *m)
 {
     struct attempts *a = ctx;
     char f[300], err[512];
-    const char *argv[4] = {"HINCRBY", a->key, f, "1"};
-    redisReply *rep;
+    const char *incr[4] = {"HINCRBY", a->key, f, "1"}, *del[3] = {"HDEL", a->key, a->done};
+    struct ao_redis_cmd cmds[2] = {{3, del, NULL}, {4, incr, NULL}};
+    redisReply *rep[2];
+    int with_done = a->done[0] != '\0';
     long n;
 
     field(m, f, sizeof f);
-    if (!(rep = ao_redis_argv(a->r, 4, argv, NULL, err, sizeof err)))
+    if (ao_redis_pipeline(a->r, 1 + with_done, cmds + !with_done, rep, err, sizeof err) < 0)
         return ao_io_fail(io, "attempt count: %s", err);
-    n = rep->type == REDIS_REPLY_INTEGER ? (long)rep->integer : 1;
-    freeReplyObject(rep);
+    a->done[0] = '\0';
+    n = rep[with_done]->type == REDIS_REPLY_INTEGER ? (long)rep[with_done]->integer : 1;
+    for (int i = 0; i <= with_done; i++)
+        freeReplyObject(rep[i]);
     return n;
 }
 
 static void end(void *ctx, const struct ao_inmsg *m)
 {
     struct attempts *a = ctx;
-    char f[300], err[512];
-    const char *argv[3] = {"HDEL", a->key, f};
+    field(m, a->done, sizeof a->done);
+}
+
+/* Nothing more to handle for now (or a clean stop): forget the last one. */
+static void idle(void *ctx)
+{
+    struct attempts *a = ctx;
+    char err[512];
+    const char *argv[3] = {"HDEL", a->key, a->done};
     redisReply *rep;
 
-    field(m, f, sizeof f);
+    if (!a->done[0])
+        return;
     if ((rep = ao_redis_argv(a->r, 3, argv, NULL, err, sizeof err)))
         freeReplyObject(rep);
+    a->done[0] = '\0';
 }
 
 static void release(void *ctx)
 {
+    idle(ctx);
     free(ctx);
 }
 
@@ -68,6 +89,7 @@ int ao_attempts_guard(struct ao_io *io, struct ao_redis *r, const char *group, l
     }
     io->guard.begin = begin;
     io->guard.end = end;
+    io->guard.idle = idle;
     io->guard.release = release;
     io->guard.ctx = a;
     io->guard.max = max;

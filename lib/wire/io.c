@@ -408,8 +408,11 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
             return -1;
         if ((rc = ao_io_next(io, &m, 100)) < 0)
             return io->err[0] ? -1 : 0;
-        if (rc == 0)
+        if (rc == 0) {
+            if (io->guard.idle)
+                io->guard.idle(io->guard.ctx);
             continue;
+        }
         start_us = ao_wall_ns() / 1000;
         if (io->guard.begin && m.handle && (tries = io->guard.begin(io->guard.ctx, io, &m)) < 0)
             return -1;

@@ -43,10 +43,12 @@ struct ao_io_ops {
 };
 
 /* Counts how often each input was handed out (attempts.h); begin returns
- * the count with this one, or -1 with io->err; end forgets the input. */
+ * the count with this one, or -1 with io->err; end forgets the input (at
+ * the latest by the next begin, or idle, when no input is waiting). */
 struct ao_io_guard {
     long (*begin)(void *ctx, struct ao_io *io, const struct ao_inmsg *m);
     void (*end)(void *ctx, const struct ao_inmsg *m);
+    void (*idle)(void *ctx);
     void (*release)(void *ctx);
     void *ctx;
     long max; /* attempts before the input goes to the dead letters */

@@ -227,6 +227,17 @@ static int result_not_asked(const struct ao_run_state *st, const struct ao_beam_
     return 1;
 }
 
+/* Has the iteration's progress moved enough to be stored again?  A burst
+ * of results stores it once: the slot deadline, counted from the stored
+ * time, then holds to 1% of itself (1 s at most), a round trip a result
+ * saved. */
+static int moved(const struct ao_run_state *st)
+{
+    double grain = fmin(1.0, sel_slot_deadline(st) / 100);
+
+    return isnan(st->progress) || sel_now_s() - st->progress >= grain;
+}
+
 int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                   size_t len)
 {
@@ -240,7 +251,8 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     long have;
     long long iter, attempt;
 
-    if (ao_sign_check(msg, &sel->key, reason, len) < 0 ||
+    /* on a broker the stage loop checked it already; a pipe's are checked here */
+    if ((!(io->verify && io->key) && ao_sign_check(msg, &sel->key, reason, len) < 0) ||
         ao_msg_decode(&ao_msg_result, msg, &r, reason, len) < 0)
         return -1;
     ao_beam_init(&beam);
@@ -288,14 +300,13 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
         rc = ao_io_fail(io, "%s", attempt > 1 || r.tokens ? err : "out of memory");
         goto out;
     }
-    if ((isnew = ao_rs_hsetnx(sel->store, key, r.slot, text, err, sizeof err)) < 0 ||
-        (have = ao_rs_hlen(sel->store, key, err, sizeof err)) < 0) {
+    if ((isnew = ao_rs_hsetnx_len(sel->store, key, r.slot, text, &have, err, sizeof err)) < 0) {
         rc = ao_io_fail(io, "run store: %s", err);
         goto out;
     }
     if (!isnew)
         ao_debug("run %s: slot %s already has its result", r.env.run, r.slot);
-    if (isnew) { /* the iteration moves: its slot deadline starts again */
+    if (isnew && moved(&st)) { /* the iteration moves: its slot deadline starts again */
         st.progress = sel_now_s();
         if (sel_store_state(sel, r.env.run, &st, io) < 0)
             goto out;

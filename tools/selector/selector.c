@@ -64,20 +64,43 @@ static const struct ao_option options[] = {
 static const char *const topics[] = {AO_TOPIC_TASKS, AO_TOPIC_RESULTS, AO_TOPIC_EXPERIENCES,
                                      NULL};
 
+/* A result or an experience reads its run's state and beam first: both
+ * in one round trip (the run's partition is this selector's alone, so
+ * nothing else writes them meanwhile). */
+static int read_ahead(struct selector *sel, struct ao_io *io, const cJSON *msg)
+{
+    static const char *const fields[] = {"state", "beam"};
+    const char *run = ao_json_str(msg, "run", NULL);
+    char key[AO_KEY_MAX], err[AO_ERRLEN];
+
+    if (!run || ao_name(key, sizeof key, AO_KEY_RUN, run) < 0)
+        return 0; /* the handler says what is wrong with it */
+    if (ao_rs_prefetch(sel->store, key, 2, fields, err, sizeof err) < 0)
+        return ao_io_fail(io, "run store: %s", err);
+    return 0;
+}
+
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
 {
+    struct selector *sel = ctx;
     const char *type = ao_json_str(msg, "type", NULL);
+    int rc;
 
     if (!type)
         return snprintf(reason, len, "no message type"), -1;
     if (strcmp(type, "task") == 0)
         return sel_on_task(ctx, io, msg, reason, len);
-    if (strcmp(type, "result") == 0)
-        return sel_on_result(ctx, io, msg, reason, len);
-    if (strcmp(type, "experience") == 0)
-        return sel_on_experience(ctx, io, msg, reason, len);
-    snprintf(reason, len, "the selector takes task, result and experience messages, not '%.40s'", type);
-    return -1;
+    if (strcmp(type, "result") != 0 && strcmp(type, "experience") != 0) {
+        snprintf(reason, len, "the selector takes task, result and experience messages, not '%.40s'",
+                 type);
+        return -1;
+    }
+    if (read_ahead(sel, io, msg) < 0)
+        return -1;
+    rc = type[0] == 'r' ? sel_on_result(ctx, io, msg, reason, len)
+                        : sel_on_experience(ctx, io, msg, reason, len);
+    ao_rs_forget(sel->store);
+    return rc;
 }
 
 int main(int argc, char **argv)

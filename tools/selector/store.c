@@ -192,35 +192,52 @@ int sel_send_outbox(struct selector *sel, struct ao_io *io, const char *run, con
     return sel_save(sel, io);
 }
 
-/* Commit a step: the new state, the beam, the messages it sends; a step
+/* Commit a step: the new state, the beam, the messages it sends, in one
+ * HSET (atomic: a crash leaves the step taken whole or not at all); a step
  * that opens a phase (all but a fix request) keeps its messages as the
  * phase's too, for a broker that lost them (--resend). */
 static int step(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
                 const struct ao_beam *beam, const cJSON *outbox, int opens_phase)
 {
     char key[AO_KEY_MAX], err[AO_ERRLEN];
-    cJSON *b = beam ? ao_beam_json(beam) : NULL;
-    int rc;
+    const char *fields[5] = {"state", "outbox", "outbox_pending"};
+    const char *vals[5] = {NULL, NULL, "1"};
+    char *state = NULL, *sent = NULL, *kept = NULL;
+    cJSON *b = beam ? ao_beam_json(beam) : NULL, *s = ao_run_state_json(st);
+    int n = 3, rc = -1;
 
-    if (beam && !b)
-        return ao_io_fail(io, "out of memory");
     if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
-        cJSON_Delete(b);
-        return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
+        rc = ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
+        goto out;
     }
-    rc = b ? sel_store_json(sel, run, "beam", b, io) : 0;
-    cJSON_Delete(b);
-    if (rc < 0 || (opens_phase && sel_store_json(sel, run, "phase_outbox", outbox, io) < 0) ||
-        sel_store_json(sel, run, "outbox", outbox, io) < 0 ||
-        ao_rs_hset(sel->store, key, "outbox_pending", "1", err, sizeof err) < 0 ||
-        sel_store_state(sel, run, st, io) < 0) /* last: the step is taken */
-        return io->err[0] ? -1 : ao_io_fail(io, "run store: %s", err);
+    if (!s || (beam && !b) || !(vals[0] = state = cJSON_PrintUnformatted(s)) ||
+        !(vals[1] = sent = cJSON_PrintUnformatted(outbox)) || (b && !(kept = cJSON_PrintUnformatted(b)))) {
+        rc = ao_io_fail(io, "out of memory");
+        goto out;
+    }
+    if (opens_phase)
+        fields[n] = "phase_outbox", vals[n++] = sent;
+    if (kept)
+        fields[n] = "beam", vals[n++] = kept;
+    if (ao_rs_hset_many(sel->store, key, n, fields, vals, err, sizeof err) < 0) {
+        rc = ao_io_fail(io, "run store: %s", err);
+        goto out;
+    }
     if (sel_save(sel, io) < 0 || sel_send_outbox(sel, io, run, outbox) < 0)
-        return -1;
+        goto out;
     /* a finished run is no longer in flight (accelopt status, ticks) */
-    if (st->phase == AO_PHASE_DONE && ao_rs_srem(sel->store, AO_KEY_ACTIVE, run, err, sizeof err) < 0)
-        return ao_io_fail(io, "run store: %s", err);
-    return 0;
+    if (st->phase == AO_PHASE_DONE && ao_rs_srem(sel->store, AO_KEY_ACTIVE, run, err, sizeof err) < 0) {
+        rc = ao_io_fail(io, "run store: %s", err);
+        goto out;
+    }
+    rc = 0;
+out:
+    cJSON_free(state);
+    cJSON_free(sent);
+    cJSON_free(kept);
+    cJSON_Delete(b);
+    cJSON_Delete(s);
+    return rc;
 }
 
 int sel_step(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
