@@ -179,16 +179,9 @@ int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen)
 /* msg as sent: signed when the transport has a key */
 static char *print_signed(struct ao_io *io, const cJSON *msg)
 {
-    cJSON *c;
-    char *s;
-
     if (!io->key || !cJSON_IsObject(msg))
         return cJSON_PrintUnformatted(msg);
-    if (!(c = cJSON_Duplicate(msg, 1)))
-        return NULL;
-    s = ao_sign_add(c, io->key) == 0 ? cJSON_PrintUnformatted(c) : NULL;
-    cJSON_Delete(c);
-    return s;
+    return ao_sign_print(msg, io->key);
 }
 
 int ao_io_emit_json_at(struct ao_io *io, const char *topic, const char *key, long place,

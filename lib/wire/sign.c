@@ -15,6 +15,8 @@
 #include "core/util.h"
 
 #define PREFIX "hmac-sha256:"
+/* what ao_sign_print adds in place of the closing brace, its NUL included */
+#define SIG_TAIL (sizeof ",\"sig\":\"" PREFIX "\"}" + 64)
 
 static int cmp_keys(const void *a, const void *b)
 {
@@ -49,30 +51,68 @@ static int sort_keys(cJSON *j)
     return 0;
 }
 
-/* hex HMAC of the canonical form of msg without "sig" */
-static int mac_hex(const cJSON *msg, const struct ao_sign_key *key, char hex[65])
+/* The canonical form of msg without "sig" (malloc'd), and its hex HMAC. */
+static char *canonical_mac(const cJSON *msg, const struct ao_sign_key *key, char hex[65])
 {
     cJSON *c = cJSON_Duplicate(msg, 1);
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
     char *text = NULL;
-    int rc = -1;
 
     if (!c)
-        return -1;
+        return NULL;
     cJSON_DeleteItemFromObjectCaseSensitive(c, "sig");
     if (sort_keys(c) < 0 || !(text = cJSON_PrintUnformatted(c)))
         goto out;
     if (!HMAC(EVP_sha256(), key->k, sizeof key->k, (const unsigned char *)text, strlen(text), mac,
-              &n) || n != 32)
+              &n) || n != 32) {
+        cJSON_free(text);
+        text = NULL;
         goto out;
+    }
     for (unsigned i = 0; i < n; i++)
         snprintf(hex + 2 * i, 3, "%02x", mac[i]);
-    rc = 0;
+out:
+    cJSON_Delete(c);
+    return text;
+}
+
+/* hex HMAC of the canonical form of msg without "sig" */
+static int mac_hex(const cJSON *msg, const struct ao_sign_key *key, char hex[65])
+{
+    char *text = canonical_mac(msg, key, hex);
+
+    cJSON_free(text);
+    return text ? 0 : -1;
+}
+
+char *ao_sign_print(const cJSON *msg, const struct ao_sign_key *key)
+{
+    char hex[65], *canon, *text, *out = NULL;
+    cJSON *bare = NULL;
+    size_t n;
+
+    if (!cJSON_IsObject(msg) || !(canon = canonical_mac(msg, key, hex)))
+        return NULL;
+    cJSON_free(canon);
+    /* the message as it was built (its keys in their order, for a reader),
+     * less a signature it carried (a dead letter's) */
+    if (cJSON_GetObjectItemCaseSensitive(msg, "sig")) {
+        if (!(bare = cJSON_Duplicate(msg, 1)))
+            return NULL;
+        cJSON_DeleteItemFromObjectCaseSensitive(bare, "sig");
+    }
+    if (!(text = cJSON_PrintUnformatted(bare ? bare : msg)))
+        goto out;
+    n = strlen(text); /* "{...}": the signature goes in before the closing brace */
+    if ((out = cJSON_malloc(n + SIG_TAIL))) {
+        memcpy(out, text, n - 1);
+        snprintf(out + n - 1, SIG_TAIL + 1, "%s\"sig\":\"" PREFIX "%s\"}", n > 2 ? "," : "", hex);
+    }
 out:
     cJSON_free(text);
-    cJSON_Delete(c);
-    return rc;
+    cJSON_Delete(bare);
+    return out;
 }
 
 int ao_sign_add(cJSON *msg, const struct ao_sign_key *key)

@@ -51,6 +51,30 @@ static void signatures(void)
     cJSON_Delete(again);
     cJSON_ReplaceItemInObject(m, "sig", cJSON_CreateString("hmac-sha256:00"));
     CHECK(ao_sign_check(m, &k1, reason, sizeof reason) < 0, "a malformed signature is refused");
+    /* the text a stage sends: signed in one print, old signature replaced */
+    text = ao_sign_print(m, &k1);
+    again = text ? cJSON_Parse(text) : NULL;
+    CHECK(again && ao_sign_check(again, &k1, reason, sizeof reason) == 0 &&
+              cJSON_GetArraySize(again) == cJSON_GetArraySize(m),
+          "ao_sign_print: JSON whose one signature checks: %s", text ? text + strlen(text) - 40 : "none");
+    cJSON_free(text);
+    cJSON_ReplaceItemInObject(again, "latency_ns", cJSON_CreateNumber(1));
+    CHECK(again && ao_sign_check(again, &k1, reason, sizeof reason) < 0,
+          "and it covers the message: an altered latency is refused");
+    cJSON_Delete(again);
+    {
+        cJSON *empty = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+        text = ao_sign_print(empty, &k1);
+        again = text ? cJSON_Parse(text) : NULL;
+        CHECK(again && ao_sign_check(again, &k1, reason, sizeof reason) == 0 &&
+                  cJSON_GetArraySize(again) == 1,
+              "an empty object signs to one with only its signature: %s", text ? text : "none");
+        CHECK(!ao_sign_print(arr, &k1), "an array is not a message: nothing to sign");
+        cJSON_free(text);
+        cJSON_Delete(again);
+        cJSON_Delete(empty);
+        cJSON_Delete(arr);
+    }
     cJSON_Delete(m);
 }
 

@@ -11,7 +11,6 @@
 #include "wire/io.h"
 #include "wire/msg.h"
 #include "wire/names.h"
-#include "wire/sign.h"
 #include "wire/stage.h"
 
 static const struct ao_option options[] = {
@@ -26,7 +25,6 @@ static const char *const topics[] = {AO_TOPIC_KERNELS_PREFIX "{target}", NULL};
 
 struct profiler {
     struct ao_profstage *st;
-    struct ao_sign_key key; /* results are signed: the selector takes no other */
 };
 
 /* One kernel message: decode, profile, emit its signed result. */
@@ -49,10 +47,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         snprintf(reason, len, "out of memory encoding the result");
         goto out;
     }
-    if (ao_sign_add(out, &pr->key) < 0) {
-        snprintf(reason, len, "out of memory signing the result");
-        goto out;
-    }
+    /* signed on the way out, as every stage's messages: the selector takes no other */
     rc = ao_io_emit_json(io, AO_TOPIC_RESULTS, r.env.run, out);
 out:
     cJSON_Delete(out);
@@ -77,16 +72,11 @@ int main(int argc, char **argv)
         ao_err("%s", err);
         return ao_stage_close(&s, AO_EXIT_USAGE);
     }
-    if (ao_sign_key_load(&pr.key, err, sizeof err) < 0) {
-        ao_err("%s", err);
-        return ao_stage_close(&s, AO_EXIT_USAGE);
-    }
     if (!(pr.st = ao_profstage_new(&po, err, sizeof err))) {
         ao_err("%s", err);
         return ao_stage_close(&s, AO_EXIT_FAIL);
     }
     code = ao_stage_run(&s, process, &pr, "kernels", "results");
     ao_profstage_free(pr.st);
-    memset(&pr.key, 0, sizeof pr.key);
     return code;
 }
