@@ -51,50 +51,40 @@ static int sort_keys(cJSON *j)
     return 0;
 }
 
-/* The canonical form of msg without "sig" (malloc'd), and its hex HMAC. */
-static char *canonical_mac(const cJSON *msg, const struct ao_sign_key *key, char hex[65])
+/* hex HMAC of the canonical form of msg without "sig" */
+static int mac_hex(const cJSON *msg, const struct ao_sign_key *key, char hex[65])
 {
     cJSON *c = cJSON_Duplicate(msg, 1);
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
     char *text = NULL;
+    int rc = -1;
 
     if (!c)
-        return NULL;
+        return -1;
     cJSON_DeleteItemFromObjectCaseSensitive(c, "sig");
     if (sort_keys(c) < 0 || !(text = cJSON_PrintUnformatted(c)))
         goto out;
     if (!HMAC(EVP_sha256(), key->k, sizeof key->k, (const unsigned char *)text, strlen(text), mac,
-              &n) || n != 32) {
-        cJSON_free(text);
-        text = NULL;
+              &n) || n != 32)
         goto out;
-    }
     for (unsigned i = 0; i < n; i++)
         snprintf(hex + 2 * i, 3, "%02x", mac[i]);
+    rc = 0;
 out:
-    cJSON_Delete(c);
-    return text;
-}
-
-/* hex HMAC of the canonical form of msg without "sig" */
-static int mac_hex(const cJSON *msg, const struct ao_sign_key *key, char hex[65])
-{
-    char *text = canonical_mac(msg, key, hex);
-
     cJSON_free(text);
-    return text ? 0 : -1;
+    cJSON_Delete(c);
+    return rc;
 }
 
 char *ao_sign_print(const cJSON *msg, const struct ao_sign_key *key)
 {
-    char hex[65], *canon, *text, *out = NULL;
+    char hex[65], *text, *out = NULL;
     cJSON *bare = NULL;
     size_t n;
 
-    if (!cJSON_IsObject(msg) || !(canon = canonical_mac(msg, key, hex)))
+    if (!cJSON_IsObject(msg) || mac_hex(msg, key, hex) < 0)
         return NULL;
-    cJSON_free(canon);
     /* the message as it was built (its keys in their order, for a reader),
      * less a signature it carried (a dead letter's) */
     if (cJSON_GetObjectItemCaseSensitive(msg, "sig")) {
