@@ -21,6 +21,27 @@
 #include "targets/target.h"
 #include "wire/msg.h"
 #include "wire/names.h"
+#include "wire/runconfig.h"
+
+/* What this role serves, for accelopt submit to check a run's models
+ * against before it sends the run (the stages check each call anyway):
+ * models:<role> = "own,other,...".  Replicas of a role share their
+ * settings; the last to start says it. */
+static void say_models(struct ao_agent *a)
+{
+    char key[AO_KEY_MAX], val[1200], e[AO_ERRLEN];
+    const char *argv[3] = {"SET", key, val};
+    redisReply *r;
+
+    snprintf(val, sizeof val, "%s%s%s", a->conf.model, a->conf.models ? "," : "",
+             a->conf.models ? a->conf.models : "");
+    if (!ao_redis_key(a->redis, key, sizeof key, AO_KEY_MODELS, a->role))
+        return;
+    if ((r = ao_redis_argv(a->redis, 3, argv, NULL, e, sizeof e)))
+        freeReplyObject(r);
+    else
+        ao_warn("cannot say which models this %s serves: %s", a->role, e);
+}
 
 int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *role, int *usage,
                   char *err, size_t errlen)
@@ -60,8 +81,11 @@ int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *rol
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    ao_info("%s model: %s%s%s", role, a->conf.model, a->conf.url ? " at " : "",
-            a->conf.url ? a->conf.url : "");
+    ao_info("%s model: %s%s%s%s%s", role, a->conf.model, a->conf.url ? " at " : "",
+            a->conf.url ? a->conf.url : "", a->conf.models ? "; a run may name " : "",
+            a->conf.models ? a->conf.models : "");
+    if (a->redis)
+        say_models(a);
     return 0;
 fail:
     ao_agent_release(a);
@@ -177,6 +201,27 @@ static void note_failure(struct ao_agent *a, const char *run, const char *reason
         freeReplyObject(r);
 }
 
+int ao_agent_model_for(const struct ao_agent *a, const cJSON *config, char *model, size_t mlen,
+                       char *reason, size_t len)
+{
+    struct ao_run_config c;
+    const char *m;
+    char e[AO_ERRLEN];
+
+    model[0] = '\0';
+    if (ao_run_config_decode(config, &c, e, sizeof e) < 0)
+        return ao_errf(reason, len, "the run's %s", e);
+    m = ao_run_config_model(&c, a->role);
+    if (m && !ao_llm_conf_serves(&a->conf, m))
+        ao_errf(reason, len, "the run names the %s model '%s', which this %s does not serve "
+                "(it serves %s%s%s; an operator adds models with --llm-models)", a->role, m, a->role,
+                a->conf.model, a->conf.models ? "," : "", a->conf.models ? a->conf.models : "");
+    else if (m)
+        snprintf(model, mlen, "%s", m);
+    ao_run_config_release(&c);
+    return m && !model[0] ? -1 : 0;
+}
+
 int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJSON *config,
                   const char *system,
                   const char *user, char **reply, struct ao_llm_usage *u, char *reason,
@@ -184,15 +229,19 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
 {
     struct ao_llm_usage call = {0};
     struct ao_budget b;
-    char e[AO_ERRLEN];
+    char e[AO_ERRLEN], model[160];
     int rc, spent;
 
     *reply = NULL;
+    if (ao_agent_model_for(a, config, model, sizeof model, reason, len) < 0) {
+        note_failure(a, run, reason);
+        return -1;
+    }
     if (ao_budget_from_config(config, &b, reason, len) < 0)
         return -1;
     if ((spent = ao_budget_enter(a->book, run, a->role, &b, a->conf.timeout_s * a->conf.attempts + 60, reason, len)) != 0)
         return spent < 0 ? -2 : -1;
-    rc = ao_llm_chat(a->llm, system, user, reply, &call, reason, len);
+    rc = ao_llm_chat_as(a->llm, model[0] ? model : NULL, system, user, reply, &call, reason, len);
     if (rc < 0 && ao_stop_requested())
         rc = -2;
     if (rc == -1)

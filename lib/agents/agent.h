@@ -64,6 +64,12 @@ int ao_agent_prompts_as(const struct ao_agent *a, const char *name, const char *
                         const struct ao_prompt_var *v, int n, char **system, char **user,
                         char *err, size_t errlen);
 
+/* The model a message's run names for a's role, into model ("" when it
+ * names none: the role's own).  0, or -1 + reason when the run names one
+ * this stage does not serve (its --llm-models), or its config is bad. */
+int ao_agent_model_for(const struct ao_agent *a, const cJSON *config, char *model, size_t mlen,
+                       char *reason, size_t len);
+
 /* One model call, refused when the run's budget is spent; the usage is
  * charged to the run and added to u.  0 with *reply; -1 + reason when the
  * call failed (the slot fails); -2 + reason when the stage should stop

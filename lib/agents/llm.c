@@ -15,6 +15,7 @@
 #include "core/signals.h"
 #include "core/util.h"
 #include "wire/msg.h"
+#include "wire/runconfig.h"
 
 #define MAX_REPLY (8u << 20)     /* a chat reply larger than this is refused */
 #define RETRY_AFTER_MAX 120.0    /* seconds */
@@ -71,6 +72,40 @@ static char *read_key_file(const char *path, char *err, size_t errlen)
     return k;
 }
 
+/* --llm-models: names a run may carry (runconfig.h), comma-separated; kept
+ * without the spaces around them */
+static int check_models(const char *list, struct ao_llm_conf *o, const char *role, char *err,
+                        size_t errlen)
+{
+    struct ao_buf b = {0};
+    const char *p = list;
+
+    if (o->builtin)
+        return ao_errf(err, errlen, "--%s-models names other models of the %s's server, and the builtin "
+                       "model has none", role, role);
+    while (*p) {
+        char name[160];
+        size_t n;
+        p += strspn(p, " ");
+        n = strcspn(p, ",");
+        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
+        for (size_t k = strlen(name); k > 0 && name[k - 1] == ' '; k--)
+            name[k - 1] = '\0';
+        if (!ao_model_name_ok(name)) {
+            free(b.data);
+            return ao_errf(err, errlen, "--llm-models: '%.60s' is not a model name (1 to 128 of letters, "
+                           "digits and ._:/@+-)", name);
+        }
+        if (ao_buf_printf(&b, "%s%s", b.len ? "," : "", name) < 0) {
+            free(b.data);
+            return ao_errf(err, errlen, "out of memory");
+        }
+        p += n + (p[n] == ',');
+    }
+    o->models = b.data; /* NULL: an empty list */
+    return 0;
+}
+
 int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct ao_llm_conf *o,
                             char *err, size_t errlen)
 {
@@ -95,6 +130,8 @@ int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct 
     o->url = url ? strdup(url) : NULL;
     if (!o->model || (url && !o->url))
         goto oom;
+    if ((v = role_str(c, role, "models")) && check_models(v, o, role, err, errlen) < 0)
+        goto fail;
     /* the key: the role's own, its file, the shared one, the shared file */
     snprintf(name, sizeof name, "%s-key", role);
     if ((v = ao_config_str(c, name)))
@@ -153,7 +190,24 @@ void ao_llm_conf_release(struct ao_llm_conf *o)
     }
     free(o->url);
     free(o->model);
+    free(o->models);
     memset(o, 0, sizeof *o);
+}
+
+int ao_llm_conf_serves(const struct ao_llm_conf *o, const char *model)
+{
+    size_t n = strlen(model);
+    const char *p = o->models;
+
+    if (strcmp(model, o->model) == 0)
+        return 1;
+    while (p && *p) { /* "a,b,c" as check_models left it */
+        size_t k = strcspn(p, ",");
+        if (k == n && strncmp(p, model, n) == 0)
+            return 1;
+        p += k + (p[k] == ',');
+    }
+    return 0;
 }
 
 void ao_llm_usage_add(struct ao_llm_usage *to, const struct ao_llm_usage *u)
@@ -325,12 +379,12 @@ static int is_quota_error(struct ao_llm *l)
     return quota;
 }
 
-static char *request_body(const struct ao_llm *l, const char *system, const char *user)
+static char *request_body(const struct ao_llm *l, const char *model, const char *system, const char *user)
 {
     cJSON *req = cJSON_CreateObject(), *msgs, *m;
     char *out = NULL;
 
-    if (!req || !cJSON_AddStringToObject(req, "model", l->conf.model) ||
+    if (!req || !cJSON_AddStringToObject(req, "model", model ? model : l->conf.model) ||
         !(msgs = cJSON_AddArrayToObject(req, "messages")))
         goto out;
     if (!(m = cJSON_CreateObject()) || !cJSON_AddItemToArray(msgs, m) ||
@@ -454,6 +508,12 @@ static double jitter(struct ao_llm *l, double cap)
 int ao_llm_chat(struct ao_llm *l, const char *system, const char *user, char **reply,
                 struct ao_llm_usage *u, char *err, size_t errlen)
 {
+    return ao_llm_chat_as(l, NULL, system, user, reply, u, err, errlen);
+}
+
+int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, const char *user,
+                   char **reply, struct ao_llm_usage *u, char *err, size_t errlen)
+{
     char *body = NULL, last[AO_ERRLEN] = "";
     int rc = -1, n;
 
@@ -462,7 +522,7 @@ int ao_llm_chat(struct ao_llm *l, const char *system, const char *user, char **r
         snprintf(err, errlen, "the builtin model takes no chat calls");
         return -1;
     }
-    if (!(body = request_body(l, system, user))) {
+    if (!(body = request_body(l, model, system, user))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }

@@ -13,6 +13,7 @@
 #define AO_LLM_ROLE_OPTIONS(R)                                                                 \
     {R "-url", 0, AO_OPT_STR, NULL, "URL", "this role's model server (overrides llm-url)"},   \
     {R "-model", 0, AO_OPT_STR, NULL, "NAME", "this role's model (overrides llm-model)"},     \
+    {R "-models", 0, AO_OPT_STR, NULL, "LIST", "the other models of this role's server a run may name (overrides llm-models)"}, \
     {R "-key", 0, AO_OPT_STR, NULL, "KEY", "this role's API key (prefer the key file)"},      \
     {R "-key-file", 0, AO_OPT_STR, NULL, "FILE", "read this role's API key from FILE"},       \
     {R "-temperature", 0, AO_OPT_NUM, NULL, "T", "this role's sampling temperature"},          \
@@ -26,6 +27,7 @@
 #define AO_LLM_OTHER_ROLE_OPTIONS(R)                                                    \
     {R "-url", 0, AO_OPT_STR, NULL, "URL", NULL},                                       \
     {R "-model", 0, AO_OPT_STR, NULL, "NAME", NULL},                                    \
+    {R "-models", 0, AO_OPT_STR, NULL, "LIST", NULL},                                   \
     {R "-key", 0, AO_OPT_STR, NULL, "KEY", NULL},                                       \
     {R "-key-file", 0, AO_OPT_STR, NULL, "FILE", NULL},                                 \
     {R "-temperature", 0, AO_OPT_NUM, NULL, "T", NULL},                                 \
@@ -40,6 +42,8 @@
     {"llm-url", 0, AO_OPT_STR, NULL, "URL", "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 " \
      "(unset: the builtin model)"},                                                            \
     {"llm-model", 0, AO_OPT_STR, NULL, "NAME", "model name; 'builtin' is the offline knob search"}, \
+    {"llm-models", 0, AO_OPT_STR, NULL, "LIST", "other models of the same server, comma-separated, that a " \
+     "submitted run may name for a role (accelopt submit --llm-model); the same key and settings"}, \
     {"llm-key", 0, AO_OPT_STR, NULL, "KEY", "API key (prefer --llm-key-file: argv is visible)"}, \
     {"llm-key-file", 0, AO_OPT_STR, NULL, "FILE", "read the API key from FILE"},               \
     {"llm-temperature", 0, AO_OPT_NUM, "0.7", "T", "sampling temperature"},                    \
@@ -58,6 +62,7 @@
 struct ao_llm_conf {
     char role[16];
     char *url, *model, *key; /* key: wiped when released */
+    char *models;            /* "a,b": the other models a run may name (NULL: none) */
     int builtin;             /* the offline model: no URL, or model "builtin" */
     double temperature, timeout_s, price_in, price_out, backoff_s;
     long max_tokens;
@@ -70,6 +75,9 @@ struct ao_llm_conf {
 int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct ao_llm_conf *o,
                             char *err, size_t errlen);
 void ao_llm_conf_release(struct ao_llm_conf *o);
+/* Does the role's server serve this model to a run that names it: its own
+ * model, or one of --llm-models (the builtin serves only "builtin")?  1/0. */
+int ao_llm_conf_serves(const struct ao_llm_conf *o, const char *model);
 
 /* What calls cost: tokens of every attempt the server answered, and dollars. */
 struct ao_llm_usage {
@@ -98,6 +106,9 @@ void ao_llm_set_gate(struct ao_llm *l, struct ao_gate *g);
  * u (added to, never reset) counts every answered attempt either way. */
 int ao_llm_chat(struct ao_llm *l, const char *system, const char *user, char **reply,
                 struct ao_llm_usage *u, char *err, size_t errlen);
+/* The same, asking the server for another of its models (NULL: the role's). */
+int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, const char *user,
+                   char **reply, struct ao_llm_usage *u, char *err, size_t errlen);
 
 /* Is the role's server there, does it take the key, does it serve the
  * model?  One GET of URL/models (10 s at most): 0 when it answers with a

@@ -11,14 +11,25 @@
 
 #define MAX_MOVES 64
 
+/* A run that names another model than the builtin for this role: the
+ * builtin does not stand in for it (NULL: none named, or "builtin"). */
+static char *refused(const struct ao_agent *a, const cJSON *config)
+{
+    char model[160], why[AO_ERRLEN];
+    return ao_agent_model_for(a, config, model, sizeof model, why, sizeof why) < 0 ? strdup(why) : NULL;
+}
+
 static int builtin_plan(struct ao_agent *a, const struct ao_plan_ask *q, struct ao_plan_msg *p,
                         struct ao_llm_usage *u, char *reason, size_t len)
 {
     struct ao_move moves[MAX_MOVES];
-    int n = ao_builtin_plan(q->c->source, q->c->env.task, q->memory, q->seed, moves,
-                            (int)(q->plans < MAX_MOVES ? q->plans : MAX_MOVES));
+    int n;
 
-    (void)a, (void)u;
+    (void)u;
+    if ((p->error = refused(a, q->c->config)))
+        return 0;
+    n = ao_builtin_plan(q->c->source, q->c->env.task, q->memory, q->seed, moves,
+                        (int)(q->plans < MAX_MOVES ? q->plans : MAX_MOVES));
     if (q->index < n)
         p->text = ao_builtin_plan_text(q->c->source, &moves[q->index], q->c->env.task, q->memory);
     else
@@ -32,7 +43,9 @@ static int builtin_kernel(struct ao_agent *a, const struct ao_plan_msg *p, const
 {
     char why[AO_ERRLEN];
 
-    (void)a, (void)prob, (void)u;
+    (void)prob, (void)u;
+    if ((k->error = refused(a, p->config)))
+        return 0;
     if (!(k->source = ao_builtin_apply(p->source, p->text, sample, why, sizeof why)))
         k->error = strdup(why);
     return k->source || k->error ? 0 : ao_errf(reason, len, "out of memory");
@@ -50,7 +63,9 @@ static int builtin_summarize(struct ao_agent *a, const struct ao_pair_msg *p, st
 {
     char bad[AO_ERRLEN];
 
-    (void)a, (void)u, (void)reason, (void)len;
+    (void)u, (void)reason, (void)len;
+    if ((*why = refused(a, p->config)))
+        return 0;
     if (!(*move = ao_builtin_summarize(p->slow_source, p->fast_source, p->env.task, p->speedup, p->direction, s,
                                        bad, sizeof bad)))
         *why = strdup(bad);

@@ -46,6 +46,7 @@ int ao_spread_partition(const char *key, size_t keylen, long place, int count);
 #define AO_KEY_PAIRDONE "pairdone:%s"          /* pair id: its summary is stored */
 #define AO_KEY_PAIRSUM "pairsum:%s:%s:%s"      /* memory key, slow and fast hash: the item of that pair */
 #define AO_KEY_PROF "prof:%s:%s"               /* target, kernel hash: a cached verdict */
+#define AO_KEY_MODELS "models:%s"               /* role: the models its stages serve, "own,other" */
 #define AO_KEY_GATE "gate:%s"                  /* a model server (its URL's hash): calls in flight */
 #define AO_KEY_GATE_PAUSE "gate:%s:pause"      /* and the pause its 429 asked for */
 #define AO_KEY_GATE_WAIT "gate:%s:wait"        /* and the urgent callers waiting */

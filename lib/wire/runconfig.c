@@ -1,4 +1,5 @@
 /* runconfig.c - a run's config: its fields, their bounds, decoded once */
+#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,7 +19,10 @@ static const struct ao_field fields[] = {
     C(memory_deadline_s, AO_F_NUM), C(slot_deadline_s, AO_F_NUM), C(budget_usd, AO_F_NUM),
     C(wall_s, AO_F_NUM),  C(memory_scope, AO_F_STR),
     {"plan_mode", AO_F_ENUM, offsetof(struct ao_run_config, plan_mode), 0, plan_modes},
+    C(models, AO_F_JSON),
 };
+
+static const char *const roles[] = {"planner", "executor", "summarizer"};
 const struct ao_msg_type ao_rec_run_config = {"config", sizeof(struct ao_run_config), fields,
                                               (int)(sizeof fields / sizeof fields[0])};
 
@@ -36,6 +40,8 @@ static const struct bound {
     {"memory_deadline_s", 0, 1e7, 0},   {"slot_deadline_s", 0.1, 1e7, 0},
     {"budget_usd", 0, 1e9, 0},          {"wall_s", 0, 1e9, 0},
 };
+
+static int check_models(const cJSON *m, char *err, size_t errlen);
 
 int ao_run_config_decode(const cJSON *j, struct ao_run_config *c, char *err, size_t errlen)
 {
@@ -65,7 +71,52 @@ int ao_run_config_decode(const cJSON *j, struct ao_run_config *c, char *err, siz
         ao_run_config_release(c);
         return -1;
     }
+    if (c->models && check_models(c->models, err, errlen) < 0) {
+        ao_run_config_release(c);
+        return -1;
+    }
     return 0;
+}
+
+int ao_model_name_ok(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    if (n < 1 || n > 128)
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("._:/@+-", *s))
+            return 0;
+    return 1;
+}
+
+/* models: an object of roles, each a model name (only names: a URL or a
+ * key never comes with a message, so a run cannot send a stage's key
+ * elsewhere) */
+static int check_models(const cJSON *m, char *err, size_t errlen)
+{
+    const cJSON *v;
+
+    if (!cJSON_IsObject(m))
+        return snprintf(err, errlen, "config 'models' must be an object of roles"), -1;
+    cJSON_ArrayForEach(v, m) {
+        size_t r = 0;
+        while (r < sizeof roles / sizeof roles[0] && strcmp(roles[r], v->string) != 0)
+            r++;
+        if (r == sizeof roles / sizeof roles[0])
+            return snprintf(err, errlen, "config 'models' takes planner, executor and summarizer, "
+                            "not '%.40s'", v->string), -1;
+        if (!cJSON_IsString(v) || !ao_model_name_ok(v->valuestring))
+            return snprintf(err, errlen, "config 'models' '%s' must be a model name: 1 to 128 of "
+                            "letters, digits and ._:/@+-", v->string), -1;
+    }
+    return 0;
+}
+
+const char *ao_run_config_model(const struct ao_run_config *c, const char *role)
+{
+    const cJSON *v = c->models ? cJSON_GetObjectItemCaseSensitive(c->models, role) : NULL;
+    return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 int ao_run_config_bounds(const char *name, double *lo, double *hi)

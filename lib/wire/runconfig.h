@@ -23,6 +23,8 @@ struct ao_run_config {
     double memory_deadline_s, slot_deadline_s, budget_usd, wall_s;
     char *memory_scope;        /* target, task, none or a name */
     enum ao_plan_mode plan_mode;
+    cJSON *models;             /* {"planner": NAME, ...}: the run's own model per role, which
+                                * a stage uses only when it serves it (its --llm-models) */
 };
 
 extern const struct ao_msg_type ao_rec_run_config;
@@ -35,6 +37,13 @@ void ao_run_config_release(struct ao_run_config *c);
 /* The bounds of a numeric field (schemas/config.json says the same; the
  * schema test compares them).  1, or 0 for a field without bounds. */
 int ao_run_config_bounds(const char *name, double *lo, double *hi);
+/* The model the run names for a role (planner, executor, summarizer), or
+ * NULL: the stage's own. */
+const char *ao_run_config_model(const struct ao_run_config *c, const char *role);
+/* Is s a model name a run may carry: 1 to 128 of [A-Za-z0-9._:/@+-],
+ * nothing a URL, a header or a terminal would read otherwise?  1 or 0. */
+int ao_model_name_ok(const char *s);
+
 /* c as a JSON object (absent fields left out); NULL on OOM. */
 cJSON *ao_run_config_json(const struct ao_run_config *c);
 

@@ -142,6 +142,31 @@ int main(int argc, char **argv)
     refuse_as(&ao_msg_plan, CFG("{\"plan_mode\":\"greedy\"}"), strlen(CFG("{\"plan_mode\":\"greedy\"}")),
               "unknown value 'greedy'", "a plan mode that is neither distinct nor independent");
     refuse_as(&ao_msg_plan, CFG("[1]"), strlen(CFG("[1]")), "config must be an object", "a config that is an array");
+    /* issue 29: a run names models, never a server: a URL or a header's
+     * text cannot pass for a name, nor a role that does not exist */
+    refuse_as(&ao_msg_plan, CFG("{\"models\":{\"planner\":\"http://evil.example/v1 x\"}}"),
+              strlen(CFG("{\"models\":{\"planner\":\"http://evil.example/v1 x\"}}")), "must be a model name",
+              "a model 'name' with a space in it (a URL and more)");
+    refuse_as(&ao_msg_plan, CFG("{\"models\":{\"planner\":\"m\\r\\nAuthorization: x\"}}"),
+              strlen(CFG("{\"models\":{\"planner\":\"m\\r\\nAuthorization: x\"}}")), "must be a model name",
+              "a model name with a header after a line break");
+    refuse_as(&ao_msg_plan, CFG("{\"models\":{\"fixer\":\"m\"}}"), strlen(CFG("{\"models\":{\"fixer\":\"m\"}}")),
+              "not 'fixer'", "a model for a role that does not exist");
+    refuse_as(&ao_msg_plan, CFG("{\"models\":\"m\"}"), strlen(CFG("{\"models\":\"m\"}")),
+              "must be an object", "models that are not an object of roles");
+    {
+        struct ao_run_config c;
+        char err[AO_ERRLEN] = "";
+        cJSON *j = cJSON_Parse("{\"models\":{\"planner\":\"meta-llama/Llama-3.1-70B-Instruct\","
+                               "\"summarizer\":\"qwen2.5:7b\"}}");
+        CHECK(ao_run_config_decode(j, &c, err, sizeof err) == 0 &&
+                  !strcmp(ao_run_config_model(&c, "planner"), "meta-llama/Llama-3.1-70B-Instruct") &&
+                  !strcmp(ao_run_config_model(&c, "summarizer"), "qwen2.5:7b") &&
+                  !ao_run_config_model(&c, "executor"),
+              "a run's models by role, real names with / . : and -, and none for a role not named %s", err);
+        ao_run_config_release(&c);
+        cJSON_Delete(j);
+    }
     {
         /* and the escaped backslash before u0000 is plain text, accepted */
         const char *ok = "{" ENV OKR ",\"reason\":\"a\\\\u0000 b \u00e9\"}";

@@ -8,9 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hiredis/hiredis.h>
+
 #include "agents/llm.h"
 #include "core/exitcode.h"
+#include "core/log.h"
 #include "core/util.h"
+#include "wire/names.h"
+#include "wire/runconfig.h"
 #include "models.h"
 
 static const char *const roles[] = {"planner", "executor", "summarizer"};
@@ -95,4 +100,71 @@ int run_model_probe(const struct ao_config *c, char *err, size_t errlen)
     for (int k = 0; k < n; k++)
         ao_llm_conf_release(&conf[k]);
     return rc;
+}
+
+cJSON *submit_models(const struct ao_config *c, char *err, size_t errlen)
+{
+    cJSON *m = NULL;
+
+    err[0] = '\0';
+    for (int r = 0; r < NROLES; r++) {
+        char name[32];
+        const char *v;
+        snprintf(name, sizeof name, "%s-model", roles[r]);
+        if (!(v = ao_config_str(c, name)) && !(v = ao_config_str(c, "llm-model")))
+            continue;
+        if (!ao_model_name_ok(v)) {
+            cJSON_Delete(m);
+            ao_errf(err, errlen, "--%s: '%.60s' is not a model name (1 to 128 of letters, digits and "
+                    "._:/@+-; a run names a model, and the stages know its server)",
+                    ao_config_str(c, name) ? name : "llm-model", v);
+            return NULL;
+        }
+        if ((!m && !(m = cJSON_CreateObject())) || !cJSON_AddStringToObject(m, roles[r], v)) {
+            cJSON_Delete(m);
+            ao_errf(err, errlen, "out of memory");
+            return NULL;
+        }
+    }
+    return m;
+}
+
+/* Is model one of "a,b,c"? */
+static int listed(const char *list, const char *model)
+{
+    size_t n = strlen(model);
+
+    for (const char *p = list; *p;) {
+        size_t k = strcspn(p, ",");
+        if (k == n && strncmp(p, model, n) == 0)
+            return 1;
+        p += k + (p[k] == ',');
+    }
+    return 0;
+}
+
+int submit_models_served(struct ao_redis *r, const cJSON *models, char *err, size_t errlen)
+{
+    const cJSON *v;
+
+    cJSON_ArrayForEach(v, models) {
+        char key[AO_KEY_MAX], e[AO_ERRLEN];
+        const char *argv[2] = {"GET", key};
+        redisReply *rep;
+        int rc = 0;
+        if (!ao_redis_key(r, key, sizeof key, AO_KEY_MODELS, v->string))
+            return ao_errf(err, errlen, "redis key too long");
+        if (!(rep = ao_redis_argv(r, 2, argv, NULL, e, sizeof e)))
+            return ao_errf(err, errlen, "cannot ask which models the stages serve: %s", e);
+        if (rep->type != REDIS_REPLY_STRING)
+            ao_warn("no %s stage has said which models it serves yet; each refuses a model it does not "
+                    "serve when it comes to the run", v->string);
+        else if (!listed(rep->str, v->valuestring))
+            rc = ao_errf(err, errlen, "the %s stages do not serve the model '%s' (they serve: %.300s); "
+                         "an operator adds one to their --llm-models", v->string, v->valuestring, rep->str);
+        freeReplyObject(rep);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
 }

@@ -92,6 +92,7 @@ static const struct ao_option run_opts[] = {
 
 static const struct ao_option submit_opts[] = {
     RUN_CONFIG_OPTIONS,
+    SUBMIT_MODEL_OPTIONS,
     {"redis", 0, AO_OPT_STR, NULL, "URL", "the stages' redis (required)"},
     {"brokers", 'b', AO_OPT_STR, NULL, "HOST:PORT", "the stages' Kafka cluster (required)"},
     {"wait", 'w', AO_OPT_BOOL, "0", NULL, "wait for every done, show progress, write the results"},
@@ -128,6 +129,7 @@ struct run {
     int waits;  /* for the done messages, then writes runs/<id>/ (run; submit --wait) */
     time_t started;
     char shown[3][160];           /* the model failures said on the terminal, by role */
+    cJSON *models;                /* submit: the models the run names, by role (NULL: the stages' own) */
 };
 
 static void make_id(char *id, size_t len)
@@ -539,7 +541,8 @@ static int submit(struct run *R, char *err, size_t errlen)
             cfg.budget_usd = ao_config_num(&R->c, "budget-usd");
         if (ao_config_num(&R->c, "wall-time") > 0)
             cfg.wall_s = ao_config_num(&R->c, "wall-time");
-        t.config = cfg.memory_scope ? ao_run_config_json(&cfg) : NULL;
+        cfg.models = R->models ? cJSON_Duplicate(R->models, 1) : NULL;
+        t.config = cfg.memory_scope && (cfg.models || !R->models) ? ao_run_config_json(&cfg) : NULL;
         ao_run_config_release(&cfg);
         if (ao_name(id, sizeof id, AO_ID_TASK, R->t[i].run) < 0 ||
             ao_env_set(&t.env, "task", id, R->t[i].run, R->t[i].task, ao_config_str(&R->c, "target"), 0) < 0 ||
@@ -783,6 +786,8 @@ static int write_run_json(struct run *R, char *err, size_t errlen)
         cJSON_AddStringToObject(c, "memory_scope", ao_config_bool(&R->c, "no-memory")
                                                        ? "none" : ao_config_str(&R->c, "memory-scope"));
         cJSON_AddStringToObject(c, "plan_mode", ao_config_str(&R->c, "plan-mode"));
+        if (R->models) /* submit's: the names the run carried */
+            cJSON_AddItemToObject(c, "models", cJSON_Duplicate(R->models, 1));
     }
     if (!(text = cJSON_Print(j))) {
         cJSON_Delete(j);
@@ -1030,6 +1035,10 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("%s", err);
         goto out;
     }
+    if (R->submit && !(R->models = submit_models(&R->c, err, sizeof err)) && err[0]) {
+        ao_err("%s", err);
+        goto out;
+    }
     if (resolve_tasks(R, err, sizeof err) < 0 || (!R->submit && plan_replicas(R, err, sizeof err) < 0)) {
         ao_err("%s", err);
         goto out;
@@ -1066,7 +1075,22 @@ static int run_or_submit(int argc, char **argv, int submitting)
     if (!R->submit)
         warn_knobless(R);
     ao_signals_install();
-    if (setup(R, err, sizeof err) < 0 ||
+    if (setup(R, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        goto stop;
+    }
+    /* a model the stages do not serve: said before the run is sent */
+    if (R->models && submit_models_served(R->r, R->models, err, sizeof err) < 0) {
+        char logs[sizeof R->dir + 8];
+        ao_err("%s", err);
+        code = AO_EXIT_USAGE;
+        R->waits = 0; /* nothing was sent: nothing to wait for or report */
+        snprintf(logs, sizeof logs, "%s/logs", R->dir);
+        rmdir(logs); /* setup's, still empty: nothing left of a refused run */
+        rmdir(R->dir);
+        goto stop;
+    }
+    if (
         (!R->resuming && ao_config_str(&R->c, "memory") && import_memory(R, err, sizeof err) < 0) ||
         (R->resuming && (resumed_dones(R), 0)) || submit(R, err, sizeof err) < 0) {
         ao_err("%s", err);
@@ -1163,6 +1187,7 @@ out:
     proc_release(&R->redis);
     for (int i = 0; i < R->n; i++)
         cJSON_Delete(R->t[i].done);
+    cJSON_Delete(R->models);
     ao_config_release(&R->c);
     for (int i = 0; R->argv && R->argv[i]; i++)
         free(R->argv[i]);
