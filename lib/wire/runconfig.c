@@ -21,8 +21,6 @@ static const struct ao_field fields[] = {
     {"plan_mode", AO_F_ENUM, offsetof(struct ao_run_config, plan_mode), 0, plan_modes},
     C(models, AO_F_JSON),
 };
-
-static const char *const roles[] = {"planner", "executor", "summarizer"};
 const struct ao_msg_type ao_rec_run_config = {"config", sizeof(struct ao_run_config), fields,
                                               (int)(sizeof fields / sizeof fields[0])};
 
@@ -40,6 +38,8 @@ static const struct bound {
     {"memory_deadline_s", 0, 1e7, 0},   {"slot_deadline_s", 0.1, 1e7, 0},
     {"budget_usd", 0, 1e9, 0},          {"wall_s", 0, 1e9, 0},
 };
+
+static const char *const roles[] = {"planner", "executor", "summarizer"}; /* of models */
 
 static int check_models(const cJSON *m, char *err, size_t errlen);
 
