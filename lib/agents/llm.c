@@ -194,20 +194,22 @@ void ao_llm_conf_release(struct ao_llm_conf *o)
     memset(o, 0, sizeof *o);
 }
 
-int ao_llm_conf_serves(const struct ao_llm_conf *o, const char *model)
+int ao_models_listed(const char *list, const char *model)
 {
     size_t n = strlen(model);
-    const char *p = o->models;
 
-    if (strcmp(model, o->model) == 0)
-        return 1;
-    while (p && *p) { /* "a,b,c" as check_models left it */
-        size_t k = strcspn(p, ",");
-        if (k == n && strncmp(p, model, n) == 0)
+    while (list && *list) {
+        size_t k = strcspn(list, ",");
+        if (k == n && strncmp(list, model, n) == 0)
             return 1;
-        p += k + (p[k] == ',');
+        list += k + (list[k] == ',');
     }
     return 0;
+}
+
+int ao_llm_conf_serves(const struct ao_llm_conf *o, const char *model)
+{
+    return strcmp(model, o->model) == 0 || ao_models_listed(o->models, model);
 }
 
 void ao_llm_usage_add(struct ao_llm_usage *to, const struct ao_llm_usage *u)

@@ -78,6 +78,8 @@ void ao_llm_conf_release(struct ao_llm_conf *o);
 /* Does the role's server serve this model to a run that names it: its own
  * model, or one of --llm-models (the builtin serves only "builtin")?  1/0. */
 int ao_llm_conf_serves(const struct ao_llm_conf *o, const char *model);
+/* Is model one of "a,b,c" (a list as --llm-models keeps it; NULL: none)? */
+int ao_models_listed(const char *list, const char *model);
 
 /* What calls cost: tokens of every attempt the server answered, and dollars. */
 struct ao_llm_usage {

@@ -129,20 +129,6 @@ cJSON *submit_models(const struct ao_config *c, char *err, size_t errlen)
     return m;
 }
 
-/* Is model one of "a,b,c"? */
-static int listed(const char *list, const char *model)
-{
-    size_t n = strlen(model);
-
-    for (const char *p = list; *p;) {
-        size_t k = strcspn(p, ",");
-        if (k == n && strncmp(p, model, n) == 0)
-            return 1;
-        p += k + (p[k] == ',');
-    }
-    return 0;
-}
-
 int submit_models_served(struct ao_redis *r, const cJSON *models, char *err, size_t errlen)
 {
     const cJSON *v;
@@ -159,7 +145,7 @@ int submit_models_served(struct ao_redis *r, const cJSON *models, char *err, siz
         if (rep->type != REDIS_REPLY_STRING)
             ao_warn("no %s stage has said which models it serves yet; each refuses a model it does not "
                     "serve when it comes to the run", v->string);
-        else if (!listed(rep->str, v->valuestring))
+        else if (!ao_models_listed(rep->str, v->valuestring))
             rc = ao_errf(err, errlen, "the %s stages do not serve the model '%s' (they serve: %.300s); "
                          "an operator adds one to their --llm-models", v->string, v->valuestring, rep->str);
         freeReplyObject(rep);
