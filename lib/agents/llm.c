@@ -81,8 +81,8 @@ static int check_models(const char *list, struct ao_llm_conf *o, const char *rol
     const char *p = list;
 
     if (o->builtin)
-        return ao_errf(err, errlen, "--%s-models names other models of the %s's server, and the builtin "
-                       "model has none", role, role);
+        return ao_errf(err, errlen, "--llm-models (--%s-models) lists other models of the %s's server, "
+                       "and the %s's model is the builtin, which has none", role, role, role);
     while (*p) {
         char name[160];
         size_t n;

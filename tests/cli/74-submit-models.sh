@@ -97,5 +97,5 @@ bin/accelopt-planner --llm-model builtin <"$T/cand.json" >"$T/plan.jsonl" 2>"$T/
 [ "$(jl "$T/plan.jsonl" 0 "r.get('error', '')" | grep -c "names the planner model 'gpt-big'")" -eq 1 ]
 ok $? "the builtin planner makes no plan for a run that names another model, and says so"
 bin/accelopt-planner --llm-model builtin --llm-models alt >/dev/null 2>"$T/bl.err" </dev/null
-[ $? -eq 2 ] && grep -q "the builtin model has none" "$T/bl.err"
+[ $? -eq 2 ] && grep -q "is the builtin, which has none" "$T/bl.err"
 ok $? "--llm-models on a builtin stage: a usage error"
