@@ -11,8 +11,12 @@ for k in bandwidth_gbs fma_gflops vec_gflops; do
     python3 -c "import sys; v=float(sys.argv[1]); sys.exit(0 if 0.5 < v < 1e5 else 1)" "$v"
     ok $? "$k is a plausible measurement ($v)"
 done
-python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['fma_gflops'] > r['vec_gflops'] * 0.9 else 1)" "$out"
-ok $? "FMA peak counts two flops per lane"
+# the two peaks come out about equal here (1.00-1.16), both counting two
+# flops a lane a step; an FMA counted as one flop would halve the ratio.
+# 0.75 splits the two with room for a loaded machine's noise (CI measured
+# under 0.9 once, with the suite running beside it)
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['fma_gflops'] > r['vec_gflops'] * 0.75 else 1)" "$out"
+ok $? "FMA peak counts two flops per lane ($(field "$out" "r['fma_gflops']") against $(field "$out" "r['vec_gflops']") GFLOP/s)"
 nocal=$T/nocal.json
 ACCELOPT_STATE_DIR=$T/empty-state bin/accelopt profile --no-calibrate --task nkibench/silu \
     tests/../nkibench/silu/baseline.c >"$nocal" 2>"$T/nocal.err"
