@@ -28,10 +28,20 @@ bin/accelopt consume -b "$B" accelopt.plans -n 24 --idle 60 >"$T/plans.jsonl" 2>
 rc=$?
 [ $rc -eq 0 ] || tail -n 5 "$T/logs/consume.log" >&2 # why, if it failed
 ok $rc "every good candidate got its plan: the partitions kept flowing"
-bin/accelopt consume -b "$B" accelopt.dlq -n 2 --idle 30 >"$T/dlq.jsonl" 2>/dev/null
-ok $? "two dead letters"
-grep '"source_topic":"accelopt.candidates"' "$T/dlq.jsonl" | grep '"stage":"planner"' |
-    grep -q 'handed out 3 times; each time before, the stage died with it in hand'
+# the dead letters until the poison's is among them: delivery is at least
+# once, so a death may hand the malformed message out (and dead-letter it)
+# again before the poison's third start (CI saw two of it under load)
+poisoned() {
+    grep '"source_topic":"accelopt.candidates"' "$T/dlq.jsonl" | grep '"stage":"planner"' |
+        grep -q 'handed out 3 times; each time before, the stage died with it in hand'
+}
+for n in 2 3 4 5; do # each consume reads from the start (a group of its own)
+    bin/accelopt consume -b "$B" accelopt.dlq -n $n --idle 30 >"$T/dlq.jsonl" 2>/dev/null || break
+    poisoned && break
+done
+[ "$(wc -l <"$T/dlq.jsonl")" -ge 2 ]
+ok $? "two dead letters or more ($(wc -l <"$T/dlq.jsonl"))"
+poisoned
 ok $? "the poison message is a dead letter with the reason after 2 deaths"
 grep -q '"reason":"not valid JSON' "$T/dlq.jsonl"; ok $? "the malformed message is a dead letter at once"
 [ "$(replica_starts planner 1)" -eq 3 ]; ok $? "the planner died twice, then went on (3 starts: $(replica_starts planner 1))"
