@@ -203,32 +203,6 @@ static void lost(struct ao_redis *r, char *err, size_t errlen)
     r->c = NULL;
 }
 
-/* Run a command, reconnecting when the connection is dead. */
-struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv,
-                                 const size_t *lens, char *err, size_t errlen)
-{
-    long long down_since = 0, warned = 0;
-
-    for (int attempt = 0;; attempt++) {
-        redisReply *rep;
-        if (attempt > 0 && !backoff(attempt, &down_since, &warned, err))
-            return NULL;
-        if (!r->c && connect_once(r, err, errlen) < 0)
-            continue;
-        rep = redisCommandArgv(r->c, argc, argv, lens);
-        if (rep)
-            back_again(r, down_since);
-        if (rep && rep->type == REDIS_REPLY_ERROR) {
-            snprintf(err, errlen, "redis %s failed: %s", argv[0], rep->str);
-            freeReplyObject(rep);
-            return NULL;
-        }
-        if (rep)
-            return rep;
-        lost(r, err, errlen);
-    }
-}
-
 static void free_replies(int n, redisReply **replies)
 {
     for (int i = 0; i < n; i++) {
@@ -275,6 +249,15 @@ int ao_redis_pipeline(struct ao_redis *r, int n, const struct ao_redis_cmd *cmds
             }
         return 0;
     }
+}
+
+struct redisReply *ao_redis_argv(struct ao_redis *r, int argc, const char **argv,
+                                 const size_t *lens, char *err, size_t errlen)
+{
+    struct ao_redis_cmd c = {argc, argv, lens};
+    redisReply *rep;
+
+    return ao_redis_pipeline(r, 1, &c, &rep, err, errlen) < 0 ? NULL : rep;
 }
 
 char *ao_redis_url_masked(const char *url, char *buf, size_t len)

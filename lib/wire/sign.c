@@ -105,16 +105,6 @@ out:
     return out;
 }
 
-int ao_sign_add(cJSON *msg, const struct ao_sign_key *key)
-{
-    char hex[65], sig[80];
-    if (mac_hex(msg, key, hex) < 0)
-        return -1;
-    snprintf(sig, sizeof sig, PREFIX "%s", hex);
-    cJSON_DeleteItemFromObjectCaseSensitive(msg, "sig");
-    return cJSON_AddStringToObject(msg, "sig", sig) ? 0 : -1;
-}
-
 int ao_sign_check(const cJSON *msg, const struct ao_sign_key *key, char *reason, size_t len)
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(msg, "sig");

@@ -24,12 +24,9 @@ struct ao_sign_key {
  * A key file that others may read is refused. */
 int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen);
 
-/* Add (or replace) msg's "sig"; 0 or -1 (out of memory). */
-int ao_sign_add(cJSON *msg, const struct ao_sign_key *key);
-
-/* msg as compact JSON text, signed ("sig" last, any earlier one replaced),
- * without the copy of msg that ao_sign_add and a print take (free it with
- * cJSON_free; NULL when msg is not an object or out of memory). */
+/* msg as compact JSON text, signed ("sig" last, any earlier one replaced;
+ * msg itself untouched).  Free it with cJSON_free; NULL when msg is not an
+ * object or out of memory. */
 char *ao_sign_print(const cJSON *msg, const struct ao_sign_key *key);
 
 /* 0 if msg carries a valid signature, else -1 with the reason. */
