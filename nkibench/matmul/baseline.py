@@ -1,11 +1,13 @@
 """matmul for the trn target: out = lhs @ rhs.  Naive: each output tile
-accumulates its K tiles in PSUM, operands loaded from HBM each time."""
+accumulates its K tiles in PSUM, both operands loaded from HBM each time.
+
+Knobs: `NAME = value  # knob: values`; a tool may change the value only."""
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 
-TILE_M = 128  # rows of out per tile (the matmul's stationary free size, at most 128)
-TILE_K = 128  # contraction per matmul (SBUF partitions, at most 128)
-TILE_N = 512  # columns of out per tile (the moving free size, at most 512)
+TILE_M = 128  # knob: 32 64 128 (rows of out per tile: the matmul's stationary free size)
+TILE_K = 128  # knob: 32 64 128 (contraction per matmul: SBUF partitions)
+TILE_N = 512  # knob: 128 256 512 (columns of out per tile: the moving free size)
 
 
 @nki.jit
@@ -19,7 +21,7 @@ def kernel(lhs, rhs):
         for n in nl.affine_range((N + TILE_N - 1) // TILE_N):
             acc = nl.zeros((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
             for k in nl.affine_range((K + TILE_K - 1) // TILE_K):
-                # zero first: the rows and columns past the edges add nothing
+                # zeros first: what lies past an edge adds nothing
                 a = nl.zeros((TILE_M, TILE_K), dtype=nl.float32, buffer=nl.sbuf)
                 a[ip, ik] = nl.load(lhs[m * TILE_M + ip, k * TILE_K + ik],
                                     mask=(m * TILE_M + ip < M) & (k * TILE_K + ik < K))

@@ -6,7 +6,7 @@ _core.py for what it checks and docs/ARCHITECTURE.md ("Targets")."""
 import numpy as np
 
 from . import isa, language  # noqa: F401 - nki.language, nki.isa
-from ._core import STATE, NKIError, Tensor, is_hbm
+from ._core import SHARED, STATE, NKIError, Tensor, is_hbm
 
 EMULATION = "accelopt NKI host emulation (NumPy; semantics only, not the AWS simulator)"
 
@@ -34,11 +34,13 @@ class Kernel:
                     t.name = n
         grid = [int(g) for g in self.grid] or [1]
         out = None
+        del SHARED[:]
         for pid in np.ndindex(*grid):
             STATE.reset()
             STATE.grid, STATE.program = tuple(grid), tuple(int(p) for p in pid)
             out = self.fn(*hbm_args, **kwargs)
         STATE.reset()
+        del SHARED[:]
         return _outputs(out)
 
 

@@ -55,9 +55,11 @@ class _State:
         self.program = ()     # the SPMD program ids
         self.grid = ()
         self.touched = {}     # affine loop id -> the tensors it wrote (their deps go with it)
+        self.shared_pos = 0   # the next shared_hbm allocation of this program
 
 
 STATE = _State()
+SHARED = []  # the shared_hbm tensors of one launch: every SPMD program gets the same ones
 
 
 def _limit(buf):
@@ -128,10 +130,10 @@ class LoopIndex:
     def __mod__(self, x): return self._w(self.v % self._o(x))
     def __rmod__(self, x): return self._w(self._o(x) % self.v)
     def __neg__(self): return LoopIndex(-self.v)
-    def __lt__(self, x): return np.asarray(self.v < self._o(x))
-    def __le__(self, x): return np.asarray(self.v <= self._o(x))
-    def __gt__(self, x): return np.asarray(self.v > self._o(x))
-    def __ge__(self, x): return np.asarray(self.v >= self._o(x))
+    def __lt__(self, x): return _cond(self.v < self._o(x))
+    def __le__(self, x): return _cond(self.v <= self._o(x))
+    def __gt__(self, x): return _cond(self.v > self._o(x))
+    def __ge__(self, x): return _cond(self.v >= self._o(x))
 
     def __bool__(self):
         raise NKIError("err_loop_index_in_control_flow",
@@ -146,6 +148,25 @@ class LoopIndex:
 
     def __repr__(self):
         return "LoopIndex(%d)" % self.v
+
+
+class Condition(np.ndarray):
+    """A comparison of a loop index: a mask, not a Python bool."""
+
+    def __bool__(self):
+        raise NKIError("err_loop_index_in_control_flow",
+                       "a comparison of a loop index of affine_range or sequential_range is known "
+                       "only when the kernel runs: use it as a mask, not in Python control flow "
+                       "(min, max, if)")
+
+
+def _cond(v):
+    return np.asarray(v).view(Condition)
+
+
+def _mask(m):
+    """A mask as a plain bool array."""
+    return None if m is None else np.asarray(m, dtype=bool)
 
 
 def _val(x):
@@ -337,6 +358,7 @@ class Value:
     that it may only go to PSUM."""
 
     def __init__(self, x, mask=None, op="operand", name="x"):
+        mask = _mask(mask)
         self.from_matmul = False
         if isinstance(x, Value):
             self.a, self.valid, self.buffer = x.a, x.valid, x.buffer
@@ -402,6 +424,9 @@ def new_tile(shape, dtype, buffer, what, fill=None, name=None):
             par, s = i, s.n
         dims.append(int(_val(s)))
     dtype = np.dtype(dtype or np.float32)
+    if buffer == "shared_hbm" and STATE.shared_pos < len(SHARED):
+        STATE.shared_pos += 1  # a later program of the grid: the first one's tensor
+        return SHARED[STATE.shared_pos - 1]
     a = _nan_fill(tuple(dims), dtype) if fill is None else np.full(tuple(dims), fill, dtype)
     buffer = {"shared_hbm": "shared_hbm", "private_hbm": "private_hbm", "hbm": "hbm",
               "sbuf": "sbuf", "psum": "psum"}[buffer]
@@ -419,6 +444,9 @@ def new_tile(shape, dtype, buffer, what, fill=None, name=None):
                            "of %d fp32 elements (one 2 KiB bank) (%s)"
                            % (len(dims) - 1, dims[-1], PSUM_FMAX, what))
         _charge(t, buffer, per, what)
+    elif buffer == "shared_hbm":
+        SHARED.append(t)
+        STATE.shared_pos += 1
     return t
 
 
@@ -454,7 +482,7 @@ def _assign(dst, value, op="assign", mask=None):
                        % (v.a.shape, dst.tensor.name, list(dst.shape)))
     valid = None if v.valid is None else np.broadcast_to(v.valid, dst.shape)
     if mask is not None:
-        m = np.broadcast_to(mask, dst.shape)
+        m = np.broadcast_to(_mask(mask), dst.shape)
         valid = m if valid is None else valid & m
     dst.write(vals.astype(dst.dtype), valid, op)
     tv = getattr(dst.tensor, "valid", None)
@@ -500,7 +528,7 @@ def hbm_store(dst, value, mask, op="store"):
                        % (op, v.a.shape, dst.tensor.name, list(dst.shape)))
     valid = None if v.valid is None else np.broadcast_to(v.valid, dst.shape)
     if mask is not None:
-        m = np.broadcast_to(mask, dst.shape)
+        m = np.broadcast_to(_mask(mask), dst.shape)
         valid = m if valid is None else valid & m
     dst.check_bounds(valid, op)
     _check_dependencies(dst, valid)
