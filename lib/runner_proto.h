@@ -52,6 +52,10 @@ struct ao_run_hdr {
     /* the runner's own timing of its last CALL (a device's event timer):
      * the kernel's process can write it, so it is reported, never trusted */
     volatile uint64_t device_ns;
+    /* set by the profiler: the device is to profile each CALL while it is
+     * set (the trn runner writes a trace of each, for the device's own
+     * time); read only by trusted runners */
+    volatile uint32_t profile;
 };
 
 #endif

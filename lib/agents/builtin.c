@@ -1,6 +1,7 @@
 /* builtin.c - the builtin offline model: knob moves ranked by memory */
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ int ao_knobs_parse(const char *src, struct ao_knob *k, int max)
 
     while (line && *line && n < max) {
         const char *end = strchr(line, '\n'), *p = line, *tag;
+        int python;
         size_t ll = end ? (size_t)(end - line) : strlen(line);
         struct ao_knob *kn = &k[n];
         char buf[512];
@@ -24,22 +26,32 @@ int ao_knobs_parse(const char *src, struct ao_knob *k, int max)
         line = end ? end + 1 : NULL;
         while (*p == ' ' || *p == '\t')
             p++;
-        if (strncmp(p, "#define", 7) != 0 || !(tag = strstr(buf, "/* knob:")))
+        /* C: "#define NAME value", the knob comment after; Python: "NAME = value  # knob: ..." */
+        python = strncmp(p, "#define", 7) != 0;
+        if (!(tag = strstr(buf, python ? "# knob:" : "/* knob:")))
             continue;
         memset(kn, 0, sizeof *kn);
-        p += 7;
+        if (!python)
+            p += 7;
         while (*p == ' ' || *p == '\t')
             p++;
         for (size_t i = 0; (isalnum((unsigned char)*p) || *p == '_') && i + 1 < sizeof kn->name; p++)
             kn->name[i++] = *p;
         while (*p == ' ' || *p == '\t')
             p++;
+        if (python) { /* a module-level name, then " = " */
+            if (!isalpha((unsigned char)buf[0]) || *p != '=' || p[1] == '=' || !kn->name[0])
+                continue;
+            p++;
+            while (*p == ' ' || *p == '\t')
+                p++;
+        }
         kn->off = (size_t)(p - src);
-        while (p[kn->len] && !isspace((unsigned char)p[kn->len]) && p[kn->len] != '/')
+        while (p[kn->len] && !isspace((unsigned char)p[kn->len]) && p[kn->len] != '/' && p[kn->len] != '#')
             kn->len++;
         if (!kn->name[0] || !kn->len || kn->len >= sizeof kn->values[0])
             continue;
-        for (const char *v = tag + 8; *v && kn->nvalues < AO_MAX_KNOB_VALUES;) {
+        for (const char *v = tag + (python ? 7 : 8); *v && kn->nvalues < AO_MAX_KNOB_VALUES;) {
             size_t vl;
             while (*v == ' ')
                 v++;

@@ -57,6 +57,40 @@ int prof_static_check(const char *src, char *reason, size_t len)
     return 0;
 }
 
+/* shapes.txt: each shape the job will be called at, one line of the task's
+ * dims each, the nominal one first (a target that compiles per shape, as
+ * trn does, builds for each; the others ignore it).  A build-only pool has
+ * none: the task's tiny size then. */
+static int write_shapes(const struct pool *pl, const char *dir, char *err, size_t errlen)
+{
+    const struct ao_task *t = &pl->task;
+    long long tiny[AO_MAX_DIMS];
+    const long long *seen[NOMINAL_CHECKS + 2];
+    int nseen = 0;
+    struct ao_buf b = {0};
+    char path[900], e[AO_ERRLEN];
+    int rc;
+
+    if (pl->dims[0] > 0)
+        seen[nseen++] = pl->dims;
+    else if (ao_task_size(t, "tiny", tiny, e, sizeof e) == 0)
+        seen[nseen++] = tiny;
+    for (int s = 0; s < pl->nchecks; s++) {
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= memcmp(seen[k], pl->check[s].dims, sizeof(long long) * (size_t)t->ndims) == 0;
+        if (!dup && pl->check[s].dims[0] > 0)
+            seen[nseen++] = pl->check[s].dims;
+    }
+    for (int k = 0; k < nseen; k++)
+        for (int i = 0; i < t->ndims; i++)
+            ao_buf_printf(&b, "%lld%s", seen[k][i], i + 1 < t->ndims ? " " : "\n");
+    snprintf(path, sizeof path, "%s/shapes.txt", dir);
+    rc = ao_write_file(path, b.data ? b.data : "", b.len, err, errlen);
+    ao_buf_release(&b);
+    return rc;
+}
+
 /* A fresh job directory holding the kernel source and the task's harness. */
 int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, const char *source,
                      char *err, size_t errlen)
@@ -71,7 +105,8 @@ int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, c
         return -1;
     }
     snprintf(path, sizeof path, "%s/%s", j->dir, p->tg->kernel_file);
-    if (ao_write_file(path, source, strlen(source), err, errlen) < 0)
+    if (ao_write_file(path, source, strlen(source), err, errlen) < 0 ||
+        write_shapes(pl, j->dir, err, errlen) < 0)
         return -1;
     for (int i = 0; files[i]; i++) {
         snprintf(from, sizeof from, "%s/%s", pl->harness, files[i]);
@@ -121,6 +156,8 @@ int prof_compile_job(struct ao_profiler *p, struct ao_job *j, char **diag, long 
     spec.cpu = p->o.cpu; /* a pinned profiler compiles on its own core too, so
                             it never disturbs its neighbour's timing */
     spec.slot = 0;
+    if (p->tg->build_sandbox) /* what the target's compiler needs */
+        p->tg->build_sandbox(&spec);
     if (ao_sandbox_start(&spec, &sb, err, errlen) < 0)
         goto out;
     if (ao_sandbox_wait(&sb, ao_now_ns() + (long long)(p->o.compile_timeout_s * 1e9), &st, &to) < 0) {

@@ -36,6 +36,8 @@ static const struct ao_field fields[] = {
     M(sandbox, AO_F_JSON),
     M(timing, AO_F_JSON),
     M(head_to_head, AO_F_JSON),
+    M(device_profile, AO_F_JSON),
+    M(failure, AO_F_JSON),
 };
 const struct ao_msg_type ao_rec_measurement = {"measurement", sizeof(struct ao_measurement), fields,
                                                (int)(sizeof fields / sizeof fields[0])};
@@ -88,7 +90,8 @@ int ao_result_of(const struct ao_kernel_msg *k, const struct ao_measurement *m, 
         dup_str(&r->diagnostics, m->diagnostics) < 0 || dup_str(&r->bound, m->bound) < 0 ||
         dup_str(&r->calibration, m->calibration) < 0 || dup_json(&r->rel_l2, m->rel_l2) < 0 ||
         dup_json(&r->sandbox, m->sandbox) < 0 || dup_json(&r->timing, m->timing) < 0 ||
-        dup_json(&r->head_to_head, m->head_to_head) < 0)
+        dup_json(&r->head_to_head, m->head_to_head) < 0 ||
+        dup_json(&r->device_profile, m->device_profile) < 0 || dup_json(&r->failure, m->failure) < 0)
         goto oom;
     r->attempt = k->attempt;
     r->latency_ns = m->latency_ns;

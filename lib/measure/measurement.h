@@ -22,6 +22,10 @@ struct ao_measurement {
     int steady; /* the spread came under the target (-1: not measured) */
     cJSON *rel_l2, *sandbox, *timing;
     cJSON *head_to_head; /* the final measurement against the baseline: speedup and its interval */
+    /* a device that times itself (trn): where the latency came from, how
+     * many executions, and the profile's counters */
+    cJSON *device_profile;
+    cJSON *failure; /* a failure's class and code, where the target reads them (trn) */
 };
 
 /* Its fields, for ao_msg_init/release/encode and ao_record_decode. */

@@ -64,6 +64,47 @@ static void set_verdict(struct ao_measurement *r, const struct ao_job *j, const 
     r->wall_ns = ao_now_ns() - t0;
 }
 
+/* The device's profile as the result carries it: where the latency came
+ * from, how many executions, the host's clock beside it, the counters. */
+static void device_profile_json(struct ao_measurement *r, struct timed *m)
+{
+    cJSON *o = m->profile;
+
+    if (!o)
+        return;
+    m->profile = NULL;
+    cJSON_AddNumberToObject(o, "executions", m->views);
+    cJSON_AddNumberToObject(o, "profiled", m->profiled);
+    cJSON_AddNumberToObject(o, "host_median_ns", m->host.median);
+    cJSON_AddStringToObject(o, "latency", "the median of the executions' on-device total_time");
+    cJSON_Delete(r->device_profile);
+    r->device_profile = o;
+}
+
+/* A failure's class and code, where the target reads its tools' words. */
+static void failure_json(const struct ao_profiler *p, struct ao_measurement *r)
+{
+    struct ao_buf b = {0};
+    char code[40];
+    const char *cls;
+    cJSON *o;
+
+    if (!p->tg->failure_class || r->verdict == AO_V_OK || r->verdict == AO_V_INTERNAL_ERROR)
+        return;
+    ao_buf_printf(&b, "%s\n%s", r->reason ? r->reason : "", r->diagnostics ? r->diagnostics : "");
+    cls = p->tg->failure_class(b.data ? b.data : "", code, sizeof code);
+    ao_buf_release(&b);
+    if (r->verdict == AO_V_TIMEOUT)
+        cls = "timeout";
+    if (!(o = cJSON_CreateObject()))
+        return;
+    cJSON_AddStringToObject(o, "class", cls);
+    if (code[0])
+        cJSON_AddStringToObject(o, "code", code);
+    cJSON_Delete(r->failure);
+    r->failure = o;
+}
+
 /* One full measurement in a fresh process. */
 static int run_once(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
                     struct ao_measurement *r, cJSON *errors, double *max_err,
@@ -144,15 +185,22 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
             goto verdict;
         }
         if (m2.st.median > m.st.median) { /* the slower one, with its own wake-up */
+            cJSON *keep = m.profile;
             m.st = m2.st;
             m.device = m2.device;
             m.wake_ns = m2.wake_ns;
             m.wake_u_ns = m2.wake_u_ns;
+            m.host = m2.host;
+            m.views = m2.views;
+            m.profiled = m2.profiled;
+            m.profile = m2.profile;
+            m2.profile = keep;
         }
         m.kernel_ns += m2.kernel_ns;
     }
     r->latency_ns = m.st.median;
     r->latency_min_ns = m.st.min;
+    device_profile_json(r, &m);
     r->spread = m.st.spread;
     r->repeats = m.st.n;
     r->steady = m.st.spread <= p->o.target_spread;
@@ -200,6 +248,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     j.status = AO_V_OK;
 verdict:
     set_verdict(r, &j, t, max_err, &errors, t0);
+    failure_json(p, r);
     if ((timing = cJSON_CreateObject())) {
         cJSON_AddNumberToObject(timing, "compile_ns", (double)compile_ns);
         cJSON_AddNumberToObject(timing, "kernel_ns", (double)(m.kernel_ns + m2.kernel_ns));
@@ -211,6 +260,8 @@ verdict:
             cJSON_AddNumberToObject(timing, "roofline_rechecked_bw_gbs", p->fresh.bw_gbs);
         if (m.device.median > 0) /* the runner's own figure: not what the verdict used */
             cJSON_AddNumberToObject(timing, "runner_reported_median_ns", m.device.median);
+        if (m.views > 0) /* the profiler's clock, where the device's own is the latency */
+            cJSON_AddNumberToObject(timing, "host_median_ns", m.host.median);
         cJSON_AddNumberToObject(timing, "overhead_ns",
                                 (double)(r->wall_ns - compile_ns - m.kernel_ns - m2.kernel_ns));
         cJSON_Delete(r->timing);
@@ -222,6 +273,8 @@ fail:
     r->verdict = AO_V_INTERNAL_ERROR;
     set_str(&r->reason, err);
 out:
+    cJSON_Delete(m.profile);
+    cJSON_Delete(m2.profile);
     ao_job_free(&j);
     cJSON_Delete(errors);
     free(diag);
@@ -229,6 +282,9 @@ out:
 }
 
 #define H2H_MIN_ROUNDS 21
+/* Rounds read on a device that times itself (each side's execution of a
+ * round viewed: two neuron-profile views a round), drawn after the rounds. */
+#define H2H_DEVICE_ROUNDS 15
 /* Two processes of one kernel differ by this much in one sitting (where
  * their tensors and pages fall): the interval is never narrower than the
  * speedup times 1 -/+ this (docs/BENCHMARKS.md, the A/A runs). */
@@ -322,6 +378,8 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         if (longer == 2)
             break;
     }
+    if (p->tg->device_time) /* every round's executions profiled, none before */
+        jb.hdr->profile = jk.hdr->profile = 1;
     while (n < max) {
         int v = prof_sample_slot(p, &smp, n), first = (int)(ao_rng_next(&p->rng) & 1);
         struct dataset *d = &fresh;
@@ -354,12 +412,37 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         if (n >= H2H_MIN_ROUNDS && spent >= (long long)(2 * p->o.budget_s * 1e9))
             break;
     }
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) {
+        side[s]->hdr->profile = 0;
         ao_job_stop(side[s], "after its last call");
+    }
     if (prof_check_sample(p, pl, &jk, &smp, errors, &max_err, err, errlen) < 0)
         goto fail;
     if (jk.status)
         goto verdict;
+    if (p->tg->device_time) {
+        /* the rounds' ratios from the device's own times of both sides'
+         * executions, on a random choice of rounds */
+        int k = n < H2H_DEVICE_ROUNDS ? n : H2H_DEVICE_ROUNDS, round[H2H_DEVICE_ROUNDS];
+        for (int i = 0; i < k; i++) { /* k distinct rounds, uniformly */
+            int dup;
+            do {
+                round[i] = (int)(ao_rng_next(&p->rng) % (unsigned long long)n);
+                dup = 0;
+                for (int q = 0; q < i; q++)
+                    dup |= round[q] == round[i];
+            } while (dup);
+        }
+        for (int i = 0; i < k; i++) {
+            double d[2];
+            for (int s = 0; s < 2; s++)
+                if (p->tg->device_time(side[s]->dir, round[i], &d[s], NULL, err, errlen) < 0)
+                    goto fail;
+            lat[0][i] = (long long)d[0], lat[1][i] = (long long)d[1];
+            ratio[i] = d[1] > 0 ? d[0] / d[1] : 0;
+        }
+        n = k;
+    }
     {
         /* the median of the paired ratios, and its distribution-free 95%
          * interval: order statistics k and n-1-k of the sorted ratios */
@@ -383,6 +466,8 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
             cJSON_AddNumberToObject(h, "baseline_spread", sb.spread);
             cJSON_AddNumberToObject(h, "kernel_median_ns", sk.median);
             cJSON_AddNumberToObject(h, "kernel_spread", sk.spread);
+            if (p->tg->device_time)
+                cJSON_AddStringToObject(h, "times", "the device's own (profiled executions)");
             cJSON_Delete(r->head_to_head);
             r->head_to_head = h;
         }
@@ -462,6 +547,7 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
     }
     r->verdict = j.status;
     set_str(&r->reason, j.reason);
+    failure_json(p, r);
     r->wall_ns = ao_now_ns() - t0;
     if ((timing = cJSON_CreateObject())) {
         cJSON_AddNumberToObject(timing, "compile_ns", (double)compile_ns);

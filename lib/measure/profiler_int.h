@@ -75,8 +75,16 @@ struct ao_profiler {
 };
 
 /* The timing of one measurement */
+/* Profiled executions read per measurement on a device that times itself
+ * (target.h device_time: each a neuron-profile view, seconds), chosen at
+ * random among all the timed ones after they ran. */
+#define DEVICE_VIEWS 10
+
 struct timed {
-    struct ao_stats st;
+    struct ao_stats st;   /* the latency: the profiler's clock, or the device's own */
+    struct ao_stats host; /* the profiler's clock, where the device's is the latency */
+    cJSON *profile;       /* the device's profile of the median execution viewed */
+    int views, profiled;  /* executions viewed, of those profiled */
     struct ao_stats device; /* the runner's own timer (a GPU's events), if it has one */
     long long kernel_ns; /* total time inside kernel calls, checks included */
     long long wake_ns;   /* taken off every call: continuing the stopped runner */
@@ -167,6 +175,11 @@ int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *erro
 /* Correctness on the check sets, then timed calls on fresh inputs, a
  * uniform sample of them (secretly chosen) checked against the reference
  * afterwards. */
+/* The device's own times of `want` of the n profiled calls of job j (all
+ * if n <= want; else a random choice), into ns[] (want long); *profile the
+ * device's profile of the median one.  The number read, or -1 + err. */
+int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, long long *ns,
+                      cJSON **profile, char *err, size_t errlen);
 int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
                  double *max_err, struct timed *m, char *err, size_t errlen);
 

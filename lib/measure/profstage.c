@@ -51,6 +51,16 @@ static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
     }
     if (rc < 0)
         return -1;
+    if (rc == 1 && s->o.target->documented_peaks && s->o.target->documented_peaks(&s->calib) == 0) {
+        /* a device with documented peaks: those, until they are measured */
+        if (ao_calib_store(NULL, s->o.target->name, &s->calib, err, errlen) < 0)
+            return -1;
+        ao_info("no calibration for this machine at '%s': %% of peak from the %s target's "
+                "documented peaks until 'accelopt calibrate --target %s' measures them", path,
+                s->o.target->name, s->o.target->name);
+        s->have_calib = 1;
+        return 0;
+    }
     if (rc == 1) {
         if (!s->o.calibrate) {
             ao_warn("no calibration for this machine at '%s': results will carry no %% of "

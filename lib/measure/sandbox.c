@@ -155,6 +155,45 @@ static void gpu_nodes(const struct child_args *a)
         die(a, "mount /proc");
 }
 
+/* The Neuron driver's device nodes, as they are on the host. */
+static void neuron_nodes(const struct child_args *a)
+{
+    char p[700], host[64];
+
+    for (int i = 0; i < 64; i++) {
+        int fd;
+        snprintf(host, sizeof host, "/dev/neuron%d", i);
+        if (access(host, F_OK) < 0)
+            continue;
+        snprintf(p, sizeof p, "%s%s", a->root, host);
+        if ((fd = open(p, O_CREAT | O_WRONLY, 0644)) < 0)
+            die(a, "create Neuron device node");
+        close(fd);
+        if (mount(host, p, NULL, MS_BIND, NULL) < 0)
+            die(a, "bind Neuron device node");
+    }
+}
+
+/* Each of spec->ro_paths (absolute, no "..") at the same path, read-only. */
+static void extra_paths(const struct child_args *a)
+{
+    for (int i = 0; i < 4 && a->spec->ro_paths[i]; i++) {
+        const char *src = a->spec->ro_paths[i];
+        char p[700];
+        if (src[0] != '/' || strstr(src, "..") || access(src, F_OK) < 0)
+            continue;
+        snprintf(p, sizeof p, "%s%s", a->root, src);
+        for (char *s = p + strlen(a->root) + 1; *s; s++) /* mkdir -p in the new root */
+            if (*s == '/') {
+                *s = '\0';
+                mkdir(p, 0755);
+                *s = '/';
+            }
+        mkdir(p, 0755);
+        bind_ro(a, src, p);
+    }
+}
+
 static void build_root(const struct child_args *a)
 {
     static const char *const sys_dirs[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
@@ -196,10 +235,13 @@ static void build_root(const struct child_args *a)
     }
     if (a->spec->gpu)
         gpu_nodes(a);
+    if (a->spec->neuron)
+        neuron_nodes(a);
     snprintf(p, sizeof p, "%s/tmp", a->root);
     mkdir(p, 01777);
     if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") < 0)
         die(a, "mount /tmp");
+    extra_paths(a); /* after /tmp (one may be under it), before /work (which hides its own) */
     snprintf(p, sizeof p, "%s/etc", a->root);
     mkdir(p, 0755);
     /* the loader's cache alone: saves a search of the library path */
@@ -241,7 +283,7 @@ static void set_limits(const struct child_args *a)
         if (setrlimit(res, &r) < 0) die(a, "setrlimit " #res); } while (0)
     if (s->cpu_seconds > 0)
         LIM(RLIMIT_CPU, s->cpu_seconds);
-    if (s->mem_bytes > 0 && !s->gpu)
+    if (s->mem_bytes > 0 && !s->gpu && !s->neuron)
         LIM(RLIMIT_AS, s->mem_bytes);
     if (s->file_bytes > 0)
         LIM(RLIMIT_FSIZE, s->file_bytes);
@@ -545,6 +587,8 @@ static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
         add_layer(sb, "pid-ns,mount-ns,net-ns,ipc-ns,uts-ns,ro-root");
     if (a.use_ns && spec->gpu)
         add_layer(sb, "gpu-nodes,own-proc");
+    if (a.use_ns && spec->neuron)
+        add_layer(sb, "neuron-nodes");
     if (sb->cg_mem[0])
         add_layer(sb, "cgroup-memory");
     if (sb->cg_pids[0])

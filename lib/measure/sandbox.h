@@ -30,6 +30,13 @@ struct ao_sandbox_spec {
      * RLIMIT_AS (the driver reserves address space the size of the GPU's
      * memory): the cgroup alone limits its memory */
     int gpu;
+    /* a NeuronCore's process (the trn target): the /dev/neuron* nodes bound
+     * in, and no RLIMIT_AS (the runtime maps device memory) */
+    int neuron;
+    /* host directories outside /usr that it needs (the Neuron SDK's, a
+     * Python environment), bound read-only at the same paths (not under
+     * /work, which is the work directory there); NULL ends */
+    const char *ro_paths[4];
 };
 
 struct ao_sandbox {

@@ -11,6 +11,7 @@
 #include "measure/profile.h"
 #include "measure/profiler_int.h"
 #include "measure/stats.h"
+#include "targets/target.h"
 #include "wire/verdict.h"
 
 /* How far the lowest wake-up could be off (ao_low_tail): quiet, a few
@@ -136,6 +137,62 @@ int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *erro
     return 0;
 }
 
+int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, long long *ns,
+                      cJSON **profile, char *err, size_t errlen)
+{
+    int pick[64], k = n < want ? n : want;
+    int *all = malloc(sizeof *all * (size_t)(n > 0 ? n : 1)), mid = -1;
+    double best = 0;
+
+    *profile = NULL;
+    if (!all || k > (int)(sizeof pick / sizeof pick[0])) {
+        free(all);
+        snprintf(err, errlen, "out of memory reading the device's times");
+        return -1;
+    }
+    /* which ones: a random k of the n, drawn after all of them ran */
+    for (int i = 0; i < n; i++)
+        all[i] = i;
+    for (int i = 0; i < k; i++) {
+        int r = i + (int)(ao_rng_next(&p->rng) % (unsigned long long)(n - i)), t = all[i];
+        all[i] = all[r];
+        all[r] = t;
+        pick[i] = all[i];
+    }
+    free(all);
+    for (int i = 0; i < k; i++) {
+        double d;
+        if (p->tg->device_time(j->dir, pick[i], &d, NULL, err, errlen) < 0)
+            return -1;
+        ns[i] = (long long)d;
+    }
+    /* the profile of the median one (its counters are the planner's) */
+    {
+        long long *sorted = malloc(sizeof *sorted * (size_t)(k > 0 ? k : 1));
+        if (!sorted)
+            return -1;
+        memcpy(sorted, ns, sizeof *sorted * (size_t)k);
+        for (int a = 1; a < k; a++)
+            for (int b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
+                long long t = sorted[b];
+                sorted[b] = sorted[b - 1];
+                sorted[b - 1] = t;
+            }
+        for (int i = 0; i < k; i++)
+            if (mid < 0 || (double)llabs(ns[i] - sorted[k / 2]) < best) {
+                mid = i;
+                best = (double)llabs(ns[i] - sorted[k / 2]);
+            }
+        free(sorted);
+    }
+    if (k > 0) {
+        double d;
+        if (p->tg->device_time(j->dir, pick[mid], &d, profile, err, errlen) < 0)
+            return -1;
+    }
+    return k;
+}
+
 /* Correctness on the check sets, then timed calls on fresh inputs, a
  * uniform sample of them (secretly chosen) checked against the reference
  * afterwards. */
@@ -186,6 +243,10 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     }
     min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
     min_calls = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
+    /* a device that times itself profiles every timed call (and no other):
+     * the executions timed are the executions checked */
+    if (p->tg->device_time)
+        j->hdr->profile = 1;
     for (long long spent = 0; n < p->o.max_calls;) {
         int v = prof_sample_slot(p, &smp, n);
         if ((n < 32 || n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
@@ -227,12 +288,28 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
                 break;
         }
     }
+    j->hdr->profile = 0;
     take_wake(raw, lat, n, j->wake_ns);
     ao_stats_of(lat, n, &m->st);
     ao_stats_of(dev, n, &m->device);
     m->wake_ns = j->wake_ns;
     m->wake_u_ns = wake_uncertainty(j);
     ao_job_stop(j, "after its last call");
+    if (p->tg->device_time) {
+        /* the latency is the device's own time of the executions */
+        long long dns[DEVICE_VIEWS];
+        int k = prof_device_times(p, j, n, DEVICE_VIEWS, dns, &m->profile, err, errlen);
+        if (k <= 0) {
+            if (k == 0)
+                snprintf(err, errlen, "no timed execution to read the device's time of");
+            goto out;
+        }
+        m->host = m->st;
+        ao_stats_of(dns, k, &m->st);
+        m->views = k;
+        m->profiled = n;
+        m->wake_u_ns = 0; /* the device's clock has no wake-up in it */
+    }
     err[0] = '\0';
     if (prof_check_sample(p, pl, j, &smp, errors, max_err, err, errlen) < 0)
         goto out;

@@ -8,7 +8,7 @@
 #include "core/task.h"
 #include "core/util.h"
 
-static const struct ao_target *const targets[] = {&ao_target_cpu, &ao_target_cuda, NULL};
+static const struct ao_target *const targets[] = {&ao_target_cpu, &ao_target_cuda, &ao_target_trn, NULL};
 _Static_assert(sizeof targets / sizeof *targets - 1 <= AO_MAX_TARGETS, "raise AO_MAX_TARGETS");
 
 const struct ao_target *ao_target_find(const char *name)

@@ -16,6 +16,7 @@
 
 struct ao_buf;
 struct ao_calib;
+struct cJSON;
 struct ao_job;
 struct ao_sandbox_spec;
 struct ao_task;
@@ -53,6 +54,8 @@ struct ao_target {
      * that builds ./runner from kernel_file and the harness files. */
     void (*build_command)(char *cmd, size_t len);
     long long build_mem_bytes;  /* the compile sandbox's memory limit */
+    /* What the compile sandbox needs beyond the default, or NULL. */
+    void (*build_sandbox)(struct ao_sandbox_spec *s);
     /* The target's rules on what was built in dir: 0 if it may run, 1 +
      * reason if it breaks one, -1 + reason if it cannot be checked. */
     int (*check_build)(const char *dir, char *reason, size_t len);
@@ -68,6 +71,20 @@ struct ao_target {
     /* Does the device run on after the host says done?  Then each timed
      * command ends with a DRAIN (runner_proto.h) inside the clock. */
     int drain;
+    /* A device that times itself (trn: each execution's on-device time from
+     * its profile).  NULL: the profiler's clock is the latency.  Otherwise
+     * the profiler sets the header's `profile` around the timed CALLs and
+     * asks for call k (0-based, of the CALLs profiled in job directory dir):
+     * its device time in ns, and (profile not NULL) what the device's
+     * profile says of it, as JSON.  0, or -1 + err. */
+    int (*device_time)(const char *dir, int call, double *ns, struct cJSON **profile, char *err,
+                       size_t errlen);
+    /* The device's documented peaks, used for % of peak until calibrate
+     * measures them (NULL: none documented).  0, or -1 (none for this one). */
+    int (*documented_peaks)(struct ao_calib *c);
+    /* The class of a failure from the tools' words (the build's messages
+     * and the reason), its code into code; NULL: not classified. */
+    const char *(*failure_class)(const char *text, char *code, size_t codelen);
     /* What a verdict depends on here (compiler and version, flags, the
      * runner's source), appended to b. */
     void (*basis)(struct ao_buf *b);
@@ -82,7 +99,7 @@ struct ao_target {
 /* The default target's name and the built-in ones', for option tables
  * (static text); tests/unit/test_target.c checks them against the table. */
 #define AO_TARGET_DEFAULT "cpu"
-#define AO_TARGET_NAMES "cpu, cuda"
+#define AO_TARGET_NAMES "cpu, cuda, trn"
 /* The i-th built-in target (0 the default), or NULL past the last. */
 const struct ao_target *ao_target_at(int i);
 /* The target of that name, or NULL when this build has none by that name. */
@@ -115,5 +132,6 @@ void ao_target_basis_version(struct ao_buf *b, const char *compiler, int last_li
 
 extern const struct ao_target ao_target_cpu;
 extern const struct ao_target ao_target_cuda;
+extern const struct ao_target ao_target_trn;
 
 #endif

@@ -141,6 +141,8 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, plan_text, AO_F_STR, 0),
     F(struct ao_result_msg, memory_seen, AO_F_JSON, 0),
     F(struct ao_result_msg, head_to_head, AO_F_JSON, 0),
+    F(struct ao_result_msg, device_profile, AO_F_JSON, 0),
+    F(struct ao_result_msg, failure, AO_F_JSON, 0),
     F(struct ao_result_msg, task_sha256, AO_F_STR, 0),
     F(struct ao_result_msg, model, AO_F_STR, 0),
     F(struct ao_result_msg, attempt, AO_F_INT, 0),

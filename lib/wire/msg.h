@@ -86,6 +86,8 @@ struct ao_result_msg {
     int steady, cached;
     cJSON *rel_l2, *sandbox, *timing, *tokens, *fixes, *memory_seen;
     cJSON *head_to_head; /* the final measurement against the baseline, if asked */
+    cJSON *device_profile; /* the device's own timing and counters (trn) */
+    cJSON *failure;        /* a failure's class and code (trn) */
 };
 
 struct ao_pair_msg {

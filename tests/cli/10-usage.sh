@@ -23,7 +23,7 @@ for s in planner executor summarizer; do
 done
 # --target: every command and the profiler take it; a target this build lacks is refused by name
 bin/accelopt profile --target nki --task nkibench/matmul tests/kernels/honest.c >/dev/null 2>"$T/tg.err"
-[ $? -eq 2 ] && grep -q "target 'nki' is not built into this accelopt (built in: cpu, cuda)" "$T/tg.err"
+[ $? -eq 2 ] && grep -q "target 'nki' is not built into this accelopt (built in: cpu, cuda, trn)" "$T/tg.err"
 ok $? "profile --target nki: exit 2, naming the targets there are"
 bin/accelopt calibrate --target trn2 >/dev/null 2>&1; a=$?
 bin/accelopt bench --target nki >/dev/null 2>&1; b=$?

@@ -167,5 +167,24 @@ int main(void)
     }
     free(mm);
     free(bmm);
+    {
+        /* an NKI kernel's knobs are Python assignments at module level */
+        const char *py = "\"\"\"Knobs: `NAME = value  # knob: values`\"\"\"\n"
+                         "TILE_M = 128  # knob: 32 64 128 (rows)\n"
+                         "TILE_N = 512  # knob: 128 256 512\n"
+                         "    INNER = 4  # knob: 2 4 8 (indented: not a knob)\n"
+                         "X == 3  # knob: 1 2 3\n"
+                         "def kernel():\n    return TILE_M * TILE_N\n";
+        char *pymoved;
+        n = ao_knobs_parse(py, k, AO_MAX_KNOBS);
+        CHECK(n == 2 && !strcmp(k[0].name, "TILE_M") && k[0].cur == 2 && k[0].nvalues == 3 &&
+                  !strcmp(k[1].name, "TILE_N") && k[1].cur == 2,
+              "Python knobs: module-level NAME = value with '# knob:' values (%d found)", n);
+        pymoved = ao_builtin_apply(py, "move: TILE_N -1\n", 0, reason, sizeof reason);
+        CHECK(pymoved && strstr(pymoved, "TILE_N = 256  # knob: 128 256 512\n") &&
+                  strstr(pymoved, "TILE_M = 128  # knob"),
+              "the builtin executor moves a Python knob's value and nothing else");
+        free(pymoved);
+    }
     return CHECK_DONE();
 }

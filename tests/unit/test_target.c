@@ -16,9 +16,9 @@ int main(void)
               !ao_target_find("CPU") && !ao_target_find("CUDA"),
           "names are exact; a target not built in is not found");
     ao_target_names(names, sizeof names);
-    CHECK(strcmp(names, "cpu, cuda") == 0, "the built-in names (%s)", names);
+    CHECK(strcmp(names, "cpu, cuda, trn") == 0, "the built-in names (%s)", names);
     CHECK(!ao_target_get("nki", err, sizeof err) &&
-              strstr(err, "target 'nki' is not built into this accelopt (built in: cpu, cuda)"),
+              strstr(err, "target 'nki' is not built into this accelopt (built in: cpu, cuda, trn)"),
           "an unknown target's error names the ones there are");
     {
         const struct ao_target *c = ao_target_find("cuda");
@@ -27,10 +27,17 @@ int main(void)
                   strcmp(c->reference_file, "reference.cu") == 0,
               "cuda is built in: .cu files, compiled by nvcc, checked against reference.cu");
     }
+    {
+        const struct ao_target *n = ao_target_find("trn");
+        CHECK(n && strcmp(n->ext, "py") == 0 && strstr(n->compiler, "neuronx-cc") &&
+                  strcmp(n->kernel_file, "kernel.py") == 0 && n->device_time && n->documented_peaks &&
+                  n->failure_class && n->build_sandbox,
+              "trn is built in: NKI .py files, compiled by neuronx-cc, timed by the device itself");
+    }
     /* every operation the profiler calls is there, in every driver */
     {
-        static const char *const all[] = {"cpu", "cuda"};
-        for (int i = 0; i < 2; i++) {
+        static const char *const all[] = {"cpu", "cuda", "trn"};
+        for (int i = 0; i < 3; i++) {
             const struct ao_target *d = ao_target_find(all[i]);
             CHECK(d && d->convention && d->calibrate && d->machine && d->available &&
                       d->harness && d->harness_files && d->build_command && d->build_mem_bytes > 0 &&
