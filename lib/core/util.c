@@ -246,10 +246,15 @@ int ao_copy_file(const char *from, const char *to, char *err, size_t errlen)
     char *d = ao_read_file(from, &n, err, errlen);
     int rc;
 
+    struct stat st;
+
     if (!d)
         return -1;
     rc = ao_write_file(to, d, n, err, errlen);
     free(d);
+    /* an executable stays one (a trusted runner copied into a job) */
+    if (rc == 0 && stat(from, &st) == 0 && (st.st_mode & S_IXUSR) && chmod(to, 0755) < 0)
+        rc = ao_errf(err, errlen, "cannot make '%s' executable: %s", to, strerror(errno));
     return rc;
 }
 

@@ -46,7 +46,7 @@ int ao_replace_file(const char *path, const void *p, size_t n, char *err, size_t
  * and tab becomes a space, so that no escape sequence reaches it.  In place;
  * returns s. */
 char *ao_terminal_safe(char *s);
-/* Copy a file's bytes (ao_read_file, then ao_write_file).  0 or -1 + err. */
+/* Copy a file's bytes (ao_read_file, then ao_write_file), executable if it was.  0 or -1 + err. */
 int ao_copy_file(const char *from, const char *to, char *err, size_t errlen);
 
 /* Run argv[0] (searched in PATH) with that argv, no shell, stdin from

@@ -69,7 +69,7 @@ struct ao_job {
     int migrate;
     cpu_set_t on_runner, off_runner;
     long long wake_ns;                 /* continuing the stopped runner costs this */
-    long long raw_ns;                  /* the last call's time, wake-up included */
+    long long raw_ns;                  /* the last CALL's or NOP's time, wake-up included */
     long long wakes[AO_JOB_WAKES];     /* every wake-up sample taken */
     int nwakes;
     /* why it failed, once it did */

@@ -290,9 +290,10 @@ static const char *build_python(void)
 
 static void trn_build_command(char *cmd, size_t len)
 {
+    const char *dev = env_path("ACCELOPT_TRN_DEVICE", "/dev/neuron0");
     snprintf(cmd, len, "export NEURON_CC_FLAGS=%s NEURON_RT_NUM_CORES=1 NEURON_RT_VISIBLE_CORES=%d "
-             "TMPDIR=/work/tmp && mkdir -p tmp && %s build.py", TRN_CC_FLAGS, trn_core(),
-             build_python());
+             "ACCELOPT_TRN_DEVICE=%s TMPDIR=/work/tmp && mkdir -p tmp && %s build.py", TRN_CC_FLAGS,
+             trn_core(), safe_path(dev) ? dev : "/dev/neuron0", build_python());
 }
 
 static void trn_build_sandbox(struct ao_sandbox_spec *s)
@@ -309,6 +310,7 @@ static void trn_build_sandbox(struct ao_sandbox_spec *s)
         s->ro_paths[n++] = home;
     if (safe_path(root))
         s->ro_paths[n++] = root;
+    s->ro_paths[n++] = "/etc/alternatives"; /* Debian's BLAS for NumPy is a link through it */
 }
 
 /* What the build must leave as it was, and what it must have made. */
@@ -393,10 +395,12 @@ static void trn_runner_sandbox(struct ao_sandbox_spec *s)
     s->neuron = 1;
     s->max_procs = 64;
     s->file_bytes = 1LL << 30; /* the traces */
-    s->ro_paths[0] = safe_path(home) ? home : NULL;
+    s->workdir_ro = 0;         /* for ntff/ (the rest of the directory is not its uid's) */
+    s->ro_paths[0] = safe_path(home) ? home : "/etc/alternatives";
+    s->ro_paths[1] = "/etc/alternatives";
     snprintf(dir, sizeof dir, "%s/ntff", s->workdir);
     ao_rmtree(dir);
-    if (mkdir(dir, 0700) < 0 ||
+    if (mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0 ||
         (getuid() == 0 && chown(dir, ao_sandbox_uid(s->slot), ao_sandbox_uid(s->slot)) < 0))
         snprintf(e, sizeof e, "%s", strerror(errno)); /* the runner then fails to write, and says */
 }
