@@ -5,7 +5,7 @@
     msgs.py pair TASK SLOW FAST SPEEDUP DIRECTION ID [CONFIG-JSON]
     msgs.py knob SOURCE NAME VALUE       (the source with one knob set)
 
-ACCELOPT_MSG_TARGET=cuda makes the messages a cuda run's (baseline.cu).
+ACCELOPT_MSG_TARGET=cuda (trn) makes the messages a cuda (trn) run's (baseline.cu, .py).
 """
 import hashlib
 import json
@@ -14,7 +14,7 @@ import re
 import sys
 
 TARGET = os.environ.get("ACCELOPT_MSG_TARGET", "cpu")
-EXT = {"cpu": "c", "cuda": "cu"}[TARGET]
+EXT = {"cpu": "c", "cuda": "cu", "trn": "py"}[TARGET]
 
 
 def sha(s):

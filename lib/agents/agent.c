@@ -308,6 +308,11 @@ int ao_profile_lines(const cJSON *profile, char **lines, int max)
         double v = it->valuedouble;
         if (n >= max)
             break;
+        if (cJSON_IsObject(it) && it->string && !strcmp(it->string, "counters")) {
+            /* a device's counters, each a line of its own, by the profiler's names */
+            n += ao_profile_lines(it, lines + n, max - n);
+            continue;
+        }
         if (cJSON_IsNumber(it) && isfinite(v) &&
             asprintf(&lines[n], v == floor(v) && fabs(v) < 1e15 ? "%s: %.0f" : "%s: %.6g",
                      it->string, v) >= 0)

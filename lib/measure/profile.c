@@ -435,9 +435,16 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         }
         for (int i = 0; i < k; i++) {
             double d[2];
-            for (int s = 0; s < 2; s++)
-                if (p->tg->device_time(side[s]->dir, round[i], &d[s], NULL, err, errlen) < 0)
+            for (int s = 0; s < 2; s++) {
+                int got = p->tg->device_time(side[s]->dir, round[i], &d[s], NULL, err, errlen);
+                if (got > 0 && s == 1) { /* the kernel's build tampered with its traces */
+                    jk.status = AO_V_REJECTED;
+                    snprintf(jk.reason, sizeof jk.reason, "%s", err);
+                    goto verdict;
+                }
+                if (got != 0)
                     goto fail;
+            }
             lat[0][i] = (long long)d[0], lat[1][i] = (long long)d[1];
             ratio[i] = d[1] > 0 ? d[0] / d[1] : 0;
         }

@@ -177,7 +177,8 @@ int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *erro
  * afterwards. */
 /* The device's own times of `want` of the n profiled calls of job j (all
  * if n <= want; else a random choice), into ns[] (want long); *profile the
- * device's profile of the median one.  The number read, or -1 + err. */
+ * device's profile of the median one.  The number read; -1 + err; or -2 +
+ * err when the traces cannot be the device's own (a verdict: rejected). */
 int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, long long *ns,
                       cJSON **profile, char *err, size_t errlen);
 int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,

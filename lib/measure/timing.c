@@ -162,8 +162,9 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
     free(all);
     for (int i = 0; i < k; i++) {
         double d;
-        if (p->tg->device_time(j->dir, pick[i], &d, NULL, err, errlen) < 0)
-            return -1;
+        int rc = p->tg->device_time(j->dir, pick[i], &d, NULL, err, errlen);
+        if (rc != 0)
+            return rc > 0 ? -2 : -1;
         ns[i] = (long long)d;
     }
     /* the profile of the median one (its counters are the planner's) */
@@ -187,8 +188,9 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
     }
     if (k > 0) {
         double d;
-        if (p->tg->device_time(j->dir, pick[mid], &d, profile, err, errlen) < 0)
-            return -1;
+        int rc = p->tg->device_time(j->dir, pick[mid], &d, profile, err, errlen);
+        if (rc != 0)
+            return rc > 0 ? -2 : -1;
     }
     return k;
 }
@@ -299,6 +301,11 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         /* the latency is the device's own time of the executions */
         long long dns[DEVICE_VIEWS];
         int k = prof_device_times(p, j, n, DEVICE_VIEWS, dns, &m->profile, err, errlen);
+        if (k == -2) {
+            j->status = AO_V_REJECTED;
+            snprintf(j->reason, sizeof j->reason, "%s", err);
+            goto out;
+        }
         if (k <= 0) {
             if (k == 0)
                 snprintf(err, errlen, "no timed execution to read the device's time of");

@@ -12,7 +12,7 @@ static const struct ao_field profile_fields[] = {
     P(latency_min_ns, AO_F_NUM), P(spread, AO_F_NUM),      P(t_min_ns, AO_F_NUM),
     P(bound, AO_F_STR),          P(t_memory_ns, AO_F_NUM), P(t_matmul_ns, AO_F_NUM),
     P(t_elementwise_ns, AO_F_NUM), P(speedup_vs_baseline, AO_F_NUM), P(max_rel_l2, AO_F_NUM),
-    P(repeats, AO_F_INT),
+    P(repeats, AO_F_INT),        P(counters, AO_F_JSON),
 };
 static const struct ao_msg_type profile_rec = {"profile", sizeof(struct ao_kernel_profile), profile_fields,
                                                (int)(sizeof profile_fields / sizeof profile_fields[0])};
@@ -119,6 +119,13 @@ int ao_beam_member_of(struct ao_beam_member *m, const struct ao_result_msg *r, l
         dup(&m->slot, r->slot) < 0 || dup(&p->bound, r->bound) < 0) {
         ao_beam_member_release(m);
         return -1;
+    }
+    {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(r->device_profile, "counters");
+        if (cJSON_IsObject(c) && !(p->counters = cJSON_Duplicate(c, 1))) {
+            ao_beam_member_release(m);
+            return -1;
+        }
     }
     return 0;
 }

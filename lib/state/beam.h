@@ -19,6 +19,7 @@ struct ao_kernel_profile {
         speedup_vs_baseline, max_rel_l2;
     long long repeats;
     char *bound; /* memory, matmul or elementwise: the roofline term that binds */
+    cJSON *counters; /* a device's own profile counters (trn: the profiler's names), or NULL */
 };
 
 struct ao_beam_member {

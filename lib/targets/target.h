@@ -76,7 +76,8 @@ struct ao_target {
      * the profiler sets the header's `profile` around the timed CALLs and
      * asks for call k (0-based, of the CALLs profiled in job directory dir):
      * its device time in ns, and (profile not NULL) what the device's
-     * profile says of it, as JSON.  0, or -1 + err. */
+     * profile says of it, as JSON.  0; 1 + err when what is there cannot be
+     * the device's own (the kernel's build tampered with it); -1 + err. */
     int (*device_time)(const char *dir, int call, double *ns, struct cJSON **profile, char *err,
                        size_t errlen);
     /* The device's documented peaks, used for % of peak until calibrate

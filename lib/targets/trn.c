@@ -475,6 +475,40 @@ static char *view_summary(const char *dir, const char *neff, const char *ntff, c
     return out;
 }
 
+/* Is ntff/<name> the runner's own?  The directory is made for the runner,
+ * owned by its uid, before the kernel's build runs beside it in the same
+ * job directory; the build, under another uid, can rename it away and put
+ * its own there, but cannot make one owned by the runner's uid.  So: a
+ * real directory of a runner's uid that no one else may write, holding a
+ * regular file of that uid with one link.  (Without root, every sandbox
+ * is our own uid and this proves nothing: said in OPERATING.) */
+static int runner_made(const char *dir, const char *name, char *err, size_t errlen)
+{
+    char path[900];
+    struct stat d, f;
+    uid_t r1 = ao_sandbox_uid(1), r2 = ao_sandbox_uid(2);
+
+    if (getuid() != 0)
+        return 0;
+    snprintf(path, sizeof path, "%s/ntff", dir);
+    if (lstat(path, &d) < 0 || !S_ISDIR(d.st_mode) || (d.st_uid != r1 && d.st_uid != r2) ||
+        (d.st_mode & 022)) {
+        snprintf(err, errlen, "the device's traces (ntff/) are not the runner's: the kernel's build "
+                 "replaced the directory");
+        return 1;
+    }
+    snprintf(path, sizeof path, "%s/ntff/%s", dir, name);
+    if (lstat(path, &f) < 0) {
+        snprintf(err, errlen, "the runner left no trace %s: %s", name, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(f.st_mode) || f.st_uid != d.st_uid || f.st_nlink != 1) {
+        snprintf(err, errlen, "the device's trace %s is not the runner's", name);
+        return 1;
+    }
+    return 0;
+}
+
 /* The device's time of profiled call k (its trace ntff/call-<k>.ntff, of the
  * nominal shape's NEFF), and its profile. */
 static int trn_device_time(const char *dir, int call, double *ns, cJSON **profile, char *err,
@@ -484,6 +518,9 @@ static int trn_device_time(const char *dir, int call, double *ns, cJSON **profil
     struct ao_trn_summary s;
     int rc;
 
+    snprintf(ntff, sizeof ntff, "call-%d.ntff", call);
+    if ((rc = runner_made(dir, ntff, err, errlen)) != 0)
+        return rc;
     snprintf(ntff, sizeof ntff, "ntff/call-%d.ntff", call);
     if (!(json = view_summary(dir, "kernel-0.neff", ntff, err, errlen)))
         return -1;
