@@ -112,20 +112,22 @@ prof "$T/a-conf.py" >"$T/a-conf.json" 2>/dev/null
 [ "$(field "$T/a-conf.json" "r['status']")" = rejected ] && grep -q "nrt.conf" "$T/a-conf.json"
 ok $? "a build that points the runner at another runtime library is rejected"
 # the build renames the runner's trace directory away and puts its own, with fast "traces", there
+# (only where it can write: in the build; the stand-in "device" runs the source again)
 cat >"$T/forge.py" <<'PY'
 import os
-os.rename("ntff", "old-ntff")
-os.mkdir("ntff")
-os.chmod("ntff", 0o777)
-for k in range(400):
-    with open("ntff/call-%d.ntff" % k, "w") as f:
-        f.write('{"total_time": 1e-9}')
-    os.chmod("ntff/call-%d.ntff" % k, 0o444)
+if os.access(".", os.W_OK) and os.path.isdir("ntff"):
+    os.rename("ntff", "old-ntff")
+    os.mkdir("ntff")
+    os.chmod("ntff", 0o777)
+    for k in range(400):
+        with open("ntff/call-%d.ntff" % k, "w") as f:
+            f.write('{"total_time": 1e-9}')
+        os.chmod("ntff/call-%d.ntff" % k, 0o666)
 PY
 { cat "$T/forge.py"; cat nkibench/silu/baseline.py; } >"$T/a-ntff.py"
 prof "$T/a-ntff.py" >"$T/a-ntff.json" 2>/dev/null
 st=$(field "$T/a-ntff.json" "r['status']")
-[ "$st" = rejected ] && grep -q "not the runner's" "$T/a-ntff.json" || [ "$st" = crash ]
+[ "$st" = rejected ] && grep -q "not the runner's" "$T/a-ntff.json"
 ok $? "traces the build forged in place of the runner's are never read: $st ($(field "$T/a-ntff.json" "r.get('reason', '')[:90]"))"
 
 # the planner is shown the device's counters by the profiler's names, in NKI's prompts
