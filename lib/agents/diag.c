@@ -26,11 +26,11 @@ static int located(const char *line, size_t n, const char **file, size_t *flen)
     return 1;
 }
 
-/* The kernel's own file: kernel.c, kernel.i (gcc) or kernel.cu, also as
- * nvcc names a line, "kernel.cu(5)". */
+/* The kernel's own file: kernel.c, kernel.i (gcc), kernel.cu, also as
+ * nvcc names a line, "kernel.cu(5)", or kernel.py (the trn build's lines). */
 static int the_kernel(const char *file, size_t n)
 {
-    static const char *const names[] = {"kernel.c", "kernel.i", "kernel.cu", NULL};
+    static const char *const names[] = {"kernel.c", "kernel.i", "kernel.cu", "kernel.py", NULL};
     const char *paren = memchr(file, '(', n);
 
     if (paren && file[n - 1] == ')') {

@@ -55,7 +55,7 @@ done
 [ "$(echo "$TASKS" | wc -w)" -eq "$(ls -d nkibench/*/task.json | wc -l)" ]
 ok $? "every task has a baseline.py"
 
-for corpus in rules written; do
+for corpus in rules written peak; do
     $PY tests/nki-host/run.py $corpus >"$T/nki-$corpus.txt" 2>&1
     ok $? "the emulation's $corpus corpus ran"
     while read -r verdict line; do

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""run.py rules|written: the NKI host emulation's own checks, one line each.
+"""run.py rules|written|peak: the NKI host emulation's own checks, one line each.
 rules/: kernels that break one documented rule each; the emulation must
 raise the error named on their `# expect:` line (`wrong`: it must run and
 compute something else, as a kernel reading memory it never wrote does).
 written/: kernels in the style of the NKI documentation, not of our
-baselines; each must run and match NumPy."""
+baselines; each must run and match NumPy.  peak: the calibration's kernels."""
 import glob
 import importlib.util
 import os
@@ -56,4 +56,20 @@ def written():
         print("%s %s: rel. L2 %.3g" % ("ok" if rel < 1e-5 else "bad", name, rel))
 
 
-{"rules": rules, "written": written}[sys.argv[1]]()
+def peak():
+    """the calibration's kernels (nkibench/harness/trn/peak.py) compute what
+    their work counts say"""
+    pk = load(os.path.join(here, "..", "..", "nkibench", "harness", "trn", "peak.py"))
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((128, 4096), dtype=np.float32)
+    a = rng.standard_normal((128, 128), dtype=np.float32)
+    b = rng.standard_normal((128, 512), dtype=np.float32)
+    v = rng.standard_normal((128, pk.VEC_FREE), dtype=np.float32)
+    for name, got, ref in (("copy", pk.copy_kernel(x), x),
+                           ("matmul", pk.matmul_kernel(a, b), pk.MM_ROUNDS * (a.T.astype(np.float64) @ b)),
+                           ("vector", pk.vector_kernel(v), v + pk.VEC_ROUNDS)):
+        rel = np.linalg.norm(got - ref) / np.linalg.norm(ref)
+        print("%s peak.py %s kernel: rel. L2 %.3g" % ("ok" if rel < 1e-5 else "bad", name, rel))
+
+
+{"rules": rules, "written": written, "peak": peak}[sys.argv[1]]()

@@ -50,5 +50,13 @@ int main(void)
         CHECK(d && strlen(d) < 1100 && strstr(d, "[cut at"), "capped, and says so");
         free(d);
     }
+    /* the trn build's lines about the kernel's own Python */
+    d = ao_diag_for_model("compile_error", "the compiler or linker failed",
+                          "build.py:40: error: internal\n"
+                          "kernel.py:20: error: NKIError: [GCA035] Instruction: I-1 couldn't be "
+                          "allocated in SB. Total SB Partition Size: 196608\n", 4000);
+    CHECK(d && strstr(d, "kernel.py:20: error: NKIError: [GCA035]") && !strstr(d, "build.py"),
+          "an NKI kernel's error located in kernel.py is kept; the harness's are not (%s)", d ? d : "");
+    free(d);
     return CHECK_DONE();
 }
