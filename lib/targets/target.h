@@ -90,7 +90,8 @@ struct ao_target {
      * runner's source), appended to b. */
     void (*basis)(struct ao_buf *b);
     /* The vendor's sgemm timed by trusted code outside the sandbox, for
-     * `accelopt bench` (variant: the cpu's OpenBLAS kernel set, or NULL). */
+     * `accelopt bench` (variant: the cpu's OpenBLAS kernel set, or NULL);
+     * NULL where the target has no vendor library to time (trn). */
     const char *vendor_name;
     int (*vendor_sgemm)(int M, int K, int N, int cpu, const char *variant,
                         struct ao_vendor_result *r, char *err, size_t errlen);

@@ -30,6 +30,9 @@ else
     timeout 20 bin/accelopt-profiler --target trn --brokers 127.0.0.1:1 </dev/null >/dev/null 2>"$T/nodev2.err"
     [ $? -eq 1 ] && grep -q "no NeuronCore on this machine" "$T/nodev2.err"
     ok $? "a trn profiler stage without a NeuronCore refuses to start (exit 1), saying why"
+    bin/accelopt calibrate --target trn >/dev/null 2>"$T/nodev3.err"
+    [ $? -ne 0 ] && grep -q "no NeuronCore on this machine" "$T/nodev3.err"
+    ok $? "calibrate --target trn without a NeuronCore refuses, saying why"
 fi
 
 # --- a laptop: no SDK, no device: the host emulation checks the build ----
@@ -186,3 +189,20 @@ ok $? "one broker: the cpu and trn profilers each measured their own target's ke
 bin/accelopt consume -b "$B" accelopt.kernels.cuda -n 1 --idle 10 >"$T/waiting.jsonl" 2>/dev/null
 [ "$(grep -c '"target":"cuda"' "$T/waiting.jsonl")" -eq 1 ]
 ok $? "the cuda kernel waits on accelopt.kernels.cuda for a cuda profiler"
+
+# bench: the baselines through the same profiler, no vendor point for trn
+bin/accelopt bench --target trn --size tiny --tasks silu,matmul --budget 0.1 --warmup 0.02 \
+    --json "$T/bench.json" >"$T/bench.out" 2>"$T/bench.err"
+[ $? -eq 0 ] && [ "$(grep -c " ok " "$T/bench.out")" -eq 2 ] && ! grep -q "vendor reference point" "$T/bench.out" &&
+    grep -q "documented peaks" "$T/bench.out"
+ok $? "accelopt bench --target trn: both baselines ok, % of peak against the documented peaks, no vendor point"
+
+# calibrate: peak.py's kernels through baremetal with traces, read by neuron-profile view
+bin/accelopt calibrate --target trn --bw-mib 16 >"$T/cal.out" 2>"$T/cal.err"
+[ $? -eq 0 ] && [ -s "$ACCELOPT_STATE_DIR/calibration-trn.json" ] &&
+    [ "$(field "$ACCELOPT_STATE_DIR/calibration-trn.json" "r['target'] + ' ' + r['bandwidth_method'] + ' ' + str(r['fma_gflops'] > 0)")" = "trn copy True" ]
+ok $? "accelopt calibrate --target trn measures and stores the peaks (here the stand-in's speed, not a NeuronCore's)"
+prof nkibench/silu/baseline.py >"$T/cal-ok.json" 2>/dev/null
+[ "$(field "$T/cal-ok.json" "r['status']")" = ok ] &&
+    [ "$(field "$T/cal-ok.json" "r['calibration']")" != "$(field "$T/ok.json" "r['calibration']")" ]
+ok $? "profiles after it use the measured calibration, not the documented one"

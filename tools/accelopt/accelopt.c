@@ -553,7 +553,8 @@ static int cmd_bench(int argc, char **argv)
             }
         }
     }
-    if (ao_config_bool(&c, "vendor") && with_matmul && !ao_stop_requested())
+    if (ao_config_bool(&c, "vendor") && with_matmul && ao_profstage_target(st)->vendor_sgemm &&
+        !ao_stop_requested())
         vendor = bench_vendor(ao_profstage_target(st), size, cal, po.prof.cpu, ao_config_str(&c, "openblas-core"));
     if (ao_config_str(&c, "json")) {
         char *s;
