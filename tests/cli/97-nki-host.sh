@@ -38,6 +38,10 @@ print(" ".join(str(tiny[d] + (0 if a.get("fixed") else i % 3 + 1)) for i, (d, a)
     done
     [ $rc -eq 0 ] || res="$res $(head -c 300 "$T/nki-$t.err")"
     echo "$([ $rc -eq 0 ] && echo ok || echo bad) nkibench/$t/baseline.py:$res" >"$T/nki-$t.txt"
+    # every knob value, one at a time, as the builtin model moves them
+    # shellcheck disable=SC2086
+    timeout 300 $PY tests/nki-host/knobs.py "nkibench/$t" "$T/nki-$t-ref.so" ${uneven[*]} \
+        >"$T/nki-$t-knobs.txt" 2>&1 || echo "bad knobs.py failed" >>"$T/nki-$t-knobs.txt"
 }
 # two streams (the machine has two cores)
 set -- $TASKS
@@ -51,6 +55,9 @@ for t in $TASKS; do
     read -r verdict line <"$T/nki-$t.txt"
     [ "$verdict" = ok ]
     ok $? "on the NKI host emulation, agrees with reference.c: $line"
+    read -r verdict line <"$T/nki-$t-knobs.txt"
+    [ "$verdict" = ok ]
+    ok $? "at an uneven shape, every value of every knob agrees too: $line"
 done
 [ "$(echo "$TASKS" | wc -w)" -eq "$(ls -d nkibench/*/task.json | wc -l)" ]
 ok $? "every task has a baseline.py"
