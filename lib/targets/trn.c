@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cJSON.h"
+#include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "measure/calib.h"
@@ -388,7 +389,7 @@ static int trn_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
 static void trn_runner_sandbox(struct ao_sandbox_spec *s)
 {
     static char home[520];
-    char dir[800], e[AO_ERRLEN];
+    char dir[800];
 
     snprintf(home, sizeof home, "%s", neuron_home());
     s->neuron = 1;
@@ -401,7 +402,8 @@ static void trn_runner_sandbox(struct ao_sandbox_spec *s)
     ao_rmtree(dir);
     if (mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0 ||
         (getuid() == 0 && chown(dir, ao_sandbox_uid(s->slot), ao_sandbox_uid(s->slot)) < 0))
-        snprintf(e, sizeof e, "%s", strerror(errno)); /* the runner then fails to write, and says */
+        ao_warn("cannot prepare '%s' for the runner's traces: %s (its first profiled call will "
+                "fail)", dir, strerror(errno));
 }
 
 static int trn_before_call(struct ao_job *j, const char *phase)
