@@ -123,6 +123,22 @@ static void bind_ro(const struct child_args *a, const char *src, const char *dst
         die(a, "read-only remount");
 }
 
+/* A host device node at the same path in the new root, if the host has it. */
+static void bind_node(const struct child_args *a, const char *host)
+{
+    char p[700];
+    int fd;
+
+    if (access(host, F_OK) < 0)
+        return;
+    snprintf(p, sizeof p, "%s%s", a->root, host);
+    if ((fd = open(p, O_CREAT | O_WRONLY, 0644)) < 0)
+        die(a, "create a device node");
+    close(fd);
+    if (mount(host, p, NULL, MS_BIND, NULL) < 0)
+        die(a, "bind a device node");
+}
+
 /* The GPU's device nodes, as they are on the host, and a /proc that shows
  * only this PID namespace (mounted here, inside the private mount
  * namespace: never over the host's). */
@@ -132,22 +148,13 @@ static void gpu_nodes(const struct child_args *a)
                                         "nvidia-modeset", NULL};
     char p[700], host[64];
 
-    for (int i = 0; i < 64 + 4; i++) {
-        int fd;
-        if (i < 64)
-            snprintf(host, sizeof host, "/dev/nvidia%d", i);
-        else if (fixed[i - 64])
-            snprintf(host, sizeof host, "/dev/%s", fixed[i - 64]);
-        else
-            break;
-        if (access(host, F_OK) < 0)
-            continue;
-        snprintf(p, sizeof p, "%s%s", a->root, host);
-        if ((fd = open(p, O_CREAT | O_WRONLY, 0644)) < 0)
-            die(a, "create GPU device node");
-        close(fd);
-        if (mount(host, p, NULL, MS_BIND, NULL) < 0)
-            die(a, "bind GPU device node");
+    for (int i = 0; i < 64; i++) {
+        snprintf(host, sizeof host, "/dev/nvidia%d", i);
+        bind_node(a, host);
+    }
+    for (int i = 0; fixed[i]; i++) {
+        snprintf(host, sizeof host, "/dev/%s", fixed[i]);
+        bind_node(a, host);
     }
     snprintf(p, sizeof p, "%s/proc", a->root);
     mkdir(p, 0555);
@@ -158,19 +165,11 @@ static void gpu_nodes(const struct child_args *a)
 /* The Neuron driver's device nodes, as they are on the host. */
 static void neuron_nodes(const struct child_args *a)
 {
-    char p[700], host[64];
+    char host[64];
 
     for (int i = 0; i < 64; i++) {
-        int fd;
         snprintf(host, sizeof host, "/dev/neuron%d", i);
-        if (access(host, F_OK) < 0)
-            continue;
-        snprintf(p, sizeof p, "%s%s", a->root, host);
-        if ((fd = open(p, O_CREAT | O_WRONLY, 0644)) < 0)
-            die(a, "create Neuron device node");
-        close(fd);
-        if (mount(host, p, NULL, MS_BIND, NULL) < 0)
-            die(a, "bind Neuron device node");
+        bind_node(a, host);
     }
 }
 

@@ -182,33 +182,29 @@ static int trn_available(char *err, size_t errlen)
     return 0;
 }
 
-/* The runner, built once per process into a directory only we write, and
- * its hash: a job's runner must be this one, byte for byte, after the
- * kernel's build ran beside it. */
+/* The runner, built into a harness directory (or copied from the last one
+ * built while that is there), and its hash: a job's runner must be this
+ * one, byte for byte, after the kernel's build ran beside it. */
 static char runner_path[PATH_MAX], runner_hex[65];
 
-static int build_runner(char *err, size_t errlen)
+static int build_runner(const char *dir, char *err, size_t errlen)
 {
-    char src[700], inc[700], dir[] = "/tmp/accelopt-trn-XXXXXX", *data;
+    char src[700], inc[700], to[PATH_MAX], *data;
     size_t n;
     char *cc[] = {(char *)"gcc", (char *)"-O2", (char *)"-std=gnu11", inc, src, (char *)"-o",
-                  runner_path, (char *)"-ldl", NULL};
+                  to, (char *)"-ldl", NULL};
 
+    if (ao_name(to, sizeof to, "%s/runner", dir) < 0)
+        return ao_errf(err, errlen, "the harness directory's name is too long");
     if (runner_path[0] && access(runner_path, X_OK) == 0)
-        return 0;
-    if (!mkdtemp(dir)) {
-        snprintf(err, errlen, "cannot create a temporary directory: %s", strerror(errno));
-        return -1;
-    }
-    snprintf(runner_path, sizeof runner_path, "%s/runner", dir);
+        return ao_copy_file(runner_path, to, err, errlen);
     snprintf(src, sizeof src, "%s/nkibench/harness/trn/runner.c", ao_home());
     snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
-    if (ao_target_run_host(cc, err, errlen) < 0 || !(data = ao_read_file(runner_path, &n, err, errlen))) {
-        runner_path[0] = '\0';
+    if (ao_target_run_host(cc, err, errlen) < 0 || !(data = ao_read_file(to, &n, err, errlen)))
         return -1;
-    }
     ao_sha256_hex(data, n, runner_hex);
     free(data);
+    snprintf(runner_path, sizeof runner_path, "%s", to);
     return 0;
 }
 
@@ -229,7 +225,7 @@ static int trn_harness(const struct ao_task *t, const char *dir, char *err, size
     char path[900], from[700];
     int rc = -1;
 
-    if (build_runner(err, errlen) < 0)
+    if (build_runner(dir, err, errlen) < 0)
         return -1;
     ao_buf_printf(&task, "dims");
     for (int i = 0; i < t->ndims; i++)
@@ -252,9 +248,6 @@ static int trn_harness(const struct ao_task *t, const char *dir, char *err, size
         goto out;
     snprintf(path, sizeof path, "%s/nrt.conf", dir);
     if (ao_write_file(path, conf.data, conf.len, err, errlen) < 0)
-        goto out;
-    snprintf(path, sizeof path, "%s/runner", dir);
-    if (ao_copy_file(runner_path, path, err, errlen) < 0 || chmod(path, 0755) < 0)
         goto out;
     snprintf(from, sizeof from, "%s/nkibench/harness/trn/build.py", ao_home());
     snprintf(path, sizeof path, "%s/build.py", dir);
