@@ -13,7 +13,7 @@ def add_tiles(a_input, b_input):
     ix, iy = nl.mgrid[0:128, 0:512]
     a_tile = nl.load(a_input[offset_i_x + ix, offset_i_y + iy])
     b_tile = nl.load(b_input[offset_i_x + ix, offset_i_y + iy])
-    c_tile = nl.add(a_tile, b_tile)
+    c_tile = a_tile + b_tile  # Python's operators work on tiles
     nl.store(c_output[offset_i_x + ix, offset_i_y + iy], value=c_tile)
     return c_output
 

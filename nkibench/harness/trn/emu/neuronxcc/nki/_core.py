@@ -229,7 +229,30 @@ def _index_arrays(shape, key, name):
     return out
 
 
-class Access:
+class _Arith:
+    """Python's operators on tiles (a_tile + b_tile), as nl's calls."""
+
+    def _op(self, name, other, swap=False):
+        from . import language as nl
+        f = getattr(nl, name)
+        return f(other, self) if swap else f(self, other)
+
+    def __add__(self, o): return self._op("add", o)
+    def __radd__(self, o): return self._op("add", o, True)
+    def __sub__(self, o): return self._op("subtract", o)
+    def __rsub__(self, o): return self._op("subtract", o, True)
+    def __mul__(self, o): return self._op("multiply", o)
+    def __rmul__(self, o): return self._op("multiply", o, True)
+    def __truediv__(self, o): return self._op("divide", o)
+    def __rtruediv__(self, o): return self._op("divide", o, True)
+    def __pow__(self, o): return self._op("power", o)
+
+    def __neg__(self):
+        from . import language as nl
+        return nl.negative(self)
+
+
+class Access(_Arith):
     """tensor[key]: a tensor and the elements selected, read when used."""
 
     def __init__(self, tensor, key):
@@ -298,7 +321,7 @@ class Access:
         return Value(self).broadcast_to(shape)
 
 
-class Tensor:
+class Tensor(_Arith):
     """A tensor in HBM (a kernel's argument or output) or a tile in SBUF or PSUM."""
 
     def __init__(self, data, buffer, name="tensor", par_axis=0):

@@ -63,6 +63,13 @@ def ndarray_like(a, dtype=None, buffer=None, name=""):
     return ndarray(a.shape, dtype or a.dtype, buffer or a.buffer, name)
 
 
+empty_like = ndarray_like
+
+
+def broadcast_to(src, shape):
+    return Value(src, None, "broadcast_to", "src").broadcast_to(shape)
+
+
 # --- indices and loops -----------------------------------------------------
 def arange(*args):
     return np.arange(*[int(_core._val(a)) for a in args])
