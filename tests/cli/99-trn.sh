@@ -133,6 +133,15 @@ st=$(field "$T/a-ntff.json" "r['status']")
 [ "$st" = rejected ] && grep -q "not the runner's" "$T/a-ntff.json"
 ok $? "traces the build forged in place of the runner's are never read: $st ($(field "$T/a-ntff.json" "r.get('reason', '')[:90]"))"
 
+# a kernel with state on its "device" (a count of its executions, as a NEFF could keep in
+# device memory): honest through the correctness checks and the warm-up, wrong when timed
+{ echo 'CALLS = [0]  # kept across the executions of one load'
+  sed 's/^def kernel(x):/def kernel(x):\n    CALLS[0] += 1/; s/            r = nl.divide(t, nl.add(e, 1.0))/            r = nl.multiply(nl.divide(t, nl.add(e, 1.0)), 0.0 if CALLS[0] > 5 else 1.0)/' \
+      nkibench/silu/baseline.py; } >"$T/stateful.py"
+prof "$T/stateful.py" >"$T/stateful.json" 2>/dev/null
+[ "$(field "$T/stateful.json" "r['status']")" = rejected ] && grep -q "in a timed call" "$T/stateful.json"
+ok $? "a kernel that turns wrong once its checks seem over is caught by the secret checks of timed executions"
+
 # the planner is shown the device's counters by the profiler's names, in NKI's prompts
 start_llm tplan '{"*": [{"content": "Keep x in SBUF across both loops."}]}'
 ACCELOPT_MSG_TARGET=trn $M tests/msgs.py candidate silu - '{"plans": 1}' | $M -c "
