@@ -199,6 +199,32 @@ bin/accelopt consume -b "$B" accelopt.kernels.cuda -n 1 --idle 10 >"$T/waiting.j
 [ "$(grep -c '"target":"cuda"' "$T/waiting.jsonl")" -eq 1 ]
 ok $? "the cuda kernel waits on accelopt.kernels.cuda for a cuda profiler"
 
+# a deployment: one broker and one Redis, the stages once, a cpu and a trn profiler;
+# a cpu run and a trn run submitted together both end
+start_redis dep
+for st in selector planner executor summarizer; do
+    bin/accelopt-$st --brokers "$B" --redis "$REDIS_URL" $FAST 2>"$T/dep-$st.log" &
+    SERVICE_PIDS="$SERVICE_PIDS $!"
+done
+bin/accelopt-profiler --brokers "$B" --redis "$REDIS_URL" $FAST --budget 0.1 --warmup 0.02 2>"$T/dep-cprof.log" &
+SERVICE_PIDS="$SERVICE_PIDS $!"
+bin/accelopt-profiler --target trn --brokers "$B" --redis "$REDIS_URL" $FAST --budget 0.1 --warmup 0.02 \
+    2>"$T/dep-tprof.log" &
+SERVICE_PIDS="$SERVICE_PIDS $!"
+sub() { # sub TARGET: a silu run of that target, to its end
+    timeout 600 bin/accelopt submit silu --target "$1" --brokers "$B" --redis "$REDIS_URL" --wait --json \
+        --iters 1 --beam 1 --plans 1 --samples 1 --slot-deadline 300 --out "$T/dep-$1" >"$T/dep-$1.jsonl" 2>"$T/dep-$1.err"
+}
+sub cpu &
+subpid=$!
+sub trn
+trc=$?
+wait $subpid
+[ $? -eq 0 ] && [ $trc -eq 0 ] &&
+    [ "$(field "$T/dep-cpu.jsonl" "r['target'] + ' ' + r['stopped']")" = "cpu iterations" ] &&
+    [ "$(field "$T/dep-trn.jsonl" "r['target'] + ' ' + r['stopped']")" = "trn iterations" ]
+ok $? "one deployment carries a cpu run and a trn run at once, each measured by its own target's profiler"
+
 # bench: the baselines through the same profiler, no vendor point for trn
 bin/accelopt bench --target trn --size tiny --tasks silu,matmul --budget 0.1 --warmup 0.02 \
     --json "$T/bench.json" >"$T/bench.out" 2>"$T/bench.err"
