@@ -140,12 +140,13 @@ int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *erro
 int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, long long *ns,
                       cJSON **profile, char *err, size_t errlen)
 {
-    int pick[64], k = n < want ? n : want;
-    int *all = malloc(sizeof *all * (size_t)(n > 0 ? n : 1)), mid = -1;
-    double best = 0;
+    int pick[64], k = n < want ? n : want, mid = 0, rc = 0;
+    int *all = malloc(sizeof *all * (size_t)(n > 0 ? n : 1));
+    cJSON *prof[64] = {0};
+    long long sorted[64];
 
     *profile = NULL;
-    if (!all || k > (int)(sizeof pick / sizeof pick[0])) {
+    if (!all || k > 64) {
         free(all);
         snprintf(err, errlen, "out of memory reading the device's times");
         return -1;
@@ -160,39 +161,28 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
         pick[i] = all[i];
     }
     free(all);
-    for (int i = 0; i < k; i++) {
+    for (int i = 0; i < k && rc == 0; i++) {
         double d;
-        int rc = p->tg->device_time(j->dir, pick[i], &d, NULL, err, errlen);
-        if (rc != 0)
-            return rc > 0 ? -2 : -1;
-        ns[i] = (long long)d;
+        if ((rc = p->tg->device_time(j->dir, pick[i], &d, &prof[i], err, errlen)) == 0)
+            sorted[i] = ns[i] = (long long)d;
     }
-    /* the profile of the median one (its counters are the planner's) */
-    {
-        long long *sorted = malloc(sizeof *sorted * (size_t)(k > 0 ? k : 1));
-        if (!sorted)
-            return -1;
-        memcpy(sorted, ns, sizeof *sorted * (size_t)k);
+    if (rc == 0 && k > 0) {
+        /* the profile of the one nearest the median: its counters are the planner's */
         for (int a = 1; a < k; a++)
             for (int b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
                 long long t = sorted[b];
                 sorted[b] = sorted[b - 1];
                 sorted[b - 1] = t;
             }
-        for (int i = 0; i < k; i++)
-            if (mid < 0 || (double)llabs(ns[i] - sorted[k / 2]) < best) {
+        for (int i = 1; i < k; i++)
+            if (llabs(ns[i] - sorted[k / 2]) < llabs(ns[mid] - sorted[k / 2]))
                 mid = i;
-                best = (double)llabs(ns[i] - sorted[k / 2]);
-            }
-        free(sorted);
+        *profile = prof[mid];
+        prof[mid] = NULL;
     }
-    if (k > 0) {
-        double d;
-        int rc = p->tg->device_time(j->dir, pick[mid], &d, profile, err, errlen);
-        if (rc != 0)
-            return rc > 0 ? -2 : -1;
-    }
-    return k;
+    for (int i = 0; i < k; i++)
+        cJSON_Delete(prof[i]);
+    return rc > 0 ? -2 : rc < 0 ? -1 : k;
 }
 
 /* Correctness on the check sets, then timed calls on fresh inputs, a
