@@ -244,9 +244,8 @@ int ao_copy_file(const char *from, const char *to, char *err, size_t errlen)
 {
     size_t n;
     char *d = ao_read_file(from, &n, err, errlen);
-    int rc;
-
     struct stat st;
+    int rc;
 
     if (!d)
         return -1;

@@ -10,7 +10,8 @@
  *          poisoned them);
  *   CALL   nrt_execute (synchronous); while the header's `profile` is set,
  *          inside nrt_profile_start/stop, which writes the execution's trace
- *          to ntff/call-<k>.ntff, k counting the profiled calls from 0: the
+ *          to ntff/call-<k>.ntff (the directory the driver made for this
+ *          runner's uid), k counting the profiled calls from 0: the
  *          profiler reads each one's on-device time with neuron-profile;
  *   FETCH  every tensor back to the region (inputs too: they must come back
  *          unchanged);
@@ -26,7 +27,6 @@
  * yet run on a NeuronCore (docs/ARCHITECTURE.md, "Targets"). */
 #include <dlfcn.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "../runner_side.h"
@@ -140,6 +140,9 @@ static void *open_runtime(int *core)
     }
     if (f)
         fclose(f);
+    /* the SDK's library, never one the kernel's build could have left in /work */
+    if (strchr(lib, '/') && (lib[0] != '/' || !strncmp(lib, "/work/", 6) || strstr(lib, "..")))
+        fail("nrt.conf names a runtime library outside the SDK");
     if (!(h = dlopen(lib, RTLD_NOW | RTLD_LOCAL))) {
         fprintf(stderr, "cannot load the Neuron runtime (%s): %s\n", lib, dlerror());
         fflush(stderr);
@@ -271,7 +274,6 @@ int main(int argc, char **argv)
     fclose(f);
     if (!nshapes)
         fail("shapes.txt names no shape");
-    mkdir("/work/ntff", 0755);
     if ((code = ao_runner_lockdown(base)) != 0)
         return code;
     for (;;) {
