@@ -8,12 +8,15 @@
  * the target moves the tensors to its device and back around each call.
  * References come from the task's trusted reference for the target, run
  * the same way in its own process.  See INTEGRITY.md. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/log.h"
 #include "core/rng.h"
@@ -572,6 +575,67 @@ out:
     return rc;
 }
 
+/* A process's start time (field 22 of /proc/PID/stat), "" if it is gone
+ * or a zombie: with its pid, it names the process even once the pid is
+ * reused. */
+static void start_time(long pid, char *buf, size_t len)
+{
+    char path[64], *text, *p, e[AO_ERRLEN];
+    int field = 2;
+
+    buf[0] = '\0';
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    if (!(text = ao_read_file_max(path, 4096, NULL, e, sizeof e)))
+        return;
+    /* after the name in parentheses (which may hold anything): " STATE ..." */
+    p = strrchr(text, ')');
+    if (p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X')) {
+        free(text);
+        return;
+    }
+    for (; p && *p && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    if (p && field == 22)
+        snprintf(buf, len, "%.*s", (int)strcspn(p, " "), p);
+    free(text);
+}
+
+/* The work directories of profilers that are gone (killed, crashed: they
+ * had no chance to remove theirs) under base: each names its owner in
+ * `owner` ("PID STARTTIME"); ours, not a link, and no such process now:
+ * removed.  One without an owner file (an older profiler's) is left. */
+static void sweep_stale(const char *base)
+{
+    DIR *d = opendir(base);
+    struct dirent *de;
+    int n = 0;
+
+    while (d && (de = readdir(d))) {
+        char dir[PATH_MAX], path[PATH_MAX + 8], e[AO_ERRLEN], now[32], then[32], *owner;
+        struct stat st;
+        long pid;
+        if (strncmp(de->d_name, "accelopt-prof-", 14) != 0 ||
+            ao_name(dir, sizeof dir, "%s/%s", base, de->d_name) < 0 || lstat(dir, &st) < 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+            continue;
+        snprintf(path, sizeof path, "%s/owner", dir);
+        if (!(owner = ao_read_file_max(path, 128, NULL, e, sizeof e)))
+            continue;
+        if (sscanf(owner, "%ld %31s", &pid, then) == 2 && pid > 0) {
+            start_time(pid, now, sizeof now);
+            if (strcmp(now, then) != 0 && ao_rmtree(dir) == 0)
+                n++;
+        }
+        free(owner);
+    }
+    if (d)
+        closedir(d);
+    if (n)
+        ao_info("removed %d work director%s left in '%s' by profilers that are gone", n,
+                n == 1 ? "y" : "ies", base);
+}
+
 struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err, size_t errlen)
 {
     struct ao_profiler *p = calloc(1, sizeof *p);
@@ -590,6 +654,18 @@ struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err,
         return NULL;
     }
     chmod(p->root, 0755); /* the sandbox user must reach its job directory */
+    {
+        char path[700], owner[64], st[32];
+        start_time((long)getpid(), st, sizeof st);
+        snprintf(path, sizeof path, "%s/owner", p->root);
+        snprintf(owner, sizeof owner, "%ld %s\n", (long)getpid(), st);
+        if (ao_write_file(path, owner, strlen(owner), err, errlen) < 0) {
+            ao_rmtree(p->root);
+            free(p);
+            return NULL;
+        }
+        sweep_stale(base);
+    }
     if (ao_sandbox_check_uids(err, errlen) < 0) {
         ao_rmtree(p->root);
         free(p);

@@ -53,3 +53,27 @@ timeout 120 bin/accelopt-profiler <"$in" 2>"$T/epipe.err" | head -c 10 >/dev/nul
 status=${PIPESTATUS[0]}
 [ "$status" -eq 1 ] && grep -q "the reader left" "$T/epipe.err"
 ok $? "EPIPE stops the stage cleanly (status $status)"
+
+# a profiler killed outright leaves its work directory; the next one on the
+# machine removes it, and never one of a profiler still running
+W=$T/sweep
+mkdir -p "$W/accelopt-prof-old"            # no owner file (an older profiler's): left
+# (a stage makes its profiler at its first kernel: one, then stdin stays open)
+head -1 "$in" >"$T/one.jsonl"
+({ cat "$T/one.jsonl"; sleep 60; } | bin/accelopt-profiler --work-dir "$W" >/dev/null 2>&1 &)
+for _ in $(seq 200); do [ -n "$(ls "$W"/accelopt-prof-*/owner 2>/dev/null)" ] && break; sleep 0.05; done
+killed=$(ls -d "$W"/accelopt-prof-* | grep -v old)
+pkill -KILL -f "accelopt-profiler --work-dir $W"
+sleep 0.2
+[ -n "$killed" ] && [ -d "$killed" ]
+ok $? "a profiler killed outright leaves its work directory behind"
+({ cat "$T/one.jsonl"; sleep 60; } | ACCELOPT_LOG=info bin/accelopt-profiler --work-dir "$W" >/dev/null 2>"$T/sweep.err" &)
+for _ in $(seq 200); do [ -n "$(ls "$W"/accelopt-prof-*/owner 2>/dev/null | grep -v "$killed")" ] && break; sleep 0.05; done
+live=$(ls -d "$W"/accelopt-prof-* | grep -v old | grep -v "$killed")
+bin/accelopt profile --task matmul --size tiny --work-dir "$W" --budget 0.05 --warmup 0.01 \
+    nkibench/matmul/baseline.c >/dev/null 2>&1
+[ ! -e "$killed" ] && [ -n "$live" ] && [ -d "$live" ] && [ -d "$W/accelopt-prof-old" ] &&
+    grep -q "left in .* by profilers that are gone" "$T/sweep.err"
+ok $? "the next profiler removes it, and says so; a running profiler's and an older one's stay"
+pkill -f "accelopt-profiler --work-dir $W"
+pkill -f "^sleep 60$" 2>/dev/null || true
