@@ -114,6 +114,9 @@ diagnose() {
         echo "diagnose: slots filled: $(rcli hkeys "accelopt:run:$run:iter:$(rcli hget "accelopt:run:$run" state |
             python3 -c 'import json,sys; print(json.load(sys.stdin)["iter"])')" | tr '\n' ' ')" >&2
         grep -h "$run" "$T"/logs/*.log | tail -4 | cut -c1-200 | sed 's/^/diagnose: /' >&2
+        # on the topic or not: lost on its way to the broker, or after it
+        echo "diagnose: results of $run on accelopt.results: $(bin/accelopt consume -b "$B" accelopt.results \
+            --idle 3 2>/dev/null | grep -c "\"run\":\"$run\"")" >&2
     done
     bin/accelopt consume -b "$B" accelopt.dlq --idle 3 2>/dev/null |
         python3 -c 'import json,sys; [print("diagnose: dead letter from %s: %s" % (d["stage"], d["reason"][:150])) for d in map(json.loads, sys.stdin)]' |
