@@ -197,6 +197,19 @@ ACCELOPT_MSG_TARGET=cuda $M tests/msgs.py plan matmul "Tile the k loop in shared
 golden executor "$LLM_LOG" tests/golden/prompts-cuda
 [ $? -eq 0 ] && [ "$(field "$T/cexec.jsonl" "r['target'] + ' ' + r['source'][:10]")" = 'cuda extern "C"' ]
 ok $? "cuda executor prompts match, and a cuda-tagged block is the kernel of a cuda run"
+# the trn target's prompts (prompts/trn): an NKI run's candidate and plan
+start_llm tplan '{"*": [{"content": "Keep the rows of x in SBUF across the N tiles."}]}'
+ACCELOPT_MSG_TARGET=trn $M tests/msgs.py candidate matmul - '{"plans": 1}' |
+    ACCELOPT_MACHINE=$PWD/tests/golden/machine-trn.txt ACCELOPT_TRN_PLATFORM=trn1 ACCELOPT_LLM_URL=$LLM_URL \
+    ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner >"$T/tplan.jsonl" 2>/dev/null
+golden planner "$LLM_LOG" tests/golden/prompts-trn; ok $? "trn planner prompts match tests/golden/prompts-trn"
+start_llm texec '{"*": [{"content": "```python\nimport neuronxcc.nki as nki\n```"}]}'
+ACCELOPT_MSG_TARGET=trn $M tests/msgs.py plan matmul "Keep the rows of x in SBUF across the N tiles." - '{"samples": 1}' |
+    ACCELOPT_MACHINE=$PWD/tests/golden/machine-trn.txt ACCELOPT_TRN_PLATFORM=trn1 ACCELOPT_LLM_URL=$LLM_URL \
+    ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor >"$T/texec.jsonl" 2>/dev/null
+golden executor "$LLM_LOG" tests/golden/prompts-trn
+[ $? -eq 0 ] && [ "$(field "$T/texec.jsonl" "r['target'] + ' ' + r['source'][:6]")" = 'trn import' ]
+ok $? "trn executor prompts match, and a python-tagged block is the kernel of a trn run"
 mkdir -p "$T/badprompts/cpu"
 cp prompts/cpu/* "$T/badprompts/cpu/"
 sed -i 's/{{memory}}//' "$T/badprompts/cpu/planner.system.txt"
