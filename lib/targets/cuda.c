@@ -335,17 +335,6 @@ static void cuda_runner_sandbox(struct ao_sandbox_spec *s)
     s->max_procs = 64; /* the CUDA runtime starts threads of its own */
 }
 
-/* The tensors reach the GPU, and come back, in untimed commands. */
-static int cuda_before_call(struct ao_job *j, const char *phase)
-{
-    return ao_job_run(j, AO_RUN_CMD_LOAD, 1, phase) < 0 ? -1 : 0;
-}
-
-static int cuda_after_call(struct ao_job *j, const char *phase)
-{
-    return ao_job_run(j, AO_RUN_CMD_FETCH, 1, phase) < 0 ? -1 : 0;
-}
-
 /* "NVIDIA H100 80GB HBM3, driver 580.159.04", or "no GPU" */
 static void cuda_machine(char *model, size_t mlen, char *flags, size_t flen)
 {
@@ -416,42 +405,16 @@ static cJSON *run_tool(const char *name, const char *a1, const char *a2, const c
 static int cuda_calibrate(const char *path, int bw_mib, struct ao_calib *c, char *err,
                           size_t errlen)
 {
-    char mib[32], flags[128];
+    char mib[32];
     cJSON *j;
-    int rc = -1;
+    int rc;
 
     memset(c, 0, sizeof *c);
     snprintf(mib, sizeof mib, "%d", bw_mib < 1024 ? 1024 : bw_mib); /* far past the L2 */
     if (!(j = run_tool("peak", mib, NULL, NULL, err, errlen)))
         return -1;
-    {
-        const cJSON *v;
-#define NUM(key, dst) \
-        if (!cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, key)) || !(v->valuedouble > 0)) \
-            goto bad; \
-        dst = v->valuedouble
-        NUM("bw_gbs", c->bw_gbs);
-        NUM("bw_spread", c->bw_spread);
-        NUM("mm_gflops", c->fma_gflops);
-        NUM("mm_spread", c->fma_spread);
-        NUM("fma_gflops", c->vec_gflops);
-        NUM("fma_spread", c->vec_spread);
-#undef NUM
-        v = cJSON_GetObjectItemCaseSensitive(j, "bw_method");
-        snprintf(c->bw_method, sizeof c->bw_method, "%s", cJSON_IsString(v) ? v->valuestring : "?");
-    }
     /* the L2 is flushed before every timed call: HBM's bandwidth at every size */
-    c->ncurve = 1;
-    c->curve_bytes[0] = 1;
-    c->curve_gbs[0] = c->bw_gbs;
-    cuda_machine(c->cpu_model, sizeof c->cpu_model, flags, sizeof flags);
-    snprintf(c->cflags, sizeof c->cflags, "%s", flags);
-    ao_utc_now(c->created_at, sizeof c->created_at);
-    rc = ao_calib_store(path, "cuda", c, err, errlen); /* path NULL: only its id */
-    goto out;
-bad:
-    snprintf(err, errlen, "the GPU peak benchmark printed no usable figures");
-out:
+    rc = ao_target_peaks(&ao_target_cuda, j, "fma_gflops", "fma_spread", "?", path, c, err, errlen);
     cJSON_Delete(j);
     return rc;
 }
@@ -512,8 +475,8 @@ const struct ao_target ao_target_cuda = {
     .check_build = cuda_check_build,
     .runner_filter = ao_sandbox_gpu_runner_filter,
     .runner_sandbox = cuda_runner_sandbox,
-    .before_call = cuda_before_call,
-    .after_call = cuda_after_call,
+    .before_call = ao_target_load, /* the tensors reach the GPU, and come back, untimed */
+    .after_call = ao_target_fetch,
     .drain = 1,
     .basis = cuda_basis,
     .vendor_name = "cublas sgemm",

@@ -4,9 +4,13 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "cJSON.h"
 #include "targets/target.h"
 #include "core/task.h"
 #include "core/util.h"
+#include "measure/calib.h"
+#include "measure/job.h"
+#include "runner_proto.h"
 
 static const struct ao_target *const targets[] = {&ao_target_cpu, &ao_target_cuda, &ao_target_trn, NULL};
 _Static_assert(sizeof targets / sizeof *targets - 1 <= AO_MAX_TARGETS, "raise AO_MAX_TARGETS");
@@ -158,4 +162,48 @@ int ao_target_write_stub(const struct ao_task *t, const char *dir, const char *d
 out:
     ao_buf_release(&b);
     return rc;
+}
+
+int ao_target_load(struct ao_job *j, const char *phase)
+{
+    return ao_job_run(j, AO_RUN_CMD_LOAD, 1, phase) < 0 ? -1 : 0;
+}
+
+int ao_target_fetch(struct ao_job *j, const char *phase)
+{
+    return ao_job_run(j, AO_RUN_CMD_FETCH, 1, phase) < 0 ? -1 : 0;
+}
+
+int ao_target_peaks(const struct ao_target *tg, const cJSON *j, const char *vec_key,
+                    const char *vec_spread_key, const char *bw_method, const char *path,
+                    struct ao_calib *c, char *err, size_t errlen)
+{
+    const struct {
+        const char *key;
+        double *dst;
+    } nums[] = {{"bw_gbs", &c->bw_gbs},     {"bw_spread", &c->bw_spread},
+                {"mm_gflops", &c->fma_gflops}, {"mm_spread", &c->fma_spread},
+                {vec_key, &c->vec_gflops},   {vec_spread_key, &c->vec_spread}};
+    const cJSON *v;
+    char flags[128];
+
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        if (!cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, nums[i].key)) ||
+            !(v->valuedouble > 0)) {
+            snprintf(err, errlen, "the peak benchmark printed no usable '%s'", nums[i].key);
+            return -1;
+        }
+        *nums[i].dst = v->valuedouble;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(j, "bw_method");
+    snprintf(c->bw_method, sizeof c->bw_method, "%s", cJSON_IsString(v) ? v->valuestring : bw_method);
+    /* no in-cache curve: HBM's bandwidth at every size */
+    c->ncurve = 1;
+    c->curve_bytes[0] = 1;
+    c->curve_gbs[0] = c->bw_gbs;
+    tg->machine(c->cpu_model, sizeof c->cpu_model, flags, sizeof flags);
+    snprintf(c->cflags, sizeof c->cflags, "%s", flags);
+    ao_utc_now(c->created_at, sizeof c->created_at);
+    return ao_calib_store(path, tg->name, c, err, errlen);
 }

@@ -127,6 +127,18 @@ void ao_target_tensors_text(const struct ao_task *t, const char *size, const lon
 /* proto.h (decl, then the task's signature) and the stub (stub_name) in dir. */
 int ao_target_write_stub(const struct ao_task *t, const char *dir, const char *decl,
                          const char *stub_name, char *err, size_t errlen);
+/* A device target's before_call and after_call: every tensor to the
+ * device (LOAD) and back (FETCH), untimed. */
+int ao_target_load(struct ao_job *j, const char *phase);
+int ao_target_fetch(struct ao_job *j, const char *phase);
+/* A peak benchmark's JSON (bw_gbs, bw_spread, mm_gflops, mm_spread, and the
+ * elementwise peak and spread under vec_key and vec_spread_key; bw_method
+ * if it names one, else bw_method), with this machine's model and flags
+ * (tg->machine) and the time, into c, stored at path (NULL: its id only).
+ * 0, or -1 + err. */
+int ao_target_peaks(const struct ao_target *tg, const struct cJSON *j, const char *vec_key,
+                    const char *vec_spread_key, const char *bw_method, const char *path,
+                    struct ao_calib *c, char *err, size_t errlen);
 /* A file's text appended to b (nothing if it cannot be read). */
 void ao_target_basis_file(struct ao_buf *b, const char *path);
 /* The first (or last) line a compiler prints for --version, appended to b. */

@@ -347,12 +347,16 @@ static int trn_check_build(const char *dir, char *reason, size_t len)
     free(shapes);
     snprintf(path, sizeof path, "%s/built.txt", dir);
     built = ao_read_file_max(path, 256, NULL, e, sizeof e);
-    if (built && (!strncmp(built, "simulated", 9) || !strncmp(built, "emulated", 8))) {
-        rc = 0; /* checked only (no SDK or no device): a build-only result */
+    /* checked only (no device here): a build-only result; where a device
+     * is, the NEFFs are required whatever the build says */
+    if (!device_present() && built &&
+        (!strncmp(built, "simulated", 9) || !strncmp(built, "emulated", 8))) {
+        rc = 0;
         goto out;
     }
     if (!built || strncmp(built, "neff", 4) != 0) {
-        snprintf(reason, len, "the build says nothing of what it made (built.txt)");
+        snprintf(reason, len, "the build left no NEFFs (built.txt says '%.40s')",
+                 built ? built : "nothing");
         goto out;
     }
     for (int i = 0; i < nshapes; i++) {
@@ -397,16 +401,6 @@ static void trn_runner_sandbox(struct ao_sandbox_spec *s)
         (getuid() == 0 && chown(dir, ao_sandbox_uid(s->slot), ao_sandbox_uid(s->slot)) < 0))
         ao_warn("cannot prepare '%s' for the runner's traces: %s (its first profiled call will "
                 "fail)", dir, strerror(errno));
-}
-
-static int trn_before_call(struct ao_job *j, const char *phase)
-{
-    return ao_job_run(j, AO_RUN_CMD_LOAD, 1, phase) < 0 ? -1 : 0;
-}
-
-static int trn_after_call(struct ao_job *j, const char *phase)
-{
-    return ao_job_run(j, AO_RUN_CMD_FETCH, 1, phase) < 0 ? -1 : 0;
 }
 
 /* Run neuron-profile view on trace ntff of NEFF neff (both in dir) in a
@@ -592,10 +586,9 @@ static void trn_basis(struct ao_buf *b)
  * vector kernel by their profiles' total_time and prints JSON. */
 static int trn_calibrate(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen)
 {
-    char script[700], mib[32], tool[520], flags[128], *out = NULL;
+    char script[700], mib[32], tool[520], *out = NULL;
     char *argv[] = {(char *)sdk_python(), script, mib, tool, NULL};
     cJSON *j = NULL;
-    const cJSON *v;
     int st = 0, rc = -1;
 
     memset(c, 0, sizeof *c);
@@ -606,33 +599,11 @@ static int trn_calibrate(const char *path, int bw_mib, struct ao_calib *c, char 
     profile_tool(tool, sizeof tool);
     if (ao_spawn(argv, NULL, &out, 1 << 20, &st, err, errlen) < 0)
         return -1;
-    if (st != 0 || !(j = cJSON_Parse(out))) {
+    if (st != 0 || !(j = cJSON_Parse(out)))
         snprintf(err, errlen, "peak.py failed: %.400s", out ? out : "");
-        goto out;
-    }
-#define NUM(key, dst) \
-    if (!cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, key)) || !(v->valuedouble > 0)) \
-        goto bad; \
-    dst = v->valuedouble
-    NUM("bw_gbs", c->bw_gbs);
-    NUM("bw_spread", c->bw_spread);
-    NUM("mm_gflops", c->fma_gflops);
-    NUM("mm_spread", c->fma_spread);
-    NUM("vec_gflops", c->vec_gflops);
-    NUM("vec_spread", c->vec_spread);
-#undef NUM
-    snprintf(c->bw_method, sizeof c->bw_method, "copy");
-    c->ncurve = 1;
-    c->curve_bytes[0] = 1;
-    c->curve_gbs[0] = c->bw_gbs;
-    trn_machine(c->cpu_model, sizeof c->cpu_model, flags, sizeof flags);
-    snprintf(c->cflags, sizeof c->cflags, "%s", flags);
-    ao_utc_now(c->created_at, sizeof c->created_at);
-    rc = ao_calib_store(path, "trn", c, err, errlen);
-    goto out;
-bad:
-    snprintf(err, errlen, "peak.py printed no usable figures: %.300s", out);
-out:
+    else
+        rc = ao_target_peaks(&ao_target_trn, j, "vec_gflops", "vec_spread", "copy", path, c, err,
+                             errlen);
     cJSON_Delete(j);
     free(out);
     return rc;
@@ -661,8 +632,8 @@ const struct ao_target ao_target_trn = {
     .check_build = trn_check_build,
     .runner_filter = trn_runner_filter,
     .runner_sandbox = trn_runner_sandbox,
-    .before_call = trn_before_call,
-    .after_call = trn_after_call,
+    .before_call = ao_target_load,
+    .after_call = ao_target_fetch,
     .drain = 0,
     .device_time = trn_device_time,
     .documented_peaks = trn_documented_peaks,

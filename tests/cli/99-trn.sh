@@ -114,6 +114,12 @@ variant "^import neuronxcc.nki as nki$" "import neuronxcc.nki as nki, os\nos.rem
 prof "$T/a-conf.py" >"$T/a-conf.json" 2>/dev/null
 [ "$(field "$T/a-conf.json" "r['status']")" = rejected ] && grep -q "nrt.conf" "$T/a-conf.json"
 ok $? "a build that points the runner at another runtime library is rejected"
+# the build claims it only checked the kernel, where a NeuronCore is, and leaves no NEFF
+variant "^import neuronxcc.nki as nki$" "import neuronxcc.nki as nki, atexit, glob, os\natexit.register(lambda: [os.remove(f) for f in glob.glob('kernel-*.neff')] + [open('built.txt', 'w').write('emulated 2')])" "$T/a-built.py"
+prof "$T/a-built.py" >"$T/a-built.json" 2>/dev/null
+[ "$(field "$T/a-built.json" "r['status']")" = rejected ] && grep -q "left no NEFFs" "$T/a-built.json"
+ok $? "a build that claims a check-only result where a NeuronCore is, leaving no NEFF, is rejected"
+
 # the build renames the runner's trace directory away and puts its own, with fast "traces", there
 # (only where it can write: in the build; the stand-in "device" runs the source again)
 cat >"$T/forge.py" <<'PY'

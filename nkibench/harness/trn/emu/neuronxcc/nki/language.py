@@ -186,10 +186,8 @@ def load_transpose2d(src, mask=None, dtype=None, **_):
 
 
 # --- compute ---------------------------------------------------------------
-def _dt(dtype, *vals):
-    if dtype is not None:
-        return np.dtype(dtype)
-    return np.float32
+def _dt(dtype):
+    return np.float32 if dtype is None else np.dtype(dtype)
 
 
 def _unary(name, fn):
