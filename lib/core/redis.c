@@ -212,8 +212,32 @@ static void free_replies(int n, redisReply **replies)
     }
 }
 
+/* every round trip of this process (all its threads), and the time spent
+ * in them: a trace of a message says how much of its handling was Redis */
+static long long trips, trip_ns;
+
+void ao_redis_totals(long long *n, long long *ns)
+{
+    *n = __atomic_load_n(&trips, __ATOMIC_RELAXED);
+    *ns = __atomic_load_n(&trip_ns, __ATOMIC_RELAXED);
+}
+
+static int pipeline(struct ao_redis *r, int n, const struct ao_redis_cmd *cmds,
+                    redisReply **replies, char *err, size_t errlen);
+
 int ao_redis_pipeline(struct ao_redis *r, int n, const struct ao_redis_cmd *cmds,
                       redisReply **replies, char *err, size_t errlen)
+{
+    long long t0 = ao_now_ns();
+    int rc = pipeline(r, n, cmds, replies, err, errlen);
+
+    __atomic_fetch_add(&trips, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&trip_ns, ao_now_ns() - t0, __ATOMIC_RELAXED);
+    return rc;
+}
+
+static int pipeline(struct ao_redis *r, int n, const struct ao_redis_cmd *cmds,
+                    redisReply **replies, char *err, size_t errlen)
 {
     long long down_since = 0, warned = 0;
 

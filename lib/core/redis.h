@@ -41,6 +41,9 @@ struct ao_redis_cmd {
 };
 int ao_redis_pipeline(struct ao_redis *r, int n, const struct ao_redis_cmd *cmds,
                       struct redisReply **replies, char *err, size_t errlen);
+
+/* This process's Redis round trips so far, and the wall time spent in them. */
+void ao_redis_totals(long long *n, long long *ns);
 /* The prefix and the key into buf; returns buf, or NULL (buf emptied) when
  * it would not fit: a cut key would be another key. */
 #define AO_REDIS_KEY_MAX 800 /* a key's buffer: a prefix and a names.h key */

@@ -4,10 +4,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wire/io.h"
 #include "core/log.h"
+#include "core/redis.h"
 #include "core/signals.h"
 #include "core/util.h"
 #include "wire/msg.h"
@@ -347,24 +349,52 @@ static void crash_if_asked(const struct ao_inmsg *m)
         abort();
 }
 
+static int trace_fd(void)
+{
+    static int fd = -2;
+    if (fd == -2) {
+        const char *path = getenv("ACCELOPT_TRACE");
+        fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
+    }
+    return fd;
+}
+
+static long long thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* ACCELOPT_TRACE=FILE: each handled message appends a line to FILE: the
  * stage, its pid, where the message came from, its id, when its producer
  * made it and when this stage began and ended it (wall clock: ms from the
  * broker, µs here), so that tests/bench/overhead.sh can say where a run's
  * time between the stages goes.  One write a line (O_APPEND): stages may
  * share the file. */
-static void trace(const struct ao_io *io, const struct ao_inmsg *m, const cJSON *j, long long start_us,
-                  const char *reason)
+struct trace_start {
+    long long wall_us, cpu_ns, redis_trips, redis_ns;
+};
+
+static void trace_begin(struct trace_start *s)
 {
-    static int fd = -2;
+    s->wall_us = ao_wall_ns() / 1000;
+    if (trace_fd() < 0)
+        return;
+    s->cpu_ns = thread_cpu_ns();
+    ao_redis_totals(&s->redis_trips, &s->redis_ns);
+}
+
+static void trace(const struct ao_io *io, const struct ao_inmsg *m, const cJSON *j,
+                  const struct trace_start *s, const char *reason)
+{
+    long long trips, ns;
     const cJSON *env = j ? cJSON_GetObjectItemCaseSensitive(j, "id") : NULL;
+    int fd = trace_fd();
     cJSON *t;
     char *line;
 
-    if (fd == -2) {
-        const char *path = getenv("ACCELOPT_TRACE");
-        fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
-    }
     if (fd < 0 || !(t = cJSON_CreateObject()))
         return;
     cJSON_AddStringToObject(t, "stage", io->stage ? io->stage : "?");
@@ -372,8 +402,14 @@ static void trace(const struct ao_io *io, const struct ao_inmsg *m, const cJSON 
     cJSON_AddStringToObject(t, "topic", m->topic ? m->topic : "?");
     cJSON_AddStringToObject(t, "id", cJSON_IsString(env) ? env->valuestring : "?");
     cJSON_AddNumberToObject(t, "created_ms", (double)m->created_ms);
-    cJSON_AddNumberToObject(t, "start_us", (double)start_us);
+    cJSON_AddNumberToObject(t, "start_us", (double)s->wall_us);
     cJSON_AddNumberToObject(t, "end_us", (double)(ao_wall_ns() / 1000));
+    /* of the handling: this thread's CPU time, and the Redis round trips
+     * and their time; the rest was waiting (the broker, the scheduler) */
+    cJSON_AddNumberToObject(t, "cpu_us", (double)((thread_cpu_ns() - s->cpu_ns) / 1000));
+    ao_redis_totals(&trips, &ns);
+    cJSON_AddNumberToObject(t, "redis_trips", (double)(trips - s->redis_trips));
+    cJSON_AddNumberToObject(t, "redis_us", (double)((ns - s->redis_ns) / 1000));
     if (reason[0])
         cJSON_AddStringToObject(t, "dead_letter", reason);
     if ((line = cJSON_PrintUnformatted(t))) {
@@ -394,7 +430,7 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
         char reason[512] = "";
         cJSON *j = NULL;
         long tries = 0;
-        long long start_us;
+        struct trace_start ts;
         int rc, authentic = 0; /* its signature checked: its run is its own */
 
         if (tick && tick(ctx, io) < 0)
@@ -406,11 +442,12 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
                 io->guard.idle(io->guard.ctx);
             continue;
         }
-        start_us = ao_wall_ns() / 1000;
+        trace_begin(&ts);
         if (io->guard.begin && m.handle && (tries = io->guard.begin(io->guard.ctx, io, &m)) < 0)
             return -1;
         if (tries <= io->guard.max)
             crash_if_asked(&m); /* counted first, like a real crash while handling it */
+        io->held = &m; /* for a process function that checks its bytes (a pipe's signatures) */
         if (tries > io->guard.max) { /* tries is 0 without a guard */
             snprintf(reason, sizeof reason,
                      "handed out %ld times; each time before, the stage died with it in hand "
@@ -421,19 +458,21 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
         } else if (!(j = ao_msg_parse(m.raw, m.len, reason, sizeof reason))) {
             /* reason says why */
         } else if (io->verify && io->key &&
-                   !(authentic = ao_sign_check(j, io->key, reason, sizeof reason) == 0)) {
+                   !(authentic = ao_sign_check(m.raw, m.len, io->key, reason, sizeof reason) == 0)) {
             /* reason says why: anyone may produce to a broker's topics */
         } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
             reason[0] = '\0';
         } else if (io->err[0]) {
             /* the output side failed: the message is not lost, stop here;
              * not the message's fault, so its attempt is forgotten */
+            io->held = NULL;
             cJSON_Delete(j);
             if (tries)
                 io->guard.end(io->guard.ctx, &m);
             return -1;
         }
-        trace(io, &m, j, start_us, reason);
+        io->held = NULL;
+        trace(io, &m, j, &ts, reason);
         if (reason[0] && dead_letter(io, &m, reason, authentic ? j : NULL) < 0) {
             cJSON_Delete(j);
             if (tries <= io->guard.max || !tries) {

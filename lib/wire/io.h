@@ -64,6 +64,7 @@ struct ao_io {
     struct ao_io_guard guard; /* none when begin is NULL */
     struct ao_sign_key *key;  /* sign every message sent (NULL: none) */
     int verify;               /* and refuse any received without its signature */
+    const struct ao_inmsg *held; /* the message being processed (ao_io_run), else NULL */
     void *priv;
 };
 

@@ -1,4 +1,4 @@
-/* sign.c - HMAC-SHA256 signatures over a message's canonical form */
+/* sign.c - HMAC-SHA256 signatures over a message's text as sent */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,66 +15,28 @@
 #include "core/util.h"
 
 #define PREFIX "hmac-sha256:"
+/* a signed message ends with its signature: ,"sig":"hmac-sha256:<64 hex>"} */
+#define SIG_OPEN "\"sig\":\"" PREFIX
+#define SIG_MEMBER (sizeof SIG_OPEN - 1 + 64 + 2) /* "sig":"hmac-sha256:<hex>"} */
 /* what ao_sign_print adds in place of the closing brace, its NUL included */
-#define SIG_TAIL (sizeof ",\"sig\":\"" PREFIX "\"}" + 64)
+#define SIG_TAIL (1 + SIG_MEMBER + 1)
 
-static int cmp_keys(const void *a, const void *b)
+static int hmac_hex(const struct ao_sign_key *key, const char *text, size_t n, char hex[65])
 {
-    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-    return strcmp(x->string, y->string);
-}
-
-/* Sort every object's members by key, in place (cJSON keeps them as a
- * doubly linked list: relink them in order). */
-static int sort_keys(cJSON *j)
-{
-    cJSON **v = NULL;
-    size_t n = 0;
-
-    for (cJSON *c = j->child; c; c = c->next, n++)
-        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && sort_keys(c) < 0)
-            return -1;
-    if (!cJSON_IsObject(j) || n < 2)
-        return 0;
-    if (!(v = malloc(n * sizeof *v)))
-        return -1;
-    n = 0;
-    for (cJSON *c = j->child; c; c = c->next)
-        v[n++] = c;
-    qsort(v, n, sizeof *v, cmp_keys);
-    for (size_t i = 0; i < n; i++) {
-        v[i]->prev = i ? v[i - 1] : v[n - 1]; /* cJSON: the head's prev is the tail */
-        v[i]->next = i + 1 < n ? v[i + 1] : NULL;
-    }
-    j->child = v[0];
-    free(v);
-    return 0;
-}
-
-/* hex HMAC of the canonical form of msg without "sig" */
-static int mac_hex(const cJSON *msg, const struct ao_sign_key *key, char hex[65])
-{
-    cJSON *c = cJSON_Duplicate(msg, 1);
     unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    char *text = NULL;
-    int rc = -1;
+    unsigned int len = 0;
+    static const char digits[] = "0123456789abcdef";
 
-    if (!c)
+    if (!HMAC(EVP_sha256(), key->k, sizeof key->k, (const unsigned char *)text, n, mac, &len) ||
+        len != 32)
         return -1;
-    cJSON_DeleteItemFromObjectCaseSensitive(c, "sig");
-    if (sort_keys(c) < 0 || !(text = cJSON_PrintUnformatted(c)))
-        goto out;
-    if (!HMAC(EVP_sha256(), key->k, sizeof key->k, (const unsigned char *)text, strlen(text), mac,
-              &n) || n != 32)
-        goto out;
-    for (unsigned i = 0; i < n; i++)
-        snprintf(hex + 2 * i, 3, "%02x", mac[i]);
-    rc = 0;
-out:
-    cJSON_free(text);
-    cJSON_Delete(c);
-    return rc;
+    for (unsigned i = 0; i < len; i++) {
+        hex[2 * i] = digits[mac[i] >> 4];
+        hex[2 * i + 1] = digits[mac[i] & 15];
+    }
+    hex[64] = '\0';
+    OPENSSL_cleanse(mac, sizeof mac);
+    return 0;
 }
 
 char *ao_sign_print(const cJSON *msg, const struct ao_sign_key *key)
@@ -83,7 +45,7 @@ char *ao_sign_print(const cJSON *msg, const struct ao_sign_key *key)
     cJSON *bare = NULL;
     size_t n;
 
-    if (!cJSON_IsObject(msg) || mac_hex(msg, key, hex) < 0)
+    if (!cJSON_IsObject(msg))
         return NULL;
     /* the message as it was built (its keys in their order, for a reader),
      * less a signature it carried (a dead letter's) */
@@ -94,10 +56,10 @@ char *ao_sign_print(const cJSON *msg, const struct ao_sign_key *key)
     }
     if (!(text = cJSON_PrintUnformatted(bare ? bare : msg)))
         goto out;
-    n = strlen(text); /* "{...}": the signature goes in before the closing brace */
-    if ((out = cJSON_malloc(n + SIG_TAIL))) {
+    n = strlen(text); /* "{...}": signed as it is, the signature goes in before its closing brace */
+    if (hmac_hex(key, text, n, hex) == 0 && (out = cJSON_malloc(n + SIG_TAIL))) {
         memcpy(out, text, n - 1);
-        snprintf(out + n - 1, SIG_TAIL + 1, "%s\"sig\":\"" PREFIX "%s\"}", n > 2 ? "," : "", hex);
+        snprintf(out + n - 1, SIG_TAIL + 1, "%s" SIG_OPEN "%s\"}", n > 2 ? "," : "", hex);
     }
 out:
     cJSON_free(text);
@@ -105,26 +67,58 @@ out:
     return out;
 }
 
-int ao_sign_check(const cJSON *msg, const struct ao_sign_key *key, char *reason, size_t len)
+static int lower_hex(const char *p, size_t n)
 {
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(msg, "sig");
-    char hex[65];
+    for (size_t i = 0; i < n; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+            return 0;
+    return 1;
+}
 
-    if (!cJSON_IsString(s)) {
-        snprintf(reason, len, "not signed: messages are accepted only with the deployment's "
-                 "signature (sign.h)");
+int ao_sign_check(const char *raw, size_t n, const struct ao_sign_key *key, char *reason, size_t len)
+{
+    const char *at = n >= SIG_MEMBER + 1 ? raw + n - SIG_MEMBER : NULL, *hexp;
+    char hex[65], *body;
+    size_t body_len;
+    int rc;
+
+    if (!at || memcmp(at, "\"sig\":\"", 7) != 0) {
+        snprintf(reason, len, memmem(raw, n, "\"sig\"", 5)
+                                  ? "the signature is not the message's last member, as a stage "
+                                    "writes it (sign.h)"
+                                  : "not signed: messages are accepted only with the deployment's "
+                                    "signature (sign.h)");
         return -1;
     }
-    if (strncmp(s->valuestring, PREFIX, strlen(PREFIX)) != 0 ||
-        strlen(s->valuestring) != strlen(PREFIX) + 64) {
+    hexp = at + sizeof SIG_OPEN - 1; /* raw need not end in a NUL: every read is within n */
+    if (memcmp(at, SIG_OPEN, sizeof SIG_OPEN - 1) != 0 || !lower_hex(hexp, 64) ||
+        memcmp(hexp + 64, "\"}", 2) != 0) {
         snprintf(reason, len, "the signature is not hmac-sha256");
         return -1;
     }
-    if (mac_hex(msg, key, hex) < 0) {
+    /* what was signed: the text without its signature member */
+    if (at - raw == 1 && raw[0] == '{') {
+        body_len = 1; /* "{}" */
+    } else if (at - raw >= 3 && at[-1] == ',') { /* "{," would pass for the empty object's "{}" */
+        body_len = (size_t)(at - raw) - 1;
+    } else {
+        snprintf(reason, len, "the signature is not the message's last member, as a stage writes "
+                 "it (sign.h)");
+        return -1;
+    }
+    if (!(body = malloc(body_len + 1))) {
         snprintf(reason, len, "out of memory checking the signature");
         return -1;
     }
-    if (CRYPTO_memcmp(hex, s->valuestring + strlen(PREFIX), 64) != 0) {
+    memcpy(body, raw, body_len);
+    body[body_len] = '}';
+    rc = hmac_hex(key, body, body_len + 1, hex);
+    free(body);
+    if (rc < 0) {
+        snprintf(reason, len, "cannot compute the signature");
+        return -1;
+    }
+    if (CRYPTO_memcmp(hex, hexp, 64) != 0) {
         snprintf(reason, len, "the signature does not match: forged, altered, or signed with "
                  "another key");
         return -1;

@@ -2,10 +2,13 @@
  *
  * Anyone who can produce to a topic can write a `result`; only a holder of
  * the signing key can write one the selector accepts.  The signature is an
- * HMAC-SHA256 over the message's canonical form (keys sorted, no "sig",
- * compact JSON), carried in its "sig" field as "hmac-sha256:<hex>".  The key
- * is 32 random bytes, hex, in a file only its owner may read:
- * ACCELOPT_SIGN_KEY_FILE, else <state dir>/sign.key (made on first use).
+ * HMAC-SHA256 over the message's text as sent without its signature, which
+ * is the last member: "{...}" is sent as {...,"sig":"hmac-sha256:<hex>"}.
+ * The check is of the bytes received: no canonical form to rebuild (a copy,
+ * a sort and a print of every message at both ends), and the bytes checked
+ * are the bytes parsed.  The key is 32 random bytes, hex, in a file only
+ * its owner may read: ACCELOPT_SIGN_KEY_FILE, else <state dir>/sign.key
+ * (made on first use).
  * Profilers and selectors of one deployment share it (docs/OPERATING.md). */
 #ifndef AO_SIGN_H
 #define AO_SIGN_H
@@ -29,7 +32,9 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen);
  * object or out of memory. */
 char *ao_sign_print(const cJSON *msg, const struct ao_sign_key *key);
 
-/* 0 if msg carries a valid signature, else -1 with the reason. */
-int ao_sign_check(const cJSON *msg, const struct ao_sign_key *key, char *reason, size_t len);
+/* 0 if the n bytes of a message as received (NUL-terminated or not) end
+ * with a valid signature, else -1 with the reason. */
+int ao_sign_check(const char *raw, size_t n, const struct ao_sign_key *key, char *reason,
+                  size_t len);
 
 #endif

@@ -1,5 +1,6 @@
 /* test_trust.c - the trusted side's guards (issue 14): result signatures,
  * memory items fenced as data, identifiers, files that are not regular */
+#include <ctype.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -21,57 +22,140 @@ static const char *const RESULT =
     "\"iter\":1,\"kernel_id\":\"k\",\"size\":\"tiny\",\"status\":\"ok\",\"latency_ns\":123456.5,"
     "\"speedup\":1.2345678901234567,\"rel_l2\":[{\"set\":\"check0\",\"rel_l2\":1e-7}]}";
 
+/* check the text as received: exactly n bytes, with no NUL after them */
+static int check_text(const char *text, const struct ao_sign_key *k, char *reason, size_t len)
+{
+    size_t n = strlen(text);
+    char *raw = malloc(n ? n : 1);
+    int rc;
+
+    memcpy(raw, text, n);
+    reason[0] = '\0';
+    rc = ao_sign_check(raw, n, k, reason, len);
+    free(raw);
+    return rc;
+}
+
+/* text with its first `from` replaced by `to` */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    char *out = malloc(strlen(text) + strlen(to) + 1);
+
+    if (!at) {
+        strcpy(out, text);
+        return out;
+    }
+    sprintf(out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    return out;
+}
+
 static void signatures(void)
 {
     struct ao_sign_key k1, k2;
-    char reason[AO_ERRLEN] = "";
+    char reason[AO_ERRLEN] = "", *text, *t2, *t3;
     cJSON *m = cJSON_Parse(RESULT), *again;
-    char *text;
 
     memset(&k1, 7, sizeof k1);
     memset(&k2, 9, sizeof k2);
-    CHECK(ao_sign_check(m, &k1, reason, sizeof reason) < 0 && strstr(reason, "not signed"),
+    CHECK(check_text(RESULT, &k1, reason, sizeof reason) < 0 && strstr(reason, "not signed"),
           "an unsigned result is refused: %s", reason);
     text = ao_sign_print(m, &k1); /* as a stage sends it */
-    cJSON_Delete(m);
-    m = text ? cJSON_Parse(text) : NULL;
-    cJSON_free(text);
-    CHECK(m && ao_sign_check(m, &k1, reason, sizeof reason) == 0, "a signed result passes: %s", reason);
-    /* through text and back, keys reordered: the canonical form is the same */
-    text = cJSON_PrintUnformatted(m);
+    CHECK(text && check_text(text, &k1, reason, sizeof reason) == 0, "a signed result passes: %s", reason);
+    CHECK(text && strlen(text) > 86 && !strncmp(text + strlen(text) - 86, ",\"sig\":\"hmac-sha256:", 20),
+          "the signature is the last member: %s", text ? text + strlen(text) - 86 : "none");
+    CHECK(check_text(text, &k2, reason, sizeof reason) < 0 && strstr(reason, "does not match"),
+          "another key's check refuses it: %s", reason);
+    t2 = replaced(text, "1.2345678901234567", "7999");
+    CHECK(check_text(t2, &k1, reason, sizeof reason) < 0 && strstr(reason, "does not match"),
+          "an altered speedup is refused: %s", reason);
+    free(t2);
+    /* the bytes are what is signed: the same fields in another order, or
+     * printed otherwise, are another message (a relay signs again) */
     again = cJSON_Parse(text);
-    cJSON_free(text);
     {
         cJSON *st = cJSON_DetachItemFromObject(again, "status");
         cJSON_AddItemToObject(again, "status", st);
+        st = cJSON_DetachItemFromObject(again, "sig");
+        cJSON_AddItemToObject(again, "sig", st);
     }
-    CHECK(ao_sign_check(again, &k1, reason, sizeof reason) == 0,
-          "it passes after a trip through text with its keys reordered: %s", reason);
-    CHECK(ao_sign_check(again, &k2, reason, sizeof reason) < 0 && strstr(reason, "does not match"),
-          "another key's check refuses it: %s", reason);
-    cJSON_ReplaceItemInObject(again, "speedup", cJSON_CreateNumber(7999));
-    CHECK(ao_sign_check(again, &k1, reason, sizeof reason) < 0, "an altered speedup is refused");
+    t2 = cJSON_PrintUnformatted(again);
+    CHECK(check_text(t2, &k1, reason, sizeof reason) < 0, "its keys reordered, it is refused: %s", reason);
+    cJSON_free(t2);
+    t2 = cJSON_Print(again);
+    CHECK(check_text(t2, &k1, reason, sizeof reason) < 0, "printed with spaces, it is refused: %s", reason);
+    cJSON_free(t2);
     cJSON_Delete(again);
+    /* the signature anywhere but last, or anything after it */
+    t2 = malloc(strlen(text) + 32);
+    sprintf(t2, "%.*s,\"speedup\":99}", (int)strlen(text) - 1, text);
+    CHECK(check_text(t2, &k1, reason, sizeof reason) < 0 && strstr(reason, "last member"),
+          "a member after the signature is refused: %s", reason);
+    sprintf(t2, "%s ", text);
+    CHECK(check_text(t2, &k1, reason, sizeof reason) < 0, "a byte after the message is refused");
+    free(t2);
+    t2 = replaced(text, "\"sig\":\"hmac-sha256:", "\"sig\":\"hmac-sha512:");
+    CHECK(check_text(t2, &k1, reason, sizeof reason) < 0 && strstr(reason, "not hmac-sha256"),
+          "another algorithm's name is refused: %s", reason);
+    free(t2);
+    {
+        char *hex = strstr(text, "hmac-sha256:") + 12;
+        t2 = strdup(text);
+        for (char *h = t2 + (hex - text); h < t2 + (hex - text) + 64; h++)
+            *h = (char)toupper((unsigned char)*h);
+        CHECK(check_text(t2, &k1, reason, sizeof reason) < 0, "upper-case hex is not the form a stage writes");
+        free(t2);
+        /* a signature moved onto another body: the body is what it covers */
+        t2 = strdup(text);
+        t3 = replaced(t2, "\"task\":\"matmul\"", "\"task\":\"silu\"");
+        CHECK(check_text(t3, &k1, reason, sizeof reason) < 0 && strstr(reason, "does not match"),
+              "the signature of one task's result on another task's is refused: %s", reason);
+        free(t2);
+        free(t3);
+    }
+    /* a truncated message: every length short of the whole is refused, and
+     * nothing past the n bytes is read (ASan, or valgrind, says so) */
+    {
+        size_t n = strlen(text);
+        int refused = 0;
+        for (size_t k = 0; k < n; k++) {
+            char *raw = malloc(k ? k : 1);
+            memcpy(raw, text, k);
+            refused += ao_sign_check(raw, k, &k1, reason, sizeof reason) < 0;
+            free(raw);
+        }
+        CHECK(refused == (int)n, "every truncation of a signed message is refused (%d of %zu)", refused, n);
+    }
+    /* ao_sign_print replaces a signature the message carried */
+    cJSON_Delete(m);
+    m = cJSON_Parse(text);
+    cJSON_free(text);
     cJSON_ReplaceItemInObject(m, "sig", cJSON_CreateString("hmac-sha256:00"));
-    CHECK(ao_sign_check(m, &k1, reason, sizeof reason) < 0, "a malformed signature is refused");
-    /* the text a stage sends: signed in one print, old signature replaced */
     text = ao_sign_print(m, &k1);
     again = text ? cJSON_Parse(text) : NULL;
-    CHECK(again && ao_sign_check(again, &k1, reason, sizeof reason) == 0 &&
-              cJSON_GetArraySize(again) == cJSON_GetArraySize(m),
+    CHECK(again && check_text(text, &k1, reason, sizeof reason) == 0 &&
+              cJSON_GetArraySize(again) == cJSON_GetArraySize(m) && strstr(text, "\"sig\"") == strrchr(text, ',') + 1,
           "ao_sign_print: JSON whose one signature checks: %s", text ? text + strlen(text) - 40 : "none");
-    cJSON_free(text);
-    cJSON_ReplaceItemInObject(again, "latency_ns", cJSON_CreateNumber(1));
-    CHECK(again && ao_sign_check(again, &k1, reason, sizeof reason) < 0,
-          "and it covers the message: an altered latency is refused");
     cJSON_Delete(again);
+    cJSON_free(text);
+    /* a string value that looks like a signature stays a string */
+    cJSON_DeleteItemFromObject(m, "sig");
+    cJSON_AddStringToObject(m, "plan_text",
+                            ",\"sig\":\"hmac-sha256:0000000000000000000000000000000000000000000000000000000000000000\"}");
+    text = ao_sign_print(m, &k1);
+    CHECK(text && check_text(text, &k1, reason, sizeof reason) == 0, "a signature-like string in a field is only text: %s",
+          reason);
+    cJSON_free(text);
     {
         cJSON *empty = cJSON_CreateObject(), *arr = cJSON_CreateArray();
         text = ao_sign_print(empty, &k1);
         again = text ? cJSON_Parse(text) : NULL;
-        CHECK(again && ao_sign_check(again, &k1, reason, sizeof reason) == 0 &&
-                  cJSON_GetArraySize(again) == 1,
+        CHECK(again && check_text(text, &k1, reason, sizeof reason) == 0 && cJSON_GetArraySize(again) == 1,
               "an empty object signs to one with only its signature: %s", text ? text : "none");
+        t2 = text ? replaced(text, "{", "{,") : NULL;
+        CHECK(t2 && check_text(t2, &k1, reason, sizeof reason) < 0,
+              "a comma before an empty object's signature is another text: refused");
+        free(t2);
         CHECK(!ao_sign_print(arr, &k1), "an array is not a message: nothing to sign");
         cJSON_free(text);
         cJSON_Delete(again);

@@ -825,7 +825,7 @@ static void on_done(struct run *R, const struct ao_inmsg *m)
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(j, "run");
     char why[200];
 
-    if (j && ao_sign_check(j, R->io->key, why, sizeof why) < 0) {
+    if (j && ao_sign_check(m->raw, m->len, R->io->key, why, sizeof why) < 0) {
         /* anyone may produce to accelopt.runs: only a selector's counts */
         if (m->topic && strcmp(m->topic, AO_TOPIC_DLQ) != 0)
             ao_warn("a done message on accelopt.runs is refused: %s", why);

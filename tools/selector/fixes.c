@@ -252,7 +252,9 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     long long iter, attempt;
 
     /* on a broker the stage loop checked it already; a pipe's are checked here */
-    if ((!(io->verify && io->key) && ao_sign_check(msg, &sel->key, reason, len) < 0) ||
+    if ((!(io->verify && io->key) &&
+         (!io->held ? snprintf(reason, len, "no message in hand to check the signature of") >= 0
+                    : ao_sign_check(io->held->raw, io->held->len, &sel->key, reason, len) < 0)) ||
         ao_msg_decode(&ao_msg_result, msg, &r, reason, len) < 0)
         return -1;
     ao_beam_init(&beam);
