@@ -166,14 +166,13 @@ int ao_beam_decode(const cJSON *j, struct ao_beam *b, char *err, size_t errlen)
 int ao_beam_load(struct ao_runstore *rs, const char *run, struct ao_beam *b, char *err, size_t errlen)
 {
     char why[AO_ERRLEN];
-    cJSON *j;
-    int rc = ao_runstore_json(rs, run, "beam", &j, err, errlen);
+    const cJSON *j;
+    int rc = ao_runstore_json_ref(rs, run, "beam", &j, err, errlen);
 
     ao_beam_init(b);
     if (rc <= 0)
         return rc;
     rc = ao_beam_decode(j, b, why, sizeof why);
-    cJSON_Delete(j);
     if (rc < 0) {
         snprintf(err, errlen, "run '%.80s': its beam does not read back (%s)", run, why);
         return -2;

@@ -108,14 +108,13 @@ int ao_run_state_load(struct ao_runstore *rs, const char *run, struct ao_run_sta
                       size_t errlen)
 {
     char why[AO_ERRLEN];
-    cJSON *j;
-    int rc = ao_runstore_json(rs, run, "state", &j, err, errlen);
+    const cJSON *j;
+    int rc = ao_runstore_json_ref(rs, run, "state", &j, err, errlen);
 
     ao_run_state_init(s);
     if (rc <= 0)
         return rc;
     rc = ao_run_state_decode(j, s, why, sizeof why);
-    cJSON_Delete(j);
     if (rc < 0) {
         snprintf(err, errlen, "run '%.80s': its state does not read back (%s)", run, why);
         return -2;

@@ -11,6 +11,13 @@
 #include "wire/names.h"
 
 #define PREFETCH_MAX 4
+#define KEPT_MAX 64 /* fields kept between messages: a selector's runs' state and beam */
+
+struct kept {
+    char *key, *field, *val;
+    cJSON *json; /* val parsed, once asked for as JSON */
+    unsigned long long used;
+};
 
 struct ao_runstore {
     struct ao_redis *redis; /* the Redis store; else: */
@@ -22,6 +29,11 @@ struct ao_runstore {
         int n;
         char *field[PREFETCH_MAX], *val[PREFETCH_MAX]; /* val NULL: absent */
     } pre;
+    const char *const *keep; /* the fields ao_rs_keep names */
+    int nkeep, nkept;
+    struct kept kept[KEPT_MAX];
+    unsigned long long clock; /* for the least recently used */
+    cJSON *ref;               /* the last ao_runstore_json_ref of a field not kept */
 };
 
 struct ao_runstore *ao_runstore_redis(struct ao_redis *r)
@@ -82,6 +94,8 @@ void ao_runstore_free(struct ao_runstore *s)
     if (!s)
         return;
     ao_rs_forget(s);
+    ao_rs_keep_clear(s);
+    cJSON_Delete(s->ref);
     cJSON_Delete(s->root);
     free(s->path);
     free(s);
@@ -109,6 +123,75 @@ static cJSON *entry(struct ao_runstore *s, const char *key, int make)
     return e;
 }
 
+static int keepable(const struct ao_runstore *s, const char *field)
+{
+    for (int i = 0; s->redis && i < s->nkeep; i++)
+        if (strcmp(s->keep[i], field) == 0)
+            return 1;
+    return 0;
+}
+
+static struct kept *kept_find(struct ao_runstore *s, const char *key, const char *field)
+{
+    for (int i = 0; i < s->nkept; i++)
+        if (strcmp(s->kept[i].field, field) == 0 && strcmp(s->kept[i].key, key) == 0) {
+            s->kept[i].used = ++s->clock;
+            return &s->kept[i];
+        }
+    return NULL;
+}
+
+static void kept_drop(struct ao_runstore *s, struct kept *k)
+{
+    free(k->key);
+    free(k->field);
+    free(k->val);
+    cJSON_Delete(k->json);
+    *k = s->kept[--s->nkept];
+}
+
+/* Keep val as key's field (a copy; out of memory: not kept). */
+static void kept_put(struct ao_runstore *s, const char *key, const char *field, const char *val)
+{
+    struct kept *k = kept_find(s, key, field);
+
+    if (k)
+        kept_drop(s, k);
+    if (s->nkept == KEPT_MAX) { /* the least recently used goes */
+        struct kept *old = &s->kept[0];
+        for (int i = 1; i < s->nkept; i++)
+            if (s->kept[i].used < old->used)
+                old = &s->kept[i];
+        kept_drop(s, old);
+    }
+    k = &s->kept[s->nkept];
+    memset(k, 0, sizeof *k);
+    k->key = strdup(key);
+    k->field = strdup(field);
+    k->val = strdup(val);
+    k->used = ++s->clock;
+    if (!k->key || !k->field || !k->val) {
+        free(k->key);
+        free(k->field);
+        free(k->val);
+        return;
+    }
+    s->nkept++;
+}
+
+void ao_rs_keep(struct ao_runstore *s, int n, const char *const *fields)
+{
+    ao_rs_keep_clear(s);
+    s->keep = fields;
+    s->nkeep = n;
+}
+
+void ao_rs_keep_clear(struct ao_runstore *s)
+{
+    while (s->nkept)
+        kept_drop(s, &s->kept[0]);
+}
+
 /* The read-ahead's index of key's field, or -1. */
 static int prefetched(const struct ao_runstore *s, const char *key, const char *field)
 {
@@ -124,6 +207,10 @@ static int prefetched(const struct ao_runstore *s, const char *key, const char *
 static void written(struct ao_runstore *s, const char *key, const char *field)
 {
     int at = prefetched(s, key, field);
+    struct kept *k = kept_find(s, key, field);
+
+    if (k)
+        kept_drop(s, k);
 
     if (at < 0)
         return;
@@ -153,30 +240,40 @@ int ao_rs_prefetch(struct ao_runstore *s, const char *key, int n, const char *co
     redisReply *rep;
     int rc = -1;
 
+    const char *want[PREFETCH_MAX];
+    int m = 0;
+
     ao_rs_forget(s);
     if (!s->redis)
         return 0; /* the file store reads from memory */
     if (n < 1 || n > PREFETCH_MAX)
         return ao_errf(err, errlen, "a read-ahead of %d fields (1 to %d)", n, PREFETCH_MAX);
+    for (int i = 0; i < n; i++)
+        if (!kept_find(s, key, fields[i])) /* a kept field is known already */
+            want[m++] = fields[i];
+    if (m == 0)
+        return 0;
     if (!(argv[1] = ao_redis_key(s->redis, k, sizeof k, "%s", key)))
         return ao_errf(err, errlen, "redis key '%.60s...' is too long", key);
-    for (int i = 0; i < n; i++)
-        argv[2 + i] = fields[i];
-    if (!(rep = ao_redis_argv(s->redis, 2 + n, argv, NULL, err, errlen)))
+    for (int i = 0; i < m; i++)
+        argv[2 + i] = want[i];
+    if (!(rep = ao_redis_argv(s->redis, 2 + m, argv, NULL, err, errlen)))
         return -1;
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != (size_t)n) {
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != (size_t)m) {
         snprintf(err, errlen, "redis HMGET: unexpected reply");
         goto out;
     }
     if (!(s->pre.key = strdup(key)))
         goto oom;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < m; i++) {
         const redisReply *v = rep->element[i];
-        s->pre.field[i] = strdup(fields[i]);
+        s->pre.field[i] = strdup(want[i]);
         s->pre.val[i] = v->type == REDIS_REPLY_STRING ? strndup(v->str, v->len) : NULL;
         s->pre.n++;
         if (!s->pre.field[i] || (v->type == REDIS_REPLY_STRING && !s->pre.val[i]))
             goto oom;
+        if (s->pre.val[i] && keepable(s, want[i]))
+            kept_put(s, key, want[i], s->pre.val[i]);
     }
     rc = 0;
     goto out;
@@ -195,6 +292,12 @@ int ao_rs_hget(struct ao_runstore *s, const char *key, const char *field, char *
     *val = NULL;
     if (s->redis) {
         int at = prefetched(s, key, field);
+        struct kept *kp = kept_find(s, key, field);
+        if (kp) {
+            if (!(*val = strdup(kp->val)))
+                return snprintf(err, errlen, "out of memory"), -1;
+            return 1;
+        }
         if (at >= 0) {
             if (!s->pre.val[at])
                 return 0;
@@ -211,6 +314,8 @@ int ao_rs_hget(struct ao_runstore *s, const char *key, const char *field, char *
         else if (rep->type == REDIS_REPLY_STRING)
             rc = 1;
         freeReplyObject(rep);
+        if (rc == 1 && keepable(s, field))
+            kept_put(s, key, field, *val);
         return rc;
     }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(entry(s, key, 0), field);
@@ -442,6 +547,35 @@ int ao_runstore_json(struct ao_runstore *s, const char *run, const char *field, 
         *out = cJSON_Parse(text);
     free(text);
     return rc;
+}
+
+int ao_runstore_json_ref(struct ao_runstore *s, const char *run, const char *field, const cJSON **out,
+                         char *err, size_t errlen)
+{
+    char key[AO_KEY_MAX], *text = NULL;
+    struct kept *k;
+    int rc;
+
+    *out = NULL;
+    cJSON_Delete(s->ref);
+    s->ref = NULL;
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
+        snprintf(err, errlen, "run id '%.40s...' is too long for a key", run);
+        return -1;
+    }
+    if ((rc = ao_rs_hget(s, key, field, &text, err, errlen)) != 1) {
+        free(text);
+        return rc;
+    }
+    if ((k = kept_find(s, key, field))) { /* parsed once while it is kept */
+        if (!k->json)
+            k->json = cJSON_Parse(k->val);
+        *out = k->json;
+    } else {
+        *out = s->ref = cJSON_Parse(text);
+    }
+    free(text);
+    return 1;
 }
 
 struct ao_run_usage ao_runstore_usage(struct ao_runstore *s, const char *run)

@@ -43,6 +43,13 @@ int ao_rs_hsetnx_len(struct ao_runstore *s, const char *key, const char *field, 
 int ao_rs_prefetch(struct ao_runstore *s, const char *key, int n, const char *const *fields,
                    char *err, size_t errlen);
 void ao_rs_forget(struct ao_runstore *s);
+/* Keep these fields (the caller's array, for the store's life) between
+ * messages once read or read ahead, until a write through this store or
+ * ao_rs_keep_clear: for fields no other process writes while this one owns
+ * them (a selector's runs' state and beam, between rebalances).  At most
+ * 64 are kept, the least recently used going first.  The Redis store only. */
+void ao_rs_keep(struct ao_runstore *s, int n, const char *const *fields);
+void ao_rs_keep_clear(struct ao_runstore *s);
 /* Number of fields, or -1 + err. */
 long ao_rs_hlen(struct ao_runstore *s, const char *key, char *err, size_t errlen);
 /* All fields as a JSON object of strings (the caller deletes it); NULL + err. */
@@ -58,6 +65,10 @@ cJSON *ao_rs_smembers(struct ao_runstore *s, const char *key, char *err, size_t 
  * the text is not JSON), 0 absent, -1 + err. */
 int ao_runstore_json(struct ao_runstore *s, const char *run, const char *field, cJSON **out, char *err,
                      size_t errlen);
+/* The same, owned by the store: valid until the next call of this, a write
+ * through the store, or ao_rs_keep_clear (a kept field is parsed once). */
+int ao_runstore_json_ref(struct ao_runstore *s, const char *run, const char *field, const cJSON **out,
+                         char *err, size_t errlen);
 
 /* A run's model usage so far: the counters lib/budget keeps in run:<id>
  * (0 where absent or unreadable). */

@@ -885,11 +885,15 @@ static int setup(struct run *R, char *err, size_t errlen)
     if (!(R->rs = ao_runstore_redis(R->r)))
         return snprintf(err, errlen, "out of memory"), -1;
     {
-        char group[128];
+        char group[128], props[sizeof R->props + 32];
         /* the done messages, and the dead letters of tasks refused */
         static const char *const topics[] = {AO_TOPIC_RUNS, AO_TOPIC_DLQ, NULL};
         snprintf(group, sizeof group, "accelopt-run-%s", R->id);
-        if (!(R->io = ao_io_kafka_new("run", R->brokers, group, R->waits ? topics : NULL, R->props,
+        /* a done comes once a task: its idle fetch can wait 20x a stage's,
+         * for a twentieth of the polling on the cores the profiler times on
+         * (-X, after it, may set it again) */
+        snprintf(props, sizeof props, "fetch.wait.max.ms=100\n%s", R->props);
+        if (!(R->io = ao_io_kafka_new("run", R->brokers, group, R->waits ? topics : NULL, props,
                                       err, errlen)) ||
             ao_io_set_key(R->io, 1, err, errlen) < 0) /* tasks signed, done messages checked */
             return -1;

@@ -284,6 +284,7 @@ int sel_tick(void *ctx, struct ao_io *io)
     double t = sel_now_s();
     unsigned g = ao_io_generation(io);
 
+    sel_keep_fresh(sel, io);
     if (g != sel->resumed) { /* runs came to this replica: finish their last steps */
         int seen;
         sel->resumed = g;

@@ -297,9 +297,12 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
         rc = request_fix(sel, io, &r, &st, parent, key, rank, plan, sample, attempt);
         goto out;
     }
-    if (!(text = attempt > 1 || r.tokens ? slot_text(sel, msg, &r, key, attempt, err, sizeof err)
-                                         : cJSON_PrintUnformatted(msg))) {
-        rc = ao_io_fail(io, "%s", attempt > 1 || r.tokens ? err : "out of memory");
+    /* the slot keeps the result as it came (its signature too), unless it
+     * gathers the attempts of a fix loop and their tokens */
+    if (!(text = attempt > 1 ? slot_text(sel, msg, &r, key, attempt, err, sizeof err)
+                 : io->held  ? strndup(io->held->raw, io->held->len)
+                             : cJSON_PrintUnformatted(msg))) {
+        rc = ao_io_fail(io, "%s", attempt > 1 ? err : "out of memory");
         goto out;
     }
     if ((isnew = ao_rs_hsetnx_len(sel->store, key, r.slot, text, &have, err, sizeof err)) < 0) {

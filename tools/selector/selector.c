@@ -65,8 +65,9 @@ static const char *const topics[] = {AO_TOPIC_TASKS, AO_TOPIC_RESULTS, AO_TOPIC_
                                      NULL};
 
 /* A result or an experience reads its run's state and beam first: both
- * in one round trip (the run's partition is this selector's alone, so
- * nothing else writes them meanwhile). */
+ * in one round trip, or none where they are kept from the run's last
+ * message (the run's partition is this selector's alone, so nothing else
+ * writes them meanwhile; a rebalance forgets them). */
 static int read_ahead(struct selector *sel, struct ao_io *io, const cJSON *msg)
 {
     static const char *const fields[] = {"state", "beam"};
@@ -86,6 +87,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     const char *type = ao_json_str(msg, "type", NULL);
     int rc;
 
+    sel_keep_fresh(sel, io);
     if (!type)
         return snprintf(reason, len, "no message type"), -1;
     if (strcmp(type, "task") == 0)
@@ -147,6 +149,10 @@ int main(int argc, char **argv)
         ao_err("%s", sel.redis ? "out of memory" : err);
         ao_redis_free(sel.redis);
         return ao_stage_close(&s, AO_EXIT_FAIL);
+    }
+    {
+        static const char *const kept[] = {"state", "beam"};
+        ao_rs_keep(sel.store, 2, kept);
     }
     s.tick = sel_tick;
     code = ao_stage_run(&s, process, &sel, "messages", "messages");

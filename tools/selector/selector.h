@@ -29,6 +29,7 @@ struct selector {
     struct warned { char run[200]; long mark; struct warned *next; } *warned;
     struct ao_sign_key key; /* a result counts only with a profiler's signature */
     int resend;             /* the broker lost what was in flight: every run's phase is sent again */
+    unsigned kept;          /* the transport's generation whose runs' state and beam are kept */
 };
 
 /* The slots of the open iteration: candidates x plans x samples (1x1x1 for
@@ -58,6 +59,9 @@ int sel_load_state(struct selector *sel, const char *run, struct ao_run_state *s
 int sel_load_beam(struct selector *sel, const char *run, struct ao_beam *b, struct ao_io *io,
                   char *reason, size_t len);
 cJSON *sel_load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io);
+/* The runs' state and beam are kept between messages while this replica
+ * owns the runs (ao_rs_keep): a rebalance forgets them.  Before any read. */
+void sel_keep_fresh(struct selector *sel, struct ao_io *io);
 int sel_store_json(struct selector *sel, const char *run, const char *field, const cJSON *v,
                    struct ao_io *io);
 int sel_store_state(struct selector *sel, const char *run, const struct ao_run_state *st,

@@ -114,6 +114,16 @@ int sel_load_beam(struct selector *sel, const char *run, struct ao_beam *b, stru
     return loaded(rc, err, io, reason, len) < 0 ? -1 : 0;
 }
 
+void sel_keep_fresh(struct selector *sel, struct ao_io *io)
+{
+    unsigned g = ao_io_generation(io);
+
+    if (g != sel->kept) { /* the runs may have been another replica's meanwhile */
+        ao_rs_keep_clear(sel->store);
+        sel->kept = g;
+    }
+}
+
 cJSON *sel_load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io)
 {
     char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
