@@ -370,9 +370,10 @@ static long long thread_cpu_ns(void)
 /* ACCELOPT_TRACE=FILE: each handled message appends a line to FILE: the
  * stage, its pid, where the message came from, its id, when its producer
  * made it and when this stage began and ended it (wall clock: ms from the
- * broker, µs here), so that tests/bench/overhead.sh can say where a run's
- * time between the stages goes.  One write a line (O_APPEND): stages may
- * share the file. */
+ * broker, µs here), and of that handling the thread's CPU time and the
+ * Redis round trips with their time, so that tests/bench/overhead.sh can
+ * say where a run's time between the stages goes.  One write a line
+ * (O_APPEND): stages may share the file. */
 struct trace_start {
     long long wall_us, cpu_ns, redis_trips, redis_ns;
 };

@@ -8,7 +8,8 @@
 # The second run is traced (ACCELOPT_TRACE: a line per message handled by
 # any stage): each topic's hop (from its producer to the start of its
 # handling: the broker and the queue) and each stage's handling, as median,
-# p99 and max, and the longest gaps in which no stage handled anything.
+# p99 and max; each stage's handling split into its CPU, its Redis round
+# trips and the rest; and the longest gaps in which no stage handled anything.
 #
 #   tests/bench/overhead.sh [OUT-DIR] [extra accelopt run options, e.g. -X KEY=VALUE]
 set -euo pipefail
@@ -79,6 +80,15 @@ for topic in sorted({t["topic"] for t in tr}):
     work = [(t["end_us"] - t["start_us"]) / 1e3 for t in ts]
     print(f"{topic:28} {len(ts):5d} {q(hop, .5):8.1f} {q(hop, .99):7.1f} {max(hop):7.1f}   "
           f"{q(work, .5):12.1f} {q(work, .99):7.1f} {max(work):7.1f}")
+# where a stage's handling goes (median per message): its own CPU, its Redis
+# round trips, and the rest (waiting for a core, the broker's acks)
+if all("cpu_us" in t for t in tr):
+    print(f"{'stage, topic':40} {'handling':>8} {'cpu':>6} {'redis':>6} {'trips':>5}  (ms, median a message)")
+    for key in sorted({(t["stage"], t["topic"]) for t in tr}):
+        ts = [t for t in tr if (t["stage"], t["topic"]) == key]
+        print(f"{key[0] + ' ' + key[1]:40} {q([(t['end_us'] - t['start_us']) / 1e3 for t in ts], .5):8.2f} "
+              f"{q([t['cpu_us'] / 1e3 for t in ts], .5):6.2f} {q([t['redis_us'] / 1e3 for t in ts], .5):6.2f} "
+              f"{q([t['redis_trips'] for t in ts], .5):5d}")
 # the longest stretches, after the first message and before the last, in
 # which no stage was handling a message (all waiting on a hop or a poll)
 ev = sorted((t["start_us"], t["end_us"]) for t in tr)

@@ -141,6 +141,110 @@ static void test_store(struct ao_redis *r, struct ao_redis *other)
     ao_runstore_free(s);
 }
 
+/* round trips of this process since the last call */
+static long long trips_since(void)
+{
+    static long long last;
+    long long n, ns;
+
+    ao_redis_totals(&n, &ns);
+    n -= last;
+    last += n;
+    return n;
+}
+
+static void test_keep(struct ao_redis *r, struct ao_redis *other)
+{
+    static const char *const kept[] = {"state", "beam"}, *const both[] = {"state", "beam"};
+    char err[256], *v = NULL;
+    const char *set_elsewhere[] = {"HSET", "accelopt:run:k", "state", "{\"from\":\"elsewhere\"}"};
+    struct ao_runstore *s = ao_runstore_redis(r);
+    const cJSON *j1 = NULL, *j2 = NULL;
+    int rc;
+
+    ao_rs_keep(s, 2, kept);
+    ao_rs_hset(s, "run:k", "state", "{\"n\":1}", err, sizeof err);
+    ao_rs_hset(s, "run:k", "beam", "[1]", err, sizeof err);
+    ao_rs_hset(s, "run:k", "outbox", "o1", err, sizeof err);
+    trips_since();
+    rc = ao_rs_hget(s, "run:k", "state", &v, err, sizeof err);
+    CHECK(rc == 1 && !strcmp(v, "{\"n\":1}") && trips_since() == 1, "a kept field's first read is a round trip");
+    free(v);
+    rc = ao_rs_hget(s, "run:k", "state", &v, err, sizeof err);
+    CHECK(rc == 1 && !strcmp(v, "{\"n\":1}") && trips_since() == 0, "and then it is kept: no round trip");
+    free(v);
+    ao_rs_hget(s, "run:k", "outbox", &v, err, sizeof err);
+    free(v);
+    ao_rs_hget(s, "run:k", "outbox", &v, err, sizeof err);
+    free(v);
+    CHECK(trips_since() == 2, "a field not named is read from Redis every time");
+    rc = ao_rs_prefetch(s, "run:k", 2, both, err, sizeof err);
+    CHECK(rc == 0 && trips_since() == 1, "a read-ahead fetches only what is not kept (the beam)");
+    ao_rs_forget(s);
+    rc = ao_rs_prefetch(s, "run:k", 2, both, err, sizeof err);
+    CHECK(rc == 0 && trips_since() == 0, "and nothing once both are kept");
+    ao_rs_forget(s);
+    /* the store's own writes: the kept value goes, the next read is the new one */
+    ao_rs_hset(s, "run:k", "state", "{\"n\":2}", err, sizeof err);
+    trips_since();
+    rc = ao_rs_hget(s, "run:k", "state", &v, err, sizeof err);
+    CHECK(rc == 1 && !strcmp(v, "{\"n\":2}") && trips_since() == 1, "a write through the store drops what it kept");
+    free(v);
+    /* a write from elsewhere is not seen until the kept fields are cleared
+     * (what ao_rs_keep is for: fields nothing else writes meanwhile) */
+    integer(other, 4, set_elsewhere);
+    ao_rs_hget(s, "run:k", "state", &v, err, sizeof err);
+    CHECK(v && !strcmp(v, "{\"n\":2}"), "a write from elsewhere is not seen while kept");
+    free(v);
+    ao_rs_keep_clear(s);
+    ao_rs_hget(s, "run:k", "state", &v, err, sizeof err);
+    CHECK(v && !strcmp(v, "{\"from\":\"elsewhere\"}"), "ao_rs_keep_clear: read from Redis again");
+    free(v);
+    /* parsed once while kept */
+    {
+        char key[64];
+        for (int i = 0; i < 2; i++) {
+            snprintf(key, sizeof key, "run:%s", i ? "j2" : "j1");
+            ao_rs_hset(s, key, "state", i ? "{\"b\":2}" : "{\"a\":1}", err, sizeof err);
+        }
+        j1 = j2 = NULL;
+        ao_runstore_json_ref(s, "j1", "state", &j1, err, sizeof err);
+        ao_runstore_json_ref(s, "j1", "state", &j2, err, sizeof err);
+        CHECK(j1 && j1 == j2 && cJSON_GetObjectItem(j1, "a"), "a kept field is parsed once");
+        ao_runstore_json_ref(s, "j2", "state", &j2, err, sizeof err);
+        CHECK(j2 && cJSON_GetObjectItem(j2, "b") && cJSON_GetObjectItem(j1, "a"),
+              "two runs' fields are kept side by side");
+        ao_runstore_json_ref(s, "j1", "outbox", &j2, err, sizeof err);
+        CHECK(!j2, "an absent field is no tree");
+    }
+    /* at most 64: the least recently used goes */
+    {
+        char key[64];
+        for (int i = 0; i < 70; i++) {
+            snprintf(key, sizeof key, "run:lru%d", i);
+            ao_rs_hset(s, key, "beam", "[]", err, sizeof err);
+            ao_rs_hget(s, key, "beam", &v, err, sizeof err);
+            free(v);
+        }
+        trips_since();
+        ao_rs_hget(s, "run:lru69", "beam", &v, err, sizeof err);
+        free(v);
+        CHECK(trips_since() == 0, "the most recent of 70 is kept");
+        ao_rs_hget(s, "run:lru0", "beam", &v, err, sizeof err);
+        free(v);
+        CHECK(trips_since() == 1, "the first of 70 was let go (64 at most)");
+    }
+    ao_runstore_free(s);
+    s = ao_runstore_file(NULL, err, sizeof err);
+    ao_rs_keep(s, 2, kept);
+    ao_rs_hset(s, "run:k", "state", "{}", err, sizeof err);
+    trips_since();
+    CHECK(s && ao_rs_hget(s, "run:k", "state", &v, err, sizeof err) == 1 && trips_since() == 0,
+          "the file store: kept fields are a no-op");
+    free(v);
+    ao_runstore_free(s);
+}
+
 static long long count(struct ao_redis *r, const char *field)
 {
     const char *argv[] = {"HGET", "accelopt:attempts:g", field};
@@ -215,6 +319,7 @@ int main(void)
     if (r && other) {
         test_pipeline(r);
         test_store(r, other);
+        test_keep(r, other);
         test_guard(r, other);
     }
     ao_redis_free(r);

@@ -245,7 +245,7 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     struct ao_run_state st;
     struct ao_beam beam;
     const struct ao_beam_member *parent;
-    char key[AO_KEY_MAX], err[AO_ERRLEN], *text = NULL;
+    char key[AO_KEY_MAX], err[AO_ERRLEN], run[AO_ID_BUF], *text = NULL;
     struct shape sh;
     int rank, plan, sample, rc = -1, isnew, found;
     long have;
@@ -319,9 +319,12 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     if (sel_save(sel, io) < 0)
         goto out;
     rc = 0;
+    snprintf(run, sizeof run, "%s", r.env.run);
+    if (isnew && attempt <= 1 && io->held) /* the slot holds what r was decoded from */
+        sel_keep_result(sel, key, r.slot, &r);
     /* the last slot (or a redelivered one after a crash mid-close) closes it */
     if (have >= (long)sh.ranks * sh.plans * sh.samples)
-        rc = sel_close_iteration(sel, io, r.env.run, &st, &beam, key);
+        rc = sel_close_iteration(sel, io, run, &st, &beam, key);
 out:
     free(text);
     ao_run_state_release(&st);

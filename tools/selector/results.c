@@ -132,8 +132,10 @@ static void closing_release(struct closing *c)
     cJSON_Delete(c->statuses);
 }
 
-/* Read the slots into c.  0, or -1 out of memory. */
-static int closing_read(struct closing *c, const cJSON *slots, const struct ao_beam *beam, long long iter)
+/* Read the slots into c: each as this selector kept it when it came, else
+ * parsed from the store.  0, or -1 out of memory. */
+static int closing_read(struct selector *sel, const char *slots_key, struct closing *c,
+                        const cJSON *slots, const struct ao_beam *beam, long long iter)
 {
     const cJSON *it;
     size_t cap;
@@ -155,12 +157,14 @@ static int closing_read(struct closing *c, const cJSON *slots, const struct ao_b
         int i = 0;
         cJSON_ArrayForEach(it, slots) {
             struct ao_result_msg *r = &c->res[i];
-            cJSON *j = cJSON_Parse(it->valuestring);
             char err[AO_ERRLEN];
             const char *status;
             int rk, p, s;
-            ao_msg_decode(&ao_msg_result, j, r, err, sizeof err); /* status is required: set when it decoded */
-            cJSON_Delete(j);
+            if (!sel_take_result(sel, slots_key, it->string, r)) {
+                cJSON *j = cJSON_Parse(it->valuestring);
+                ao_msg_decode(&ao_msg_result, j, r, err, sizeof err); /* status is required: set when it decoded */
+                cJSON_Delete(j);
+            }
             status = r->status ? r->status : "unknown";
             if (count(c->statuses, status) < 0)
                 return -1;
@@ -194,12 +198,14 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
     struct ao_beam newbeam;
     cJSON *all, *outbox = NULL, *hist = NULL, *pair_ids = NULL;
     struct ao_sel_pair pairs[64];
-    int rc = -1;
+    int rc = -1, cl_read;
 
     ao_beam_init(&newbeam);
     if (!(all = ao_rs_hgetall(sel->store, slots_key, err, sizeof err)))
         return ao_io_fail(io, "run store: %s", err);
-    if (closing_read(&cl, all, beam, iter) < 0 || !(outbox = cJSON_CreateArray()) ||
+    cl_read = closing_read(sel, slots_key, &cl, all, beam, iter);
+    sel_forget_results(sel, slots_key); /* taken, or of no use now */
+    if (cl_read < 0 || !(outbox = cJSON_CreateArray()) ||
         !(hist = cJSON_CreateObject()) || !(pair_ids = cJSON_CreateArray()))
         goto oom;
     for (int r = 0; r < beam->n; r++)

@@ -161,6 +161,7 @@ int main(int argc, char **argv)
         if (ao_runstore_save(sel.store, e2, sizeof e2) < 0)
             ao_err("%s", e2);
     }
+    sel_forget_results(&sel, NULL);
     ao_runstore_free(sel.store);
     ao_redis_free(sel.redis);
     while (sel.warned) {

@@ -30,6 +30,7 @@ struct selector {
     struct ao_sign_key key; /* a result counts only with a profiler's signature */
     int resend;             /* the broker lost what was in flight: every run's phase is sent again */
     unsigned kept;          /* the transport's generation whose runs' state and beam are kept */
+    struct kept_slots *slots; /* the open iterations' results as decoded when they came (store.c) */
 };
 
 /* The slots of the open iteration: candidates x plans x samples (1x1x1 for
@@ -60,8 +61,19 @@ int sel_load_beam(struct selector *sel, const char *run, struct ao_beam *b, stru
                   char *reason, size_t len);
 cJSON *sel_load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io);
 /* The runs' state and beam are kept between messages while this replica
- * owns the runs (ao_rs_keep): a rebalance forgets them.  Before any read. */
+ * owns the runs (ao_rs_keep), and so are the open iterations' results as
+ * they were decoded when they came: a rebalance forgets them.  Before any
+ * read. */
 void sel_keep_fresh(struct selector *sel, struct ao_io *io);
+/* Keep r, the result just stored as it came in the slot of slots_key (the
+ * iteration's hash): r is taken (left empty).  Out of memory: not kept. */
+void sel_keep_result(struct selector *sel, const char *slots_key, const char *slot,
+                     struct ao_result_msg *r);
+/* The kept result of that slot, taken out (1), else 0 (read it from the store). */
+int sel_take_result(struct selector *sel, const char *slots_key, const char *slot,
+                    struct ao_result_msg *r);
+/* Forget the kept results of slots_key (its iteration closed); NULL: all. */
+void sel_forget_results(struct selector *sel, const char *slots_key);
 int sel_store_json(struct selector *sel, const char *run, const char *field, const cJSON *v,
                    struct ao_io *io);
 int sel_store_state(struct selector *sel, const char *run, const struct ao_run_state *st,

@@ -120,8 +120,93 @@ void sel_keep_fresh(struct selector *sel, struct ao_io *io)
 
     if (g != sel->kept) { /* the runs may have been another replica's meanwhile */
         ao_rs_keep_clear(sel->store);
+        sel_forget_results(sel, NULL);
         sel->kept = g;
     }
+}
+
+/* An open iteration's results, kept so that its close need not read and
+ * decode them all again; at most KEPT_ITERS iterations (runs) at once. */
+#define KEPT_ITERS 32
+struct kept_slots {
+    struct kept_slots *next;
+    char key[AO_KEY_MAX];
+    int n, cap;
+    struct kept_result {
+        char slot[40]; /* "rank.plan.sample" */
+        struct ao_result_msg r;
+    } *e;
+};
+
+static void slots_free(struct kept_slots *k)
+{
+    for (int i = 0; i < k->n; i++)
+        ao_msg_release(&ao_msg_result, &k->e[i].r);
+    free(k->e);
+    free(k);
+}
+
+void sel_forget_results(struct selector *sel, const char *slots_key)
+{
+    for (struct kept_slots **kp = &sel->slots, *k; (k = *kp);) {
+        if (!slots_key || strcmp(k->key, slots_key) == 0) {
+            *kp = k->next;
+            slots_free(k);
+        } else {
+            kp = &k->next;
+        }
+    }
+}
+
+void sel_keep_result(struct selector *sel, const char *slots_key, const char *slot,
+                     struct ao_result_msg *r)
+{
+    struct kept_slots *k, **kp;
+    int n = 0;
+
+    for (k = sel->slots; k && strcmp(k->key, slots_key) != 0; k = k->next)
+        ;
+    if (!k) {
+        if (!(k = calloc(1, sizeof *k)))
+            return;
+        snprintf(k->key, sizeof k->key, "%s", slots_key);
+        k->next = sel->slots; /* the newest first; the oldest goes past KEPT_ITERS */
+        sel->slots = k;
+        for (kp = &sel->slots; *kp; kp = &(*kp)->next)
+            if (++n > KEPT_ITERS) {
+                slots_free(*kp);
+                *kp = NULL;
+                break;
+            }
+    }
+    if (k->n == k->cap) {
+        int cap = k->cap ? 2 * k->cap : 16;
+        struct kept_result *e = realloc(k->e, (size_t)cap * sizeof *e);
+        if (!e)
+            return;
+        k->e = e;
+        k->cap = cap;
+    }
+    if (ao_name(k->e[k->n].slot, sizeof k->e[k->n].slot, "%s", slot) < 0)
+        return; /* not a canonical slot: never one the close asks for */
+    k->e[k->n++].r = *r;
+    ao_msg_init(&ao_msg_result, r); /* taken */
+}
+
+int sel_take_result(struct selector *sel, const char *slots_key, const char *slot,
+                    struct ao_result_msg *r)
+{
+    for (struct kept_slots *k = sel->slots; k; k = k->next)
+        if (strcmp(k->key, slots_key) == 0) {
+            for (int i = 0; i < k->n; i++)
+                if (strcmp(k->e[i].slot, slot) == 0) {
+                    *r = k->e[i].r;
+                    k->e[i] = k->e[--k->n];
+                    return 1;
+                }
+            return 0;
+        }
+    return 0;
 }
 
 cJSON *sel_load_json(struct selector *sel, const char *run, const char *field, struct ao_io *io)
