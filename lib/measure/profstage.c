@@ -33,21 +33,7 @@ struct ao_profstage {
     struct ao_redis *redis;
     struct cached *cache;
     struct loaded_task *tasks;
-    void (*on_measure)(void *ctx, int measuring);
-    void *on_measure_ctx;
 };
-
-void ao_profstage_on_measure(struct ao_profstage *s, void (*fn)(void *ctx, int measuring), void *ctx)
-{
-    s->on_measure = fn;
-    s->on_measure_ctx = ctx;
-}
-
-static void measuring(struct ao_profstage *s, int on)
-{
-    if (s->on_measure)
-        s->on_measure(s->on_measure_ctx, on);
-}
 
 static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
 {
@@ -277,11 +263,9 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
         snprintf(reason, len, "%s", err);
         return -1;
     } else if (k->baseline_source) { /* the final head-to-head: never from the cache */
-        measuring(s, 1);
         if (ao_profiler_compare(s->prof, t, k->size, k->source, k->baseline_source, &m, err,
                                 sizeof err) < 0)
             ao_err("the head-to-head of '%s' failed: %s", k->env.id, err);
-        measuring(s, 0);
     } else {
         ao_profile_key(s->o.target, t, k->size, k->source, ao_profstage_calib(s), key);
         if ((hit = cache_get(s, key)) && from_cache(hit, &m) == 0) {
@@ -289,11 +273,9 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
             cached = 1;
         } else {
             ao_measurement_init(&m);
-            measuring(s, 1);
             if (ao_profiler_run(s->prof, t, k->size, k->source, k->parent_latency_ns, &m, err,
                                 sizeof err) < 0)
                 ao_err("profiling '%s' failed: %s", k->env.id, err);
-            measuring(s, 0);
             if (m.verdict != AO_V_INTERNAL_ERROR)
                 to_cache(s, key, &m);
         }

@@ -32,11 +32,6 @@ const struct ao_target *ao_profstage_target(const struct ao_profstage *s);
 int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
                         struct ao_result_msg *r, char *reason, size_t len);
 
-/* Called with 1 before a kernel is compiled, checked and timed and with 0
- * after (not for an answer from the cache): the profiler stage quiets its
- * consumer meanwhile, so that no fetch of its own wakes during a timing. */
-void ao_profstage_on_measure(struct ao_profstage *s, void (*fn)(void *ctx, int measuring), void *ctx);
-
 /* The calibration in use (NULL when the stage runs without one). */
 const struct ao_calib *ao_profstage_calib(const struct ao_profstage *s);
 

@@ -130,13 +130,8 @@ static unsigned stdio_generation(struct ao_io *io)
     return 1;
 }
 
-static void stdio_quiet(struct ao_io *io, int on)
-{
-    (void)io; (void)on; /* a pipe is read only when asked */
-}
-
-static const struct ao_io_ops stdio_ops = {stdio_next, stdio_emit,       stdio_commit, stdio_close,
-                                           stdio_owns, stdio_generation, stdio_quiet};
+static const struct ao_io_ops stdio_ops = {stdio_next,  stdio_emit, stdio_commit,
+                                           stdio_close, stdio_owns, stdio_generation};
 
 struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq)
 {
@@ -226,11 +221,6 @@ int ao_io_owns(struct ao_io *io, const char *key)
 unsigned ao_io_generation(struct ao_io *io)
 {
     return io->ops->generation(io);
-}
-
-void ao_io_quiet(struct ao_io *io, int on)
-{
-    io->ops->quiet(io, on);
 }
 
 /* The excerpt a dead letter keeps: the first DLQ_EXCERPT bytes, with

@@ -40,9 +40,6 @@ struct ao_io_ops {
     int (*owns)(struct ao_io *io, const char *key);
     /* changes whenever what this consumer owns may have changed */
     unsigned (*generation)(struct ao_io *io);
-    /* on: stop fetching (what was fetched and not handed out comes again);
-     * off: fetch again */
-    void (*quiet)(struct ao_io *io, int on);
 };
 
 /* Counts how often each input was handed out (attempts.h); begin returns
@@ -91,9 +88,6 @@ int ao_io_emit_json_at(struct ao_io *io, const char *topic, const char *key, lon
                        const cJSON *msg);
 int ao_io_commit(struct ao_io *io, struct ao_inmsg *m);
 int ao_io_owns(struct ao_io *io, const char *key);
-/* Stop fetching until ao_io_quiet(io, 0): no fetch of this consumer wakes
- * meanwhile (a profiler's timing).  A pipe: nothing to do. */
-void ao_io_quiet(struct ao_io *io, int on);
 unsigned ao_io_generation(struct ao_io *io);
 /* Record a refused message with the reason as a `dlq` message. */
 int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason);

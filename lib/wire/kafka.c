@@ -350,25 +350,8 @@ static void kafka_close(struct ao_io *io)
     free(p);
 }
 
-/* Pause the partitions this consumer owns (or resume them): a paused
- * partition is not fetched, and what was fetched of it and not handed out
- * is fetched again on resume, from the position handed out so far. */
-static void kafka_quiet(struct ao_io *io, int on)
-{
-    struct kafka_priv *p = io->priv;
-    rd_kafka_topic_partition_list_t *parts;
-    rd_kafka_resp_err_t e;
-
-    if (!p->consumer || !p->owned || !p->owned->cnt || !(parts = rd_kafka_topic_partition_list_copy(p->owned)))
-        return;
-    e = on ? rd_kafka_pause_partitions(p->consumer, parts) : rd_kafka_resume_partitions(p->consumer, parts);
-    if (e)
-        ao_warn("kafka: cannot %s fetching: %s", on ? "pause" : "resume", rd_kafka_err2str(e));
-    rd_kafka_topic_partition_list_destroy(parts);
-}
-
-static const struct ao_io_ops kafka_ops = {kafka_next, kafka_emit,       kafka_commit, kafka_close,
-                                           kafka_owns, kafka_generation, kafka_quiet};
+static const struct ao_io_ops kafka_ops = {kafka_next,  kafka_emit,       kafka_commit,
+                                           kafka_close, kafka_owns, kafka_generation};
 
 /* librdkafka's own log lines go through ours.  The -X settings are given to
  * the consumer and the producer alike, so each warns about the other's
@@ -466,15 +449,12 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
      * on at once (no linger, no Nagle delay; its commit flushes anyway), and an idle fetch
      * returns soon, so a message waits milliseconds, not half a second, at
      * each of an iteration's hops (the 2.0.2 mock cluster does not answer a
-     * waiting fetch early when data arrives).  3 ms, not 5: a fifth off an
-     * iteration's orchestration for about 1% of a core more per idle
-     * consumer (docs/BENCHMARKS.md); the profiler fetches nothing while it
-     * times (ao_io_quiet), and `accelopt run`'s own consumer waits 100 ms. */
+     * waiting fetch early when data arrives). */
     /* A stage's message may take minutes of model calls (a candidate's
      * plans, at 30-60 s a call): the default 5 min between polls would make
      * a busy stage leave its group and its work be redone by another. */
     if (rd_kafka_conf_set(cc, "max.poll.interval.ms", "1800000", e, sizeof e) ||
-        rd_kafka_conf_set(cc, "fetch.wait.max.ms", "3", e, sizeof e) ||
+        rd_kafka_conf_set(cc, "fetch.wait.max.ms", "5", e, sizeof e) ||
         rd_kafka_conf_set(pc, "linger.ms", "0", e, sizeof e) ||
         rd_kafka_conf_set(cc, "socket.nagle.disable", "true", e, sizeof e) ||
         rd_kafka_conf_set(pc, "socket.nagle.disable", "true", e, sizeof e)) {

@@ -2,7 +2,7 @@
  * accepted sockets have TCP_NODELAY, or two responses written back to back
  * wait for a delayed ACK: 40 ms on Linux, the stall issue 28 traced to the
  * selector's flush of two candidates); a batch's place reaches the
- * partitioner; a quiet consumer fetches nothing and loses nothing */
+ * partitioner */
 #include <dirent.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -40,66 +40,6 @@ static void broker_side(int port, int *n, int *nodelay)
     }
     if (d)
         closedir(d);
-}
-
-/* ao_io_quiet: a quiet consumer is handed nothing; once it fetches again
- * it is handed everything after what it handled, in order, none twice
- * (what it had fetched before the pause comes again) */
-static void quiet(const char *addr)
-{
-    static const char *const topics[] = {AO_TOPIC_PAIRS, NULL};
-    char err[512];
-    struct ao_io *out = ao_io_kafka_new("test", addr, NULL, NULL, NULL, err, sizeof err),
-                 *in = ao_io_kafka_new("test", addr, "quiet-test", topics, NULL, err, sizeof err);
-    struct ao_inmsg m, none = {0};
-    long long first = -1, last = -1, seen = 0, during = 0, in_order = 1;
-    int sent = out && in;
-
-    for (int i = 0; sent && i < 6; i++) {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddNumberToObject(j, "n", i);
-        sent = ao_io_emit_json_at(out, AO_TOPIC_PAIRS, "run-q", 0, j) == 0;
-        cJSON_Delete(j);
-    }
-    sent = sent && ao_io_commit(out, &none) == 0;
-    for (int t = 0; sent && first < 0 && t < 300; t++) /* the group's first join */
-        if (ao_io_next(in, &m, 100) > 0) {
-            first = last = m.offset;
-            seen = 1;
-            ao_io_commit(in, &m);
-        }
-    CHECK(first >= 0, "a consumer is handed the first message");
-    if (first < 0) {
-        ao_io_free(in);
-        ao_io_free(out);
-        return;
-    }
-    ao_io_quiet(in, 1);
-    for (int i = 6; i < 9; i++) {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddNumberToObject(j, "n", i);
-        ao_io_emit_json_at(out, AO_TOPIC_PAIRS, "run-q", 0, j);
-        cJSON_Delete(j);
-    }
-    ao_io_commit(out, &none);
-    for (int t = 0; t < 8; t++)
-        if (ao_io_next(in, &m, 100) > 0) {
-            during++;
-            ao_io_commit(in, &m);
-        }
-    CHECK(during == 0, "while quiet it is handed nothing (%lld)", during);
-    ao_io_quiet(in, 0);
-    for (int t = 0; t < 100 && seen < 9; t++)
-        if (ao_io_next(in, &m, 100) > 0) {
-            in_order = in_order && m.offset == last + 1;
-            last = m.offset;
-            seen++;
-            ao_io_commit(in, &m);
-        }
-    CHECK(seen == 9 && in_order, "fetching again, it is handed the other 8 in order, none twice (%lld, %s)",
-          seen, in_order ? "in order" : "a gap or a repeat");
-    ao_io_free(in);
-    ao_io_free(out);
 }
 
 int main(void)
@@ -144,7 +84,6 @@ int main(void)
         cJSON_Delete(m);
         ao_io_free(io);
     }
-    quiet(addr);
     if (rk)
         rd_kafka_destroy(rk);
     ao_broker_free(b);

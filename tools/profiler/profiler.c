@@ -56,11 +56,6 @@ out:
     return rc;
 }
 
-static void quiet(void *io, int measuring)
-{
-    ao_io_quiet(io, measuring);
-}
-
 int main(int argc, char **argv)
 {
     struct ao_stage s;
@@ -81,9 +76,6 @@ int main(int argc, char **argv)
         ao_err("%s", err);
         return ao_stage_close(&s, AO_EXIT_FAIL);
     }
-    /* while a kernel is timed, this stage's consumer fetches nothing (its
-     * idle fetches would wake on the machine every few ms) */
-    ao_profstage_on_measure(pr.st, quiet, s.io);
     code = ao_stage_run(&s, process, &pr, "kernels", "results");
     ao_profstage_free(pr.st);
     return code;
