@@ -237,11 +237,9 @@ int ao_rs_prefetch(struct ao_runstore *s, const char *key, int n, const char *co
 {
     char k[AO_REDIS_KEY_MAX];
     const char *argv[2 + PREFETCH_MAX] = {"HMGET"};
-    redisReply *rep;
-    int rc = -1;
-
     const char *want[PREFETCH_MAX];
-    int m = 0;
+    redisReply *rep;
+    int rc = -1, m = 0;
 
     ao_rs_forget(s);
     if (!s->redis)

@@ -1,6 +1,6 @@
 /* test_selector.c - the selector's parts without its main: a run's config
  * completed with the defaults and checked whole; what the selector reads
- * of a run's state */
+ * of a run's state; what it keeps of an open iteration's results */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +18,79 @@ static const struct ao_option opts[] = {
     AO_COMMON_OPTIONS,
 };
 
+/* a transport whose generation the test sets: a rebalance on demand */
+static unsigned gen = 1;
+static unsigned fake_generation(struct ao_io *io)
+{
+    (void)io;
+    return gen;
+}
+
+static struct ao_result_msg result(double latency_ns)
+{
+    struct ao_result_msg r;
+    ao_msg_init(&ao_msg_result, &r);
+    r.status = strdup("ok");
+    r.latency_ns = latency_ns;
+    return r;
+}
+
+/* What the selector keeps of an open iteration's results: taken once, by
+ * slot; forgotten at the close, and by a rebalance (another replica may
+ * have written the run meanwhile); at most 32 iterations at once. */
+static void kept_results(void)
+{
+    struct selector sel;
+    struct ao_io *io = ao_io_stdio_new("test", stdin, stdout, stderr);
+    const struct ao_io_ops *stdio_ops = io->ops;
+    struct ao_io_ops ops = *io->ops;
+    struct ao_result_msg r = result(10), got;
+    char key[64], err[256];
+
+    memset(&sel, 0, sizeof sel);
+    sel.store = ao_runstore_file(NULL, err, sizeof err); /* in memory */
+    ops.generation = fake_generation;
+    io->ops = &ops;
+    sel_keep_fresh(&sel, io);
+    sel_keep_result(&sel, "run:a:iter:1", "0.0.0", &r);
+    CHECK(!r.status, "a kept result is taken (the caller's is left empty)");
+    r = result(20);
+    sel_keep_result(&sel, "run:a:iter:1", "0.0.1", &r);
+    sel_keep_fresh(&sel, io);
+    CHECK(sel_take_result(&sel, "run:a:iter:1", "0.0.1", &got) == 1 && got.latency_ns == 20,
+          "the same generation: the slot's result is there");
+    ao_msg_release(&ao_msg_result, &got);
+    CHECK(sel_take_result(&sel, "run:a:iter:1", "0.0.1", &got) == 0, "and taken once");
+    CHECK(sel_take_result(&sel, "run:a:iter:2", "0.0.0", &got) == 0 &&
+              sel_take_result(&sel, "run:b:iter:1", "0.0.0", &got) == 0,
+          "another iteration's or run's slot is not it");
+    gen++; /* a rebalance */
+    sel_keep_fresh(&sel, io);
+    CHECK(sel_take_result(&sel, "run:a:iter:1", "0.0.0", &got) == 0, "a rebalance forgets what was kept");
+    r = result(30);
+    sel_keep_result(&sel, "run:a:iter:1", "0.0.0", &r);
+    sel_forget_results(&sel, "run:a:iter:1");
+    CHECK(sel_take_result(&sel, "run:a:iter:1", "0.0.0", &got) == 0, "a close forgets its iteration's");
+    for (int i = 0; i < 40; i++) {
+        snprintf(key, sizeof key, "run:r%d:iter:1", i);
+        r = result(i);
+        sel_keep_result(&sel, key, "0.0.0", &r);
+    }
+    CHECK(sel_take_result(&sel, "run:r39:iter:1", "0.0.0", &got) == 1 && got.latency_ns == 39,
+          "of 40 runs' iterations the newest is kept");
+    ao_msg_release(&ao_msg_result, &got);
+    CHECK(sel_take_result(&sel, "run:r0:iter:1", "0.0.0", &got) == 0, "and the oldest let go (32 at most)");
+    sel_forget_results(&sel, NULL);
+    ao_runstore_free(sel.store);
+    io->ops = stdio_ops;
+    ao_io_free(io);
+}
+
 int main(void)
 {
     struct ao_config cfg;
     struct selector sel;
-    char err[256], *argv[] = {(char *)"t", (char *)"--slot-deadline", (char *)"0.05", NULL};
+    char err[256] = "", *argv[] = {(char *)"t", (char *)"--slot-deadline", (char *)"0.05", NULL};
     cJSON *given;
     struct ao_run_state st;
     struct ao_run_config *rc, c;
@@ -72,5 +140,6 @@ int main(void)
     CHECK(sel_run_config(&sel, NULL, &c, err, sizeof err) < 0 && strstr(err, "slot_deadline_s"),
           "its default is out of bounds too, and refused as a task's would be (%s)", err);
     ao_config_release(&cfg);
+    kept_results();
     return CHECK_DONE();
 }

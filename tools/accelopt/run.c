@@ -890,8 +890,9 @@ static int setup(struct run *R, char *err, size_t errlen)
         static const char *const topics[] = {AO_TOPIC_RUNS, AO_TOPIC_DLQ, NULL};
         snprintf(group, sizeof group, "accelopt-run-%s", R->id);
         /* a done comes once a task: its idle fetch can wait 20x a stage's,
-         * for a twentieth of the polling on the cores the profiler times on
-         * (-X, after it, may set it again) */
+         * for a quarter of the CPU an idle consumer takes on the cores the
+         * profiler times on (docs/BENCHMARKS.md; -X, after it, may set it
+         * again) */
         snprintf(props, sizeof props, "fetch.wait.max.ms=100\n%s", R->props);
         if (!(R->io = ao_io_kafka_new("run", R->brokers, group, R->waits ? topics : NULL, props,
                                       err, errlen)) ||
