@@ -184,32 +184,30 @@ awk '/^The slow kernel/,/^The fast kernel/' "$T/regr-user.txt" | grep -qx "laten
     [ "$(grep -c "^t_memory_ns: 42000$" "$T/regr-user.txt")" -eq 2 ] &&
     grep -q "which is 1.300x slower (give or take 3%)" "$T/regr-user.txt"
 ok $? "the summarizer sees both kernels' profiles and the speedup's uncertainty"
-# the cuda target's prompts (prompts/cuda): a cuda run's candidate and plan
-start_llm cplan '{"*": [{"content": "Tile the k loop in shared memory."}]}'
-ACCELOPT_MSG_TARGET=cuda $M tests/msgs.py candidate matmul - '{"plans": 1}' |
-    ACCELOPT_MACHINE=$PWD/tests/golden/machine-cuda.txt ACCELOPT_CUDA_ARCH=sm_90a ACCELOPT_LLM_URL=$LLM_URL \
-    ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner >"$T/cplan.jsonl" 2>/dev/null
-golden planner "$LLM_LOG" tests/golden/prompts-cuda; ok $? "cuda planner prompts match tests/golden/prompts-cuda"
-start_llm cexec '{"*": [{"content": "```cuda\nextern \"C\" void kernel(void) {}\n```"}]}'
-ACCELOPT_MSG_TARGET=cuda $M tests/msgs.py plan matmul "Tile the k loop in shared memory." - '{"samples": 1}' |
-    ACCELOPT_MACHINE=$PWD/tests/golden/machine-cuda.txt ACCELOPT_CUDA_ARCH=sm_90a ACCELOPT_LLM_URL=$LLM_URL \
-    ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor >"$T/cexec.jsonl" 2>/dev/null
-golden executor "$LLM_LOG" tests/golden/prompts-cuda
-[ $? -eq 0 ] && [ "$(field "$T/cexec.jsonl" "r['target'] + ' ' + r['source'][:10]")" = 'cuda extern "C"' ]
-ok $? "cuda executor prompts match, and a cuda-tagged block is the kernel of a cuda run"
-# the trn target's prompts (prompts/trn): an NKI run's candidate and plan
-start_llm tplan '{"*": [{"content": "Keep the rows of x in SBUF across the N tiles."}]}'
-ACCELOPT_MSG_TARGET=trn $M tests/msgs.py candidate matmul - '{"plans": 1}' |
-    ACCELOPT_MACHINE=$PWD/tests/golden/machine-trn.txt ACCELOPT_TRN_PLATFORM=trn1 ACCELOPT_LLM_URL=$LLM_URL \
-    ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner >"$T/tplan.jsonl" 2>/dev/null
-golden planner "$LLM_LOG" tests/golden/prompts-trn; ok $? "trn planner prompts match tests/golden/prompts-trn"
-start_llm texec '{"*": [{"content": "```python\nimport neuronxcc.nki as nki\n```"}]}'
-ACCELOPT_MSG_TARGET=trn $M tests/msgs.py plan matmul "Keep the rows of x in SBUF across the N tiles." - '{"samples": 1}' |
-    ACCELOPT_MACHINE=$PWD/tests/golden/machine-trn.txt ACCELOPT_TRN_PLATFORM=trn1 ACCELOPT_LLM_URL=$LLM_URL \
-    ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor >"$T/texec.jsonl" 2>/dev/null
-golden executor "$LLM_LOG" tests/golden/prompts-trn
-[ $? -eq 0 ] && [ "$(field "$T/texec.jsonl" "r['target'] + ' ' + r['source'][:6]")" = 'trn import' ]
-ok $? "trn executor prompts match, and a python-tagged block is the kernel of a trn run"
+# a target's prompts (prompts/<target>): one of its runs' candidate and plan
+# through the planner and the executor, against tests/golden/prompts-<target>;
+# the model's block tagged for the target must become the kernel.
+# target_prompts TARGET PLAN-TEXT EXEC-REPLY-JSON SOURCE-START [VAR=VALUE...]
+target_prompts() {
+    local t=$1 plan=$2 reply=$3 src=$4
+    shift 4
+    start_llm "${t}plan" "{\"*\": [{\"content\": \"$plan\"}]}"
+    ACCELOPT_MSG_TARGET=$t $M tests/msgs.py candidate matmul - '{"plans": 1}' |
+        env "$@" ACCELOPT_MACHINE="$PWD/tests/golden/machine-$t.txt" ACCELOPT_LLM_URL="$LLM_URL" \
+        ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner >"$T/${t}plan.jsonl" 2>/dev/null
+    golden planner "$LLM_LOG" "tests/golden/prompts-$t"; ok $? "$t planner prompts match tests/golden/prompts-$t"
+    start_llm "${t}exec" "$reply"
+    ACCELOPT_MSG_TARGET=$t $M tests/msgs.py plan matmul "$plan" - '{"samples": 1}' |
+        env "$@" ACCELOPT_MACHINE="$PWD/tests/golden/machine-$t.txt" ACCELOPT_LLM_URL="$LLM_URL" \
+        ACCELOPT_LLM_MODEL=exec-m bin/accelopt-executor >"$T/${t}exec.jsonl" 2>/dev/null
+    golden executor "$LLM_LOG" "tests/golden/prompts-$t"
+    [ $? -eq 0 ] && [ "$(field "$T/${t}exec.jsonl" "r['target'] + ' ' + r['source'][:${#src}]")" = "$t $src" ]
+    ok $? "$t executor prompts match, and a block tagged for $t is the kernel of a $t run"
+}
+target_prompts cuda "Tile the k loop in shared memory." \
+    '{"*": [{"content": "```cuda\nextern \"C\" void kernel(void) {}\n```"}]}' 'extern "C"' ACCELOPT_CUDA_ARCH=sm_90a
+target_prompts trn "Keep the rows of x in SBUF across the N tiles." \
+    '{"*": [{"content": "```python\nimport neuronxcc.nki as nki\n```"}]}' import ACCELOPT_TRN_PLATFORM=trn1
 mkdir -p "$T/badprompts/cpu"
 cp prompts/cpu/* "$T/badprompts/cpu/"
 sed -i 's/{{memory}}//' "$T/badprompts/cpu/planner.system.txt"
