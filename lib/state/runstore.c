@@ -533,17 +533,10 @@ cJSON *ao_rs_smembers(struct ao_runstore *s, const char *key, char *err, size_t 
 int ao_runstore_json(struct ao_runstore *s, const char *run, const char *field, cJSON **out, char *err,
                      size_t errlen)
 {
-    char key[AO_KEY_MAX], *text = NULL;
-    int rc;
+    const cJSON *j;
+    int rc = ao_runstore_json_ref(s, run, field, &j, err, errlen);
 
-    *out = NULL;
-    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
-        snprintf(err, errlen, "run id '%.40s...' is too long for a key", run);
-        return -1;
-    }
-    if ((rc = ao_rs_hget(s, key, field, &text, err, errlen)) == 1)
-        *out = cJSON_Parse(text);
-    free(text);
+    *out = rc == 1 && j ? cJSON_Duplicate(j, 1) : NULL;
     return rc;
 }
 

@@ -380,6 +380,7 @@ struct trace_start {
 
 static void trace_begin(struct trace_start *s)
 {
+    memset(s, 0, sizeof *s);
     s->wall_us = ao_wall_ns() / 1000;
     if (trace_fd() < 0)
         return;

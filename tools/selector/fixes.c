@@ -238,6 +238,17 @@ static int moved(const struct ao_run_state *st)
     return isnan(st->progress) || sel_now_s() - st->progress >= grain;
 }
 
+/* The result in hand carries a profiler's signature: on a broker the stage
+ * loop checked it already; a pipe's bytes are checked here.  0 or -1. */
+static int signed_by_profiler(struct selector *sel, struct ao_io *io, char *reason, size_t len)
+{
+    if (io->verify && io->key)
+        return 0;
+    if (!io->held)
+        return snprintf(reason, len, "no message in hand to check the signature of"), -1;
+    return ao_sign_check(io->held->raw, io->held->len, &sel->key, reason, len);
+}
+
 int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                   size_t len)
 {
@@ -251,11 +262,7 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     long have;
     long long iter, attempt;
 
-    /* on a broker the stage loop checked it already; a pipe's are checked here */
-    if ((!(io->verify && io->key) &&
-         (!io->held ? snprintf(reason, len, "no message in hand to check the signature of") >= 0
-                    : ao_sign_check(io->held->raw, io->held->len, &sel->key, reason, len) < 0)) ||
-        ao_msg_decode(&ao_msg_result, msg, &r, reason, len) < 0)
+    if (signed_by_profiler(sel, io, reason, len) < 0 || ao_msg_decode(&ao_msg_result, msg, &r, reason, len) < 0)
         return -1;
     ao_beam_init(&beam);
     if ((found = sel_load_state(sel, r.env.run, &st, io, reason, len)) < 0)
