@@ -299,10 +299,13 @@ static int child_main(void *arg)
     const struct ao_sandbox_spec *s = a->spec;
     static char e_path[] = "PATH=/usr/bin:/bin", e_tmp[] = "TMPDIR=/work",
                 e_home[] = "HOME=/work", e_lang[] = "LC_ALL=C";
-    char *const envp[] = {e_path, e_tmp, e_home, e_lang, NULL};
+    char e_lib[600], *envp[] = {e_path, e_tmp, e_home, e_lang, NULL, NULL};
     char go;
     int devnull;
 
+    if (s->lib_path && snprintf(e_lib, sizeof e_lib, "LD_LIBRARY_PATH=%s", s->lib_path) <
+                           (int)sizeof e_lib)
+        envp[4] = e_lib;
     if (read(a->sync_fd, &go, 1) != 1) /* the parent has placed us in the cgroups */
         _exit(127);
     prctl(PR_SET_PDEATHSIG, SIGKILL);

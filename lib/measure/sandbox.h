@@ -37,6 +37,9 @@ struct ao_sandbox_spec {
      * Python environment), bound read-only at the same paths (not under
      * /work, which is the work directory there); NULL ends */
     const char *ro_paths[4];
+    /* LD_LIBRARY_PATH inside (a directory it can see), or NULL: where a
+     * GPU's driver library is found on the host by the library path alone */
+    const char *lib_path;
 };
 
 struct ao_sandbox {

@@ -329,10 +329,48 @@ static int cuda_check_build(const char *dir, char *reason, size_t len)
     return e != 0 ? 1 : 0;
 }
 
+/* The directory the CUDA runtime must search for the driver's library
+ * (libcuda.so.1), or NULL where the loader finds it by itself.  GPU
+ * machines that mount the driver from the host (/usr/local/nvidia/lib64)
+ * often name it in LD_LIBRARY_PATH alone, which the sandbox does not pass
+ * on: without it the runtime reports no driver. */
+static const char *cuda_driver_dir(void)
+{
+    static const char *const system[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+                                         "/lib/x86_64-linux-gnu", "/usr/lib", NULL};
+    static char dir[512];
+    static int done;
+    char lp[2048], f[600], *save = NULL;
+    const char *env = getenv("LD_LIBRARY_PATH");
+
+    if (done)
+        return dir[0] ? dir : NULL;
+    done = 1;
+    for (int i = 0; system[i]; i++) {
+        snprintf(f, sizeof f, "%s/libcuda.so.1", system[i]);
+        if (access(f, R_OK) == 0)
+            return NULL;
+    }
+    snprintf(lp, sizeof lp, "%s:/usr/local/nvidia/lib64", env ? env : "");
+    for (char *d = strtok_r(lp, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        /* an absolute path under /usr, nothing that walks up: the sandbox
+         * sees /usr as the host has it */
+        if (strncmp(d, "/usr/", 5) != 0 || strstr(d, "..") || strlen(d) >= sizeof dir)
+            continue;
+        snprintf(f, sizeof f, "%s/libcuda.so.1", d);
+        if (access(f, R_OK) == 0) {
+            snprintf(dir, sizeof dir, "%s", d);
+            return dir;
+        }
+    }
+    return NULL;
+}
+
 static void cuda_runner_sandbox(struct ao_sandbox_spec *s)
 {
     s->gpu = 1;
     s->max_procs = 64; /* the CUDA runtime starts threads of its own */
+    s->lib_path = cuda_driver_dir();
 }
 
 /* "NVIDIA H100 80GB HBM3, driver 580.159.04", or "no GPU" */

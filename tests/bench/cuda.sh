@@ -5,7 +5,8 @@
 #      profiler runs: the medians, their spread, % of peak;
 #   3. where a profile's time goes: compile, references, checks and timing;
 #   4. accelopt bench --target cuda --examples: every task's baseline, the
-#      hand-written examples, and the cuBLAS point.
+#      hand-written examples, and the cuBLAS point (its JSON in
+#      $CUDA_BENCH_JSON, default the output directory's bench.json).
 # Usage: tests/bench/cuda.sh [SIZE] [RUNS]    (default: paper 5)
 set -u
 cd "$(dirname "$0")/../.."
@@ -19,7 +20,9 @@ export ACCELOPT_HOME=$PWD
 export ACCELOPT_STATE_DIR=${ACCELOPT_STATE_DIR:-$(mktemp -d /tmp/accelopt-cuda-bench-XXXXXX)}
 out=$(mktemp -d /tmp/accelopt-cuda-out-XXXXXX)
 make -s all || exit 1
-bin/accelopt calibrate --target cuda || exit 1
+# a calibration already in the state directory (ACCELOPT_STATE_DIR given)
+# is used as it is: measure it afresh in a new state directory
+[ -f "$ACCELOPT_STATE_DIR/calibration-cuda.json" ] || bin/accelopt calibrate --target cuda || exit 1
 python3 - "$ACCELOPT_STATE_DIR/calibration-cuda.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -62,4 +65,5 @@ for t, rs in rows:
           tm("compile_ns"), tm("kernel_ns"), tm("overhead_ns")))
 PY
 echo
-bin/accelopt bench --target cuda --size "$size" --examples # all fourteen, the examples, cuBLAS
+# all fourteen, the examples, cuBLAS; the JSON for tests/bench/torch-compare.py --ours
+bin/accelopt bench --target cuda --size "$size" --examples --json "${CUDA_BENCH_JSON:-$out/bench.json}"
