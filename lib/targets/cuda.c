@@ -28,9 +28,34 @@
 #include "measure/vendor.h"
 #include "targets/target.h"
 
-#define CUDA_HOME "/usr/local/cuda" /* under /usr: the sandboxes see it */
-#define NVCC CUDA_HOME "/bin/nvcc"
+#define CUDA_HOME "/usr/local/cuda"
 #define CUDA_FLAGS "-O3 -std=c++17"
+
+/* The toolkit's own directory: /usr/local/cuda is often a link, on some
+ * machines through /etc/alternatives, which the build sandbox does not
+ * have.  nvcc is called by the path the link resolves to (only characters
+ * a shell takes as they are: it reaches the build's command), and that
+ * directory is bound into the build sandbox where it is not under /usr. */
+static const char *cuda_home(void)
+{
+    static char real[PATH_MAX];
+
+    if (!real[0] && (!realpath(CUDA_HOME, real) || real[0] != '/' ||
+                     strspn(real, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                  "0123456789/._+-") != strlen(real) ||
+                     strlen(real) > 200))
+        snprintf(real, sizeof real, "%s", CUDA_HOME);
+    return real;
+}
+
+static const char *nvcc_path(void)
+{
+    static char path[PATH_MAX + 16];
+
+    if (!path[0])
+        snprintf(path, sizeof path, "%s/bin/nvcc", cuda_home());
+    return path;
+}
 
 static const char *const cuda_tags[] = {"", "cuda", "cu", "cpp", "c++", "cc", NULL};
 
@@ -90,8 +115,9 @@ static void cuda_convention(const struct ao_task *t, const char *size, const lon
 
 static int cuda_available(char *err, size_t errlen)
 {
-    if (access(NVCC, X_OK) < 0) {
-        snprintf(err, errlen, "the cuda target needs nvcc at %s, and it is not there", NVCC);
+    if (access(nvcc_path(), X_OK) < 0) {
+        snprintf(err, errlen, "the cuda target needs nvcc at %s/bin/nvcc, and it is not there",
+                 CUDA_HOME);
         return -1;
     }
     if (access("/dev/nvidiactl", F_OK) < 0 || access("/dev/nvidia0", F_OK) < 0) {
@@ -110,7 +136,7 @@ static int nvcc_host(char *const *args, char *err, size_t errlen)
     int n = 0;
 
     snprintf(arch, sizeof arch, "%s", cuda_gencode());
-    argv[n++] = (char *)NVCC;
+    argv[n++] = (char *)nvcc_path();
     for (char *f = strtok(flags, " "); f && n < 8; f = strtok(NULL, " "))
         argv[n++] = f;
     argv[n++] = arch;
@@ -207,7 +233,7 @@ static void cuda_build_command(char *cmd, size_t len)
              "export TMPDIR=/work/tmp && mkdir -p tmp && "
              "%s " CUDA_FLAGS " %s -include proto.h -MD -MF kernel.d -c kernel.cu -o kernel.o"
              " && %s %s -Xlinker -z,noexecstack kernel.o runner.o stub.o -o runner",
-             NVCC, gen, NVCC, gen);
+             nvcc_path(), gen, nvcc_path(), gen);
 }
 
 /* What the kernel's object may use: nvcc's own registration and launch
@@ -272,8 +298,16 @@ static void normalize(const char *in, char *out, size_t len)
         snprintf(out, len, "/");
 }
 
+/* Inside the toolkit's own directory (where that is not under /usr). */
+static int under_toolkit(const char *norm)
+{
+    size_t n = strlen(cuda_home());
+    return n > 1 && strncmp(norm, cuda_home(), n) == 0 && norm[n] == '/';
+}
+
 /* Every file the kernel includes is a system or toolkit header (under
- * /usr), or the kernel and its prototype themselves. */
+ * /usr or the toolkit's directory), or the kernel and its prototype
+ * themselves. */
 static int deps_check(const char *dir, char *reason, size_t len)
 {
     char path[800], e[AO_ERRLEN], *text, *p;
@@ -304,7 +338,7 @@ static int deps_check(const char *dir, char *reason, size_t len)
             !strcmp(dep, "/work/kernel.cu") || !strcmp(dep, "/work/proto.h"))
             continue;
         normalize(dep, norm, sizeof norm);
-        if (dep[0] != '/' || strncmp(norm, "/usr/", 5) != 0) {
+        if (dep[0] != '/' || (strncmp(norm, "/usr/", 5) != 0 && !under_toolkit(norm))) {
             snprintf(reason, len, "includes '%.200s': kernels may include system and CUDA "
                      "toolkit headers only", dep);
             free(text);
@@ -366,6 +400,18 @@ static const char *cuda_driver_dir(void)
     return NULL;
 }
 
+/* The toolkit where it is not under /usr, and the links of
+ * /etc/alternatives (where a system's cc, c++ or the toolkit itself may
+ * point through). */
+static void cuda_build_sandbox(struct ao_sandbox_spec *s)
+{
+    int n = 0;
+
+    if (strncmp(cuda_home(), "/usr/", 5) != 0)
+        s->ro_paths[n++] = cuda_home();
+    s->ro_paths[n] = "/etc/alternatives";
+}
+
 static void cuda_runner_sandbox(struct ao_sandbox_spec *s)
 {
     s->gpu = 1;
@@ -399,8 +445,8 @@ static void cuda_basis(struct ao_buf *b)
 {
     char path[700];
 
-    ao_buf_printf(b, "flags %s %s %s\n", NVCC, CUDA_FLAGS, cuda_gencode());
-    ao_target_basis_version(b, NVCC, 1);
+    ao_buf_printf(b, "flags %s %s %s\n", nvcc_path(), CUDA_FLAGS, cuda_gencode());
+    ao_target_basis_version(b, nvcc_path(), 1);
     snprintf(path, sizeof path, "%s/nkibench/harness/cuda/runner.cu", ao_home());
     ao_target_basis_file(b, path);
 }
@@ -510,6 +556,7 @@ const struct ao_target ao_target_cuda = {
     .harness_files = cuda_harness_files,
     .build_command = cuda_build_command,
     .build_mem_bytes = 16LL << 30,
+    .build_sandbox = cuda_build_sandbox,
     .check_build = cuda_check_build,
     .runner_filter = ao_sandbox_gpu_runner_filter,
     .runner_sandbox = cuda_runner_sandbox,
