@@ -811,7 +811,11 @@ static int runner_filter(const char *const *more, void **bpf, size_t *len, char 
         "read", "write", "close", "fstat", "newfstatat", "lseek", "munmap", "mremap", "brk",
         "madvise", "futex", "exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "getpid",
         "gettid", "getrandom", "clock_gettime", "clock_getres", "gettimeofday", "sched_yield",
-        "sched_getaffinity", NULL};
+        "sched_getaffinity",
+        /* the kernel's way of resuming a timed sleep that a stop interrupted
+         * (the profiler stops the runner between commands; the call was
+         * allowed when it began): the CUDA driver's threads need it */
+        "restart_syscall", NULL};
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
     int rc = -1;
 
@@ -851,7 +855,8 @@ int ao_sandbox_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
 /* A GPU's runner installs its filter once the driver is up (context made,
  * memory allocated, a kernel launched), and the driver goes on needing its
  * device files: ioctl on them, polling and sleeping while it waits, and
- * opening them again.  Not yet run on a GPU: see GPU.md. */
+ * opening them again.  What an H200 needed (issue 26): this list and
+ * restart_syscall in the common one. */
 int ao_sandbox_gpu_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
 {
     static const char *const gpu[] = {"ioctl", "openat", "poll", "ppoll", "nanosleep",

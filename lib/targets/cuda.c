@@ -7,7 +7,8 @@
  * device-wide synchronize.  The profiler's clock times the call; the
  * runner's CUDA events are reported beside it.
  *
- * Built and checked without a GPU; not yet run on one (see README). */
+ * Built and checked without a GPU; its profiles, calibration and
+ * test-cuda ran on an H200 (issue 26, docs/BENCHMARKS.md). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -31,16 +32,21 @@
 #define CUDA_HOME "/usr/local/cuda"
 #define CUDA_FLAGS "-O3 -std=c++17"
 
-/* The toolkit's own directory: /usr/local/cuda is often a link, on some
- * machines through /etc/alternatives, which the build sandbox does not
- * have.  nvcc is called by the path the link resolves to (only characters
- * a shell takes as they are: it reaches the build's command), and that
- * directory is bound into the build sandbox where it is not under /usr. */
+/* The toolkit's own directory: ACCELOPT_CUDA_HOME (absolute), else
+ * /usr/local/cuda.  That is often a link, on some machines through
+ * /etc/alternatives, which the build sandbox does not have (the H200 of
+ * issue 26): nvcc is called by the path the link resolves to (only
+ * characters a shell takes as they are: it reaches the build's command),
+ * and that directory is bound into the build sandbox where it is not
+ * under /usr. */
 static const char *cuda_home(void)
 {
     static char real[PATH_MAX];
+    const char *home = getenv("ACCELOPT_CUDA_HOME");
 
-    if (!real[0] && (!realpath(CUDA_HOME, real) || real[0] != '/' ||
+    if (!home || home[0] != '/')
+        home = CUDA_HOME;
+    if (!real[0] && (!realpath(home, real) || real[0] != '/' ||
                      strspn(real, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                   "0123456789/._+-") != strlen(real) ||
                      strlen(real) > 200))
@@ -116,8 +122,8 @@ static void cuda_convention(const struct ao_task *t, const char *size, const lon
 static int cuda_available(char *err, size_t errlen)
 {
     if (access(nvcc_path(), X_OK) < 0) {
-        snprintf(err, errlen, "the cuda target needs nvcc at %s/bin/nvcc, and it is not there",
-                 CUDA_HOME);
+        snprintf(err, errlen, "the cuda target needs nvcc at %s, and it is not there (the "
+                 "toolkit is looked for at ACCELOPT_CUDA_HOME, else " CUDA_HOME ")", nvcc_path());
         return -1;
     }
     if (access("/dev/nvidiactl", F_OK) < 0 || access("/dev/nvidia0", F_OK) < 0) {
@@ -457,9 +463,8 @@ static void cuda_basis(struct ao_buf *b)
 static cJSON *run_tool(const char *name, const char *a1, const char *a2, const char *a3,
                        char *err, size_t errlen)
 {
-    char dir[] = "/tmp/accelopt-cuda-XXXXXX", src[700], exe[700], *out = NULL;
-    char *build[] = {src, (char *)"-o", exe, (char *)"-lcublas", (char *)"-Xlinker",
-                     (char *)"-rpath=" CUDA_HOME "/lib64", NULL};
+    char dir[] = "/tmp/accelopt-cuda-XXXXXX", src[700], exe[700], rpath[PATH_MAX + 16], *out = NULL;
+    char *build[] = {src, (char *)"-o", exe, (char *)"-lcublas", (char *)"-Xlinker", rpath, NULL};
     char *run[] = {exe, (char *)a1, (char *)a2, (char *)a3, NULL};
     cJSON *j = NULL;
     int st = 0;
@@ -472,6 +477,7 @@ static cJSON *run_tool(const char *name, const char *a1, const char *a2, const c
     }
     snprintf(src, sizeof src, "%s/nkibench/harness/cuda/%s.cu", ao_home(), name);
     snprintf(exe, sizeof exe, "%s/%s", dir, name);
+    snprintf(rpath, sizeof rpath, "-rpath=%s/lib64", cuda_home());
     if (nvcc_host(build, err, errlen) == 0 && ao_spawn(run, NULL, &out, 4096, &st, err, errlen) == 0 &&
         (st != 0 || !(j = cJSON_Parse(out))))
         snprintf(err, errlen, "%s failed: %.300s", name, out ? out : "");
@@ -545,7 +551,7 @@ const struct ao_target ao_target_cuda = {
     .ext = "cu",
     .fence_tags = cuda_tags,
     .compiler = "nvcc " CUDA_FLAGS,
-    .summary = "CUDA kernels on this machine's NVIDIA GPU (nvcc at " CUDA_HOME ")",
+    .summary = "CUDA kernels on this machine's NVIDIA GPU (nvcc of ACCELOPT_CUDA_HOME, else " CUDA_HOME ")",
     .convention = cuda_convention,
     .calibrate = cuda_calibrate,
     .machine = cuda_machine,

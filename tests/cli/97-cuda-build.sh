@@ -21,7 +21,7 @@ line() { # line OUT N: the Nth result (from 1) as its own file
 }
 if [ ! -x "$NVCC" ]; then
     echo "# nvcc is absent ($NVCC): nothing of the cuda target can be built here"
-    for _ in $(seq 40); do skip "cuda build checks" "nvcc is absent ($NVCC)"; done
+    for _ in $(seq 41); do skip "cuda build checks" "nvcc is absent ($NVCC)"; done
     exit 0
 fi
 for t in $TASKS; do mkdir -p "$T/work-$t"; done
@@ -158,3 +158,14 @@ chmod g+w "$kept"
 build silu "$T/again.jsonl" nkibench/silu/baseline.cu
 [ "$(field "$T/again.jsonl" "r['status']")" = ok ] && [ "$(stat -c %a "$kept")" = 644 ]
 ok $? "a kept runner.o that another user could write is not used: built again and kept anew"
+
+# a toolkit reached through links outside /usr, as on the GPU machine of
+# issue 26 (/usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-13.0):
+# the compile sandbox has neither /etc/alternatives nor this test's
+# directory, so nvcc is called by the path the links resolve to
+mkdir -p "$T/alt" "$T/links"
+ln -sfn "$(readlink -f "$(dirname "$NVCC")/..")" "$T/alt/cuda"
+ln -sfn "$T/alt/cuda" "$T/links/cuda"
+ACCELOPT_CUDA_HOME=$T/links/cuda build silu "$T/linked.jsonl" nkibench/silu/baseline.cu
+[ "$(field "$T/linked.jsonl" "r['status']")" = ok ]
+ok $? "a toolkit whose directory is reached through links outside /usr builds ($(field "$T/linked.jsonl" "r.get('reason', '')" | cut -c1-100))"

@@ -1,8 +1,12 @@
 /* test_sandbox.c - the sandbox contains a process tree and kills all of it */
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +68,33 @@ static int nobody_procs(void)
     return n;
 }
 
+/* A kernel runner's seccomp program (the GPU's, or the plain one) in a
+ * child, then system call nr: 1 if it returned, 0 if the filter stopped
+ * the process (SIGSYS), -1 otherwise. */
+static int runner_allows(int gpu, long nr)
+{
+    void *bpf = NULL;
+    size_t len = 0;
+    char err[AO_ERRLEN];
+    int st = 0;
+    pid_t pid;
+
+    if ((gpu ? ao_sandbox_gpu_runner_filter : ao_sandbox_runner_filter)(&bpf, &len, err, sizeof err) < 0)
+        return -1;
+    if ((pid = fork()) == 0) {
+        struct sock_fprog prog = {(unsigned short)(len / sizeof(struct sock_filter)), bpf};
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+            _exit(3);
+        syscall(nr, -1L, 0L, 0L);
+        _exit(0);
+    }
+    free(bpf);
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 1 : WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS ? 0 : -1;
+}
+
 int main(void)
 {
     int st, to, before = nobody_procs();
@@ -93,6 +124,16 @@ int main(void)
               layers) == 0, "a process flood is contained");
     usleep(100000);
     CHECK(nobody_procs() == before, "the flood left nothing running");
+    /* the kernel restarts a sleeping call a signal interrupted by way of
+     * restart_syscall: the CUDA driver's threads did so on an H200, and the
+     * filter killed an honest runner (issue 26) */
+    CHECK(runner_allows(1, SYS_restart_syscall) == 1 && runner_allows(0, SYS_restart_syscall) == 1,
+          "a runner's filter lets an interrupted call be restarted (restart_syscall)");
+    CHECK(runner_allows(1, SYS_ioctl) == 1 && runner_allows(0, SYS_ioctl) == 0,
+          "the GPU runner's filter allows ioctl (the driver's), the plain one does not");
+    CHECK(runner_allows(1, SYS_socket) == 0 && runner_allows(1, SYS_execve) == 0 &&
+              runner_allows(1, SYS_getppid) == 0,
+          "the GPU runner's filter stops socket, execve and getppid");
     ao_sandbox_cleanup();
     return CHECK_DONE();
 }
