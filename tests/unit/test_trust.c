@@ -10,6 +10,9 @@
 
 #include "agents/agent.h"
 #include "agents/diag.h"
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include "check.h"
 #include "core/tokens.h"
 #include "core/util.h"
@@ -66,6 +69,25 @@ static void signatures(void)
           "the signature is the last member: %s", text ? text + strlen(text) - 86 : "none");
     CHECK(check_text(text, &k2, reason, sizeof reason) < 0 && strstr(reason, "does not match"),
           "another key's check refuses it: %s", reason);
+    {
+        /* the signature is the standard HMAC-SHA256 of the text less its
+         * signature member (what another producer holding the key must
+         * compute), also after the other key was used in between */
+        cJSON *small = cJSON_Parse("{\"type\":\"x\",\"n\":1}");
+        char *a = ao_sign_print(small, &k2), *b = ao_sign_print(small, &k1), want[65];
+        unsigned char mac[32];
+        unsigned len = 0;
+        const char *body = "{\"type\":\"x\",\"n\":1}";
+        HMAC(EVP_sha256(), k1.k, sizeof k1.k, (const unsigned char *)body, strlen(body), mac, &len);
+        for (unsigned i = 0; i < 32; i++)
+            snprintf(want + 2 * i, 3, "%02x", mac[i]);
+        CHECK(a && b && len == 32 && strstr(b, want) && !strstr(a, want) &&
+                  check_text(b, &k1, reason, sizeof reason) == 0,
+              "a signature is HMAC-SHA256 of the text as sent, with each key in turn: %s", b ? b : "none");
+        cJSON_free(a);
+        cJSON_free(b);
+        cJSON_Delete(small);
+    }
     t2 = replaced(text, "1.2345678901234567", "7999");
     CHECK(check_text(t2, &k1, reason, sizeof reason) < 0 && strstr(reason, "does not match"),
           "an altered speedup is refused: %s", reason);
