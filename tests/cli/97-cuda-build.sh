@@ -21,7 +21,7 @@ line() { # line OUT N: the Nth result (from 1) as its own file
 }
 if [ ! -x "$NVCC" ]; then
     echo "# nvcc is absent ($NVCC): nothing of the cuda target can be built here"
-    for _ in $(seq 41); do skip "cuda build checks" "nvcc is absent ($NVCC)"; done
+    for _ in $(seq 42); do skip "cuda build checks" "nvcc is absent ($NVCC)"; done
     exit 0
 fi
 for t in $TASKS; do mkdir -p "$T/work-$t"; done
@@ -169,3 +169,8 @@ ln -sfn "$T/alt/cuda" "$T/links/cuda"
 ACCELOPT_CUDA_HOME=$T/links/cuda build silu "$T/linked.jsonl" nkibench/silu/baseline.cu
 [ "$(field "$T/linked.jsonl" "r['status']")" = ok ]
 ok $? "a toolkit whose directory is reached through links outside /usr builds ($(field "$T/linked.jsonl" "r.get('reason', '')" | cut -c1-100))"
+
+# the kernel of known length that tests/bench/gpu-session.sh times both ways
+build silu "$T/spin.jsonl" tests/known-speed/cuda/silu_spin.cu
+[ "$(field "$T/spin.jsonl" "r['status']")" = ok ]
+ok $? "tests/known-speed/cuda/silu_spin.cu (a kernel of a known least length) builds ($(field "$T/spin.jsonl" "r.get('reason', '')" | cut -c1-80))"

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# gpu-session.sh - the cuda target's checks and figures (issue 26) in one
+# short lease of a GPU machine: the steps in order of what they are worth,
+# each time-boxed so that the whole ends before BUDGET seconds: the log in
+# OUT/log.txt and every result in OUT/files.tgz (what the device tool
+# brings back).
+#
+#   L=$LD_LIBRARY_PATH; source .devdeps/on-device.sh      # GPU.md: the build's
+#   export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$L             # packages (it replaces the path)
+#   BUDGET=540 tests/bench/gpu-session.sh [STEP...]
+#
+# Steps (default all, in this order):
+#   facts      the GPU, driver, clocks, toolkit
+#   build      make -j WERROR= all
+#   calibrate  accelopt calibrate --target cuda
+#   test       tests/cli/98-cuda-gpu.sh (make test-cuda), results kept
+#   repeat     one kernel (matmul's baseline, cpu size) in 5 separate runs
+#   clock      the host clock against CUDA events: silu and mamba at tiny,
+#              and silu with a 200 µs spin (tests/known-speed/cuda)
+#   examples   the three hand-written examples at paper, one run each
+#   table      accelopt bench --target cuda --size paper --examples --json
+#   torch      tests/bench/torch-compare.py beside the table
+#   loop       accelopt run --target cuda, three tasks at the cpu size, T=2
+# What one lease of 15 minutes held on an H200 (docs/BENCHMARKS.md): facts
+# to clock in about 3 minutes; a paper profile costs 30-40 s, so `table`
+# (eighteen of them) needs a lease of its own.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+T0=$(date +%s)
+BUDGET=${BUDGET:-540}
+# the log in OUT, every other file in one archive beside it (the device
+# tool brings back a few files only)
+OUT=${OUT:-/tmp/gpu-session-out}
+O=/tmp/gpu-session-files
+rm -rf "$O"
+mkdir -p "$OUT" "$O"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+trap 'tar czf "$OUT/files.tgz" -C "$O" . 2>/dev/null' EXIT
+steps=${*:-facts build calibrate test repeat clock examples table torch loop}
+export ACCELOPT_HOME=$PWD ACCELOPT_STATE_DIR=${ACCELOPT_STATE_DIR:-/tmp/gpu-session-state}
+mkdir -p "$ACCELOPT_STATE_DIR"
+
+left() { echo $((T0 + BUDGET - $(date +%s))); }
+step() { echo; echo "=== [$(($(date +%s) - T0)) s] $*"; }
+box() { # box SECONDS CMD...: at most SECONDS, never past the deadline
+    local s=$1 l
+    shift
+    l=$(($(left) - 3))
+    [ "$l" -lt "$s" ] && s=$l
+    if [ "$s" -le 3 ]; then
+        echo "(not run: the budget is spent) $*"
+        return 99
+    fi
+    timeout -k 3 "$s" "$@"
+}
+line() { # line FILE [LABEL]: one profile's figures on a line
+    python3 - "$@" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception:
+    try:
+        why = open(sys.argv[1] + ".err").read().strip().splitlines()[-1]
+    except Exception:
+        why = "nothing printed"
+    print("%s: no result: %s" % (sys.argv[1], why[:160])); sys.exit(0)
+t = r.get("timing", {})
+print("%s %s %s: %s median %.2f us (min %.2f), events %.2f us, wake %.2f us, spread %.3f, %s calls, "
+      "%.1f%% of peak (%s), wall %.1f s %s" % (
+      r.get("task"), r.get("size"), sys.argv[2] if len(sys.argv) > 2 else "", r.get("status"),
+      r.get("latency_ns", 0) / 1e3, r.get("latency_min_ns", 0) / 1e3,
+      t.get("runner_reported_median_ns", 0) / 1e3, t.get("wake_ns", 0) / 1e3, r.get("spread", 0),
+      r.get("repeats"), 100 * r.get("pct_of_peak", 0), r.get("bound"), r.get("wall_ns", 0) / 1e9,
+      (r.get("reason") or "")[:100]))
+PY
+}
+profile() { # profile TASK SIZE FILE OUT [options]
+    local t=$1 s=$2 f=$3 o=$4
+    shift 4
+    box 120 bin/accelopt profile --target cuda --task "nkibench/$t" --size "$s" "$@" "$f" \
+        >"$o" 2>"$o.err"
+}
+
+for s in $steps; do
+    case $s in
+    facts)
+        step facts
+        nvidia-smi --query-gpu=name,driver_version,compute_cap,clocks.sm,clocks.max.sm,clocks.mem,power.limit,memory.total --format=csv
+        nvcc --version | tail -1; uname -r; nproc
+        ;;
+    build)
+        step build
+        box 120 make -s -j"$(nproc)" WERROR= all 2>&1 | grep -E 'error|warning: unused' | head
+        ;;
+    calibrate)
+        step calibrate
+        box 120 bin/accelopt calibrate --target cuda && cp "$ACCELOPT_STATE_DIR/calibration-cuda.json" "$O/"
+        ;;
+    test)
+        step "test-cuda (tests/cli/98-cuda-gpu.sh)"
+        export ACCELOPT_TEST_TMP=/tmp/gpu-session-test
+        rm -rf "$ACCELOPT_TEST_TMP"; mkdir -p "$ACCELOPT_TEST_TMP"
+        (. tests/env.sh; box 300 bash tests/cli/98-cuda-gpu.sh) | tee "$O/test-cuda.tap"
+        cp -r "$ACCELOPT_TEST_TMP/results" "$O/test-results" 2>/dev/null
+        unset ACCELOPT_TEST_TMP
+        ;;
+    repeat)
+        step "repeatability: matmul's baseline at the cpu size, 5 separate runs"
+        for r in 1 2 3 4 5; do
+            profile matmul cpu nkibench/matmul/baseline.cu "$O/repeat-$r.json"; line "$O/repeat-$r.json" "run $r"
+        done
+        python3 - "$O" <<'PY'
+import json, statistics, sys
+m = []
+for r in range(1, 6):
+    try:
+        m.append(json.load(open("%s/repeat-%d.json" % (sys.argv[1], r)))["latency_ns"])
+    except Exception:
+        pass
+if m:
+    med = statistics.median(m)
+    print("medians of %d runs within %+.1f%% .. %+.1f%% of their median (the aim: 2%%)" % (
+        len(m), 100 * (min(m) / med - 1), 100 * (max(m) / med - 1)))
+PY
+        ;;
+    clock)
+        step "the host clock against CUDA events"
+        for r in 1 2 3; do
+            profile silu tiny nkibench/silu/baseline.cu "$O/clock-silu-$r.json"; line "$O/clock-silu-$r.json" "run $r"
+            profile mamba tiny nkibench/mamba/baseline.cu "$O/clock-mamba-$r.json"; line "$O/clock-mamba-$r.json" "run $r"
+            profile silu tiny tests/known-speed/cuda/silu_spin.cu "$O/clock-spin-$r.json"
+            line "$O/clock-spin-$r.json" "spin 200 us, run $r"
+        done
+        ;;
+    examples)
+        step "the hand-written examples at paper"
+        for f in nkibench/*/examples/*.cu; do
+            t=$(basename "$(dirname "$(dirname "$f")")")
+            profile "$t" paper "$f" "$O/paper-$t.json"; line "$O/paper-$t.json" "$(basename "$f")"
+        done
+        ;;
+    table)
+        step "the fourteen baselines, the examples and cuBLAS at paper"
+        box 900 bin/accelopt bench --target cuda --size paper --examples --json "$O/bench.json"
+        ;;
+    torch)
+        step "PyTorch eager and torch.compile at paper"
+        ours=()
+        [ -s "$O/bench.json" ] && ours=(--ours "$O/bench.json")
+        box 400 env -u PYTHONPATH PYTHONUNBUFFERED=1 python3 tests/bench/torch-compare.py --size paper \
+            --calibration "$ACCELOPT_STATE_DIR/calibration-cuda.json" "${ours[@]}" | tee "$O/torch.txt"
+        ;;
+    loop)
+        step "accelopt run --target cuda: matmul silu bmm_softmax, cpu size, T=2"
+        box 400 bin/accelopt run matmul silu bmm_softmax --target cuda --size cpu --iters 2 \
+            --out "$O/loop" >"$O/loop.jsonl" 2>"$O/loop.err"
+        tail -5 "$O/loop.err"
+        ;;
+    *) echo "gpu-session.sh: no step '$s'" >&2 ;;
+    esac
+done
+step "done ($(left) s of the budget left)"
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader
