@@ -46,7 +46,8 @@ static const char *cuda_home(void)
 
     if (!home || home[0] != '/')
         home = CUDA_HOME;
-    if (!real[0] && (!realpath(home, real) || real[0] != '/' ||
+    /* never the root itself: it would be bound over the sandbox's */
+    if (!real[0] && (!realpath(home, real) || real[0] != '/' || strlen(real) < 2 ||
                      strspn(real, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                   "0123456789/._+-") != strlen(real) ||
                      strlen(real) > 200))
