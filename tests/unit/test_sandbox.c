@@ -14,7 +14,8 @@
 #include "core/util.h"
 #include "measure/sandbox.h"
 
-static int ro_workdir; /* the next run's /work read-only, as a runner's is */
+static int ro_workdir;       /* the next run's /work read-only, as a runner's is */
+static const char *lib_path; /* the next run's LD_LIBRARY_PATH, as a GPU runner's may be */
 
 static int run(const char *script, double timeout, int *status, int *timed_out, char *layers)
 {
@@ -30,6 +31,7 @@ static int run(const char *script, double timeout, int *status, int *timed_out, 
         return -1;
     spec.workdir = dir;
     spec.workdir_ro = ro_workdir;
+    spec.lib_path = lib_path;
     spec.argv = argv;
     spec.out_fd = -1;
     spec.cpu_seconds = 30;
@@ -115,6 +117,14 @@ int main(void)
               &st, &to, layers) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
           "a runner's work dir is read-only: a kernel cannot change what is there (issue 25)");
     ro_workdir = 0;
+    CHECK(run("test -z \"${LD_LIBRARY_PATH+set}\"", 10, &st, &to, layers) == 0 && WIFEXITED(st) &&
+              WEXITSTATUS(st) == 0,
+          "no library path reaches a sandbox unless the target names one");
+    lib_path = "/usr/local/nvidia/lib64";
+    CHECK(run("test \"$LD_LIBRARY_PATH\" = /usr/local/nvidia/lib64", 10, &st, &to, layers) == 0 &&
+              WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "the driver's directory a target names is the sandbox's LD_LIBRARY_PATH (issue 26)");
+    lib_path = NULL;
     CHECK(run("setsid sh -c 'sleep 1000' & sh -c 'sleep 1000 &' ; sleep 1000", 0.5, &st, &to,
               layers) == 0 && to, "an endless tree times out");
     usleep(100000);
