@@ -554,11 +554,16 @@ int ao_runstore_json_ref(struct ao_runstore *s, const char *run, const char *fie
         snprintf(err, errlen, "run id '%.40s...' is too long for a key", run);
         return -1;
     }
-    if ((rc = ao_rs_hget(s, key, field, &text, err, errlen)) != 1) {
-        free(text);
-        return rc;
+    /* a kept field is parsed once while it is kept; another is read (and
+     * kept, where it may be) */
+    if (!(k = kept_find(s, key, field))) {
+        if ((rc = ao_rs_hget(s, key, field, &text, err, errlen)) != 1) {
+            free(text);
+            return rc;
+        }
+        k = kept_find(s, key, field);
     }
-    if ((k = kept_find(s, key, field))) { /* parsed once while it is kept */
+    if (k) {
         if (!k->json)
             k->json = cJSON_Parse(k->val);
         *out = k->json;
