@@ -16,8 +16,12 @@ assert r["latency_min_ns"] <= r["latency_ns"] and r["repeats"] >= 3
 # the fastest call is under the roofline by no more than the wake-up taken
 # off each call could account for (the profiler's own rule, ROOFLINE_SLACK):
 # a single call's time less the wake-up's estimate can come out far under
-# it (113 ns for a 15 us rope call, seen in a full run)
-assert r["latency_min_ns"] + r["timing"]["wake_uncertainty_ns"] >= 0.95 * r["t_min_ns"], r
+# it (113 ns for a 15 us rope call, seen in a full run).  Beyond that the
+# profiler holds the call against a fresh measurement of the machine and
+# keeps it only if that allows it, saying so (roofline_rechecked_bw_gbs):
+# a loaded machine's full suite did (rope: 972 ns against 2069 ns)
+assert (r["latency_min_ns"] + r["timing"]["wake_uncertainty_ns"] >= 0.95 * r["t_min_ns"]
+        or "roofline_rechecked_bw_gbs" in r["timing"]), r
 assert r["max_rel_l2"] <= r["tolerance"]
 sets = {e["set"] for e in r["rel_l2"]}
 assert {"check0", "check1", "check0-repoisoned"} <= sets, sets
