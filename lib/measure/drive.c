@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,13 +242,17 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
 
     if (ao_job_hold(j, phase) < 0)
         return -1;
-    ao_job_on_runner(j);
+    /* a host kernel's inputs are written from its core, into its caches;
+     * a device's are copied by DMA, so they are drawn on all the others */
+    if (!j->tg->after_call)
+        ao_job_on_runner(j);
     for (int i = 0; i < t->ninputs; i++) {
         size_t n = ao_task_elems(t, i, dims);
         if (in)
             memcpy(ao_job_tensor(j, i), in[i], n * sizeof(float));
         else
-            prof_fill_timed(rng, &t->t[i].dist, ao_job_tensor(j, i), n);
+            prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n,
+                                 prof_fill_threads(j->tg));
     }
     for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
         uint32_t *o = (uint32_t *)ao_job_tensor(j, i);
@@ -260,12 +265,31 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
     ao_job_off_runner(j);
     if ((e = ao_job_run(j, AO_RUN_CMD_CALL, 1, phase)) < 0)
         return -1;
-    if (j->tg->after_call && j->tg->after_call(j, phase) < 0)
+    /* the tensors come back only where someone reads them: a correctness
+     * set, a sampled timed call, a reference (the inputs are compared then
+     * too).  A call learns nothing from it: the copy comes after its DRAIN */
+    if (out && j->tg->after_call && j->tg->after_call(j, phase) < 0)
         return -1;
     for (int i = 0; out && i < t->noutputs; i++)
         memcpy(out[i], ao_job_tensor(j, t->ninputs + i),
                ao_task_elems(t, t->ninputs + i, dims) * sizeof(float));
     return e;
+}
+
+/* How many threads draw a timed call's inputs: one where the kernel runs
+ * on the host (they go into its core's caches, and other cores may be
+ * timing other kernels); a device target's, every core we may use but the
+ * runner's, eight at most. */
+int prof_fill_threads(const struct ao_target *tg)
+{
+    static int n;
+    cpu_set_t s;
+
+    if (!tg->after_call)
+        return 1;
+    if (n == 0)
+        n = sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) > 2 ? CPU_COUNT(&s) - 1 : 1;
+    return n > 8 ? 8 : n;
 }
 
 /* Did the call leave its inputs as they were given?  Names the first one not. */

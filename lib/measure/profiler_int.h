@@ -108,6 +108,11 @@ void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n);
  * secretly for that call; the verified timed sets are drawn the same way,
  * so a kernel cannot tell a checked timed call from an unchecked one. */
 void prof_fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n);
+/* the same over up to `threads` threads (large tensors only): a device
+ * target's, whose inputs need not start in the runner's core's caches */
+void prof_fill_timed_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n,
+                          int threads);
+int prof_fill_threads(const struct ao_target *tg);
 int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,
                        int with_outputs);
 void prof_dataset_free(struct dataset *d);
@@ -133,8 +138,9 @@ int prof_wake_sample(struct ao_job *j, const char *phase);
 int prof_measure_wake(struct ao_job *j);
 /* One call: inputs written (copied from in[], or drawn fresh from rng when
  * in is NULL), outputs poisoned, both handed to the runner's device by the
- * target, the call timed by ao_job_run, every tensor brought back, and the
- * outputs copied out into out[] (if given) while the runner is stopped.
+ * target, the call timed by ao_job_run; where out is given, every tensor
+ * brought back and the outputs copied out into out[] while the runner is
+ * stopped (a device's tensors stay there otherwise).
  * Returns elapsed ns, or -1 with j->status set. */
 long long prof_job_call(struct ao_job *j, const long long *dims, float *const *in,
                         struct ao_rng *rng, uint32_t poison, float **out, const char *phase);

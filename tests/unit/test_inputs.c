@@ -68,5 +68,35 @@ int main(void)
     CHECK(tail_ok, "lengths 1 to 17: every value written, nothing past the end");
     free(p);
     free(q);
+
+    /* over threads (a device target's large tensors): the same laws, every
+     * slice written, nothing past the end, a new draw every call */
+    {
+        const size_t W = (4u << 20) + 5;
+        float *a = malloc(sizeof(float) * (W + 16)), *b = malloc(sizeof(float) * W);
+        size_t unwritten = 0, beyond = 0;
+        if (!a || !b)
+            return 1;
+        for (size_t i = 0; i < W + 16; i++)
+            a[i] = NAN;
+        prof_fill_timed_wide(&rng, &nor, a, W, 4);
+        for (size_t i = 0; i < W + 16; i++)
+            i < W ? (unwritten += isnan(a[i]) != 0) : (beyond += !isnan(a[i]));
+        moments(a, W, &mean, &var, &lo, &hi);
+        CHECK(unwritten == 0 && beyond == 0 && fabs(mean - 1) < 0.01 && fabs(var - 9) < 0.05,
+              "4 threads, %zu values: all written (%zu not), none past the end (%zu), mean %.4f, "
+              "variance %.4f (9)", W, unwritten, beyond, mean, var);
+        prof_fill_timed_wide(&rng, &nor, b, W, 4);
+        same = 0;
+        for (size_t i = 0; i < W; i++)
+            same += a[i] == b[i];
+        /* slices that repeat one another would show as equal runs */
+        for (size_t i = 0; i + 1 < W / 4; i += W / 64)
+            same += a[i] == a[i + W / 4] && a[i + 1] == a[i + 1 + W / 4];
+        CHECK(same < W / 1000, "over threads: two calls and two slices draw different values "
+              "(%zu equal)", same);
+        free(a);
+        free(b);
+    }
     return CHECK_DONE();
 }

@@ -9,7 +9,8 @@
  *          (the profiler's clock runs from `go` to `done`; CUDA events
  *          around the call are reported in device_ns, untrusted);
  *   FETCH  every tensor back to the region (inputs too: they must be
- *          unchanged), synchronously;
+ *          unchanged), synchronously; sent only after a call whose
+ *          tensors the profiler reads;
  *   NOP    an empty trusted kernel and a synchronize: what every call costs
  *          beside the kernel, taken off each timed call by the profiler;
  *   DRAIN  a device-wide synchronize, sent by the profiler right after each
@@ -61,6 +62,12 @@ int main(int argc, char **argv)
     check(cudaMalloc(&flush, flush_bytes), "allocating the L2 flush buffer");
     check(cudaEventCreate(&ev0), "creating an event");
     check(cudaEventCreate(&ev1), "creating an event");
+    /* the tensors' area pinned, so LOAD and FETCH run at the bus's rate
+     * rather than through the driver's staging copies (a paper-size
+     * profile was mostly those); where the driver will not, pageable */
+    if (cudaHostRegister(base + AO_RUN_DATA_OFFSET, size - AO_RUN_DATA_OFFSET,
+                         cudaHostRegisterDefault) != cudaSuccess)
+        (void)cudaGetLastError();
     ao_empty<<<1, 1>>>();
     check(cudaGetLastError(), "launching the empty kernel");
     check(cudaDeviceSynchronize(), "starting the GPU");
