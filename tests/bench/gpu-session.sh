@@ -9,18 +9,19 @@
 #   export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$L             # packages (it replaces the path)
 #   BUDGET=540 tests/bench/gpu-session.sh [STEP...]
 #
-# Steps (default all, in this order):
+# Steps (default all but examples, in this order):
 #   facts      the GPU, driver, clocks, toolkit
 #   build      make -j WERROR= all
 #   calibrate  accelopt calibrate --target cuda
-#   test       tests/cli/98-cuda-gpu.sh (make test-cuda), results kept
 #   repeat     one kernel (matmul's baseline, cpu size) in 5 separate runs
-#   clock      the host clock against CUDA events: silu and mamba at tiny,
-#              and silu with a 200 µs spin (tests/known-speed/cuda)
-#   examples   the three hand-written examples at paper, one run each
-#   table      accelopt bench --target cuda --size paper --examples --json
+#   table      accelopt bench --target cuda --size paper --json, in three
+#              parts (the first with the examples and cuBLAS)
 #   torch      tests/bench/torch-compare.py beside the table
 #   loop       accelopt run --target cuda, three tasks at the cpu size, T=2
+#   clock      the host clock against CUDA events: silu and mamba at tiny,
+#              and silu with a 200 µs spin (tests/known-speed/cuda)
+#   test       tests/cli/98-cuda-gpu.sh (make test-cuda), results kept
+#   examples   the three hand-written examples at paper, one run each
 # What one lease of 15 minutes held on an H200 (docs/BENCHMARKS.md): facts
 # to clock in about 3 minutes; a paper profile costs 30-40 s, so `table`
 # (eighteen of them) needs a lease of its own.
@@ -36,7 +37,7 @@ rm -rf "$O"
 mkdir -p "$OUT" "$O"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 trap 'tar czf "$OUT/files.tgz" -C "$O" . 2>/dev/null' EXIT
-steps=${*:-facts build calibrate test repeat clock examples table torch loop}
+steps=${*:-facts build calibrate repeat table torch loop clock test}
 export ACCELOPT_HOME=$PWD ACCELOPT_STATE_DIR=${ACCELOPT_STATE_DIR:-/tmp/gpu-session-state}
 mkdir -p "$ACCELOPT_STATE_DIR"
 
@@ -100,7 +101,7 @@ for s in $steps; do
         step "test-cuda (tests/cli/98-cuda-gpu.sh)"
         export ACCELOPT_TEST_TMP=/tmp/gpu-session-test
         rm -rf "$ACCELOPT_TEST_TMP"; mkdir -p "$ACCELOPT_TEST_TMP"
-        (. tests/env.sh; box 300 bash tests/cli/98-cuda-gpu.sh) | tee "$O/test-cuda.tap"
+        (. tests/env.sh; export CUDA_TEST_JOBS=${CUDA_TEST_JOBS:-8}; box 300 bash tests/cli/98-cuda-gpu.sh) | tee "$O/test-cuda.tap"
         cp -r "$ACCELOPT_TEST_TMP/results" "$O/test-results" 2>/dev/null
         unset ACCELOPT_TEST_TMP
         ;;
@@ -140,14 +141,26 @@ PY
         done
         ;;
     table)
+        # in three parts, each its own JSON, so a part cut by the budget
+        # leaves the others whole
         step "the fourteen baselines, the examples and cuBLAS at paper"
-        box 900 bin/accelopt bench --target cuda --size paper --examples --json "$O/bench.json"
+        part=0
+        for tasks in matmul,silu,bmm_softmax adamw,add_rmsnorm_matmul,bmm,gqa_full,lora,mamba \
+            matmul_add_rmsnorm,rmsnorm_matmul,rope_single_freq_apply,swiglu,transpose_matmul; do
+            part=$((part + 1))
+            extra=(--no-vendor)
+            [ $part = 1 ] && extra=(--examples)
+            box 900 stdbuf -oL bin/accelopt bench --target cuda --size paper --tasks "$tasks" \
+                "${extra[@]}" --json "$O/bench-$part.json" | tee "$O/bench-$part.txt"
+        done
         ;;
     torch)
         step "PyTorch eager and torch.compile at paper"
         ours=()
-        [ -s "$O/bench.json" ] && ours=(--ours "$O/bench.json")
-        box 400 env -u PYTHONPATH PYTHONUNBUFFERED=1 python3 tests/bench/torch-compare.py --size paper \
+        for f in "$O"/bench-*.json; do
+            [ -s "$f" ] && ours+=(--ours "$f")
+        done
+        box ${TORCH_S:-400} env -u PYTHONPATH PYTHONUNBUFFERED=1 python3 tests/bench/torch-compare.py --size paper \
             --calibration "$ACCELOPT_STATE_DIR/calibration-cuda.json" "${ours[@]}" | tee "$O/torch.txt"
         ;;
     loop)

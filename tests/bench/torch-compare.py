@@ -7,7 +7,7 @@ cuda calibration, beside accelopt's own figures when given.
 
 Usage (on a GPU machine with torch, e.g. the device's own python3):
     tests/bench/torch-compare.py [--size paper] [--calibration FILE]
-                                 [--ours bench.json] [--tasks a,b] [--no-compile]
+                                 [--ours bench.json]... [--tasks a,b] [--no-compile]
 
 --ours takes `accelopt bench --target cuda --json FILE` (or a run's table as
 the same JSON); the geometric means are over the tasks every column has.
@@ -115,7 +115,8 @@ def main():
     ap.add_argument("--calibration",
                     default=os.path.join(os.environ.get("ACCELOPT_STATE_DIR", os.path.expanduser(
                         "~/.local/state/accelopt")), "calibration-cuda.json"))
-    ap.add_argument("--ours", help="accelopt bench --target cuda --json FILE")
+    ap.add_argument("--ours", action="append", default=[],
+                    help="accelopt bench --target cuda --json FILE (again for each part of a table)")
     ap.add_argument("--tasks")
     ap.add_argument("--no-compile", action="store_true")
     a = ap.parse_args()
@@ -126,8 +127,8 @@ def main():
     with open(a.calibration) as f:
         cal = json.load(f)
     ours = {}
-    if a.ours:
-        with open(a.ours) as f:
+    for path in a.ours:
+        with open(path) as f:
             for r in json.load(f).get("results", []):
                 if r.get("status") == "ok":
                     ours[r["task"]] = r.get("pct_of_peak")
