@@ -123,8 +123,8 @@ int main(void)
           t.t[3].dist.kind == AO_DIST_ABS_NORMAL && t.tolerance == 2e-6,
           "adamw: v is |N(0,1)|, and the tolerance sees the weight decay");
     snprintf(path, sizeof path, "%s/nkibench/mamba", ao_home());
-    CHECK(ao_task_load(path, &t, err, sizeof err) == 0 && t.tolerance == 3e-5 &&
-          t.t[0].dist.b == 0.05, "mamba: N(0, 0.05) inputs and a 3e-5 tolerance");
+    CHECK(ao_task_load(path, &t, err, sizeof err) == 0 && t.tolerance == 2e-4 &&
+          t.t[0].dist.b == 0.05, "mamba: N(0, 0.05) inputs and a 2e-4 tolerance");
 
     /* a task whose declared signature breaks the convention */
     {
