@@ -21,6 +21,9 @@ v = d["vendor"]
 assert (v["M"], v["K"], v["N"]) == (96, 128, 160), v
 assert v["max_rel_err"] < 1e-4 and v["gflops"] > 0 and v["repeats"] >= 10
 assert abs(v["pct_of_peak"] - 2 * 96 * 128 * 160 / d["fma_gflops"] / v["latency_ns"]) < 1e-9
+# held against the FMA rate sgemm runs at (the cpu's FMA peak; a GPU's
+# fp32 FMA rate, not its tensor-core matmul peak)
+assert v["name"] == "openblas_sgemm" and abs(v["pct_of_fma_rate"] - v["gflops"] / d["fma_gflops"]) < 1e-9, v
 PY
 ok $? "the JSON holds the rows, the geomean of the baselines, the examples and the vendor point"
 bin/accelopt bench --size tiny --tasks silu --no-vendor >"$out" 2>&1
