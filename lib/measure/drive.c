@@ -238,10 +238,11 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
                         struct ao_rng *rng, uint32_t poison, float **out, const char *phase)
 {
     const struct ao_task *t = j->task;
-    long long e;
+    long long e, t0, t1;
 
     if (ao_job_hold(j, phase) < 0)
         return -1;
+    t0 = ao_now_ns();
     /* a host kernel's inputs are written from its core, into its caches;
      * a device's are copied by DMA, so they are drawn on all the others */
     if (!j->tg->after_call)
@@ -254,22 +255,23 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
             prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n,
                                  prof_fill_threads(j->tg));
     }
-    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
-        uint32_t *o = (uint32_t *)ao_job_tensor(j, i);
-        size_t n = ao_task_elems(t, i, dims);
-        for (size_t k = 0; k < n; k++)
-            o[k] = poison;
-    }
+    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++)
+        prof_poison(ao_job_tensor(j, i), ao_task_elems(t, i, dims), poison, prof_fill_threads(j->tg));
+    t1 = ao_now_ns();
+    j->inputs_ns += t1 - t0;
     if (j->tg->before_call && j->tg->before_call(j, phase) < 0)
         return -1;
+    j->to_device_ns += ao_now_ns() - t1;
     ao_job_off_runner(j);
     if ((e = ao_job_run(j, AO_RUN_CMD_CALL, 1, phase)) < 0)
         return -1;
     /* the tensors come back only where someone reads them: a correctness
      * set, a sampled timed call, a reference (the inputs are compared then
      * too).  A call learns nothing from it: the copy comes after its DRAIN */
+    t0 = ao_now_ns();
     if (out && j->tg->after_call && j->tg->after_call(j, phase) < 0)
         return -1;
+    j->from_device_ns += ao_now_ns() - t0;
     for (int i = 0; out && i < t->noutputs; i++)
         memcpy(out[i], ao_job_tensor(j, t->ninputs + i),
                ao_task_elems(t, t->ninputs + i, dims) * sizeof(float));

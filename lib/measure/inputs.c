@@ -121,24 +121,34 @@ void prof_fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t
 
 /* The same draws over several threads, for a device target's large
  * tensors: silu at the paper size is 29M values a call, 40 ms on one core,
- * longer than its copy to the GPU.  Each thread fills its own slice from a
- * generator seeded from the secret one, as each call's lanes are. */
+ * longer than its copy to the GPU; and the outputs poisoned alike (bmm's
+ * are 1 GB).  Each thread fills its own slice, drawing from a generator
+ * seeded from the secret one, as each call's lanes are. */
 struct fill_part {
     struct ao_rng r;
-    const struct ao_dist *x;
+    const struct ao_dist *x; /* NULL: poison */
     float *p;
     size_t n;
+    uint32_t word;
 };
 
 static void *fill_part(void *arg)
 {
     struct fill_part *f = arg;
-    prof_fill_timed(&f->r, f->x, f->p, f->n);
+    if (f->x) {
+        prof_fill_timed(&f->r, f->x, f->p, f->n);
+    } else {
+        uint32_t *o = (uint32_t *)f->p;
+        for (size_t k = 0; k < f->n; k++)
+            o[k] = f->word;
+    }
     return NULL;
 }
 
-void prof_fill_timed_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n,
-                          int threads)
+/* n values at p in up to `threads` slices of at least a million each,
+ * the first on this thread (and any whose thread does not start) */
+static void fill_parts(struct ao_rng *r, const struct ao_dist *x, uint32_t word, float *p,
+                       size_t n, int threads)
 {
     enum { MAX_THREADS = 16, MIN_PART = 1 << 20 };
     struct fill_part part[MAX_THREADS];
@@ -148,31 +158,46 @@ void prof_fill_timed_wide(struct ao_rng *r, const struct ao_dist *x, float *p, s
 
     if ((size_t)k > n / MIN_PART)
         k = (int)(n / MIN_PART);
-    if (k < 2) {
-        prof_fill_timed(r, x, p, n);
-        return;
-    }
+    if (k < 1)
+        k = 1;
     each = (n / (size_t)k + LANES - 1) / LANES * LANES;
     for (int i = 0; i < k; i++) {
         size_t at = each * (size_t)i;
-        for (int w = 0; w < 4; w++)
-            part[i].r.s[w] = ao_rng_next(r);
-        part[i].r.s[0] |= 1; /* never the all-zero state */
+        memset(&part[i], 0, sizeof part[i]);
+        if (x && k > 1) {
+            for (int w = 0; w < 4; w++)
+                part[i].r.s[w] = ao_rng_next(r);
+            part[i].r.s[0] |= 1; /* never the all-zero state */
+        } else if (x) {
+            part[i].r = *r; /* one slice: the caller's generator itself, */
+        }
         part[i].x = x;
+        part[i].word = word;
         part[i].p = p + at;
         part[i].n = at >= n ? 0 : n - at < each ? n - at : each;
     }
-    /* the first slice on this thread; a thread that cannot start has its
-     * slice filled here */
     for (int i = 1; i < k; i++)
         started[i] = pthread_create(&th[i], NULL, fill_part, &part[i]) == 0;
     fill_part(&part[0]);
+    if (x && k == 1)
+        *r = part[0].r; /* ... moved on as it would have */
     for (int i = 1; i < k; i++) {
         if (started[i])
             pthread_join(th[i], NULL);
         else
             fill_part(&part[i]);
     }
+}
+
+void prof_fill_timed_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n,
+                          int threads)
+{
+    fill_parts(r, x, 0, p, n, threads);
+}
+
+void prof_poison(float *p, size_t n, uint32_t word, int threads)
+{
+    fill_parts(NULL, NULL, word, p, n, threads);
 }
 
 int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,

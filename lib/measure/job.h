@@ -72,6 +72,10 @@ struct ao_job {
     long long raw_ns;                  /* the last CALL's or NOP's time, wake-up included */
     long long wakes[AO_JOB_WAKES];     /* every wake-up sample taken */
     int nwakes;
+    /* what the trusted side of its calls cost (prof_job_call): inputs
+     * drawn or copied in and outputs poisoned, the tensors handed to the
+     * device, and brought back */
+    long long inputs_ns, to_device_ns, from_device_ns;
     /* why it failed, once it did */
     enum ao_verdict status; /* AO_V_NONE until decided */
     char reason[512];

@@ -143,7 +143,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     struct ao_job j;
     struct timed m, m2;
     char reason[512], *diag = NULL;
-    long long t0 = ao_now_ns(), compile_ns = 0;
+    long long t0 = ao_now_ns(), compile_ns = 0, pool_ns = 0;
     double max_err = 0, mm, vec, bytes;
     cJSON *errors = cJSON_CreateArray(), *timing;
     int rc = -1, rechecked = 0;
@@ -158,8 +158,10 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
         snprintf(j.reason, sizeof j.reason, "%s", reason);
         goto verdict;
     }
+    pool_ns = ao_now_ns();
     if (!(pl = prof_pool_get(p, t, size, err, errlen)))
         goto fail;
+    pool_ns = ao_now_ns() - pool_ns;
     if (prof_prepare_job(p, pl, &j, source, err, errlen) < 0 ||
         prof_start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
         prof_compile_job(p, &j, &diag, &compile_ns, err, errlen) < 0)
@@ -179,6 +181,9 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
         memset(&j2, 0, sizeof j2);
         snprintf(j2.dir, sizeof j2.dir, "%s", j.dir);
         rc2 = run_once(p, pl, &j2, r, errors, &max_err, &m2, err, errlen);
+        j.inputs_ns += j2.inputs_ns;
+        j.to_device_ns += j2.to_device_ns;
+        j.from_device_ns += j2.from_device_ns;
         ao_job_end(&j2); /* its directory is j's, removed with it */
         if (rc2 < 0)
             goto fail;
@@ -259,6 +264,15 @@ verdict:
         cJSON_AddNumberToObject(timing, "wake_ns", (double)m.wake_ns);
         cJSON_AddNumberToObject(timing, "wake_uncertainty_ns", (double)m.wake_u_ns);
         cJSON_AddNumberToObject(timing, "checks_ns", (double)(m.check_ns + m2.check_ns));
+        /* where the rest went: the check sets drawn and their references
+         * computed (0 where an earlier profile of the task at that size
+         * made them), and the trusted side of every call */
+        cJSON_AddNumberToObject(timing, "references_ns", (double)pool_ns);
+        cJSON_AddNumberToObject(timing, "inputs_ns", (double)j.inputs_ns);
+        if (p->tg->after_call) {
+            cJSON_AddNumberToObject(timing, "to_device_ns", (double)j.to_device_ns);
+            cJSON_AddNumberToObject(timing, "from_device_ns", (double)j.from_device_ns);
+        }
         if (rechecked) /* it beat the stored roofline: the fresh machine figures allowed it */
             cJSON_AddNumberToObject(timing, "roofline_rechecked_bw_gbs", p->fresh.bw_gbs);
         if (m.device.median > 0) /* the runner's own figure: not what the verdict used */

@@ -73,6 +73,11 @@ print("%s %s %s: %s median %.2f us (min %.2f), events %.2f us, wake %.2f us, spr
       t.get("runner_reported_median_ns", 0) / 1e3, t.get("wake_ns", 0) / 1e3, r.get("spread", 0),
       r.get("repeats"), 100 * r.get("pct_of_peak", 0), r.get("bound"), r.get("wall_ns", 0) / 1e9,
       (r.get("reason") or "")[:100]))
+# where the wall time went (what a profile costs at the paper size)
+print("    wall %.1f s: compile %.1f, kernel %.1f, references %.1f, checks %.1f, inputs %.1f, "
+      "to device %.1f, from device %.1f" % tuple(x / 1e9 for x in (
+      r.get("wall_ns", 0), t.get("compile_ns", 0), t.get("kernel_ns", 0), t.get("references_ns", 0),
+      t.get("checks_ns", 0), t.get("inputs_ns", 0), t.get("to_device_ns", 0), t.get("from_device_ns", 0))))
 PY
 }
 profile() { # profile TASK SIZE FILE OUT [options]

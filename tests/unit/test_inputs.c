@@ -2,6 +2,7 @@
  * distribution's range, mean and spread, a new draw every call, and exact
  * lengths (nothing written past the end of a tensor) */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,17 @@ int main(void)
             same += a[i] == a[i + W / 4] && a[i + 1] == a[i + 1 + W / 4];
         CHECK(same < W / 1000, "over threads: two calls and two slices draw different values "
               "(%zu equal)", same);
+        /* and poisoned: every value the word, nothing past the end */
+        a[W] = 1.0f;
+        prof_poison(a, W, 0x7fc00000u, 4);
+        unwritten = 0;
+        for (size_t i = 0; i < W; i++) {
+            uint32_t w;
+            memcpy(&w, &a[i], sizeof w);
+            unwritten += w != 0x7fc00000u;
+        }
+        CHECK(unwritten == 0 && a[W] == 1.0f, "poisoned over 4 threads: %zu of %zu values not the "
+              "word, the value after the end %s", unwritten, W, a[W] == 1.0f ? "kept" : "overwritten");
         free(a);
         free(b);
     }
