@@ -13,6 +13,10 @@
 #   facts      the GPU, driver, clocks, toolkit
 #   build      make -j WERROR= all
 #   calibrate  accelopt calibrate --target cuda
+#   test       tests/cli/98-cuda-gpu.sh (make test-cuda), results kept
+#   spin       silu at paper and tiny with the runner's synchronize
+#              spinning (a patched copy), against the default: the host
+#              clock's tail over the CUDA events
 #   repeat     one kernel (matmul's baseline, cpu size) in 5 separate runs
 #   table      accelopt bench --target cuda --size paper --json, in three
 #              parts (the first with the examples and cuBLAS)
@@ -20,11 +24,11 @@
 #   loop       accelopt run --target cuda, three tasks at the cpu size, T=2
 #   clock      the host clock against CUDA events: silu and mamba at tiny,
 #              and silu with a 200 µs spin (tests/known-speed/cuda)
-#   test       tests/cli/98-cuda-gpu.sh (make test-cuda), results kept
 #   examples   the three hand-written examples at paper, one run each
-# What one lease of 15 minutes held on an H200 (docs/BENCHMARKS.md): facts
-# to clock in about 3 minutes; a paper profile costs 30-40 s, so `table`
-# (eighteen of them) needs a lease of its own.
+# What a lease of 15 minutes held on an H200 (docs/BENCHMARKS.md, the
+# second lease): facts to repeat in 41 s on a machine that had built
+# before, table 433 s (18 profiles at 7-78 s and cuBLAS), torch 37 s,
+# test 121 s (eight profiles at a time); a cold build is a minute or two.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 T0=$(date +%s)
@@ -37,7 +41,7 @@ rm -rf "$O"
 mkdir -p "$OUT" "$O"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 trap 'tar czf "$OUT/files.tgz" -C "$O" . 2>/dev/null' EXIT
-steps=${*:-facts build calibrate repeat table torch loop clock test}
+steps=${*:-facts build calibrate test spin repeat table torch loop clock}
 export ACCELOPT_HOME=$PWD ACCELOPT_STATE_DIR=${ACCELOPT_STATE_DIR:-/tmp/gpu-session-state}
 mkdir -p "$ACCELOPT_STATE_DIR"
 
@@ -173,6 +177,27 @@ PY
         box 400 bin/accelopt run matmul silu bmm_softmax --target cuda --size cpu --iters 2 \
             --out "$O/loop" >"$O/loop.jsonl" 2>"$O/loop.err"
         tail -5 "$O/loop.err"
+        ;;
+    spin)
+        # the host clock sits 24-36 us above the events for ~100 us kernels
+        # (docs/BENCHMARKS.md): is it the runtime's blocking wait in the
+        # synchronize?  The same profiles with the runner asking for a
+        # spinning wait, from a patched copy of the harness
+        step "the host clock's tail: the runner's synchronize spinning, against the default"
+        S=/tmp/gpu-session-spin
+        rm -rf "$S" && mkdir -p "$S" && cp -r lib nkibench prompts "$S/" &&
+            sed -i 's|    check(cudaSetDevice(0), "selecting the GPU");|    check(cudaSetDeviceFlags(cudaDeviceScheduleSpin), "asking for a spinning wait");\n&|' \
+                "$S/nkibench/harness/cuda/runner.cu" && grep -q ScheduleSpin "$S/nkibench/harness/cuda/runner.cu" &&
+            for r in 1 2; do
+                for k in default spin; do
+                    h=$PWD
+                    [ $k = spin ] && h=$S
+                    ACCELOPT_HOME=$h profile silu paper "$h/nkibench/silu/examples/vector_loads.cu" "$O/spin-$k-$r.json"
+                    line "$O/spin-$k-$r.json" "$k, run $r"
+                    ACCELOPT_HOME=$h profile silu tiny "$h/nkibench/silu/baseline.cu" "$O/spin-tiny-$k-$r.json"
+                    line "$O/spin-tiny-$k-$r.json" "$k, run $r"
+                done
+            done
         ;;
     *) echo "gpu-session.sh: no step '$s'" >&2 ;;
     esac

@@ -11,7 +11,7 @@ Usage (on a GPU machine with torch, e.g. the device's own python3):
 
 --ours takes `accelopt bench --target cuda --json FILE` (or a run's table as
 the same JSON); the geometric means are over the tasks every column has.
-Not yet run: no GPU was lent to the session that wrote it (issue 18).
+Run on an H200 (issue 26, docs/BENCHMARKS.md).
 """
 import argparse
 import json
@@ -138,7 +138,7 @@ def main():
     flush = torch.empty(2 * l2 // 4, device="cuda")
     print("%s, torch %s, fp32 (TF32 off), size %s, L2 flushed, median of 10" %
           (torch.cuda.get_device_name(0), torch.__version__, a.size))
-    print("| task | eager ms | eager %% of peak | compile ms | compile %% of peak | accelopt %% of peak |")
+    print("| task | eager ms | eager % of peak | compile ms | compile % of peak | accelopt % of peak |")
     print("|---|---|---|---|---|---|")
     cols = {"eager": {}, "compile": {}, "ours": {}}
     for n in names:
@@ -160,10 +160,12 @@ def main():
             n, e / 1e6, 100 * tmin / e, "%.3f" % (c / 1e6) if c == c else "-",
             "%.1f%%" % (100 * tmin / c) if c == c else "-",
             "%.1f%%" % (100 * ours[n]) if ours.get(n) else "-"))
+    # over the tasks every column has, so the columns compare
+    common = set.intersection(*[set(v) for v in cols.values() if v] or [set()])
     for k, v in cols.items():
-        if v:
-            print("geomean %s: %.1f%% over %d tasks" % (
-                k, 100 * math.exp(sum(math.log(x) for x in v.values()) / len(v)), len(v)))
+        if v and common:
+            print("geomean %s: %.1f%% over the %d tasks every column has" % (
+                k, 100 * math.exp(sum(math.log(v[n]) for n in common) / len(common)), len(common)))
     return 0
 
 
