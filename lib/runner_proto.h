@@ -22,7 +22,10 @@
 /* The header is shared with the kernel's process, so the profiler reads
  * nothing back from it but `done` and `bad_syscall` (a number it only
  * names); the tensor offsets it keeps to itself. */
-/* NOP: raise `done` without calling the kernel (a target whose calls always
+/* LOAD and FETCH carry every tensor, except that a runner that poisons on
+ * its device fills the outputs there at LOAD (first_output, poison below)
+ * rather than copying them.
+ * NOP: raise `done` without calling the kernel (a target whose calls always
  * cost something more, such as a launch and a synchronize, does that too);
  * the profiler times a few before the kernel's first call, while only
  * trusted code has run here.  LOAD and FETCH are for a runner whose
@@ -56,6 +59,11 @@ struct ao_run_hdr {
      * set (the trn runner writes a trace of each, for the device's own
      * time); read only by trusted runners */
     volatile uint32_t profile;
+    /* set by the profiler for LOAD, for a runner that poisons on its device
+     * (ao_target.poisons_on_device): tensors from first_output on are not
+     * copied but filled with the 32-bit word poison there; first_output is
+     * the tensor count where every tensor is to be copied */
+    uint32_t first_output, poison;
 };
 
 #endif

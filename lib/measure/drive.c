@@ -255,7 +255,12 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
             prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n,
                                  prof_fill_threads(j->tg));
     }
-    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++)
+    /* the outputs poisoned here and copied, or by the runner on its device
+     * (the region's copies are then stale: nothing reads them before a
+     * FETCH has overwritten them) */
+    j->hdr->poison = poison;
+    j->hdr->first_output = j->tg->poisons_on_device ? (uint32_t)t->ninputs : AO_RUN_MAX_PTRS;
+    for (int i = t->ninputs; i < t->ninputs + t->noutputs && !j->tg->poisons_on_device; i++)
         prof_poison(ao_job_tensor(j, i), ao_task_elems(t, i, dims), poison, prof_fill_threads(j->tg));
     t1 = ao_now_ns();
     j->inputs_ns += t1 - t0;

@@ -71,6 +71,10 @@ struct ao_target {
     /* Does the device run on after the host says done?  Then each timed
      * command ends with a DRAIN (runner_proto.h) inside the clock. */
     int drain;
+    /* Does the runner poison the outputs on the device itself at LOAD
+     * (the header's poison word, tensors from first_output on), rather
+     * than copying them from the region poisoned by the profiler? */
+    int poisons_on_device;
     /* A device that times itself (trn: each execution's on-device time from
      * its profile).  NULL: the profiler's clock is the latency.  Otherwise
      * the profiler sets the header's `profile` around the timed CALLs and
