@@ -247,11 +247,13 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         if (v >= 0) {
             /* drawn as an unchecked call's are, and kept to check later */
             struct dataset *d = &smp.in_out[v];
+            long long t0 = ao_now_ns();
             if (!d->t[0] && prof_dataset_alloc(t, d, pl->dims, 1) < 0)
                 goto out;
             for (int i = 0; i < t->ninputs; i++)
                 prof_fill_timed_wide(&p->rng, &t->t[i].dist, d->t[i],
                                      ao_task_elems(t, i, pl->dims), prof_fill_threads(p->tg));
+            j->inputs_ns += ao_now_ns() - t0;
             if ((e = prof_job_call(j, pl->dims, d->t, NULL, 0x7fc00000u, d->t + t->ninputs,
                                    "in a timed call")) < 0)
                 goto out;
