@@ -47,16 +47,17 @@ mkdir -p "$ACCELOPT_STATE_DIR"
 
 left() { echo $((T0 + BUDGET - $(date +%s))); }
 step() { echo; echo "=== [$(($(date +%s) - T0)) s] $*"; }
-box() { # box SECONDS CMD...: at most SECONDS, never past the deadline
-    local s=$1 l
+box() { # box SECONDS CMD...: at most SECONDS, never past the deadline;
+    # stopped with SIGTERM, then GRACE seconds (default 3) to end
+    local s=$1 l g=${GRACE:-3}
     shift
-    l=$(($(left) - 3))
+    l=$(($(left) - 3 - g))
     [ "$l" -lt "$s" ] && s=$l
     if [ "$s" -le 3 ]; then
         echo "(not run: the budget is spent) $*"
         return 99
     fi
-    timeout -k 3 "$s" "$@"
+    timeout -k "$g" "$s" "$@"
 }
 line() { # line FILE [LABEL]: one profile's figures on a line
     python3 - "$@" <<'PY'
@@ -174,7 +175,8 @@ PY
         ;;
     loop)
         step "accelopt run --target cuda: matmul silu bmm_softmax, cpu size, T=2"
-        box 400 bin/accelopt run matmul silu bmm_softmax --target cuda --size cpu --iters 2 \
+        # stopped by the budget, a run writes its partial results: give it time
+        GRACE=20 box 400 bin/accelopt run matmul silu bmm_softmax --target cuda --size cpu --iters 2 \
             --out "$O/loop" >"$O/loop.jsonl" 2>"$O/loop.err"
         tail -5 "$O/loop.err"
         ;;
