@@ -119,85 +119,119 @@ void prof_fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t
     fill_lanes(r, x, p, n);
 }
 
-/* The same draws over several threads, for a device target's large
- * tensors: silu at the paper size is 29M values a call, 40 ms on one core,
- * longer than its copy to the GPU; and the outputs poisoned alike (bmm's
- * are 1 GB).  Each thread fills its own slice, drawing from a generator
- * seeded from the secret one, as each call's lanes are. */
-struct fill_part {
+/* Large tensors over several threads, for a device target (its profiler's
+ * other cores time nothing): silu's fresh inputs at the paper size are
+ * 29M values a call, 40 ms on one core, longer than their copy to the GPU;
+ * bmm's outputs are 1 GB to poison and to compare.  A tensor is cut in up
+ * to `threads` slices of at least a million values; a slice that draws
+ * has a generator of its own, seeded from the secret one as each call's
+ * lanes are. */
+enum { MAX_PARTS = 16, MIN_PART = 1 << 20 };
+enum part_op { PART_DRAW_TIMED, PART_DRAW, PART_POISON, PART_L2 };
+
+struct part {
+    enum part_op op;
     struct ao_rng r;
-    const struct ao_dist *x; /* NULL: poison */
+    const struct ao_dist *x;
     float *p;
+    const float *ref;  /* PART_L2: p against ref */
     size_t n;
-    uint32_t word;
+    uint32_t word;     /* PART_POISON */
+    double num, den;   /* PART_L2's sums; num is +inf on a value not finite */
 };
 
-static void *fill_part(void *arg)
+static void *run_part(void *arg)
 {
-    struct fill_part *f = arg;
-    if (f->x) {
+    struct part *f = arg;
+    uint32_t *o = (uint32_t *)f->p;
+
+    switch (f->op) {
+    case PART_DRAW_TIMED:
         prof_fill_timed(&f->r, f->x, f->p, f->n);
-    } else {
-        uint32_t *o = (uint32_t *)f->p;
+        break;
+    case PART_DRAW:
+        prof_fill(&f->r, f->x, f->p, f->n);
+        break;
+    case PART_POISON:
         for (size_t k = 0; k < f->n; k++)
             o[k] = f->word;
+        break;
+    case PART_L2:
+        for (size_t i = 0; i < f->n; i++) {
+            double d = (double)f->p[i] - (double)f->ref[i];
+            if (!isfinite(f->p[i])) {
+                f->num = INFINITY;
+                break;
+            }
+            f->num += d * d;
+            f->den += (double)f->ref[i] * f->ref[i];
+        }
+        break;
     }
     return NULL;
 }
 
-/* n values at p in up to `threads` slices of at least a million each,
- * the first on this thread (and any whose thread does not start) */
-static void fill_parts(struct ao_rng *r, const struct ao_dist *x, uint32_t word, float *p,
-                       size_t n, int threads)
+/* Cut proto's tensor (p, ref, n) into parts[], each with its own
+ * generator drawn from r where it draws, and run them: the first on this
+ * thread, the others on threads of their own (or here, where one does not
+ * start).  The number of parts. */
+static int run_parts(const struct part *proto, struct ao_rng *r, int threads, struct part *part)
 {
-    enum { MAX_THREADS = 16, MIN_PART = 1 << 20 };
-    struct fill_part part[MAX_THREADS];
-    pthread_t th[MAX_THREADS];
-    int started[MAX_THREADS] = {0}, k = threads < MAX_THREADS ? threads : MAX_THREADS;
-    size_t each;
+    pthread_t th[MAX_PARTS];
+    int started[MAX_PARTS] = {0}, k = threads < MAX_PARTS ? threads : MAX_PARTS;
+    int draws = proto->op == PART_DRAW_TIMED || proto->op == PART_DRAW;
+    size_t each, n = proto->n;
 
     if ((size_t)k > n / MIN_PART)
         k = (int)(n / MIN_PART);
     if (k < 1)
         k = 1;
-    each = (n / (size_t)k + LANES - 1) / LANES * LANES;
+    each = (n / (size_t)k + 7) / 8 * 8; /* whole lanes of the timed draws */
     for (int i = 0; i < k; i++) {
         size_t at = each * (size_t)i;
-        memset(&part[i], 0, sizeof part[i]);
-        if (x && k > 1) {
+        part[i] = *proto;
+        if (draws && k > 1) {
             for (int w = 0; w < 4; w++)
                 part[i].r.s[w] = ao_rng_next(r);
             part[i].r.s[0] |= 1; /* never the all-zero state */
-        } else if (x) {
-            part[i].r = *r; /* one slice: the caller's generator itself, */
+        } else if (draws) {
+            part[i].r = *r; /* one part: the caller's generator itself */
         }
-        part[i].x = x;
-        part[i].word = word;
-        part[i].p = p + at;
+        part[i].p = proto->p + at;
+        part[i].ref = proto->ref ? proto->ref + at : NULL;
         part[i].n = at >= n ? 0 : n - at < each ? n - at : each;
     }
     for (int i = 1; i < k; i++)
-        started[i] = pthread_create(&th[i], NULL, fill_part, &part[i]) == 0;
-    fill_part(&part[0]);
-    if (x && k == 1)
-        *r = part[0].r; /* ... moved on as it would have */
+        started[i] = pthread_create(&th[i], NULL, run_part, &part[i]) == 0;
+    run_part(&part[0]);
+    if (draws && k == 1)
+        *r = part[0].r; /* moved on as it would have been */
     for (int i = 1; i < k; i++) {
         if (started[i])
             pthread_join(th[i], NULL);
         else
-            fill_part(&part[i]);
+            run_part(&part[i]);
     }
+    return k;
 }
 
 void prof_fill_timed_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n,
                           int threads)
 {
-    fill_parts(r, x, 0, p, n, threads);
+    struct part part[MAX_PARTS], proto = {.op = PART_DRAW_TIMED, .x = x, .p = p, .n = n};
+    run_parts(&proto, r, threads, part);
+}
+
+void prof_fill_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n, int threads)
+{
+    struct part part[MAX_PARTS], proto = {.op = PART_DRAW, .x = x, .p = p, .n = n};
+    run_parts(&proto, r, threads, part);
 }
 
 void prof_poison(float *p, size_t n, uint32_t word, int threads)
 {
-    fill_parts(NULL, NULL, word, p, n, threads);
+    struct part part[MAX_PARTS], proto = {.op = PART_POISON, .p = p, .n = n, .word = word};
+    run_parts(&proto, NULL, threads, part);
 }
 
 int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,
@@ -218,17 +252,18 @@ void prof_dataset_free(struct dataset *d)
     }
 }
 
-/* relative L2 error in double; +inf when the output is not finite */
-static double rel_l2(const float *k, const float *r, size_t n)
+double prof_rel_l2(const float *k, const float *r, size_t n, int threads)
 {
+    struct part part[MAX_PARTS], proto = {.op = PART_L2, .p = (float *)k, .ref = r, .n = n};
     double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)k[i] - (double)r[i];
-        if (!isfinite(k[i]))
-            return INFINITY;
-        num += d * d;
-        den += (double)r[i] * r[i];
+    int m = run_parts(&proto, NULL, threads, part);
+
+    for (int i = 0; i < m; i++) {
+        num += part[i].num;
+        den += part[i].den;
     }
+    if (!isfinite(num))
+        return INFINITY;
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
@@ -254,8 +289,8 @@ int prof_check_outputs(struct ao_job *j, const struct ao_task *t, float **out,
                        double *max_err)
 {
     for (int o = 0; o < t->noutputs; o++) {
-        double e = rel_l2(out[o], ref->t[t->ninputs + o],
-                          ao_task_elems(t, t->ninputs + o, ref->dims));
+        double e = prof_rel_l2(out[o], ref->t[t->ninputs + o],
+                          ao_task_elems(t, t->ninputs + o, ref->dims), prof_fill_threads(j->tg));
         add_error(errors, set, t->t[t->ninputs + o].name, e);
         if (!(e <= *max_err) && isfinite(*max_err))
             *max_err = e;

@@ -112,8 +112,14 @@ void prof_fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t
  * target's, whose inputs need not start in the runner's core's caches */
 void prof_fill_timed_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n,
                           int threads);
+/* prof_fill over up to `threads` threads (the check sets of a device target) */
+void prof_fill_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n, int threads);
 /* n floats at p set to the bit pattern word, over up to `threads` threads */
 void prof_poison(float *p, size_t n, uint32_t word, int threads);
+/* ||k - r|| / ||r|| in double (||k - r|| where r is all zero), +inf where k
+ * has a value not finite; over up to `threads` threads */
+double prof_rel_l2(const float *k, const float *r, size_t n, int threads);
+/* how many threads those may use for this target (1: the cpu's) */
 int prof_fill_threads(const struct ao_target *tg);
 int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,
                        int with_outputs);

@@ -107,6 +107,25 @@ int main(void)
         }
         CHECK(unwritten == 0 && a[W] == 1.0f, "poisoned over 4 threads: %zu of %zu values not the "
               "word, the value after the end %s", unwritten, W, a[W] == 1.0f ? "kept" : "overwritten");
+        /* the check sets' draws over threads: the same laws */
+        prof_fill_wide(&rng, &uni, a, W, 4);
+        moments(a, W, &mean, &var, &lo, &hi);
+        CHECK(lo > -2 && hi < 6 && fabs(mean - 2) < 0.01 && fabs(var - 64.0 / 12) < 0.03,
+              "check sets over 4 threads: uniform(-2, 6), mean %.4f, variance %.4f", mean, var);
+
+        /* the relative L2 error over threads: the one-thread sum, and a
+         * value not finite in the last slice still seen */
+        prof_fill_timed_wide(&rng, &nor, b, W, 4);
+        for (size_t i = 0; i < W; i++)
+            a[i] = b[i] * 1.001f;
+        {
+            double e1 = prof_rel_l2(a, b, W, 1), e4 = prof_rel_l2(a, b, W, 4);
+            CHECK(fabs(e1 - 1e-3) < 1e-5 && fabs(e4 - e1) < 1e-9 * e1,
+                  "rel. L2 over 4 threads %.9g, over one %.9g (1e-3)", e4, e1);
+            a[W - 2] = NAN;
+            CHECK(isinf(prof_rel_l2(a, b, W, 4)) && isinf(prof_rel_l2(a, b, W, 1)),
+                  "a NaN in the last slice makes it infinite, over threads and not");
+        }
         free(a);
         free(b);
     }
