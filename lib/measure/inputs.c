@@ -156,17 +156,29 @@ static void *run_part(void *arg)
         for (size_t k = 0; k < f->n; k++)
             o[k] = f->word;
         break;
-    case PART_L2:
-        for (size_t i = 0; i < f->n; i++) {
-            double d = (double)f->p[i] - (double)f->ref[i];
-            if (!isfinite(f->p[i])) {
-                f->num = INFINITY;
-                break;
+    case PART_L2: {
+        /* four sums side by side (one sum is a chain of dependent adds:
+         * 4.8 ns a value here), the finiteness checked after */
+        double num[4] = {0}, den[4] = {0};
+        int bad = 0;
+        size_t i = 0;
+        for (; i + 4 <= f->n; i += 4)
+            for (int l = 0; l < 4; l++) {
+                double d = (double)f->p[i + l] - (double)f->ref[i + l];
+                bad |= !isfinite(f->p[i + l]);
+                num[l] += d * d;
+                den[l] += (double)f->ref[i + l] * f->ref[i + l];
             }
-            f->num += d * d;
-            f->den += (double)f->ref[i] * f->ref[i];
+        for (; i < f->n; i++) {
+            double d = (double)f->p[i] - (double)f->ref[i];
+            bad |= !isfinite(f->p[i]);
+            num[0] += d * d;
+            den[0] += (double)f->ref[i] * f->ref[i];
         }
+        f->num = bad ? INFINITY : (num[0] + num[1]) + (num[2] + num[3]);
+        f->den = (den[0] + den[1]) + (den[2] + den[3]);
         break;
+    }
     }
     return NULL;
 }
