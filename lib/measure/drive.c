@@ -253,7 +253,7 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
             memcpy(ao_job_tensor(j, i), in[i], n * sizeof(float));
         else
             prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n,
-                                 prof_fill_threads(j->tg));
+                                 prof_host_threads(j->tg));
     }
     /* the outputs poisoned here and copied, or by the runner on its device
      * (the region's copies are then stale: nothing reads them before a
@@ -261,7 +261,8 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
     j->hdr->poison = poison;
     j->hdr->first_output = j->tg->poisons_on_device ? (uint32_t)t->ninputs : AO_RUN_MAX_PTRS;
     for (int i = t->ninputs; i < t->ninputs + t->noutputs && !j->tg->poisons_on_device; i++)
-        prof_poison(ao_job_tensor(j, i), ao_task_elems(t, i, dims), poison, prof_fill_threads(j->tg));
+        prof_poison(ao_job_tensor(j, i), ao_task_elems(t, i, dims), poison,
+                    prof_host_threads(j->tg));
     t1 = ao_now_ns();
     j->inputs_ns += t1 - t0;
     if (j->tg->before_call && j->tg->before_call(j, phase) < 0)
@@ -283,11 +284,13 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
     return e;
 }
 
-/* How many threads draw a timed call's inputs: one where the kernel runs
- * on the host (they go into its core's caches, and other cores may be
- * timing other kernels); a device target's, every core we may use but the
- * runner's, eight at most. */
-int prof_fill_threads(const struct ao_target *tg)
+/* How many threads the profiler's work on large tensors may use (drawing
+ * inputs and check sets, poisoning outputs, comparing with references):
+ * one where the kernel runs on the host (its inputs go into its core's
+ * caches, and other cores may be timing other kernels); for a device
+ * target (one whose tensors come back: after_call), every core we may use
+ * but the runner's, eight at most. */
+int prof_host_threads(const struct ao_target *tg)
 {
     static int n;
     cpu_set_t s;

@@ -302,7 +302,7 @@ int prof_check_outputs(struct ao_job *j, const struct ao_task *t, float **out,
 {
     for (int o = 0; o < t->noutputs; o++) {
         double e = prof_rel_l2(out[o], ref->t[t->ninputs + o],
-                          ao_task_elems(t, t->ninputs + o, ref->dims), prof_fill_threads(j->tg));
+                          ao_task_elems(t, t->ninputs + o, ref->dims), prof_host_threads(j->tg));
         add_error(errors, set, t->t[t->ninputs + o].name, e);
         if (!(e <= *max_err) && isfinite(*max_err))
             *max_err = e;

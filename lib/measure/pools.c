@@ -201,7 +201,7 @@ struct pool *prof_pool_get(struct ao_profiler *p, const struct ao_task *t, const
             goto oom;
         for (int i = 0; i < t->ninputs; i++)
             prof_fill_wide(&p->rng, stress ? &t->t[i].stress : &t->t[i].dist, pl->check[s].t[i],
-                           ao_task_elems(t, i, d), prof_fill_threads(p->tg));
+                           ao_task_elems(t, i, d), prof_host_threads(p->tg));
     }
     if (prof_build_harness(p, pl, err, errlen) < 0 || compute_references(p, pl, err, errlen) < 0)
         goto fail;

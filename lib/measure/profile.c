@@ -407,7 +407,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         }
         for (int i = 0; i < t->ninputs; i++)
             prof_fill_timed_wide(&p->rng, &t->t[i].dist, d->t[i],
-                                 ao_task_elems(t, i, pl->dims), prof_fill_threads(p->tg));
+                                 ao_task_elems(t, i, pl->dims), prof_host_threads(p->tg));
         for (int k = 0; k < 2; k++) {
             int s = k ? !first : first;
             long long e;

@@ -119,8 +119,8 @@ void prof_poison(float *p, size_t n, uint32_t word, int threads);
 /* ||k - r|| / ||r|| in double (||k - r|| where r is all zero), +inf where k
  * has a value not finite; over up to `threads` threads */
 double prof_rel_l2(const float *k, const float *r, size_t n, int threads);
-/* how many threads those may use for this target (1: the cpu's) */
-int prof_fill_threads(const struct ao_target *tg);
+/* how many threads those may use for this target (1: the cpu's; drive.c) */
+int prof_host_threads(const struct ao_target *tg);
 int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,
                        int with_outputs);
 void prof_dataset_free(struct dataset *d);

@@ -252,7 +252,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
                 goto out;
             for (int i = 0; i < t->ninputs; i++)
                 prof_fill_timed_wide(&p->rng, &t->t[i].dist, d->t[i],
-                                     ao_task_elems(t, i, pl->dims), prof_fill_threads(p->tg));
+                                     ao_task_elems(t, i, pl->dims), prof_host_threads(p->tg));
             j->inputs_ns += ao_now_ns() - t0;
             if ((e = prof_job_call(j, pl->dims, d->t, NULL, 0x7fc00000u, d->t + t->ninputs,
                                    "in a timed call")) < 0)
