@@ -260,9 +260,10 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
      * FETCH has overwritten them) */
     j->hdr->poison = poison;
     j->hdr->first_output = j->tg->poisons_on_device ? (uint32_t)t->ninputs : AO_RUN_MAX_PTRS;
-    for (int i = t->ninputs; i < t->ninputs + t->noutputs && !j->tg->poisons_on_device; i++)
-        prof_poison(ao_job_tensor(j, i), ao_task_elems(t, i, dims), poison,
-                    prof_host_threads(j->tg));
+    if (!j->tg->poisons_on_device)
+        for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++)
+            prof_poison(ao_job_tensor(j, i), ao_task_elems(t, i, dims), poison,
+                        prof_host_threads(j->tg));
     t1 = ao_now_ns();
     j->inputs_ns += t1 - t0;
     if (j->tg->before_call && j->tg->before_call(j, phase) < 0)

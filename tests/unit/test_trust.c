@@ -2,6 +2,8 @@
  * memory items fenced as data, identifiers, files that are not regular */
 #include <ctype.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +12,6 @@
 
 #include "agents/agent.h"
 #include "agents/diag.h"
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include "check.h"
 #include "core/tokens.h"
 #include "core/util.h"

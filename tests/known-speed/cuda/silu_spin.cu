@@ -2,7 +2,8 @@
  * own clock (%globaltimer) before its block ends: a kernel of a known
  * least length, to hold the profiler's host clock against the runner's
  * CUDA events at that length (tests/bench/gpu-session.sh, issue 26: the
- * host clock stayed 33-47 µs above the events at the paper size). */
+ * host clock stayed 24-47 µs above the events at the paper size over two
+ * leases, docs/BENCHMARKS.md). */
 #define SPIN_NS 200000
 
 static __global__ void silu_spin(const float *x, float *out, long n)
