@@ -129,7 +129,9 @@ static int preprocessed_check(const char *text, char *reason, size_t len)
 }
 
 
-/* runner.o and stub.o for a task: trusted code, compiled once on the host */
+/* runner.o and stub.o for a task: trusted code, compiled on the host;
+ * runner.o, the same for every task, once per machine (kept under the hash
+ * of the compiler, its version, the flags and the runner's sources) */
 static int cpu_harness(const struct ao_task *t, const char *dir, char *err, size_t errlen)
 {
     char inc[700], src[700], obj[800], stub[800], stubo[800];
@@ -137,17 +139,26 @@ static int cpu_harness(const struct ao_task *t, const char *dir, char *err, size
                          (char *)"-c", src, (char *)"-o", obj, NULL};
     char *cc_stub[] = {(char *)AO_CPU_CC, (char *)"-O2", (char *)"-std=gnu11", (char *)"-c",
                        stub, (char *)"-o", stubo, NULL};
+    struct ao_buf b = {0};
+    int rc;
 
     if (ao_target_write_stub(t, dir, "", "stub.c", err, errlen) < 0)
         return -1;
     snprintf(stub, sizeof stub, "%s/stub.c", dir);
-    snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
-    snprintf(src, sizeof src, "%s/nkibench/harness/cpu/runner.c", ao_home());
     snprintf(obj, sizeof obj, "%s/runner.o", dir);
     snprintf(stubo, sizeof stubo, "%s/stub.o", dir);
-    return ao_target_run_host(cc_runner, err, errlen) < 0 ||
-                   ao_target_run_host(cc_stub, err, errlen) < 0
-               ? -1 : 0;
+    ao_buf_printf(&b, "flags %s -O2 -std=gnu11\n", AO_CPU_CC);
+    ao_target_basis_version(&b, AO_CPU_CC, 0);
+    snprintf(src, sizeof src, "%s/nkibench/harness/runner_side.h", ao_home());
+    ao_target_basis_file(&b, src);
+    snprintf(src, sizeof src, "%s/lib/runner_proto.h", ao_home());
+    ao_target_basis_file(&b, src);
+    snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
+    snprintf(src, sizeof src, "%s/nkibench/harness/cpu/runner.c", ao_home());
+    ao_target_basis_file(&b, src);
+    rc = ao_target_kept_object("cpu-runner", &b, ao_target_run_host, cc_runner, obj, err, errlen);
+    ao_buf_release(&b);
+    return rc < 0 || ao_target_run_host(cc_stub, err, errlen) < 0 ? -1 : 0;
 }
 
 static const char *const cpu_harness_files[] = {"proto.h", "runner.o", "stub.o", NULL};

@@ -155,58 +155,27 @@ static int nvcc_host(char *const *args, char *err, size_t errlen)
 
 static void cuda_basis(struct ao_buf *b);
 
-/* A directory only we can write to (made so if it is not there). */
-static int private_dir(const char *dir)
-{
-    struct stat st;
-    return ao_mkdirs(dir, 0700) == 0 && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
-           st.st_uid == geteuid() && !(st.st_mode & 022);
-}
-
 /* runner.o is the same for every task: nvcc takes seconds over it, so it
- * is built once per machine and kept in the state directory under the hash
- * of all it depends on (nvcc and its version, the flags, the architecture,
- * the runner's sources), then copied into each task's harness.  A kept one
- * is used only if it is ours and no one else may write it; keeping it is
- * best effort (the build stands without). */
+ * is built once per machine and kept (ao_target_kept_object) under the hash
+ * of all it depends on: nvcc and its version, the flags, the architecture,
+ * the runner's sources. */
 static int cuda_runner_object(const char *obj, char *err, size_t errlen)
 {
     struct ao_buf b = {0};
-    char hex[65], kept[PATH_MAX], tmp[PATH_MAX + 32], inc[700], src[700], *data;
+    char inc[700], src[700];
     char *runner[] = {inc, (char *)"-c", src, (char *)"-o", (char *)obj, NULL};
-    size_t n;
-    struct stat st;
+    int rc;
 
     cuda_basis(&b);
     snprintf(src, sizeof src, "%s/nkibench/harness/runner_side.h", ao_home());
     ao_target_basis_file(&b, src);
     snprintf(src, sizeof src, "%s/lib/runner_proto.h", ao_home());
     ao_target_basis_file(&b, src);
-    ao_sha256_hex(b.data ? b.data : "", b.len, hex);
-    ao_buf_release(&b);
     snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
     snprintf(src, sizeof src, "%s/nkibench/harness/cuda/runner.cu", ao_home());
-    if (ao_name(kept, sizeof kept, "%s/cuda-runner-%.32s.o", ao_state_dir(), hex) < 0)
-        return nvcc_host(runner, err, errlen);
-    if (!private_dir(ao_state_dir()))
-        return nvcc_host(runner, err, errlen); /* another user could swap what is kept there */
-    if (stat(kept, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-        !(st.st_mode & 022) && (data = ao_read_file(kept, &n, err, errlen))) {
-        int rc = ao_write_file(obj, data, n, err, errlen);
-        free(data);
-        if (rc == 0)
-            return 0;
-    }
-    if (nvcc_host(runner, err, errlen) < 0)
-        return -1;
-    if ((data = ao_read_file(obj, &n, err, errlen))) {
-        char e[AO_ERRLEN]; /* whole under a name of its own, then renamed: never half of one */
-        if (ao_name(tmp, sizeof tmp, "%s.%ld.tmp", kept, (long)getpid()) == 0 &&
-            ao_write_file(tmp, data, n, e, sizeof e) == 0 && chmod(tmp, 0644) == 0 && rename(tmp, kept) != 0)
-            unlink(tmp);
-        free(data);
-    }
-    return 0;
+    rc = ao_target_kept_object("cuda-runner", &b, nvcc_host, runner, obj, err, errlen);
+    ao_buf_release(&b);
+    return rc;
 }
 
 /* runner.o and stub.o for a task: trusted code, compiled on the host */

@@ -2,7 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cJSON.h"
 #include "targets/target.h"
@@ -87,6 +90,45 @@ void ao_target_stub(const struct ao_task *t, const char *decl, struct ao_buf *b)
     for (int i = 0; i < t->ndims; i++)
         ao_buf_printf(b, ", d[%d]", i);
     ao_buf_printf(b, ");\n}\n");
+}
+
+/* A directory only we can write to (made so if it is not there). */
+static int private_dir(const char *dir)
+{
+    struct stat st;
+    return ao_mkdirs(dir, 0700) == 0 && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+           st.st_uid == geteuid() && !(st.st_mode & 022);
+}
+
+int ao_target_kept_object(const char *name, const struct ao_buf *basis,
+                          int (*compile)(char *const argv[], char *err, size_t errlen),
+                          char *const argv[], const char *obj, char *err, size_t errlen)
+{
+    char hex[65], kept[PATH_MAX], tmp[PATH_MAX + 32], e[AO_ERRLEN], *data;
+    size_t n;
+    struct stat st;
+
+    ao_sha256_hex(basis->data ? basis->data : "", basis->len, hex);
+    if (ao_name(kept, sizeof kept, "%s/%s-%.32s.o", ao_state_dir(), name, hex) < 0 ||
+        !private_dir(ao_state_dir())) /* another user could swap what is kept there */
+        return compile(argv, err, errlen);
+    if (stat(kept, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+        !(st.st_mode & 022) && (data = ao_read_file(kept, &n, e, sizeof e))) {
+        int rc = ao_write_file(obj, data, n, e, sizeof e);
+        free(data);
+        if (rc == 0)
+            return 0;
+    }
+    if (compile(argv, err, errlen) < 0)
+        return -1;
+    /* whole under a name of its own, then renamed: never half of one */
+    if ((data = ao_read_file(obj, &n, e, sizeof e))) {
+        if (ao_name(tmp, sizeof tmp, "%s.%ld.tmp", kept, (long)getpid()) == 0 &&
+            ao_write_file(tmp, data, n, e, sizeof e) == 0 && chmod(tmp, 0644) == 0 && rename(tmp, kept) != 0)
+            unlink(tmp);
+        free(data);
+    }
+    return 0;
 }
 
 void ao_target_basis_file(struct ao_buf *b, const char *path)

@@ -147,6 +147,16 @@ int ao_target_peaks(const struct ao_target *tg, const struct cJSON *j, const cha
 void ao_target_basis_file(struct ao_buf *b, const char *path);
 /* The first (or last) line a compiler prints for --version, appended to b. */
 void ao_target_basis_version(struct ao_buf *b, const char *compiler, int last_line);
+/* A trusted object the same for every task (a target's runner.o), built
+ * once per machine: copied to obj from the state directory, where it is kept
+ * as NAME-HASH.o under the hash of basis (all it depends on: the compiler
+ * and its version, the flags, the sources), else built by compile(argv),
+ * which writes obj, and kept.  A kept one is used only if it is ours and no
+ * one else may write it or its directory; keeping it is best effort (the
+ * build stands without).  0, or -1 + err. */
+int ao_target_kept_object(const char *name, const struct ao_buf *basis,
+                          int (*compile)(char *const argv[], char *err, size_t errlen),
+                          char *const argv[], const char *obj, char *err, size_t errlen);
 
 extern const struct ao_target ao_target_cpu;
 extern const struct ao_target ao_target_cuda;

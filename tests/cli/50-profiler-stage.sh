@@ -77,3 +77,16 @@ bin/accelopt profile --task matmul --size tiny --work-dir "$W" --budget 0.05 --w
 ok $? "the next profiler removes it, and says so; a running profiler's and an older one's stay"
 pkill -f "accelopt-profiler --work-dir $W"
 pkill -f "^sleep 60$" 2>/dev/null || true
+
+# the cpu runner.o is the same for every task: built once, kept in the
+# state dir under the hash of what it depends on; a kept one that another
+# user could write is never used
+set -- "$ACCELOPT_STATE_DIR"/cpu-runner-*.o
+[ $# -eq 1 ] && [ -f "$1" ] && [ "$(stat -c %a "$1")" = 644 ]
+ok $? "the cpu runner.o was built once and kept for every kernel ($# kept)"
+kept=$1
+printf 'not an object' >"$kept" && chmod 666 "$kept"
+bin/accelopt profile --task nkibench/silu --size tiny --budget 0.05 nkibench/silu/baseline.c >"$T/again.json" 2>"$T/again.err"
+[ "$(field "$T/again.json" "r['status']")" = ok ] && [ "$(stat -c %a "$kept")" = 644 ] &&
+    [ "$(head -c 4 "$kept" | od -An -c | tr -d ' ')" = "177ELF" ]
+ok $? "a kept runner.o that another user could write is not used: built again and kept anew"

@@ -35,6 +35,12 @@ field() { # field JSON-FILE EXPR   (EXPR over r, the parsed object)
     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); v=$2; print('' if v is None else v)" "$1"
 }
 
+# The checks' python needs its standard library only: skipping site (the
+# .pth files of dist-packages) saves a quarter of each start's CPU here, and
+# the suite starts it about a thousand times.  A check that needs a package
+# (jsonschema, numpy) calls /usr/bin/python3.
+python3() { command python3 -S "$@"; }
+
 # the calibration every test shares (small arrays keep it quick): one per
 # machine, kept in build/ for later runs and slices for a day while its CPU
 # is this one (20-calibrate.sh still measures for itself)
