@@ -46,10 +46,12 @@ ok $? "usage errors exit 2 everywhere ($bad)"
 
 # --- report RUN-ID finds runs/RUN-ID; --out - is stdout ------------------------------
 mkdir -p "$T/home/runs"
-bin/accelopt run silu --iters 0 --out "$T/home/runs/r0" >/dev/null 2>&1
+bin/accelopt run silu --iters 0 --out "$T/home/runs/r0" >/dev/null 2>"$T/r0.err"
 (cd "$T/home" && "$OLDPWD/bin/accelopt" report r0 --out - >"$T/page.html" 2>"$T/page.err")
 [ $? -eq 0 ] && grep -qi '<html' "$T/page.html" && [ ! -s "$T/page.err" ]
-ok $? "report RUN-ID finds runs/RUN-ID, and --out - writes the page to stdout"
+rc=$?
+[ $rc -eq 0 ] || { sed 's/^/run: /' "$T/r0.err"; sed 's/^/report: /' "$T/page.err"; } | tail -n 15 >&2
+ok $rc "report RUN-ID finds runs/RUN-ID, and --out - writes the page to stdout"
 
 # --- your own kernel: run TASK --baseline FILE ----------------------------------------
 python3 tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/mine.c"
