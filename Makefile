@@ -154,7 +154,7 @@ clang-build:
 	$(Q)$(MAKE) --no-print-directory CC=clang BUILD=build/clang BINDIR=build/clang/bin WERROR=-Werror all
 
 # T=NAME: only the test scripts whose path holds NAME (T=90-loop, T=faults)
-test: all
+test: all man # (the man pages too: two scripts install side by side)
 	$(Q)ACCELOPT_ONLY='$(or $(T),$(ACCELOPT_ONLY))' tests/run.sh
 
 # The quick slice, for every edit: the unit tests, the golden prompts, the
@@ -231,8 +231,8 @@ install: all man
 	for f in $(DOCS); do put 644 $$f $(DOCDIR)/$${f##*/}; done; \
 	for f in $(EXAMPLES); do put 644 $$f $(DOCDIR)/examples/$${f##*/}; done; \
 	for f in $(MANS); do put 644 $$f $(MANDIR)/$${f##*/}; done; \
-	for f in $(UNITS); do sed 's|/usr/local|$(PREFIX)|g' $$f >$(BUILD)/unit.tmp; \
-	    put 644 $(BUILD)/unit.tmp $(UNITDIR)/$${f##*/}; done; rm -f $(BUILD)/unit.tmp; \
+	unit=$$(mktemp); for f in $(UNITS); do sed 's|/usr/local|$(PREFIX)|g' $$f >"$$unit"; \
+	    put 644 "$$unit" $(UNITDIR)/$${f##*/}; done; rm -f "$$unit"; \
 	echo $(MANIFEST) >>"$$list"; install -D -m 644 "$$list" "$$d$(MANIFEST)"; rm -f "$$list"; \
 	echo "installed $$(wc -l <"$$d$(MANIFEST)") files under $$d$(PREFIX) (list: $$d$(MANIFEST))"
 
