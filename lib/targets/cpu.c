@@ -149,10 +149,7 @@ static int cpu_harness(const struct ao_task *t, const char *dir, char *err, size
     snprintf(stubo, sizeof stubo, "%s/stub.o", dir);
     ao_buf_printf(&b, "flags %s -O2 -std=gnu11\n", AO_CPU_CC);
     ao_target_basis_version(&b, AO_CPU_CC, 0);
-    snprintf(src, sizeof src, "%s/nkibench/harness/runner_side.h", ao_home());
-    ao_target_basis_file(&b, src);
-    snprintf(src, sizeof src, "%s/lib/runner_proto.h", ao_home());
-    ao_target_basis_file(&b, src);
+    ao_target_basis_runner_side(&b);
     snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
     snprintf(src, sizeof src, "%s/nkibench/harness/cpu/runner.c", ao_home());
     ao_target_basis_file(&b, src);

@@ -167,10 +167,7 @@ static int cuda_runner_object(const char *obj, char *err, size_t errlen)
     int rc;
 
     cuda_basis(&b);
-    snprintf(src, sizeof src, "%s/nkibench/harness/runner_side.h", ao_home());
-    ao_target_basis_file(&b, src);
-    snprintf(src, sizeof src, "%s/lib/runner_proto.h", ao_home());
-    ao_target_basis_file(&b, src);
+    ao_target_basis_runner_side(&b);
     snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
     snprintf(src, sizeof src, "%s/nkibench/harness/cuda/runner.cu", ao_home());
     rc = ao_target_kept_object("cuda-runner", &b, nvcc_host, runner, obj, err, errlen);

@@ -140,6 +140,16 @@ void ao_target_basis_file(struct ao_buf *b, const char *path)
     }
 }
 
+void ao_target_basis_runner_side(struct ao_buf *b)
+{
+    char path[700];
+
+    snprintf(path, sizeof path, "%s/nkibench/harness/runner_side.h", ao_home());
+    ao_target_basis_file(b, path);
+    snprintf(path, sizeof path, "%s/lib/runner_proto.h", ao_home());
+    ao_target_basis_file(b, path);
+}
+
 void ao_target_basis_version(struct ao_buf *b, const char *compiler, int last_line)
 {
     char e[AO_ERRLEN], *ver = NULL;

@@ -145,6 +145,8 @@ int ao_target_peaks(const struct ao_target *tg, const struct cJSON *j, const cha
                     struct ao_calib *c, char *err, size_t errlen);
 /* A file's text appended to b (nothing if it cannot be read). */
 void ao_target_basis_file(struct ao_buf *b, const char *path);
+/* The sources every target's runner includes (runner_side.h, runner_proto.h), appended to b. */
+void ao_target_basis_runner_side(struct ao_buf *b);
 /* The first (or last) line a compiler prints for --version, appended to b. */
 void ao_target_basis_version(struct ao_buf *b, const char *compiler, int last_line);
 /* A trusted object the same for every task (a target's runner.o), built
