@@ -57,7 +57,7 @@ run_one() { # run_one NAME COMMAND...: run it here and now
 }
 
 # The test scripts run ACCELOPT_JOBS at a time (default 3), and up to
-# ACCELOPT_MAX_JOBS (default 6) while the machine is under 3/4 busy:
+# ACCELOPT_MAX_JOBS (default 8) while the machine is under 3/4 busy:
 # much of their time is spent waiting on brokers, deadlines, scripted model
 # servers and sandboxes (docs/BENCHMARKS.md, issue 27).  Each runs in a
 # scratch directory, state directory and sandbox uid range of its own (a
@@ -67,7 +67,7 @@ run_one() { # run_one NAME COMMAND...: run it here and now
 JOBS=${ACCELOPT_JOBS:-3}
 # beyond JOBS, one more at a time while the machine was under IDLE_BUSY %
 # busy for a whole second (ACCELOPT_MAX_JOBS equal to ACCELOPT_JOBS: never)
-MAX_JOBS=${ACCELOPT_MAX_JOBS:-$((JOBS + 3))}
+MAX_JOBS=${ACCELOPT_MAX_JOBS:-$((JOBS + 5))}
 IDLE_BUSY=75
 export ACCELOPT_RESULTS=$ACCELOPT_TEST_TMP/results
 mkdir -p "$ACCELOPT_RESULTS"
