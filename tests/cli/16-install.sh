@@ -38,7 +38,10 @@ if hidden true 2>/dev/null; then
     [ "$(field "$T/inst-prof.json" "r['status']")" = ok ]
     ok $? "installed: accelopt profile measures a kernel by task name"
     hidden "$P/bin/accelopt" bench --size tiny >"$T/inst-bench.out" 2>"$T/inst-bench.err"
-    grep -q "(14 of 14 tasks)" "$T/inst-bench.out"; ok $? "installed: accelopt bench --size tiny, all 14 tasks"
+    grep -q "(14 of 14 tasks)" "$T/inst-bench.out"
+    rc=$?
+    [ $rc -eq 0 ] || tail -n 20 "$T/inst-bench.out" "$T/inst-bench.err" >&2
+    ok $rc "installed: accelopt bench --size tiny, all 14 tasks"
     hidden "$P/bin/accelopt" run matmul --iters 1 --beam 1 --plans 2 --json --out "$T/inst-run" \
         >"$T/inst-run.jsonl" 2>"$T/inst-run.err"
     [ "$(field "$T/inst-run.jsonl" "r['stopped']")" = iterations ]

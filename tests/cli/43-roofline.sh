@@ -1,17 +1,19 @@
 # 43-roofline.sh - an honest kernel is never refused as impossible (issue
 # 25, part 4): the streaming-store kernels of tests/honest-streaming, at the
-# cpu size, under a calibration 4x too low (as one taken on a busy
-# machine is), are held against a fresh measurement of the machine,
-# accepted, and the stored figures are called low.
+# cpu size, under a calibration 10x too low (as one taken on a busy
+# machine is; 4x was not enough when the suite timed adamw beside seven
+# other scripts: it no longer beat the low floor, so nothing was held),
+# are held against a fresh measurement of the machine, accepted, and the
+# stored figures are called low.
 . tests/cli/helpers.sh
 ensure_calibration
 python3 - "$ACCELOPT_STATE_DIR/calibration-cpu.json" "$T/low.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
 for k in ("bandwidth_gbs", "fma_gflops", "vec_gflops"):
-    c[k] *= 0.25
+    c[k] *= 0.1
 for p in c["bandwidth_in_cache"]:
-    p["gbs"] *= 0.25
+    p["gbs"] *= 0.1
 json.dump(c, open(sys.argv[2], "w"))
 PY
 python3 - >"$T/in.jsonl" <<'PY'
@@ -29,5 +31,5 @@ assert all(r["timing"].get("roofline_rechecked_bw_gbs", 0) > 0 for r in rs), [r[
 for r in rs:
     print("# %s: %.2f ms, %.0f%% of the fresh peak" % (r["kernel_id"], r["latency_ns"] / 1e6, 100 * r["pct_of_peak"]))
 PY
-ok $? "the honest streaming-store kernels (adamw, rope) pass at the cpu size, even under a calibration 4x too low: held against a fresh measurement"
+ok $? "the honest streaming-store kernels (adamw, rope) pass at the cpu size, even under a calibration 10x too low: held against a fresh measurement"
 grep -q 'the stored calibration is low' "$T/low.err"; ok $? "and the profiler says the stored figures are low"
