@@ -9,6 +9,20 @@
 #   make uninstall            removes exactly what install put there
 #   make WERROR=              warnings never fail the build
 
+# `make deps run` (or `deps test`, `deps all`) on a machine without the
+# packages: the flags below come from pkg-config when this file is read,
+# before `deps` has installed anything.  So deps runs first in a make of its
+# own, then a fresh make (which reads pkg-config again) builds the rest.
+AFTER_DEPS := $(filter-out deps,$(MAKECMDGOALS))
+ifneq ($(and $(filter deps,$(MAKECMDGOALS)),$(AFTER_DEPS)),)
+deps:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory $(AFTER_DEPS)
+$(AFTER_DEPS): deps
+	@:
+.PHONY: deps $(AFTER_DEPS)
+else
+
 CC       ?= cc
 SANITIZER ?=
 PKGS     := rdkafka hiredis libcjson libseccomp libcurl libcrypto
@@ -38,10 +52,19 @@ endif
 # flag the project needs); the project's own are AO_*.  -MMD -MP: each
 # object's header dependencies, written by the compiler beside it.
 CFLAGS   ?= -O2 -g
+# Without the libraries' packages, say so once rather than as a compiler's
+# "cJSON.h: No such file" (goals that build nothing go on).
+PKG_MISSING := $(if $(shell pkg-config --exists $(PKGS) 2>/dev/null && echo y),,\
+                 $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) 2>/dev/null && echo y),,$(p))))
+ifneq ($(PKG_MISSING),)
+ifneq ($(filter-out deps report-libs clean uninstall,$(or $(MAKECMDGOALS),all)),)
+$(error pkg-config knows no $(strip $(PKG_MISSING)): run `make deps` first, or `make deps $(or $(MAKECMDGOALS),all)`)
+endif
+endif
 AO_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(WERROR) -Ilib -MMD -MP \
-             $(shell pkg-config --cflags $(PKGS))
+             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 AO_LDFLAGS := -pthread
-AO_LDLIBS := $(shell pkg-config --libs $(PKGS)) -lm
+AO_LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 ifneq ($(SANITIZER),)
 AO_CFLAGS += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer
 AO_LDFLAGS += -fsanitize=$(SANITIZER)
@@ -160,7 +183,7 @@ test: all man # (the man pages too: two scripts install side by side)
 # The quick slice, for every edit: the unit tests, the golden prompts, the
 # message schemas, the references, and the CLI scripts that start no
 # long runs (about a minute on 2 cores once the calibration is kept).
-CHECK := unit/ references schemas cli/10- cli/12- cli/14- cli/45- cli/50- cli/60- cli/70- cli/75-
+CHECK := unit/ references schemas cli/10- cli/11- cli/12- cli/14- cli/45- cli/50- cli/60- cli/70- cli/75-
 check: all
 	$(Q)ACCELOPT_ONLY='$(CHECK)' tests/run.sh
 
@@ -260,3 +283,5 @@ clean:
 # keep the unit tests' objects (made on the way to a test binary); nothing
 # else is secondary, so a missing flags stamp rebuilds what it should
 .SECONDARY: $(UNIT_SRC:%.c=$(BUILD)/%.o)
+
+endif # the deps-first wrapper above
