@@ -8,6 +8,7 @@
 #include "agents/builtin.h"
 #include "agents/model.h"
 #include "core/util.h"
+#include "wire/verdict.h"
 
 #define MAX_MOVES 64
 
@@ -33,8 +34,7 @@ static int builtin_plan(struct ao_agent *a, const struct ao_plan_ask *q, struct 
     if (q->index < n)
         p->text = ao_builtin_plan_text(q->c->source, &moves[q->index], q->c->env.task, q->memory);
     else
-        p->error = strdup(n ? "the builtin planner has no more knob moves for this kernel"
-                            : "the kernel declares no knobs the builtin planner can move");
+        p->error = strdup(n ? AO_SEARCH_NO_MORE_MOVES : AO_SEARCH_NO_KNOBS);
     return p->text || p->error ? 0 : ao_errf(reason, len, "out of memory");
 }
 

@@ -212,6 +212,10 @@ static const struct ao_field done_fields[] = {
     F(struct ao_done_msg, speedup_high, AO_F_NUM, 0),
     F(struct ao_done_msg, search_speedup, AO_F_NUM, 0),
     F(struct ao_done_msg, speedup_method, AO_F_STR, 0),
+    F(struct ao_done_msg, best_latency_ns, AO_F_NUM, 0),
+    F(struct ao_done_msg, baseline_pct_of_peak, AO_F_NUM, 0),
+    F(struct ao_done_msg, search_baseline_latency_ns, AO_F_NUM, 0),
+    F(struct ao_done_msg, head_to_head, AO_F_JSON, 0),
 };
 TYPE(ao_msg_done, "done", struct ao_done_msg, done_fields);
 

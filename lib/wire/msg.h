@@ -114,7 +114,11 @@ struct ao_done_msg {
     long long iterations, kernels_evaluated, slots_lost;
     double cost_usd, speedup, pct_of_peak, baseline_latency_ns, slot_deadline_s;
     double speedup_low, speedup_high, search_speedup; /* the head-to-head's interval; the search's figure */
-    char *speedup_method; /* head_to_head, baseline (nothing beat it), search or none */
+    /* the quoted figures, all from one measurement (the final head-to-head
+     * where there was one); the search's own, labelled as such */
+    double best_latency_ns, baseline_pct_of_peak, search_baseline_latency_ns;
+    cJSON *head_to_head; /* the final head-to-head's figures, as measured */
+    char *speedup_method; /* head_to_head, baseline (nothing beat it), no_gain, search or none */
     int memory_deadline_missed;
 };
 

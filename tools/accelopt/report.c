@@ -13,6 +13,7 @@
 #include "targets/target.h"
 #include "wire/msg.h"
 #include "wire/names.h"
+#include "wire/verdict.h"
 
 static int too_long(char *err, size_t errlen, const char *dir)
 {
@@ -103,7 +104,7 @@ static int slot_cmp(const void *a, const void *b)
  * are one reason; each kept with its first full text. */
 #define TALLY_MAX 16
 struct fail_tally {
-    int kernels, failed;
+    int kernels, failed, duplicates, exhausted;
     int n, count[TALLY_MAX];
     char key[TALLY_MAX][96], text[TALLY_MAX][200];
 };
@@ -174,7 +175,11 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
                 char *line;
                 if (i > 0 && status) {
                     tally->kernels++;
-                    if (strcmp(status, "ok") != 0) {
+                    if (ao_verdict_of(status) == AO_V_DUPLICATE) {
+                        tally->duplicates++;
+                    } else if (ao_verdict_exhausted(status, ao_json_str(r, "reason", NULL))) {
+                        tally->exhausted++;
+                    } else if (strcmp(status, "ok") != 0) {
                         tally->failed++;
                         tally_add(tally, status, ao_json_str(r, "reason", NULL));
                     }
@@ -298,16 +303,44 @@ static int write_json(const char *path, const cJSON *j, char *err, size_t errlen
     return rc;
 }
 
+/* A done's figure, or the search's where the done has none (an older
+ * done, or an interrupted run). */
+static double done_num(const cJSON *d, const char *name, double search)
+{
+    double v = ao_json_num(d, name, NAN);
+    return isfinite(v) ? v : search;
+}
+
+/* What the row's speedup is, in words: "0.950-1.029, head to head", ... */
+static void speedup_how(char *buf, size_t len, const cJSON *d)
+{
+    const char *how = d ? ao_json_str(d, "speedup_method", "search") : "search, interrupted";
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(d, "head_to_head");
+
+    if (d && isfinite(ao_json_num(d, "speedup_low", NAN)))
+        snprintf(buf, len, "%.3f-%.3f, head to head", ao_json_num(d, "speedup_low", NAN),
+                 ao_json_num(d, "speedup_high", NAN));
+    else if (strcmp(how, "no_gain") == 0 && h)
+        snprintf(buf, len, "no gain: best %.3fx (%.3f-%.3f)", ao_json_num(h, "speedup", NAN),
+                 ao_json_num(h, "speedup_low", NAN), ao_json_num(h, "speedup_high", NAN));
+    else if (strcmp(how, "baseline") == 0)
+        snprintf(buf, len, "nothing beat baseline");
+    else if (strcmp(how, "none") == 0)
+        snprintf(buf, len, "best failed its recheck");
+    else
+        snprintf(buf, len, "%s", how);
+}
+
 int report_write(const char *dir, struct ao_runstore *rs, const struct run_task *t, int n,
-                 FILE *echo, int *all_failed, char *err, size_t errlen)
+                 FILE *echo, struct report_outcome *o, char *err, size_t errlen)
 {
     char path[900];
     struct ao_buf sum = {0}, why = {0};
-    int rc = 0, tried = 0, worked = 0;
+    int rc = 0, tried = 0, worked = 0, written = 0, gained = 0, ended = 0;
 
-    ao_buf_printf(&sum, "%-22s %-16s %5s %7s %6s %12s %12s %8s %-22s %17s\n", "task", "stopped", "iters",
+    ao_buf_printf(&sum, "%-22s %-16s %5s %7s %6s %12s %12s %8s %-36s %17s %8s\n", "task", "stopped", "iters",
                   "kernels", "failed", "baseline_us", "best_us", "speedup", "(95% interval, how)",
-                  "pct_of_peak");
+                  "pct_of_peak", "search");
     for (int i = 0; i < n; i++) {
         struct ao_run_state s;
         struct fail_tally tally;
@@ -316,18 +349,26 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         struct ao_beam beam;
         int kept = ao_beam_load(rs, t[i].run, &beam, e2, sizeof e2) > 0 && beam.n > 0;
         const struct ao_beam_member *best = kept ? &beam.m[0] : NULL;
-        const cJSON *h0 = cJSON_GetArrayItem(s.history, 0);
-        const char *stopped = t[i].done ? ao_json_str(t[i].done, "stopped", NULL)
-                              : t[i].refused ? "refused" : "interrupted";
+        const cJSON *h0 = cJSON_GetArrayItem(s.history, 0), *d = t[i].done;
+        const cJSON *dbest = cJSON_GetObjectItemCaseSensitive(d, "best");
+        const char *stopped = d ? ao_json_str(d, "stopped", NULL) : t[i].refused ? "refused" : "interrupted";
+        const char *src = d ? ao_json_str(dbest, "source", NULL) : best ? best->source : NULL;
+        /* the search's own figures; the row quotes the done's */
+        double sbase = s.baseline_ns, sbest = best ? best->latency_ns : NAN;
+        double base = d ? done_num(d, "baseline_latency_ns", sbase) : sbase;
+        double bestns = d ? done_num(d, "best_latency_ns", ao_json_num(dbest, "latency_ns", sbest)) : sbest;
+        double sp = d ? ao_json_num(d, "speedup", base / bestns) : sbase / sbest;
+        double search = d ? done_num(d, "search_speedup", sbase / sbest) : sbase / sbest;
+        double pct0 = d ? done_num(d, "baseline_pct_of_peak", ao_json_num(h0, "pct_of_peak", NAN))
+                        : ao_json_num(h0, "pct_of_peak", NAN);
+        double pct1 = d ? done_num(d, "pct_of_peak", NAN) : best ? best->pct_of_peak : NAN;
         memset(&tally, 0, sizeof tally);
-        double base = s.baseline_ns, bestns = best ? best->latency_ns : NAN;
 
         if (ao_name(path, sizeof path, "%s/%s", dir, t[i].task) < 0 || ao_mkdirs(path, 0700) < 0) { /* a run's kernels and logs are its owner's */
             snprintf(err, errlen, "cannot make '%s'", path);
             rc = -1;
         }
-        if (rc == 0 && best && best->source) {
-            const char *src = best->source;
+        if (rc == 0 && src) { /* the result: the done's (the baseline where no gain was found) */
             rc = ao_name(path, sizeof path, "%s/%s/best.%s", dir, t[i].task,
                          t[i].ext[0] ? t[i].ext : ao_target_default()->ext) < 0
                      ? too_long(err, errlen, dir)
@@ -337,15 +378,36 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
             rc = ao_name(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
                                                                              : write_history(rs, t[i].run, s.iter, path, &tally, err, errlen);
         }
-        if (tally.failed > 0) { /* the commonest reason, where the model's kernels failed */
-            int top = 0;
-            for (int k = 1; k < tally.n; k++)
-                top = tally.count[k] > tally.count[top] ? k : top;
-            ao_buf_printf(&why, "%s: %d of %d kernels failed; most often (%d): %.160s\n", t[i].task,
-                          tally.failed, tally.kernels, tally.count[top], tally.text[top]);
+        {
+            /* what the candidates came to, in words that say which was which */
+            int wrote = tally.kernels - tally.duplicates - tally.exhausted;
+            if (tally.kernels > 0 && (tally.failed > 0 || tally.duplicates > 0 || tally.exhausted > 0)) {
+                ao_buf_printf(&why, "%s: of %d candidates, %d %s written and measured", t[i].task,
+                              tally.kernels, wrote, wrote == 1 ? "was" : "were");
+                if (tally.duplicates)
+                    ao_buf_printf(&why, ", %d %s a duplicate plan or kernel (never sent to a model)",
+                                  tally.duplicates, tally.duplicates == 1 ? "was" : "were");
+                if (tally.exhausted)
+                    ao_buf_printf(&why, ", %d found the search exhausted (the builtin model had no knob "
+                                  "move left to try)", tally.exhausted);
+                ao_buf_printf(&why, "; %d of the %d written failed", tally.failed, wrote);
+                if (tally.failed > 0) { /* the commonest reason */
+                    int top = 0;
+                    for (int k = 1; k < tally.n; k++)
+                        top = tally.count[k] > tally.count[top] ? k : top;
+                    ao_buf_printf(&why, "; most often (%d): %.160s", tally.count[top], tally.text[top]);
+                }
+                ao_buf_printf(&why, "\n");
+            }
+            tried += wrote > 0;
+            worked += wrote > tally.failed;
+            written += wrote;
         }
-        tried += tally.kernels > 0;
-        worked += tally.kernels > tally.failed;
+        if (d) {
+            const char *m = ao_json_str(d, "speedup_method", "");
+            ended++;
+            gained += strcmp(m, "head_to_head") == 0 || strcmp(m, "search") == 0 ? sp > 1 : 0;
+        }
         if (rc == 0 && st) {
             rc = ao_name(path, sizeof path, "%s/%s/experiences.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
                                                                              : write_experiences(rs, t[i].run, s.iter, path, err, errlen);
@@ -358,43 +420,33 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         }
         if (rc == 0) {
             /* the done message, or what is known of an interrupted run */
-            cJSON *d = t[i].done ? cJSON_Duplicate(t[i].done, 1) : cJSON_CreateObject();
-            if (d && !t[i].done) {
-                cJSON_AddStringToObject(d, "run", t[i].run);
-                cJSON_AddStringToObject(d, "task", t[i].task);
-                cJSON_AddStringToObject(d, "stopped", t[i].refused ? "refused" : "interrupted");
+            cJSON *dj = d ? cJSON_Duplicate(d, 1) : cJSON_CreateObject();
+            if (dj && !d) {
+                cJSON_AddStringToObject(dj, "run", t[i].run);
+                cJSON_AddStringToObject(dj, "task", t[i].task);
+                cJSON_AddStringToObject(dj, "stopped", t[i].refused ? "refused" : "interrupted");
                 if (st) {
-                    cJSON_AddNumberToObject(d, "iter", (double)s.iter);
-                    cJSON_AddNumberToObject(d, "kernels_evaluated", (double)s.kernels);
-                    cJSON_AddItemToObject(d, "history", cJSON_Duplicate(s.history, 1));
+                    cJSON_AddNumberToObject(dj, "iter", (double)s.iter);
+                    cJSON_AddNumberToObject(dj, "kernels_evaluated", (double)s.kernels);
+                    cJSON_AddItemToObject(dj, "history", cJSON_Duplicate(s.history, 1));
                 }
                 if (best)
-                    cJSON_AddItemToObject(d, "best", ao_beam_member_json(best));
+                    cJSON_AddItemToObject(dj, "best", ao_beam_member_json(best));
             }
             rc = ao_name(path, sizeof path, "%s/%s/done.json", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
-                 : d ? write_json(path, d, err, errlen) : ao_errf(err, errlen, "out of memory");
-            cJSON_Delete(d);
+                 : dj ? write_json(path, dj, err, errlen) : ao_errf(err, errlen, "out of memory");
+            cJSON_Delete(dj);
         }
         {
-            /* the speedup quoted is the done's (a final head-to-head where
-             * there was one); an interrupted run has only the search's */
-            const cJSON *d = t[i].done;
-            double sp = d ? ao_json_num(d, "speedup", base / bestns) : base / bestns;
-            const char *how = d ? ao_json_str(d, "speedup_method", "search") : "search, interrupted";
-            char iv[64];
-            if (d && isfinite(ao_json_num(d, "speedup_low", NAN)))
-                snprintf(iv, sizeof iv, "%.3f-%.3f, %s", ao_json_num(d, "speedup_low", NAN),
-                         ao_json_num(d, "speedup_high", NAN), "head to head");
-            else
-                snprintf(iv, sizeof iv, "%s", how);
-            char b[5][24];
-            ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6.0f %12s %12s %8s %-22s %8s -> %6s\n",
+            char iv[80], b[6][24];
+            speedup_how(iv, sizeof iv, d);
+            ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6d %12s %12s %8s %-36s %8s -> %6s %8s\n",
                           t[i].task, stopped ? stopped : "?", st ? (double)s.completed : 0.0,
-                          st ? (double)s.kernels : 0.0, st ? (double)s.failures : 0.0,
+                          st ? (double)s.kernels : 0.0, tally.failed,
                           num(b[0], base / 1e3, 2, ""), num(b[1], bestns / 1e3, 2, ""),
                           num(b[2], sp, 3, "x"), isfinite(sp) ? iv : "-",
-                          num(b[3], 100 * ao_json_num(h0, "pct_of_peak", NAN), 2, "%"),
-                          num(b[4], 100 * (best ? best->pct_of_peak : NAN), 2, "%"));
+                          num(b[3], 100 * pct0, 2, "%"), num(b[4], 100 * pct1, 2, "%"),
+                          num(b[5], search, 3, "x"));
         }
         ao_run_state_release(&s);
         ao_beam_release(&beam);
@@ -403,9 +455,16 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         ao_buf_printf(&sum, "\n");
         ao_buf_append(&sum, why.data, why.len);
     }
+    ao_buf_printf(&sum, "\nbaseline_us, best_us, speedup and pct_of_peak come from one measurement: the "
+                  "final head-to-head of the best against the baseline where there was one; search is "
+                  "the search's own figure (each kernel measured alone, at its own moment).  speedup is the median of the rounds' paired ratios, so baseline_us / best_us may differ from it within its interval.\n");
     ao_buf_release(&why);
-    if (all_failed) /* every task had model kernels, and none of them worked */
-        *all_failed = tried == n && worked == 0 && n > 0;
+    if (o) {
+        o->all_failed = tried == n && worked == 0 && n > 0; /* every task wrote kernels, none worked */
+        o->none_written = written == 0 && n > 0;
+        o->gained = gained;
+        o->ended = ended;
+    }
     if (rc == 0) {
         rc = ao_name(path, sizeof path, "%s/summary.txt", dir) < 0
                  ? too_long(err, errlen, dir)

@@ -25,13 +25,24 @@ cJSON *report_run_row(struct ao_runstore *rs, const char *run);
  * tokens, cost), redrawn in place on a terminal. */
 void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,
                      int *drawn);
+/* What a run came to, over its tasks (for the exit status). */
+struct report_outcome {
+    int all_failed;   /* every task had kernels written, and not one worked */
+    int none_written; /* no kernel was written at all: every slot a duplicate
+                         plan or the search out of moves */
+    int gained;       /* tasks whose result beats their baseline */
+    int ended;        /* tasks that ended with a done */
+};
+
 /* Write dir/<task>/{best.<ext>,done.json,history.jsonl,experiences.jsonl,
- * usage.json} and dir/summary.txt (a row per task, then per task whose
- * model kernels failed, how many and the commonest reason) from the run
- * store (and the done messages that came), and print the summary on `echo`
- * unless it is NULL; *all_failed (if given) set when every task had model
- * kernels and not one of them worked.  0 or -1 + err. */
+ * usage.json} and dir/summary.txt (a row per task, then per task what its
+ * candidates came to: duplicates, the search out of moves, failures and
+ * the commonest reason) from the run store (and the done messages that
+ * came), and print the summary on `echo` unless it is NULL; *o (if given)
+ * what the run came to.  Every figure of a task's row is its done's, from
+ * one measurement (the final head-to-head where there was one), and best.*
+ * is the done's result.  0 or -1 + err. */
 int report_write(const char *dir, struct ao_runstore *rs, const struct run_task *t, int n,
-                 FILE *echo, int *all_failed, char *err, size_t errlen);
+                 FILE *echo, struct report_outcome *o, char *err, size_t errlen);
 
 #endif

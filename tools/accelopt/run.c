@@ -1150,9 +1150,9 @@ stop:
     if (tty && R->rs && R->waits)
         report_progress(tty, R->rs, R->t, R->n, &drawn);
     if (R->rs && R->waits) {
-        int all_failed = 0;
+        struct report_outcome o = {0};
         if (report_write(R->dir, R->rs, R->t, R->n, ao_config_bool(&R->c, "json") ? NULL : stdout,
-                         &all_failed, err, sizeof err) < 0) {
+                         &o, err, sizeof err) < 0) {
             ao_err("%s", err);
             code = AO_EXIT_FAIL;
         } else if (export_memory(R, err, sizeof err) < 0 || write_run_json(R, err, sizeof err) < 0) {
@@ -1169,9 +1169,30 @@ stop:
             else
                 printf("report: %s\n", page);
         }
-        if (all_failed && code == AO_EXIT_OK) {
+        for (int i = 0; i < R->n; i++) { /* a baseline that fails: said in full, and a failure */
+            const char *why = ao_json_str(R->t[i].done, "reason", NULL);
+            char *safe;
+            if (strcmp(ao_json_str(R->t[i].done, "stopped", ""), "baseline_failed") != 0)
+                continue;
+            if ((safe = strdup(why ? why : "no reason given"))) {
+                ao_terminal_safe(safe); /* the compiler quotes the kernel: it may hold escapes */
+                ao_err("%s: %s", R->t[i].task, safe);
+                free(safe);
+            }
+            if (code == AO_EXIT_OK)
+                code = AO_EXIT_FAIL;
+        }
+        if (o.all_failed && code == AO_EXIT_OK) {
             ao_err("not one kernel the model wrote worked (the summary says why, task by task)");
             code = AO_EXIT_FAIL;
+        } else if (code == AO_EXIT_OK && o.ended == R->n && o.gained == 0) {
+            /* every task ended, and each one's result is its baseline */
+            ao_warn("no gain found: %s, so best.* is the baseline (exit status %d)",
+                    o.none_written ? "no kernel was written (every candidate was a duplicate plan, or the "
+                                     "search had no move left)"
+                    : R->n == 1 ? "no kernel beat the baseline" : "in no task did a kernel beat its baseline",
+                    AO_EXIT_NO_GAIN);
+            code = AO_EXIT_NO_GAIN;
         }
     }
     if (ao_config_bool(&R->c, "json"))

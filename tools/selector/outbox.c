@@ -67,50 +67,122 @@ static int add_candidate(cJSON *outbox, const char *run, const struct ao_run_sta
     return rc;
 }
 
-/* End the run: the `done` message goes to the outbox. */
+/* The baseline as the run's result, measured at latency_ns (pct its % of
+ * peak): its source read again from the task and checked against the hash
+ * the run started from.  0, or -1 (m empty). */
+static int baseline_member(const char *run, const struct ao_run_state *st, struct ao_beam_member *m, double latency_ns,
+                           double pct, double t_min_ns)
+{
+    const struct ao_target *tg = ao_target_get(st->target, NULL, 0);
+    char path[800], hex[65], id[AO_ID_BUF], err[AO_ERRLEN], *src;
+
+    memset(m, 0, sizeof *m);
+    if (!tg || !st->task_path || !st->baseline_sha256 ||
+        ao_name(path, sizeof path, "%s/baseline.%s", st->task_path, tg->ext) < 0 ||
+        ao_name(id, sizeof id, AO_ID_KERNEL, run, 0LL, "0.0.0") < 0 ||
+        !(src = ao_read_file(path, NULL, err, sizeof err)))
+        return -1;
+    ao_sha256_hex(src, strlen(src), hex);
+    if (strcmp(hex, st->baseline_sha256) != 0) {
+        free(src);
+        return -1;
+    }
+    m->source = src;
+    m->latency_ns = latency_ns;
+    m->pct_of_peak = pct;
+    m->iter = 0;
+    m->profile.latency_min_ns = m->profile.spread = m->profile.t_memory_ns = NAN;
+    m->profile.t_matmul_ns = m->profile.t_elementwise_ns = m->profile.max_rel_l2 = NAN;
+    m->profile.speedup_vs_baseline = 1;
+    m->profile.t_min_ns = t_min_ns;
+    m->profile.repeats = AO_ABSENT_INT;
+    if (!(m->sha256 = strdup(hex)) || !(m->kernel_id = strdup(id)) || !(m->slot = strdup("0.0.0"))) {
+        ao_beam_member_release(m);
+        return -1;
+    }
+    return 0;
+}
+
+/* End the run: the `done` message goes to the outbox.  Every figure it
+ * quotes (both latencies, the speedup with its interval, both % of peak)
+ * comes from one measurement: the final head-to-head where there was one,
+ * else the search's.  A best that the head-to-head finds slower than the
+ * baseline is not the result: the baseline is (no_gain). */
 static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
                           const struct ao_beam *beam, const char *stopped, const char *reason,
                           const struct ao_result_msg *final)
 {
     struct ao_done_msg d;
     const struct ao_beam_member *best = beam->n ? &beam->m[0] : NULL;
+    struct ao_beam_member base_m;
     struct ao_run_usage u = ao_runstore_usage(sel->store, run);
-    double base = st->baseline_ns;
+    double base = st->baseline_ns, t_min = NAN;
+    const cJSON *h0 = cJSON_GetArrayItem(st->history, 0);
     const char *method;
     char id[AO_ID_BUF], why[700];
     double quoted;
-    int rc;
+    int rc, as_baseline = 0;
 
     ao_msg_init(&ao_msg_done, &d);
+    memset(&base_m, 0, sizeof base_m);
     if (ao_name(id, sizeof id, AO_ID_DONE, run) < 0)
         return -1;
     d.iterations = st->completed;
     d.kernels_evaluated = st->kernels;
     d.memory_deadline_missed = st->memory_deadline_missed == 1;
     d.cost_usd = u.usd;
-    d.baseline_latency_ns = base;
+    d.baseline_latency_ns = d.search_baseline_latency_ns = base;
+    d.baseline_pct_of_peak = ao_json_num(h0, "pct_of_peak", NAN);
     d.slots_lost = st->lost;
     d.slot_deadline_s = st->config.slot_deadline_s;
     if (best) {
         d.speedup = d.search_speedup = base / best->latency_ns;
+        d.best_latency_ns = best->latency_ns;
         d.pct_of_peak = best->pct_of_peak;
+        t_min = best->profile.t_min_ns;
     }
     /* the figure quoted: the final head-to-head where there was one */
     method = best && !sel_differs(best->sha256, st->baseline_sha256) ? "baseline" : "search";
     if (strcmp(method, "baseline") == 0) {
         d.speedup = 1; /* nothing beat the baseline: its own measurement against itself */
     } else if (final && ao_verdict_of(final->status) == AO_V_OK && final->head_to_head) {
-        method = "head_to_head";
-        d.speedup = ao_json_num(final->head_to_head, "speedup", NAN);
-        d.speedup_low = ao_json_num(final->head_to_head, "speedup_low", NAN);
-        d.speedup_high = ao_json_num(final->head_to_head, "speedup_high", NAN);
+        const cJSON *h = final->head_to_head;
+        double sp = ao_json_num(h, "speedup", NAN), hb = ao_json_num(h, "baseline_median_ns", NAN),
+               hk = ao_json_num(h, "kernel_median_ns", NAN);
+        if (!(d.head_to_head = cJSON_Duplicate(h, 1)))
+            return -1;
+        /* the work is the task's, so % of peak goes as 1/latency */
+        d.baseline_latency_ns = hb;
+        d.baseline_pct_of_peak = isfinite(t_min) ? t_min / hb : NAN;
+        if (sp < 1) {
+            method = "no_gain";
+            snprintf(why, sizeof why, "%s%sno gain found: the search's best measured %.3fx (%.3f-%.3f) "
+                     "against the baseline head to head, so the result is the baseline", reason ? reason : "",
+                     reason ? "; " : "", sp, ao_json_num(h, "speedup_low", NAN), ao_json_num(h, "speedup_high", NAN));
+            reason = why;
+            as_baseline = 1;
+        } else {
+            method = "head_to_head";
+            d.speedup = sp;
+            d.speedup_low = ao_json_num(h, "speedup_low", NAN);
+            d.speedup_high = ao_json_num(h, "speedup_high", NAN);
+            d.best_latency_ns = hk;
+            d.pct_of_peak = isfinite(t_min) ? t_min / hk : NAN;
+        }
     } else if (final) {
         method = "none"; /* the best kernel failed when measured again: no claim */
-        d.speedup = 1;
         snprintf(why, sizeof why, "%s%sthe best kernel failed its final head-to-head (%.40s: %.300s): "
-                 "no speedup is claimed", reason ? reason : "", reason ? "; " : "", final->status,
-                 final->reason ? final->reason : "no reason given");
+                 "no speedup is claimed, and the result is the baseline", reason ? reason : "",
+                 reason ? "; " : "", final->status, final->reason ? final->reason : "no reason given");
         reason = why;
+        as_baseline = 1;
+    }
+    if (as_baseline) { /* the result is the baseline, at the figures measured for it */
+        d.speedup = 1;
+        d.best_latency_ns = d.baseline_latency_ns;
+        d.pct_of_peak = d.baseline_pct_of_peak;
+        if (baseline_member(run, st, &base_m, d.baseline_latency_ns, d.baseline_pct_of_peak, t_min) == 0)
+            best = &base_m;
     }
     quoted = best ? d.speedup : 1.0;
     rc = sel_env_from(&d.env, "done", id, run, st, st->iter) < 0 ||
@@ -123,6 +195,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
          !cJSON_AddNumberToObject(d.tokens, "completion", u.completion) ||
          sel_out_add(outbox, AO_TOPIC_RUNS, &ao_msg_done, &d) < 0 ? -1 : 0;
     ao_msg_release(&ao_msg_done, &d);
+    ao_beam_member_release(&base_m);
     st->phase = AO_PHASE_DONE;
     free(st->stopped);
     if (!(st->stopped = strdup(stopped)))

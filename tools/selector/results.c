@@ -176,7 +176,8 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
                 c->k[x] = (struct ao_sel_kernel){c->kids[x].sha256, r->latency_ns, 0, rk, p,
                                                  sel_median_u(r->spread, r->repeats)};
                 c->nok++;
-            } else if (ao_verdict_of(status) != AO_V_DUPLICATE) { /* a duplicate failed nothing */
+            } else if (ao_verdict_of(status) != AO_V_DUPLICATE && /* a duplicate failed nothing, */
+                       !ao_verdict_exhausted(status, r->reason)) { /* nor did a search out of moves */
                 c->nfail++;
             }
             i++;
@@ -233,10 +234,14 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
     if (iter == 0) {
         if (cl.nok == 0) {
             const struct ao_result_msg *r0 = cl.n && cl.res[0].status ? &cl.res[0] : NULL;
-            char r2[600];
-            snprintf(r2, sizeof r2, "the baseline did not pass: %s (%s)",
+            char r2[2600];
+            /* with the compiler's (or the checks') own words: the user
+             * sees them where the run says it stopped */
+            snprintf(r2, sizeof r2, "the baseline did not pass: %s (%.300s)%s%.2000s",
                      !cl.n ? "no result" : r0 && r0->status ? r0->status : "no status",
-                     r0 && r0->reason ? r0->reason : "no reason given");
+                     r0 && r0->reason ? r0->reason : "no reason given",
+                     r0 && r0->diagnostics && r0->diagnostics[0] ? ":\n" : "",
+                     r0 && r0->diagnostics ? r0->diagnostics : "");
             cJSON_AddNumberToObject(hist, "iter", 0);
             cJSON_AddItemToArray(st->history, hist);
             hist = NULL;

@@ -33,12 +33,25 @@ const fmt = {
   int: (v) => (v == null || !isFinite(v)) ? "—" : Math.round(v).toLocaleString("en-US"),
   usd: (v) => (v == null || !isFinite(v)) ? "—" : "$" + v.toFixed(v < 1 ? 4 : 2),
 };
+/* The figures a run quotes, all from one measurement (the final
+ * head-to-head where there was one): the done message's, with the search's
+ * own figures only as a fallback for a done from before they were there. */
+function quoted(d) {
+  const h = d.history || [], best = d.best || {};
+  return {base: d.baseline_latency_ns,
+          best: d.best_latency_ns != null ? d.best_latency_ns : best.latency_ns,
+          pct0: d.baseline_pct_of_peak != null ? d.baseline_pct_of_peak : (h.length ? h[0].pct_of_peak : null),
+          pct1: d.pct_of_peak != null ? d.pct_of_peak : best.pct_of_peak};
+}
 /* what the quoted speedup is: a head-to-head with its interval, or why not */
 function speedupHow(d) {
   if (d.speedup_method === "head_to_head" && d.speedup_low != null)
     return `speedup, head to head (95%: ${d.speedup_low.toFixed(3)}–${d.speedup_high.toFixed(3)})`;
   if (d.speedup_method === "baseline") return "speedup (nothing beat the baseline)";
-  if (d.speedup_method === "none") return "speedup (none claimed: the best failed its head-to-head)";
+  if (d.speedup_method === "no_gain" && d.head_to_head)
+    return `speedup (no gain: the search's best measured ${fmt.x(d.head_to_head.speedup)} head to head, ` +
+      `95%: ${d.head_to_head.speedup_low.toFixed(3)}–${d.head_to_head.speedup_high.toFixed(3)}; the result is the baseline)`;
+  if (d.speedup_method === "none") return "speedup (none claimed: the best failed its head-to-head; the result is the baseline)";
   return "speedup (search figure: no head-to-head)";
 }
 
@@ -122,18 +135,17 @@ function overview(main) {
     card(fmt.int(fails), "kernels that failed (duplicates aside)"), card(fmt.x(geo), "geometric-mean speedup"),
     card(fmt.int(tokens), "model tokens"), card(fmt.usd(usd), "model cost")));
   const rows = tasks.map((t) => {
-    const d = t.done || {}, h = d.history || [];
-    const base = h.length ? h[0].pct_of_peak : null;
-    const best = d.best || {};
+    const d = t.done || {}, h = d.history || [], q = quoted(d);
     return [el("a", {href: "#task-" + tasks.indexOf(t)}, t.task), d.stopped || "—",
             fmt.int(h.length ? h.length - 1 : 0), fmt.int((t.kernels || []).length),
-            fmt.us(d.baseline_latency_ns), fmt.us(best.latency_ns),
-            fmt.x(d.speedup) + (d.speedup_low != null ? ` (${d.speedup_low.toFixed(3)}–${d.speedup_high.toFixed(3)})` : ""),
-            fmt.pct(base), fmt.pct(best.pct_of_peak != null ? best.pct_of_peak : d.pct_of_peak)];
+            fmt.us(q.base), fmt.us(q.best),
+            fmt.x(d.speedup) + (d.speedup_low != null ? ` (${d.speedup_low.toFixed(3)}–${d.speedup_high.toFixed(3)})` :
+                                d.speedup_method === "no_gain" ? " (no gain)" : ""),
+            fmt.pct(q.pct0), fmt.pct(q.pct1), fmt.x(d.search_speedup)];
   });
   sec.append(table(["task", "stopped", "iterations", "kernels", "baseline", "best", "speedup",
-                    "% of peak before", "after"], rows,
-                   [0, 0, 1, 1, 1, 1, 1, 1, 1]));
+                    "% of peak before", "after", "search's own figure"], rows,
+                   [0, 0, 1, 1, 1, 1, 1, 1, 1, 1]));
   const prog = tasks.flatMap(progress);
   if (prog.length) {
     const box = el("div", {class: "charts"});
@@ -151,13 +163,14 @@ function overview(main) {
        log scale pads the axis out to 1-10 and flattens every line */
     const sp = prog.map(p => p.speedup).filter(v => v > 0);
     const wide = sp.length && Math.max(...sp) / Math.min(...sp) > 4;
-    chart(box, enc("speedup", "best speedup over the baseline (×)",
+    chart(box, enc("speedup", "search's best speedup (×, each kernel alone)",
                    wide ? {type: "log"} : {zero: false, nice: false,
                                            domain: [Math.min(1, ...sp) * 0.98, Math.max(1, ...sp) * 1.02]}),
-          "Best kernel so far, as a speedup over the baseline, per iteration" +
-          (wide ? " (log scale)." : "."));
-    chart(box, enc("pct", "best kernel's fraction of peak", {zero: true}),
-          "The same kernels as a fraction of the machine's roofline peak.");
+          "The search's own figures: its best kernel so far per iteration, each kernel measured " +
+          "alone at its own moment" + (wide ? " (log scale)" : "") + ". The speedups quoted above " +
+          "come from the final head-to-head, which measures the best and the baseline side by side.");
+    chart(box, enc("pct", "search's best, fraction of peak", {zero: true}),
+          "The same kernels as a fraction of the machine's roofline peak (the search's figures).");
   }
   main.append(sec);
 }
@@ -217,15 +230,15 @@ function taskSection(main, t, ti, titles) {
   const d = t.done || {};
   const sec = el("section", {id: "task-" + ti});
   sec.append(el("h2", {}, t.task));
-  const best = d.best || {};
+  const q = quoted(d);
   sec.append(el("p", {class: "muted"},
     `run ${t.run || "?"} · stopped: ${d.stopped || "?"}` +
     (d.reason ? ` (${d.reason})` : "") + ` · ${fmt.int(kernels.length)} kernels`));
   sec.append(el("div", {class: "cards"},
-    card(fmt.us(d.baseline_latency_ns), "baseline"), card(fmt.us(best.latency_ns), "best"),
+    card(fmt.us(q.base), "baseline"), card(fmt.us(q.best), "best"),
     card(fmt.x(d.speedup), speedupHow(d)),
-    card(fmt.pct(d.history && d.history.length ? d.history[0].pct_of_peak : null) + " → " +
-         fmt.pct(best.pct_of_peak), "% of peak, before → after")));
+    card(fmt.pct(q.pct0) + " → " + fmt.pct(q.pct1), "% of peak, before → after"),
+    card(fmt.x(d.search_speedup), "the search's own figure (each kernel alone)")));
 
   /* every kernel: latency by iteration (log), and outcomes per iteration */
   const statuses = new Set(kernels.map((k) => k.status || "?"));
