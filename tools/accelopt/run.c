@@ -976,6 +976,7 @@ static int show_model_errors(struct run *R)
 static int run_or_submit(int argc, char **argv, int submitting)
 {
     struct run *R = calloc(1, sizeof *R);
+    const struct ao_target *tg;
     char err[AO_ERRLEN];
     int code, drawn = 0, interrupted = 0;
     FILE *tty = isatty(2) ? stderr : NULL;
@@ -1031,8 +1032,16 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("submit wants the stages' --brokers and --redis (or ACCELOPT_BROKERS, ACCELOPT_REDIS)");
         goto out;
     }
-    if (!ao_target_get(ao_config_str(&R->c, "target"), err, sizeof err)) {
+    if (!(tg = ao_target_get(ao_config_str(&R->c, "target"), err, sizeof err))) {
         ao_err("--target: %s", err);
+        goto out;
+    }
+    /* a run's profilers are this machine's: without the target's device
+     * (no GPU, no NeuronCore) nothing could be measured, so say so now, in
+     * the words accelopt profile uses, not in a restarting profiler's log */
+    if (!R->submit && tg->available(err, sizeof err) < 0) {
+        ao_err("%s", err);
+        code = AO_EXIT_FAIL;
         goto out;
     }
     /* before the replicas are counted: a role's model may come from a flag */
