@@ -103,6 +103,25 @@ static int baseline_member(const char *run, const struct ao_run_state *st, struc
     return 0;
 }
 
+/* The result as the done carries it: its latency and % of peak the quoted
+ * ones, the search's latency beside them as search_latency_ns. */
+static cJSON *quoted_member(const struct ao_beam_member *m, double search_ns, double latency_ns, double pct)
+{
+    cJSON *j = ao_beam_member_json(m);
+
+    if (!j)
+        return NULL;
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "latency_ns");
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "pct_of_peak");
+    if ((isfinite(latency_ns) && !cJSON_AddNumberToObject(j, "latency_ns", latency_ns)) ||
+        (isfinite(pct) && !cJSON_AddNumberToObject(j, "pct_of_peak", pct)) ||
+        (isfinite(search_ns) && !cJSON_AddNumberToObject(j, "search_latency_ns", search_ns))) {
+        cJSON_Delete(j);
+        return NULL;
+    }
+    return j;
+}
+
 /* End the run: the `done` message goes to the outbox.  Every figure it
  * quotes (both latencies, the speedup with its interval, both % of peak)
  * comes from one measurement: the final head-to-head where there was one,
@@ -188,7 +207,8 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     rc = sel_env_from(&d.env, "done", id, run, st, st->iter) < 0 ||
          !(d.speedup_method = strdup(method)) ||
          !(d.stopped = strdup(stopped)) || (reason && !(d.reason = strdup(reason))) ||
-         (best && !(d.best = ao_beam_member_json(best))) ||
+         (best && !(d.best = quoted_member(best, as_baseline ? base : best->latency_ns, d.best_latency_ns,
+                                           d.pct_of_peak))) ||
          !(d.history = cJSON_Duplicate(st->history, 1)) ||
          !(d.tokens = cJSON_CreateObject()) ||
          !cJSON_AddNumberToObject(d.tokens, "prompt", u.prompt) ||

@@ -1,0 +1,99 @@
+# 49-figures-agree.sh - every figure a run quotes comes from one measurement
+# (issue 45, part 2): the done's latencies, speedup, interval and % of peak
+# are the final head-to-head's; a best that the head-to-head finds slower
+# than the baseline is not the result (the baseline is: best.c, exit 3);
+# summary.txt's row is the done's.  First a selector in pipe mode fed a
+# profiler's signed results by hand, then a whole run.
+. tests/cli/helpers.sh
+ensure_calibration
+M=/usr/bin/python3
+export ACCELOPT_SIGN_KEY_FILE=$T/sign.key
+printf '%064x\n' 45 >"$ACCELOPT_SIGN_KEY_FILE"
+chmod 600 "$ACCELOPT_SIGN_KEY_FILE"
+# run_to_final NAME FINAL-STEP: a run of silu to its done, its final
+# head-to-head's result made by tests/final_result.py FINAL-STEP
+run_to_final() {
+    local d=$T/$1 st=$T/$1/st.json
+    mkdir -p "$d"
+    sel() { bin/accelopt-selector --state "$st" --dlq "$d/sel.dlq" 2>>"$d/sel.err"; }
+    printf '%s\n' "{\"type\":\"task\",\"v\":1,\"id\":\"task:$1\",\"run\":\"$1\",\"task\":\"silu\",\"target\":\"cpu\",\"iter\":0,\"size\":\"tiny\",\"config\":{\"beam\":1,\"plans\":1,\"samples\":1,\"iters\":1,\"memory_scope\":\"none\"}}" |
+        sel >"$d/s0.jsonl"
+    python3 tests/final_result.py base "$d/s0.jsonl" | sel >"$d/s1.jsonl"
+    python3 tests/final_result.py child "$d/s1.jsonl" | sel >"$d/s2.jsonl"
+    python3 tests/final_result.py "$2" "$d/s2.jsonl" | sel >"$d/s3.jsonl"
+    grep '"type":"done"' "$d/s3.jsonl" >"$d/done.json"
+}
+
+run_to_final gain final:1.25
+$M - "$T/gain/done.json" <<'PY'
+import json, sys, jsonschema
+d = json.loads(open(sys.argv[1]).read())
+jsonschema.validate(d, json.load(open("schemas/done.json")))
+h, b = d["head_to_head"], d["best"]
+assert d["speedup_method"] == "head_to_head" and d["speedup"] == 1.25, d
+assert d["baseline_latency_ns"] == h["baseline_median_ns"] == 1010, d
+assert d["best_latency_ns"] == b["latency_ns"] == h["kernel_median_ns"], (d, b)
+assert d["speedup_low"] <= d["baseline_latency_ns"] / d["best_latency_ns"] <= d["speedup_high"]
+# % of peak goes as 1/latency of the same work: t_min over each quoted latency
+assert abs(d["pct_of_peak"] * d["best_latency_ns"] - 100) < 1e-9, d["pct_of_peak"]
+assert abs(d["baseline_pct_of_peak"] * d["baseline_latency_ns"] - 100) < 1e-9
+assert b["pct_of_peak"] == d["pct_of_peak"]
+# the search's own figure, labelled, from its own two measurements
+assert d["search_speedup"] == 2 == d["search_baseline_latency_ns"] / b["search_latency_ns"], d
+PY
+ok $? "a gain: latencies, speedup, interval and % of peak all the head-to-head's; the search's 2x apart"
+
+run_to_final slower final:0.8
+$M - "$T/slower/done.json" "$T/slower/s1.jsonl" <<'PY'
+import json, sys, jsonschema
+d = json.loads(open(sys.argv[1]).read())
+cand = json.loads(open(sys.argv[2]).readline())
+jsonschema.validate(d, json.load(open("schemas/done.json")))
+assert d["speedup_method"] == "no_gain" and d["speedup"] == 1, d
+assert "speedup_low" not in d and d["head_to_head"]["speedup"] == 0.8
+assert d["best"]["sha256"] == cand["sha256"] and d["best"]["source"] == cand["source"], "the result is the baseline"
+assert d["best_latency_ns"] == d["baseline_latency_ns"] == d["best"]["latency_ns"] == 1010
+assert d["pct_of_peak"] == d["baseline_pct_of_peak"]
+assert "no gain found" in d["reason"] and "0.800x" in d["reason"], d["reason"]
+PY
+ok $? "a best the head-to-head finds slower: no_gain, the result is the baseline at its measured figures"
+
+run_to_final failed failed
+$M - "$T/failed/done.json" "$T/failed/s1.jsonl" <<'PY'
+import json, sys
+d = json.loads(open(sys.argv[1]).read())
+cand = json.loads(open(sys.argv[2]).readline())
+assert d["speedup_method"] == "none" and d["speedup"] == 1, d
+assert d["best"]["sha256"] == cand["sha256"], "a best that failed its recheck is not the result"
+assert "result is the baseline" in d["reason"], d["reason"]
+PY
+ok $? "a best that fails its head-to-head: no claim, and the result is the baseline"
+
+# a whole run: the table's row is its done's, best.c its result, and the
+# exit status says whether any task gained
+bin/accelopt run matmul --size tiny --iters 2 --out "$T/r" >"$T/r.out" 2>"$T/r.err"
+rc=$?
+$M - "$T/r" "$rc" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1] + "/matmul/done.json"))
+rc = int(sys.argv[2])
+row = next(l.split() for l in open(sys.argv[1] + "/summary.txt") if l.startswith("matmul "))
+# task stopped iters kernels failed baseline_us best_us speedup ...
+assert float(row[5]) == round(d["baseline_latency_ns"] / 1e3, 2), (row, d["baseline_latency_ns"])
+assert float(row[6]) == round(d["best_latency_ns"] / 1e3, 2), (row, d["best_latency_ns"])
+assert row[7] == "%.3fx" % d["speedup"], (row, d["speedup"])
+pcts = [c for c in row if c.endswith("%")]
+assert pcts == ["%.2f%%" % (100 * d["baseline_pct_of_peak"]), "%.2f%%" % (100 * d["pct_of_peak"])], (pcts, d)
+assert row[-1] == "%.3fx" % d["search_speedup"], "the search's figure, last and labelled"
+assert open(sys.argv[1] + "/matmul/best.c").read() == d["best"]["source"]
+m = d["speedup_method"]
+if m == "head_to_head":
+    h = d["head_to_head"]
+    assert d["baseline_latency_ns"] == h["baseline_median_ns"] and d["best_latency_ns"] == h["kernel_median_ns"]
+    assert d["speedup_low"] <= d["baseline_latency_ns"] / d["best_latency_ns"] <= d["speedup_high"], d
+assert rc == (0 if m == "head_to_head" and d["speedup"] > 1 else 3), (rc, m, d["speedup"])
+print("# matmul: %s %.3fx, search %.3fx, exit %d" % (m, d["speedup"], d["search_speedup"], rc))
+PY
+ok $? "summary.txt's row and best.c are the done's, and the exit status says whether it gained (exit $rc)"
+grep -q 'come from one measurement' "$T/r.out"; ok $? "the table says where its figures come from"
+echo "1..$n"
