@@ -624,6 +624,7 @@ int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen)
         error_text(l, what, sizeof what);
         snprintf(err, errlen, "the %s model server %s %s (HTTP %ld): %s", conf->role, conf->url,
                  status == 401 || status == 403 ? "refuses the key" : "answers an error", status, what);
+        out = status == 401 || status == 403 ? -2 : -1;
         goto done;
     }
     j = cJSON_ParseWithLength(l->body.data ? l->body.data : "", l->body.len);
@@ -641,6 +642,7 @@ int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen)
         snprintf(err, errlen, "the %s model server %s has no model '%s' (it serves: %s)", conf->role,
                  conf->url, conf->model, ids[0] ? ids : "none");
         ao_llm_redact(l, err);
+        out = -2;
         goto done;
     }
     out = 0;

@@ -115,9 +115,10 @@ int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, cons
 /* Is the role's server there, does it take the key, does it serve the
  * model?  One GET of URL/models (10 s at most): 0 when it answers with a
  * list holding the model, or cannot list models (404, 405, 501: nothing
- * more is learned without spending a call); -1 + a one-line err (no key in
- * it) when it is unreachable, refuses the key (401, 403), lists models
- * without this one, or answers anything else. */
+ * more is learned without spending a call); -2 + a one-line err (no key in
+ * it) when the settings are wrong: it refuses the key (401, 403) or lists
+ * models without this one (trying again will not help); -1 + err when it
+ * is unreachable or answers anything else. */
 int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen);
 
 /* Replace every occurrence of the key in s (in place) by "[key]"; texts that

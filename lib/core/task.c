@@ -620,8 +620,18 @@ int ao_task_from_user(const char *arg, struct ao_task *t, char *err, size_t errl
     char dir[PATH_MAX];
     struct stat st;
 
-    if (!strchr(arg, '/'))
-        return ao_task_find(arg, t, err, errlen);
+    if (!strchr(arg, '/')) {
+        /* a bare name is looked up in the roots, never in the working
+         * directory: where the user has a task of that name here, say how
+         * to name it */
+        size_t n;
+        if (ao_task_find(arg, t, err, errlen) == 0)
+            return 0;
+        if (ao_name(dir, sizeof dir, "%s/task.json", arg) == 0 && stat(dir, &st) == 0 &&
+            S_ISREG(st.st_mode) && (n = strlen(err)) < errlen)
+            snprintf(err + n, errlen - n, "; did you mean ./%s? (a task directory is named by a path)", arg);
+        return -1;
+    }
     if (ao_name(dir, sizeof dir, "%s", arg) < 0)
         return ao_errf(err, errlen, "task path of %zu bytes is too long", strlen(arg));
     if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) { /* .../task.json */

@@ -5,7 +5,8 @@
 # OUT/log.txt and every result in OUT/files.tgz (what the device tool
 # brings back).
 #
-#   L=$LD_LIBRARY_PATH; source .devdeps/on-device.sh      # GPU.md: the build's
+#   bash tests/bench/gpu/carry-deps.sh                    # here: the packages, into .devdeps/
+#   L=$LD_LIBRARY_PATH; source .devdeps/on-device.sh      # there (carry .devdeps): the build's
 #   export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$L             # packages (it replaces the path)
 #   BUDGET=540 tests/bench/gpu-session.sh [STEP...]
 #

@@ -89,7 +89,7 @@ PY
 ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
 ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LOG=info bin/accelopt run matmul --size tiny --iters 1 \
     --beam 1 --plans 1 --samples 1 --json --out "$T/h2h" >"$T/h2h.jsonl" 2>"$T/h2h.err"
-ok $? "a run with a real rewrite finishes"
+run_ended $?; ok $? "a run with a real rewrite finishes"
 $M - "$T/h2h.jsonl" "$T/h2h/matmul/history.jsonl" <<'PY'
 import json, sys
 d = json.loads(open(sys.argv[1]).readline())

@@ -38,12 +38,12 @@ start_llm keyed "$(script '{"_key": "sk-right-key-0001", "_models": ["plan-m", "
 printf 'sk-wrong-key-0002\n' >"$T/wrong.key"
 printf 'sk-right-key-0001\n' >"$T/right.key"
 quick --llm-url "$LLM_URL" --llm-model plan-m --llm-key-file "$T/wrong.key" --out "$T/k" >/dev/null 2>"$T/k.err"
-[ $? -eq 1 ] && grep -q "refuses the key (HTTP 401): Incorrect API key provided" "$T/k.err" &&
+[ $? -eq 2 ] && grep -q "refuses the key (HTTP 401): Incorrect API key provided" "$T/k.err" &&
     one_line "$T/k.err" && ! grep -q 'sk-wrong' "$T/k.err" && [ ! -e "$T/k" ] && [ "$(llm_requests)" -eq 0 ]
-ok $? "a server that refuses the key: exit 1, one line without the key, no call made"
+ok $? "a server that refuses the key: exit 2 (the settings), one line without the key, no call made"
 quick --llm-url "$LLM_URL" --llm-model big-m --llm-key-file "$T/right.key" --out "$T/m" >/dev/null 2>"$T/m.err"
-[ $? -eq 1 ] && grep -q "has no model 'big-m' (it serves: plan-m, exec-m, sum-m)" "$T/m.err" && one_line "$T/m.err"
-ok $? "a server without the model: exit 1, and the models it has"
+[ $? -eq 2 ] && grep -q "has no model 'big-m' (it serves: plan-m, exec-m, sum-m)" "$T/m.err" && one_line "$T/m.err"
+ok $? "a server without the model: exit 2 (the settings), and the models it has"
 
 # --- settings refused as usage errors, before anything starts ------------------
 quick --llm-model m --out "$T/u1" >/dev/null 2>"$T/u1.err"
@@ -65,7 +65,7 @@ printf 'llm-url = %s\nplanner-model = plan-m\nexecutor-model = exec-m\nsummarize
     >"$T/models.conf"
 ACCELOPT_LOG=info quick --config "$T/models.conf" --llm-key-file "$T/right.key" --json --out "$T/r1" \
     >"$T/r1.jsonl" 2>"$T/r1.err"
-ok $? "a run with its models from --config and the key file from a flag finishes"
+run_ended $?; ok $? "a run with its models from --config and the key file from a flag finishes"
 $M - "$LLM_LOG" "$T/r1.jsonl" <<'PY'
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]
@@ -78,7 +78,7 @@ PY
 ok $? "every role called its own model with the key from the file"
 ACCELOPT_LLM_KEY=sk-right-key-0001 quick --llm-url "$LLM_URL" --planner-model plan-m --executor-model exec-m \
     --summarizer-model sum-m --out "$T/r2" >/dev/null 2>"$T/r2.err"
-ok $? "flags for the server and models, the key from the environment: the run finishes"
+run_ended $?; ok $? "flags for the server and models, the key from the environment: the run finishes"
 ! grep -rq 'sk-right-key' "$T/r1" "$T/r2" && grep -q "llm-url = $LLM_URL" "$T/r2/run.conf"
 ok $? "no key in the run's files (run.conf keeps the server, never the key)"
 
@@ -87,7 +87,7 @@ start_llm junk "$(script '{"exec-m": [{"content": "I would rather not write this
 ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
     ACCELOPT_SUMMARIZER_MODEL=sum-m quick --out "$T/j" >"$T/j.out" 2>"$T/j.err"
 [ $? -eq 1 ] && grep -q "not one kernel the model wrote worked" "$T/j.err" &&
-    grep -Eq '^matmul: ([0-9]+) of \1 kernels failed; most often \(\1\): no_code' "$T/j/summary.txt"
+    grep -Eq '^matmul: of ([0-9]+) candidates, \1 went to the model; \1 of the \1 failed; most often \(\1\): no_code' "$T/j/summary.txt"
 ok $? "every model kernel without code: exit 1, and the summary gives the count and the reason ($(grep -h '^matmul:' "$T/j/summary.txt" | head -c 100))"
 
 # --- a server that fails mid-run: said on the terminal once, not per call ------------

@@ -95,9 +95,9 @@ r1=$?
 printf 'void kernel(double *x, int M) {}\n' >"$T/ref2.c"
 (cd "$T" && "$OLDPWD/bin/accelopt" task new bad2 --reference ref2.c --shape x=M --size tiny:M=4 >/dev/null 2>bad2.err)
 r2=$?
-[ $r1 -eq 1 ] && grep -q "no --shape for tensor 'b'" "$T/bad1.err" && [ ! -e "$T/bad" ] &&
-    [ $r2 -eq 1 ] && grep -q "parameter 'x' is none of" "$T/bad2.err" && [ ! -e "$T/bad2" ]
-ok $? "task new says what is missing or wrong, and leaves nothing behind"
+[ $r1 -eq 2 ] && grep -q "no --shape for tensor 'b'" "$T/bad1.err" && [ ! -e "$T/bad" ] &&
+    [ $r2 -eq 2 ] && grep -q "parameter 'x' is none of" "$T/bad2.err" && [ ! -e "$T/bad2" ]
+ok $? "task new says what is missing or wrong (exit 2: usage), and leaves nothing behind"
 printf '#error "\033[2Jcleared"\n' >"$T/esc.c"
 on_tty bin/accelopt profile --task nkibench/matmul "$T/esc.c" >"$T/esc.out"
 grep -q 'compile_error' "$T/esc.out" && grep -q 'cleared' "$T/esc.out" && ! grep -q "$(printf '\033')" "$T/esc.out"

@@ -52,7 +52,7 @@ models_asked() { $M -c 'import json,sys; print(" ".join(sorted({json.loads(l)["m
 sub --planner-model alt-plan-m --wait --out "$T/alt" >"$T/alt.out" 2>"$T/alt.err"
 rc=$?
 asked=" $(models_asked) "
-[ $rc -eq 0 ] && [[ "$asked" == *" alt-plan-m "* && "$asked" == *" exec-m "* && "$asked" != *" plan-m "* ]]
+run_ended $rc && [[ "$asked" == *" alt-plan-m "* && "$asked" == *" exec-m "* && "$asked" != *" plan-m "* ]]
 ok $? "submit --planner-model alt-plan-m: the planner's calls ask the server for it, the executor its own (exit $rc; asked:$asked)"
 $M -c 'import json,sys; c=json.load(open(sys.argv[1]))["config"]; assert c["models"] == {"planner": "alt-plan-m"}, c' "$T/alt/run.json"
 ok $? "the run's record says which models it named"

@@ -17,7 +17,7 @@ FIRST=$REDIS_URL
 # busy CI machine's noise hid every effect: the memory came out empty)
 bin/accelopt run matmul silu --iters 2 --beam 1 --plans 7 --samples 1 --topk 2 --redis "$FIRST" \
     --out "$T/r1" >"$T/r1.out" 2>"$T/r1.err"
-ok $? "a run on a redis of our own finishes"
+run_ended $?; ok $? "a run on a redis of our own finishes"
 n1=$(grep -c . "$T/r1/memory.jsonl" 2>/dev/null)
 [ "${n1:-0}" -ge 1 ] && python3 -c '
 import json, sys
@@ -29,6 +29,13 @@ A list --redis "$FIRST" >"$T/list.out" 2>"$T/list.err"
 [ $? -eq 0 ] && [ "$(($(wc -l <"$T/list.out") - 1))" -eq "$n1" ] && head -1 "$T/list.out" | grep -q 'EFFECT' &&
     grep -Eq '[0-9.]+x (faster|slower) +(matmul|silu)' "$T/list.out"
 ok $? "memory list shows each item: id, effect, task, run, age, title"
+python3 -c '
+import json, sys
+text = open(sys.argv[2]).read()
+for l in open(sys.argv[1]):
+    i = json.loads(l)
+    assert " %s " % i["run"] in text and i["id"] in text, (i["run"], i["id"])' "$T/r1/memory.jsonl" "$T/list.out"
+ok $? "memory list shows every run id and item id whole (issue 45: the RUN column cut them)"
 A list --json --redis "$FIRST" >"$T/list.jsonl"
 cmp -s "$T/list.jsonl" "$T/r1/memory.jsonl"
 ok $? "memory list --json is the export, line for line"

@@ -54,7 +54,7 @@ selfcontained() { # selfcontained HTML: nothing to fetch, a policy that forbids 
 
 # --- one iteration, builtin model --------------------------------------------
 bin/accelopt run matmul --iters 1 --beam 1 --plans 2 --samples 1 --out "$T/one" >"$T/one.out" 2>"$T/one.err"
-[ $? -eq 0 ] && grep -q "^report: $T/one/report.html" "$T/one.out" && [ -s "$T/one/report.html" ] &&
+run_ended $? && grep -q "^report: $T/one/report.html" "$T/one.out" && [ -s "$T/one/report.html" ] &&
     [ -s "$T/one/run.json" ] && [ -s "$T/one/matmul/usage.json" ]
 ok $? "accelopt run writes report.html at the end and prints its path"
 selfcontained "$T/one/report.html"
@@ -77,7 +77,7 @@ ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=
     ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-report-secret-0001 \
     bin/accelopt run matmul --iters 2 --beam 1 --plans 1 --samples 2 --fix-attempts 0 \
     --out "$T/fail" >"$T/fail.out" 2>"$T/fail.err"
-ok $? "a run with the scripted model finishes"
+run_ended $?; ok $? "a run with the scripted model finishes"
 $M - "$T/fail" <<'PY'
 import json, sys
 d = sys.argv[1]

@@ -14,7 +14,7 @@ leftovers() { pgrep -f "$1" >/dev/null && pgrep -fa "$1" >&2 && return 1; return
 # --- accelopt run, builtin model -------------------------------------------
 bin/accelopt run matmul silu --iters 2 --beam 2 --plans 2 --samples 1 --topk 2 --json \
     --out "$T/r1" >"$T/r1.jsonl" 2>"$T/r1.err"
-ok $? "accelopt run finishes (builtin model, embedded broker, private redis)"
+run_ended $?; ok $? "accelopt run finishes (builtin model, embedded broker, private redis)"
 cp "$T/r1.jsonl" "$RESULTS/run-done.jsonl"
 [ "$(wc -l <"$T/r1.jsonl")" -eq 2 ]; ok $? "--json prints one done message per task"
 $M - "$T/r1.jsonl" <<'PY'
@@ -83,7 +83,7 @@ ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=
 ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-loop-secret-0001 \
     bin/accelopt run matmul --iters 1 --beam 1 --plans 2 --samples 1 --json --out "$T/r2" \
     >"$T/r2.jsonl" 2>"$T/r2.err"
-ok $? "accelopt run finishes with the model server on the model path"
+run_ended $?; ok $? "accelopt run finishes with the model server on the model path"
 $M - "$T/r2.jsonl" "$LLM_LOG" "$(sha256sum <"$T/fast.c" | cut -d" " -f1)" "$T/r2/matmul/history.jsonl" <<'PY'
 import json, sys
 d = json.loads(open(sys.argv[1]).readline())

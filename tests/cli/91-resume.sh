@@ -26,7 +26,7 @@ id=$(sed -n 's/^# accelopt run \([^:]*\):.*/\1/p' "$T/r/run.conf")
 ok $? "the run's settings and tasks are kept beside its results (run.conf, tasks)"
 
 ACCELOPT_LOG=info bin/accelopt run --resume "$id" --out "$T/r" --json >"$T/r2.jsonl" 2>"$T/r2.err"
-ok $? "accelopt run --resume $id goes on and finishes"
+run_ended $?; ok $? "accelopt run --resume $id goes on and finishes"
 grep -q "the broker lost what was in flight; sending the phase's messages again" "$T/r/logs/selector.log"
 ok $? "the selector sends each run's open phase again (the embedded broker is new)"
 
@@ -53,7 +53,7 @@ ok $? "it ends as the uninterrupted run does: 3 iterations, the same kernels in 
 
 ACCELOPT_LOG=warn bin/accelopt run --resume "$id" --out "$T/r" --json >"$T/r3.jsonl" 2>"$T/r3.err"
 rc=$?
-[ $rc = 0 ] && $M - "$T/r2.jsonl" "$T/r3.jsonl" <<'PY'
+run_ended $rc && $M - "$T/r2.jsonl" "$T/r3.jsonl" <<'PY'
 import json, sys
 a = sorted((d["id"], d["kernels_evaluated"], d["speedup"]) for d in map(json.loads, open(sys.argv[1])))
 b = sorted((d["id"], d["kernels_evaluated"], d["speedup"]) for d in map(json.loads, open(sys.argv[2])))

@@ -33,7 +33,7 @@ models() {
 start_llm cap "$(script '[{"kernel": true, "delay": 1.0}]')"
 ACCELOPT_LOG=info models bin/accelopt run matmul --iters 1 --beam 1 --plans 6 --samples 2 --topk 2 -j 3 --json \
     --out "$T/r1" >"$T/r1.jsonl" 2>"$T/r1.err"
-ok $? "accelopt run -j 3 finishes against a slow model server"
+run_ended $?; ok $? "accelopt run -j 3 finishes against a slow model server"
 grep -q 'model calls in flight at most: 1 planning, 6 writing kernels' "$T/r1.err"
 ok $? "it starts a planner for its one candidate and an executor per plan (twice the cap, six plans)"
 $M - "$LLM_LOG" "$T/r1.jsonl" <<'PY'
@@ -53,7 +53,7 @@ ok $? "the server saw 3 calls at once at the peak, never more, and all 12 kernel
 start_llm pause "$(script '[{"status": 429, "headers": {"Retry-After": "2"}}, {"kernel": true, "delay": 0.3}]')"
 models bin/accelopt run matmul --iters 1 --beam 1 --plans 6 --samples 1 --topk 2 -j 4 --json \
     --out "$T/r2" >"$T/r2.jsonl" 2>"$T/r2.err"
-ok $? "accelopt run finishes after the server said 429 once"
+run_ended $?; ok $? "accelopt run finishes after the server said 429 once"
 $M - "$LLM_LOG" <<'PY'
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]
@@ -77,7 +77,7 @@ start_llm budget "$(script '[{"kernel": true, "delay": 1.0, "usage": [100, 50]}]
     $M -c 'import json,sys; s=json.load(sys.stdin); s["plan-m"][0].update(delay=0, usage=[10, 5]); print(json.dumps(s))')"
 models bin/accelopt run matmul --iters 2 --beam 1 --plans 8 --samples 2 --topk 2 -j 8 --budget-tokens 1000 \
     --json --out "$T/r3" >"$T/r3.jsonl" 2>"$T/r3.err"
-ok $? "a run with a token budget and eight calls side by side finishes"
+run_ended $?; ok $? "a run with a token budget and eight calls side by side finishes"
 $M - "$T/r3/matmul/usage.json" "$LLM_LOG" <<'PY'
 import json, sys
 u = json.load(open(sys.argv[1]))["total"]
@@ -98,7 +98,7 @@ waves() { # waves DIR WIDTH
         -j 8 --json --out "$T/$1" >"$T/$1.jsonl" 2>"$T/$1.err"
 }
 waves w4 4
-ok $? "a run whose planner goes four calls wide finishes"
+run_ended $?; ok $? "a run whose planner goes four calls wide finishes"
 $M - "$LLM_LOG" <<'PY'
 import json, re, sys
 plans = [json.loads(l) for l in open(sys.argv[1])]
@@ -140,7 +140,7 @@ ok $? "a planner refusing --plan-width 99 ends the run before its task is sent (
 # with fewer cores than that they share cores, and the run says so
 ACCELOPT_LOG=info bin/accelopt run matmul --iters 1 --beam 1 --plans 4 --profilers 2 --json --out "$T/r4" \
     >"$T/r4.jsonl" 2>"$T/r4.err"
-ok $? "accelopt run --profilers 2 finishes"
+run_ended $?; ok $? "accelopt run --profilers 2 finishes"
 $M - "$T/r4/logs/profiler.log" "$T/r4.jsonl" <<'PY'
 import json, re, sys
 counts = [int(m.group(1)) for m in re.finditer(r"accelopt-profiler: (\d+) kernels in", open(sys.argv[1]).read())]

@@ -61,7 +61,7 @@ start_b 1
 
 on_a "$A/bin/accelopt" submit matmul --brokers "$BR" --redis "$REDIS_URL" --wait --json --iters 1 --beam 1 \
     --plans 2 --samples 1 --slot-deadline 60 --out "$T/two1" >"$T/two1.jsonl" 2>"$T/two1.err"
-[ $? -eq 0 ] && [ "$(field "$T/two1.jsonl" "r['stopped']")" = iterations ] &&
+run_ended $? && [ "$(field "$T/two1.jsonl" "r['stopped']")" = iterations ] &&
     [ "$(field "$T/two1.jsonl" "r['kernels_evaluated']")" = 3 ] && grep -q ': ok$' "$T/logs2/profiler-1.log"
 ok $? "host A's stages and host B's profiler optimize a task together"
 hashA=$(on_a "$A/bin/accelopt" profile --task matmul --size tiny "$A/share/accelopt/nkibench/matmul/baseline.c" |
@@ -92,9 +92,10 @@ rc=$?
 grep -q "dead letter.*task silu differs: the sender has $silu_A, this machine has [0-9a-f]\{64\} in $B/share/accelopt/nkibench/silu" \
     "$T/logs2/profiler-1.log"
 ok $? "a task that differs on B is a dead letter saying how (both hashes, B's directory)"
-[ $rc -eq 0 ] && [ "$(field "$T/two2.jsonl" "r['stopped']")" = baseline_failed ] &&
-    [ "$(field "$T/two2.jsonl" "r['slots_lost']")" = 1 ] && grep -q "lost" "$T/two2.jsonl"
-ok $? "the run with a task B measures differently still ends with one done (the baseline lost)"
+[ $rc -eq 1 ] && [ "$(field "$T/two2.jsonl" "r['stopped']")" = baseline_failed ] &&
+    [ "$(field "$T/two2.jsonl" "r['slots_lost']")" = 1 ] && grep -q "lost" "$T/two2.jsonl" &&
+    grep -q "silu: the baseline did not pass: lost" "$T/two2.err"
+ok $? "the run with a task B measures differently still ends with one done (the baseline lost: exit $rc, said)"
 stop_services
 ! pgrep -f "$A/bin/|$B/bin/" >/dev/null
 ok $? "every process of both hosts is gone when the test stops them"

@@ -171,7 +171,7 @@ ok $? "a python-tagged block is the kernel of a trn run"
 # --- a whole run, and one broker for three targets -------------------------
 timeout 600 bin/accelopt run silu --target trn --size tiny --iters 1 --beam 1 --plans 2 --samples 1 \
     --json --out "$T/run" >"$T/run.json" 2>"$T/run.err"
-[ $? -eq 0 ] && [ "$(field "$T/run.json" "r['target'] + ' ' + r['stopped'] + ' ' + str(r['kernels_evaluated'] >= 2)")" = "trn iterations True" ] &&
+run_ended $? && [ "$(field "$T/run.json" "r['target'] + ' ' + r['stopped'] + ' ' + str(r['kernels_evaluated'] >= 2)")" = "trn iterations True" ] &&
     grep -q "TILE_" "$T/run.json"
 ok $? "accelopt run --target trn on the stand-in device: the builtin model moves the NKI baseline's knobs to the end"
 
@@ -226,7 +226,7 @@ subpid=$!
 sub trn
 trc=$?
 wait $subpid
-[ $? -eq 0 ] && [ $trc -eq 0 ] &&
+run_ended $? && run_ended $trc &&
     [ "$(field "$T/dep-cpu.jsonl" "r['target'] + ' ' + r['stopped']")" = "cpu iterations" ] &&
     [ "$(field "$T/dep-trn.jsonl" "r['target'] + ' ' + r['stopped']")" = "trn iterations" ]
 ok $? "one deployment carries a cpu run and a trn run at once, each measured by its own target's profiler"

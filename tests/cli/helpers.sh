@@ -30,6 +30,10 @@ check() { # check DESCRIPTION -- COMMAND...
     ok $? "$d"
 }
 
+# accelopt run's (and submit --wait's) status when the run went to its end:
+# 0, or 3 when no task's result beat its baseline (README, exit codes)
+run_ended() { [ "$1" -eq 0 ] || [ "$1" -eq 3 ]; }
+
 # jq-like field access with python (no extra package needed)
 field() { # field JSON-FILE EXPR   (EXPR over r, the parsed object)
     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); v=$2; print('' if v is None else v)" "$1"

@@ -118,11 +118,27 @@ static cJSON *as_line(const cJSON *it)
     return o;
 }
 
+/* The widest value of field over the items, between min and max: a column
+ * as wide as its text, so that run ids are shown whole. */
+static int col_width(const cJSON *items, const char *field, int min, int max)
+{
+    const cJSON *it;
+    int w = min;
+
+    cJSON_ArrayForEach(it, items) {
+        int n = (int)strlen(ao_json_str(it, field, "?"));
+        w = n > w ? n : w;
+    }
+    return w < max ? w : max;
+}
+
 static int cmd_list(const cJSON *items, int json)
 {
     const cJSON *it;
+    int wid = col_width(items, "id", 2, 64), wtask = col_width(items, "task", 4, 64),
+        wrun = col_width(items, "run", 3, AO_RUN_ID_MAX);
     if (!json)
-        printf("%-28s %-14s %-22s %-26s %5s  %s\n", "ID", "EFFECT", "TASK", "RUN", "AGE", "TITLE");
+        printf("%-*s %-14s %-*s %-*s %5s  %s\n", wid, "ID", "EFFECT", wtask, "TASK", wrun, "RUN", "AGE", "TITLE");
     cJSON_ArrayForEach(it, items) {
         char age[16], effect[40];
         if (json) {
@@ -134,13 +150,13 @@ static int cmd_list(const cJSON *items, int json)
             continue;
         }
         age_text(created(it), age, sizeof age);
-        put_col(ao_json_str(it, "id", "?"), 28);
+        put_col(ao_json_str(it, "id", "?"), wid);
         /* as the planner's prompt puts it: a regression's figure is its slowdown */
         snprintf(effect, sizeof effect, "%.2fx %s", ao_json_num(it, "speedup", NAN),
                  strcmp(ao_json_str(it, "direction", "+"), "-") ? "faster" : "slower");
         put_col(effect, 14);
-        put_col(ao_json_str(it, "task", "?"), 22);
-        put_col(ao_json_str(it, "run", "?"), 26);
+        put_col(ao_json_str(it, "task", "?"), wtask);
+        put_col(ao_json_str(it, "run", "?"), wrun);
         printf("%5s  ", age);
         put_plain(ao_json_str(it, "title", ""), 100);
         putchar('\n');

@@ -382,15 +382,15 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
             /* what the candidates came to, in words that say which was which */
             int wrote = tally.kernels - tally.duplicates - tally.exhausted;
             if (tally.kernels > 0 && (tally.failed > 0 || tally.duplicates > 0 || tally.exhausted > 0)) {
-                ao_buf_printf(&why, "%s: of %d candidates, %d %s written and measured", t[i].task,
-                              tally.kernels, wrote, wrote == 1 ? "was" : "were");
+                ao_buf_printf(&why, "%s: of %d candidates, %d went to the model", t[i].task,
+                              tally.kernels, wrote);
                 if (tally.duplicates)
-                    ao_buf_printf(&why, ", %d %s a duplicate plan or kernel (never sent to a model)",
+                    ao_buf_printf(&why, ", %d %s a duplicate of an earlier plan or kernel (not measured again)",
                                   tally.duplicates, tally.duplicates == 1 ? "was" : "were");
                 if (tally.exhausted)
                     ao_buf_printf(&why, ", %d found the search exhausted (the builtin model had no knob "
                                   "move left to try)", tally.exhausted);
-                ao_buf_printf(&why, "; %d of the %d written failed", tally.failed, wrote);
+                ao_buf_printf(&why, "; %d of the %d failed", tally.failed, wrote);
                 if (tally.failed > 0) { /* the commonest reason */
                     int top = 0;
                     for (int k = 1; k < tally.n; k++)

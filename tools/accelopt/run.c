@@ -29,6 +29,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "front.h"
+#include "localruns.h"
 #include "models.h"
 #include "procs.h"
 #include "report.h"
@@ -100,6 +101,10 @@ static const struct ao_option submit_opts[] = {
 };
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 
+/* run_opts as run's --help shows them (filled on first use) */
+static struct ao_option run_opts_shown[N(run_opts)];
+
+
 static const char *const stages[] = {"selector", "planner", "executor", "profiler", "summarizer"};
 #define NSTAGES 5
 /* the agent stages' replicas: each keeps one model call in flight */
@@ -130,6 +135,7 @@ struct run {
     time_t started;
     char shown[3][160];           /* the model failures said on the terminal, by role */
     cJSON *models;                /* submit: the models the run names, by role (NULL: the stages' own) */
+    int registered;               /* in the state dir's runs/, for accelopt status */
 };
 
 static void make_id(char *id, size_t len)
@@ -978,14 +984,20 @@ static int run_or_submit(int argc, char **argv, int submitting)
     struct run *R = calloc(1, sizeof *R);
     const struct ao_target *tg;
     char err[AO_ERRLEN];
-    int code, drawn = 0, interrupted = 0;
+    int code, probe, drawn = 0, interrupted = 0;
     FILE *tty = isatty(2) ? stderr : NULL;
     double last_draw = 0;
 
     if (!R)
         return AO_EXIT_FAIL;
     R->submit = submitting;
-    if (ao_tool_setup("accelopt", &R->c, submitting ? submit_opts : run_opts, submitting ? N(submit_opts) : N(run_opts),
+    if (!run_opts_shown[0].name) { /* a key is refused on run's command line: not listed there either */
+        memcpy(run_opts_shown, run_opts, sizeof run_opts);
+        for (int i = 0; i < N(run_opts); i++)
+            if (run_model_secret(run_opts_shown[i].name))
+                run_opts_shown[i].help = NULL;
+    }
+    if (ao_tool_setup("accelopt", &R->c, submitting ? submit_opts : run_opts_shown, submitting ? N(submit_opts) : N(run_opts),
                     argc, argv,
                     submitting ? "accelopt submit --brokers B --redis URL [options] TASK..."
                            : "accelopt run [options] TASK...",
@@ -1068,9 +1080,11 @@ static int run_or_submit(int argc, char **argv, int submitting)
     }
     code = AO_EXIT_FAIL;
     /* a model server that is not there, refuses the key or lacks the
-     * model: said now, before anything starts, not in a stage log later */
-    if (!R->submit && run_model_probe(&R->c, err, sizeof err) < 0) {
+     * model: said now, before anything starts, not in a stage log later
+     * (a refused key or a model it lacks is the settings' fault: 2) */
+    if (!R->submit && (probe = run_model_probe(&R->c, err, sizeof err)) < 0) {
         ao_err("%s", err);
+        code = probe == -2 ? AO_EXIT_USAGE : AO_EXIT_FAIL;
         goto out;
     }
     /* and brokers that do not answer: one line, in bounded time */
@@ -1092,6 +1106,18 @@ static int run_or_submit(int argc, char **argv, int submitting)
     if (setup(R, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto stop;
+    }
+    /* for accelopt status, which cannot know the private redis: from the
+     * moment there is one */
+    if (!R->submit) {
+        const char *runs[MAX_TASKS];
+        for (int i = 0; i < R->n; i++)
+            runs[i] = R->t[i].run;
+        if (localrun_add(R->id, R->dir, R->redis_url, ao_config_str(&R->c, "redis-prefix"), runs, R->n, err,
+                         sizeof err) < 0)
+            ao_warn("accelopt status will not find this run: %s", err); /* the run goes on */
+        else
+            R->registered = 1;
     }
     /* a model the stages do not serve: said before the run is sent */
     if (R->models && submit_models_served(R->r, R->models, err, sizeof err) < 0) {
@@ -1152,6 +1178,8 @@ static int run_or_submit(int argc, char **argv, int submitting)
             code = AO_EXIT_FAIL; /* said when its dead letter came */
     show_model_errors(R); /* a failure of the last second */
 stop:
+    if (R->registered)
+        localrun_remove(R->id);
     if (interrupted)
         ao_info(R->submit ? "stopped waiting; the runs go on (accelopt status shows them)"
                           : "stopping: the stages finish what they hold, then the partial results are written");

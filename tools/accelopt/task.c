@@ -115,6 +115,8 @@ static const char *list_value(const char *list, const char *key, char sep, char 
     return NULL;
 }
 
+/* The task directory from the flags: 0, or -2 + err (the flags are wrong:
+ * a usage error) or -1 + err (it could not be written). */
 static int write_task(const struct ao_config *c, const char *name, const char *dir, const char *ref,
                       const struct param *p, int n, char *err, size_t errlen)
 {
@@ -138,7 +140,7 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
             continue;
         }
         if (!list_value(shapes, p[i].name, '=', shape, sizeof shape)) {
-            rc = ao_errf(err, errlen, "no --shape for tensor '%s' (e.g. --shape %s=M,N)", p[i].name, p[i].name);
+            rc = (ao_errf(err, errlen, "no --shape for tensor '%s' (e.g. --shape %s=M,N)", p[i].name, p[i].name), -2);
             goto out;
         }
         if (!(t = cJSON_CreateObject()))
@@ -171,7 +173,7 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
         l += len + (l[len] == '\n');
         if (!sz || !(colon = strchr(line, ':'))) {
             cJSON_Delete(sz);
-            rc = ao_errf(err, errlen, "--size '%s' is not CLASS:D=V,... (e.g. tiny:M=64,N=256)", line);
+            rc = (ao_errf(err, errlen, "--size '%s' is not CLASS:D=V,... (e.g. tiny:M=64,N=256)", line), -2);
             goto out;
         }
         *colon = '\0';
@@ -179,7 +181,7 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
             char *eq = strchr(kv, '=');
             if (!eq) {
                 cJSON_Delete(sz);
-                rc = ao_errf(err, errlen, "--size %s: '%s' is not D=V", line, kv);
+                rc = (ao_errf(err, errlen, "--size %s: '%s' is not D=V", line, kv), -2);
                 goto out;
             }
             *eq = '\0';
@@ -188,7 +190,7 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
         cJSON_AddItemToObject(sizes, line, sz);
     }
     if (!cJSON_GetObjectItemCaseSensitive(sizes, "tiny")) {
-        rc = ao_errf(err, errlen, "--size tiny:D=V,... is needed (runs and tests start at tiny)");
+        rc = (ao_errf(err, errlen, "--size tiny:D=V,... is needed (runs and tests start at tiny)"), -2);
         goto out;
     }
     cJSON_AddStringToObject(work, "mm_flops", ao_config_str(c, "mm-flops"));
@@ -240,7 +242,7 @@ int cmd_task(int argc, char **argv)
     struct param p[MAX_PARAMS];
     struct ao_task t;
     char err[AO_ERRLEN], dir[PATH_MAX], *ref = NULL;
-    int code, n;
+    int code, n, rc;
 
     if (ao_tool_setup("accelopt", &c, task_opts, N(task_opts), argc, argv,
                       "accelopt task new NAME --reference FILE --shape T=D,... --size tiny:D=V,... [options]",
@@ -261,7 +263,9 @@ int cmd_task(int argc, char **argv)
         ao_err("--dir is too long");
         goto out;
     }
-    code = AO_EXIT_FAIL;
+    /* a reference that cannot be read or parsed, a directory that is there
+     * and flags that do not fit the reference: usage errors (2), as the
+     * README's exit codes say; only writing the task can fail otherwise */
     if (!(ref = ao_read_file_max(ao_config_str(&c, "reference"), 1u << 20, NULL, err, sizeof err)) ||
         (n = parse_signature(ref, p, MAX_PARAMS, err, sizeof err)) < 0) {
         ao_err("%s", err);
@@ -271,10 +275,12 @@ int cmd_task(int argc, char **argv)
         ao_err("'%s' is there already: give another --dir, or remove it", dir);
         goto out;
     }
-    if (write_task(&c, c.args[1], dir, ref, p, n, err, sizeof err) < 0) {
+    if ((rc = write_task(&c, c.args[1], dir, ref, p, n, err, sizeof err)) < 0) {
         ao_err("%s", err);
+        code = rc == -2 ? AO_EXIT_USAGE : AO_EXIT_FAIL;
         goto out;
     }
+    code = AO_EXIT_FAIL;
     /* what the stages will check: checked now, or the directory goes */
     if (ao_task_load(dir, &t, err, sizeof err) < 0 || ao_task_size(&t, "tiny", (long long[AO_MAX_DIMS]){0}, err, sizeof err) < 0) {
         char path[PATH_MAX];
@@ -283,7 +289,8 @@ int cmd_task(int argc, char **argv)
             if (ao_name(path, sizeof path, "%s/%s", dir, files[i]) == 0)
                 unlink(path);
         rmdir(dir);
-        ao_err("the task does not load: %s", err);
+        ao_err("the task does not load: %s", err); /* the flags' shapes and sizes do not fit */
+        code = AO_EXIT_USAGE;
         goto out;
     }
     printf("%s\n", dir);

@@ -1,0 +1,103 @@
+# 76-newcomer.sh - what a new user meets when something is wrong (issue 45,
+# parts 3 and 4): each failure says why in words the user can act on, with
+# the README's exit status, and in bounded time.
+. tests/cli/helpers.sh
+ensure_calibration
+export ACCELOPT_BUDGET=0.05 ACCELOPT_WARMUP=0.01
+M=/usr/bin/python3
+# timed NAME COMMAND...: run it, keep its stderr in $T/NAME.err, its status
+# in rc and its seconds in secs (to the tenth)
+timed() {
+    local name=$1 t0 ms
+    shift
+    t0=$(date +%s%N)
+    "$@" >"$T/$name.out" 2>"$T/$name.err"
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    secs=$((ms / 1000)).$((ms % 1000 / 100))
+    took_ms=$ms
+}
+fast() { [ "$took_ms" -lt $(($1 * 1000)) ]; } # fast SECONDS
+
+# --- a target whose device this machine lacks: one line, at once ------------------
+if [ -e /dev/nvidia0 ]; then
+    skip "run --target cuda without a GPU stops at once" "this machine has a GPU"
+else
+    timed cuda bin/accelopt run silu --target cuda --out "$T/cuda"
+    [ $rc -eq 1 ] && fast 3 && [ "$(wc -l <"$T/cuda.err")" -eq 1 ] &&
+        grep -q '^accelopt: error: no NVIDIA GPU on this machine' "$T/cuda.err" && [ ! -e "$T/cuda" ]
+    ok $? "run --target cuda without a GPU: one line saying so, exit 1, in ${secs}s, nothing started"
+fi
+if [ -e /dev/neuron0 ]; then
+    skip "run --target trn without a NeuronCore stops at once" "this machine has one"
+else
+    timed trn env -u ACCELOPT_TRN_DEVICE bin/accelopt run silu --target trn --out "$T/trn"
+    [ $rc -eq 1 ] && fast 3 && [ "$(wc -l <"$T/trn.err")" -eq 1 ] &&
+        grep -q '^accelopt: error: no NeuronCore on this machine' "$T/trn.err" && [ ! -e "$T/trn" ]
+    ok $? "run --target trn without a NeuronCore: one line saying so, exit 1, in ${secs}s, nothing started"
+fi
+
+# --- a baseline of the user's own that does not compile ----------------------------
+printf 'void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)\n{ this is not C; }\n' >"$T/broken.c"
+timed broken bin/accelopt run matmul --baseline "$T/broken.c" --iters 1 --out "$T/broken"
+[ $rc -eq 1 ] && fast 120 && grep -q "matmul: the baseline did not pass: compile_error" "$T/broken.err" &&
+    grep -q "error: unknown type name 'this'" "$T/broken.err"
+ok $? "run --baseline FILE that does not compile: exit 1 with the compiler's own words, in ${secs}s"
+
+# --- a task directory named like a task: the hint -----------------------------------
+mkdir -p "$T/cwd"
+cp -r nkibench/silu "$T/cwd/stencil1d"
+timed hint sh -c "cd '$T/cwd' && '$ACCELOPT_HOME/bin/accelopt' run stencil1d --out '$T/hint'"
+[ $rc -eq 2 ] && fast 3 && grep -q "no task 'stencil1d' in the task roots .*; did you mean ./stencil1d?" "$T/hint.err"
+ok $? "run NAME where ./NAME is a task directory: 'did you mean ./NAME?', exit 2, in ${secs}s"
+
+# --- run --help lists no option that run always refuses --------------------------------
+bin/accelopt run --help >"$T/help.out" 2>&1
+! grep -Eq -- '--(llm|planner|executor|summarizer)-key ' "$T/help.out" && grep -q -- '--llm-key-file' "$T/help.out"
+ok $? "run --help lists the key files, not the keys that run refuses on its command line"
+
+# --- the candidates told apart: a search out of moves is not a failure ----------------
+# silu's baseline has two knobs; eight plans a kernel leave the builtin
+# planner without moves for most of them
+timed moves bin/accelopt run silu --iters 2 --beam 1 --plans 8 --samples 1 --out "$T/moves"
+run_ended $rc && $M - "$T/moves" <<'PY'
+import json, re, sys
+d = sys.argv[1]
+hist = [json.loads(l) for l in open(d + "/silu/history.jsonl")]
+kids = [h for h in hist if h["iter"] > 0]
+exhausted = [h for h in kids if h["status"] == "no_code" and "no more knob moves" in h.get("reason", "")]
+failed = [h for h in kids if h["status"] not in ("ok", "duplicate") and h not in exhausted]
+assert exhausted, [h.get("reason") for h in kids]
+summary = open(d + "/summary.txt").read()
+row = next(l.split() for l in summary.splitlines() if l.startswith("silu "))
+assert int(row[4]) == len(failed), ("the table's failed column counts failures only", row, len(failed))
+m = re.search(r"^silu: of (\d+) candidates, (\d+) went to the model.*?(\d+) found the search exhausted", summary, re.M)
+assert m and int(m.group(1)) == len(kids) and int(m.group(3)) == len(exhausted), summary
+assert not re.search(r"\d+ of \d+ kernels failed", summary), "the old wording, which counted duplicates as failures"
+PY
+ok $? "a search out of knob moves is counted as that, not as failed kernels, in the table and the footer"
+
+# --- accelopt status finds the runs in flight here, with no --redis -------------------
+bin/accelopt status >"$T/st0.out" 2>&1
+[ $? -eq 0 ] && grep -q "no run of yours is in flight on this machine" "$T/st0.out"
+ok $? "status with nothing in flight says so, exit 0"
+ACCELOPT_LOG=info bin/accelopt run matmul silu --iters 3 --plans 4 --out "$T/live" >/dev/null 2>"$T/live.err" &
+live=$!
+seen=
+for _ in $(seq 150); do
+    bin/accelopt status >"$T/st1.out" 2>&1
+    grep -q "matmul" "$T/st1.out" && grep -q "silu" "$T/st1.out" && { seen=1; break; }
+    sleep 0.2
+done
+id=$(sed -n 's/.*: run \([0-9a-f-]*\): redis.*/\1/p' "$T/live.err" | head -1)
+bin/accelopt status "$id" --json >"$T/st2.jsonl" 2>&1
+[ -n "$seen" ] && [ -n "$id" ] && grep -q "^$id-matmul " "$T/st1.out" && [ "$(grep -c '"run"' "$T/st2.jsonl")" -eq 2 ]
+ok $? "status finds this user's run in flight and its tasks, with no --redis (and status ID the one run)"
+[ "$(stat -c %a "$ACCELOPT_STATE_DIR/runs")" = 700 ] &&
+    [ "$(stat -c %a "$ACCELOPT_STATE_DIR/runs/$id.json")" = 600 ]
+ok $? "the run's registration (it holds the private redis's password) is its owner's only"
+wait $live
+bin/accelopt status >"$T/st3.out" 2>&1
+grep -q "no run of yours is in flight" "$T/st3.out" && [ ! -e "$ACCELOPT_STATE_DIR/runs/$id.json" ]
+ok $? "once the run has ended, status no longer lists it"
+echo "1..$n"
