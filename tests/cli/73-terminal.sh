@@ -64,7 +64,7 @@ mine = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
 assert h[0]["iter"] == 0 and h[0]["sha256"] == mine, "the run's baseline is not the file given"
 assert all(x["parent"] == mine for x in h[1:]), "the first iteration's kernels come from another parent"
 PY
-[ $? -eq 0 ] && [ $rc -eq 0 ] && cmp -s "$T/mine.c" "$T/own/task/matmul/baseline.c" && grep -q "^baseline = " "$T/own/run.conf" && grep -q "/task/matmul$" "$T/own/tasks"
+[ $? -eq 0 ] && run_ended $rc && cmp -s "$T/mine.c" "$T/own/task/matmul/baseline.c" && grep -q "^baseline = " "$T/own/run.conf" && grep -q "/task/matmul$" "$T/own/tasks"
 ok $? "run --baseline FILE starts from the user's kernel (the task copied into the run with it)"
 bin/accelopt run matmul silu --baseline "$T/mine.c" >/dev/null 2>&1
 [ $? -eq 2 ]

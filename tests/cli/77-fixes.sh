@@ -43,7 +43,7 @@ launch fix f "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\", 
 # 3 plans of 2 samples; this model heeds "a different idea", and writes the
 # same kernel whatever the plan says
 LLM_LOG=$(cat "$T/d.llm-log"); finish d
-ok $? "a run with 3 plans of 2 samples finishes (distinct mode, the default)"
+run_ended $?; ok $? "a run with 3 plans of 2 samples finishes (distinct mode, the default)"
 $M - "$LLM_LOG" "$T/d/matmul/history.jsonl" <<'PY'
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]
@@ -75,7 +75,7 @@ ok $? "the same kernel again: a second sample of a plan is a duplicate slot, ano
 # the paper's mode: identical calls, so this model repeats itself; the
 # repeats are duplicates that never reach the executor's model
 LLM_LOG=$(cat "$T/i.llm-log"); finish i
-ok $? "a run in the paper's independent mode finishes"
+run_ended $?; ok $? "a run in the paper's independent mode finishes"
 $M - "$LLM_LOG" "$T/i/matmul/history.jsonl" "$T/i.jsonl" <<'PY'
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]
@@ -95,7 +95,7 @@ ok $? "independent mode: the 2 repeated plans end as duplicate slots, the execut
 launch broken b "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\"}], \"exec-m\": [{\"content\": $(reply "$T/broken.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}" --plans 1 --fix-attempts 2
 launch off o "{\"plan-m\": [{\"content\": \"Widen the j tile to 256 columns.\"}], \"exec-m\": [{\"content\": $(reply "$T/broken.c")}], \"sum-m\": [{\"content\": $SUMMARY}]}" --plans 1 --fix-attempts 0
 LLM_LOG=$(cat "$T/f.llm-log"); finish f
-ok $? "a run whose first kernel does not compile finishes"
+run_ended $?; ok $? "a run whose first kernel does not compile finishes"
 $M - "$LLM_LOG" "$T/f/matmul/history.jsonl" "$T/f.jsonl" <<'PY'
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]
