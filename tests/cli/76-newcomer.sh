@@ -77,6 +77,19 @@ assert not re.search(r"\d+ of \d+ kernels failed", summary), "the old wording, w
 PY
 ok $? "a search out of knob moves is counted as that, not as failed kernels, in the table and the footer"
 
+# --- the README's own kernel works with the builtin model ------------------------------
+$M - README.md "$T/mymatmul.c" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+block = re.search(r"```c\n(/\* mymatmul.c \*/\n.*?)```", text, re.S).group(1)
+open(sys.argv[2], "w").write(block)
+PY
+bin/accelopt profile --task nkibench/matmul --size tiny "$T/mymatmul.c" --json >"$T/mym-profile.json" 2>/dev/null
+timed mym bin/accelopt run matmul --baseline "$T/mymatmul.c" --iters 1 --beam 1 --plans 2 --out "$T/mym"
+grep -q '"status":"ok"' "$T/mym-profile.json" && run_ended $rc && ! grep -q "declares no knob" "$T/mym.err" &&
+    [ "$(grep -c '"iter":1,.*"status":"ok"' "$T/mym/matmul/history.jsonl")" -ge 1 ]
+ok $? "the README's mymatmul.c profiles ok, and run --baseline with the builtin model moves its knob (exit $rc)"
+
 # --- accelopt status finds the runs in flight here, with no --redis -------------------
 bin/accelopt status >"$T/st0.out" 2>&1
 [ $? -eq 0 ] && grep -q "no run of yours is in flight on this machine" "$T/st0.out"
