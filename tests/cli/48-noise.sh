@@ -95,14 +95,15 @@ import json, sys
 d = json.loads(open(sys.argv[1]).readline())
 hist = [json.loads(l) for l in open(sys.argv[2])]
 assert "search_speedup" in d, {k: v for k, v in d.items() if k not in ("best", "history")}
-assert abs(d["search_speedup"] - d["search_baseline_latency_ns"] / d["best"]["search_latency_ns"]) < 1e-9
+if d["speedup_method"] not in ("no_gain", "none"):  # else the result is the baseline, not the search's best
+    assert abs(d["search_speedup"] - d["search_baseline_latency_ns"] / d["best"]["search_latency_ns"]) < 1e-9
 if d["best"]["sha256"] != hist[0]["sha256"]:  # the search kept the rewrite (on a quiet machine it does)
     assert d["speedup_method"] == "head_to_head", d["speedup_method"]
     assert d["speedup_low"] <= d["speedup"] <= d["speedup_high"] and d["speedup"] > 1, d
     # something to say, even beside another test (its noise widens it)
     assert d["speedup_high"] / d["speedup_low"] < 3, "an interval that says something"
-else:
-    assert d["speedup_method"] == "baseline" and d["speedup"] == 1
+else:  # noise kept the baseline, or the head-to-head found no gain
+    assert d["speedup_method"] in ("baseline", "no_gain") and d["speedup"] == 1
 print("# matmul 4x16 blocks: %.3fx (%s, %s-%s), the search said %.3fx" % (d["speedup"], d["speedup_method"],
       d.get("speedup_low"), d.get("speedup_high"), d["search_speedup"]))
 PY

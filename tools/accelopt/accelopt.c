@@ -64,7 +64,7 @@ static void usage(FILE *out)
             "commands:\n"
             "  run        optimize tasks end to end: redis, broker and the five stages, then runs/<id>/\n"
             "  submit     send tasks to stages already running (--brokers, --redis); --wait for them\n"
-            "  status     the runs in flight and their progress, from redis\n"
+            "  status     the runs in flight and their progress: yours on this machine, or a redis's\n"
             "  memory     list, show, export, import, rm, prune or clear the optimization memory\n"
             "  report     a run's report.html: one self-contained page of plots and kernels\n"
             "  task       task new NAME: a task directory from your reference function\n"
@@ -75,7 +75,10 @@ static void usage(FILE *out)
             "  produce    send JSON Lines from stdin to a topic\n"
             "  consume    print a topic's messages as JSON Lines\n"
             "  relay      copy one topic to another through the stage loop (no work)\n\n"
-            "'accelopt help COMMAND' (or 'accelopt COMMAND --help') shows a command's options.\n");
+            "'accelopt help COMMAND' (or 'accelopt COMMAND --help') shows a command's options.\n"
+            "\nexit status: 0 ok; 1 a failure (run: also a baseline that does not pass, or every model\n"
+            "kernel failing); 2 a usage or configuration error; 3 done, but not what was asked (profile:\n"
+            "the kernel is not ok; run: no task's result beats its baseline); 130 stopped.\n");
 }
 
 static int print_json(const cJSON *j)
