@@ -60,6 +60,22 @@ ok $? "accelopt run writes report.html at the end and prints its path"
 selfcontained "$T/one/report.html"
 ok $? "the report is one file: no script, style or image to fetch, and a policy that forbids it"
 page one-iteration "$T/one" 4
+# the page quotes the done's figures (one measurement: the final
+# head-to-head), and shows the search's own only under its own label
+if [ -n "$CHROMIUM" ]; then
+    $M - "$T/one-iteration.dom" "$T/one/matmul/done.json" <<'PY'
+import json, math, re, sys
+text = re.sub(r"<[^>]+>", " ", open(sys.argv[1]).read())
+d = json.load(open(sys.argv[2]))
+def us(ns):  # report.js's fmt.us: toPrecision(4) of µs or ms
+    v, unit = (ns / 1e6, " ms") if ns >= 1e6 else (ns / 1e3, " µs")
+    return "%.*f%s" % (max(0, 3 - math.floor(math.log10(v))), v, unit)
+for want in (us(d["baseline_latency_ns"]), us(d["best_latency_ns"]), "%.3f×" % d["speedup"],
+             "search's own figure"):
+    assert want in text, (want, d["baseline_latency_ns"], d["best_latency_ns"])
+PY
+    ok $? "the report quotes the done's latencies and speedup, and labels the search's own figure"
+fi
 
 # --- failures, tokens, and a model that writes HTML ---------------------------
 # a rewrite far beyond the noise (about 10x slower than the baseline), so

@@ -776,9 +776,19 @@ static int write_run_json(struct run *R, char *err, size_t errlen)
     cJSON_AddStringToObject(j, "finished_at", when);
     tasks = cJSON_AddArrayToObject(j, "tasks");
     for (int i = 0; tasks && i < R->n; i++) {
+        /* what each task came to: the done's figures, as summary.txt shows
+         * them (one measurement: the final head-to-head where there was one) */
+        static const char *const quoted[] = {"stopped", "speedup", "speedup_low", "speedup_high",
+                                             "speedup_method", "baseline_latency_ns", "best_latency_ns",
+                                             "baseline_pct_of_peak", "pct_of_peak", "search_speedup"};
         cJSON *t = cJSON_CreateObject();
         cJSON_AddStringToObject(t, "task", R->t[i].task);
         cJSON_AddStringToObject(t, "run", R->t[i].run);
+        for (size_t q = 0; R->t[i].done && q < sizeof quoted / sizeof quoted[0]; q++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(R->t[i].done, quoted[q]);
+            if (v)
+                cJSON_AddItemToObject(t, quoted[q], cJSON_Duplicate(v, 1));
+        }
         cJSON_AddItemToArray(tasks, t);
     }
     if ((c = cJSON_AddObjectToObject(j, "config"))) {
