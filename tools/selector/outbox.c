@@ -203,8 +203,10 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
         d.speedup = 1;
         d.best_latency_ns = d.baseline_latency_ns;
         d.pct_of_peak = d.baseline_pct_of_peak;
-        if (baseline_member(run, st, &base_m, d.baseline_latency_ns, d.baseline_pct_of_peak, t_min) == 0)
-            best = &base_m;
+        /* a baseline that cannot be read as it was: no result to give,
+         * rather than a kernel the figures do not describe */
+        best = baseline_member(run, st, &base_m, d.baseline_latency_ns, d.baseline_pct_of_peak, t_min) == 0
+                   ? &base_m : NULL;
     }
     quoted = best ? d.speedup : 1.0;
     rc = sel_env_from(&d.env, "done", id, run, st, st->iter) < 0 ||
