@@ -59,9 +59,9 @@ int prof_static_check(const char *src, char *reason, size_t len)
 }
 
 /* shapes.txt: each shape the job will be called at, one line of the task's
- * dims each, the nominal one first (a target that compiles per shape, as
- * trn does, builds for each; the others ignore it).  A build-only pool has
- * none: the task's tiny size then. */
+ * dims each, the nominal one first, for a target that compiles per shape
+ * (trn builds for each); no other target's job has it.  A build-only pool
+ * has none: the task's tiny size then. */
 static int write_shapes(const struct pool *pl, const char *dir, char *err, size_t errlen)
 {
     const struct ao_task *t = &pl->task;
@@ -107,7 +107,7 @@ int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, c
     }
     snprintf(path, sizeof path, "%s/%s", j->dir, p->tg->kernel_file);
     if (ao_write_file(path, source, strlen(source), err, errlen) < 0 ||
-        write_shapes(pl, j->dir, err, errlen) < 0)
+        (p->tg->builds_per_shape && write_shapes(pl, j->dir, err, errlen) < 0))
         return -1;
     for (int i = 0; files[i]; i++) {
         snprintf(from, sizeof from, "%s/%s", pl->harness, files[i]);

@@ -63,7 +63,7 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
 /* The version of the profiler's checks: part of every cache key, so a
  * verdict given under older checks is never served.  Raise it whenever a
  * check, the timing protocol or a limit changes. */
-#define AO_PROFILER_CHECKS 6 /* 6: a uniform sample of every timed call checked */
+#define AO_PROFILER_CHECKS 7 /* 7: no shapes.txt where the build of a kernel could read it */
 
 /* The cache key of a profile: kernel source, task, size, target,
  * calibration, and what the verdict depends on (the checks' version, the

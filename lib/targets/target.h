@@ -43,6 +43,11 @@ struct ao_target {
     /* --- measuring: what profile.c's policy asks of the driver --- */
     const char *kernel_file;    /* the kernel's source in its job directory */
     const char *reference_file; /* the task's trusted reference, run as a kernel is */
+    /* The build compiles once per shape (trn: NKI traces each), so its job
+     * directory gets shapes.txt, every shape of the job, the unannounced
+     * check shapes too.  The others never see it: what a kernel's build
+     * can read (`.incbin`, `#embed`) must not name a check shape. */
+    int builds_per_shape;
     /* Can this machine run the target's kernels?  0, or -1 + err saying why
      * (then nothing is measured; a build alone still works). */
     int (*available)(char *err, size_t errlen);

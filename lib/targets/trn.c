@@ -623,6 +623,7 @@ const struct ao_target ao_target_trn = {
      * (in double) on the host emulation at three shapes; reference.c itself
      * at the paper's sizes would take minutes a call on the host */
     .reference_file = "baseline.py",
+    .builds_per_shape = 1,
     .available = trn_available,
     .harness = trn_harness,
     .harness_files = trn_harness_files,
