@@ -444,3 +444,32 @@ int ao_name(char *buf, size_t len, const char *fmt, ...)
     }
     return 0;
 }
+
+int ao_dir_ours_alone(const char *dir, const char *what, char *err, size_t errlen)
+{
+    char p[PATH_MAX];
+    struct stat st;
+    int last = 1;
+
+    if (ao_name(p, sizeof p, "%s", dir) < 0)
+        return snprintf(err, errlen, "%s '%.200s...' is too long", what, dir), -1;
+    for (;;) {
+        char *slash = strrchr(p, '/');
+        const char *at = p[0] ? p : "/";
+        if (lstat(at, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s: '%s' is not a directory", what, at);
+            return -1;
+        }
+        if ((last ? st.st_uid != geteuid() : st.st_uid != geteuid() && st.st_uid != 0) ||
+            ((st.st_mode & 022) && (last || !(st.st_mode & S_ISVTX)))) {
+            snprintf(err, errlen, "%s '%s' is not safe: '%s' has owner uid %u and mode %03o (it must "
+                     "be yours, and writable by you alone)", what, dir, at, (unsigned)st.st_uid,
+                     (unsigned)(st.st_mode & 07777));
+            return -1;
+        }
+        if (!slash || (slash == p && !p[1]))
+            return 0; /* a relative path's start, or the root */
+        slash[slash == p] = '\0'; /* "/a" goes on to "/" */
+        last = 0;
+    }
+}

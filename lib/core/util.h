@@ -88,6 +88,12 @@ const char *ao_home(void);
  * $XDG_STATE_HOME/accelopt, or ~/.local/state/accelopt. */
 const char *ao_state_dir(void);
 
+/* Could anyone but us (and root) have put or replaced what is in dir?
+ * Every directory on the way must be ours or root's, and not writable by
+ * others unless sticky (/tmp); dir itself ours alone.  0, or -1 + err
+ * ("WHAT '<dir>' is not safe: ..."). */
+int ao_dir_ours_alone(const char *dir, const char *what, char *err, size_t errlen);
+
 /* Four 64-bit words of seed state from a number and a text (SHA-256 of
  * both): deterministic choices that differ per kernel. */
 void ao_seed_from_text(uint64_t s[4], unsigned long long seed, const char *text);

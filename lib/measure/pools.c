@@ -136,7 +136,7 @@ static void extra_shape(struct ao_profiler *p, const struct ao_task *t, const lo
             x[i] = dims[i];
             if (t->dim_fixed[i] || dims[i] < 2 * m || hi < lo)
                 continue;
-            v = lo + (long long)(ao_rng_next(&p->rng) % (unsigned long long)(hi - lo + 1));
+            v = lo + (long long)(ao_rng_next(&p->choice) % (unsigned long long)(hi - lo + 1));
             v = v / m * m;
             x[i] = v >= m ? v : m;
         }

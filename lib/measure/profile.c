@@ -398,7 +398,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     if (p->tg->device_time) /* every round's executions profiled, none before */
         jb.hdr->profile = jk.hdr->profile = 1;
     while (n < max) {
-        int v = prof_sample_slot(p, &smp, n), first = (int)(ao_rng_next(&p->rng) & 1);
+        int v = prof_sample_slot(p, &smp, n), first = (int)(ao_rng_next(&p->choice) & 1);
         struct dataset *d = &fresh;
         if (v >= 0) {
             d = &smp.in_out[v];
@@ -445,7 +445,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         for (int i = 0; i < k; i++) { /* k distinct rounds, uniformly */
             int dup;
             do {
-                round[i] = (int)(ao_rng_next(&p->rng) % (unsigned long long)n);
+                round[i] = (int)(ao_rng_next(&p->choice) % (unsigned long long)n);
                 dup = 0;
                 for (int q = 0; q < i; q++)
                     dup |= round[q] == round[i];
@@ -686,7 +686,7 @@ struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err,
         free(p);
         return NULL;
     }
-    if (ao_random_bytes(p->rng.s, sizeof p->rng.s) < 0 ||
+    if (ao_random_bytes(p->rng.s, sizeof p->rng.s) < 0 || ao_random_bytes(p->choice.s, sizeof p->choice.s) < 0 ||
         p->tg->runner_filter(&p->bpf, &p->bpf_len, err, errlen) < 0) {
         if (!err[0])
             snprintf(err, errlen, "getrandom failed: %s", strerror(errno));

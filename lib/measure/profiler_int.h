@@ -66,7 +66,11 @@ struct ao_profiler {
     struct pool *built; /* a build-only harness, kept for the next build of its task */
     char root[600];
     struct pool *pools;
-    struct ao_rng rng;
+    /* two random streams: rng draws the inputs (which a kernel sees),
+     * choice draws every decision a kernel must not predict (which calls
+     * are checked, the order of a round, the placement of tensors, the
+     * unannounced check shape), so no output of the one tells the other */
+    struct ao_rng rng, choice;
     void *bpf;
     size_t bpf_len;
     unsigned seq;

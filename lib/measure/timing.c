@@ -51,7 +51,7 @@ int prof_sample_size(const struct pool *pl)
  * drawn only past the first s->size calls (ao_reservoir_slot). */
 int prof_sample_slot(struct ao_profiler *p, struct sample *s, int n)
 {
-    return ao_reservoir_slot(n, s->size, n < s->size ? 0 : ao_rng_next(&p->rng));
+    return ao_reservoir_slot(n, s->size, n < s->size ? 0 : ao_rng_next(&p->choice));
 }
 
 /* The kept timed calls against the reference on their own inputs: sets
@@ -155,7 +155,7 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
     for (int i = 0; i < n; i++)
         all[i] = i;
     for (int i = 0; i < k; i++) {
-        int r = i + (int)(ao_rng_next(&p->rng) % (unsigned long long)(n - i)), t = all[i];
+        int r = i + (int)(ao_rng_next(&p->choice) % (unsigned long long)(n - i)), t = all[i];
         all[i] = all[r];
         all[r] = t;
         pick[i] = all[i];

@@ -93,11 +93,12 @@ void ao_target_stub(const struct ao_task *t, const char *decl, struct ao_buf *b)
 }
 
 /* A directory only we can write to (made so if it is not there). */
+/* The whole way to dir, as for the signing key: a kept object in a
+ * directory another user can reach into could be swapped under us. */
 static int private_dir(const char *dir)
 {
-    struct stat st;
-    return ao_mkdirs(dir, 0700) == 0 && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
-           st.st_uid == geteuid() && !(st.st_mode & 022);
+    char e[AO_ERRLEN];
+    return ao_mkdirs(dir, 0700) == 0 && ao_dir_ours_alone(dir, "the kept objects' directory", e, sizeof e) == 0;
 }
 
 int ao_target_kept_object(const char *name, const struct ao_buf *basis,

@@ -137,37 +137,6 @@ static int parse_key(const char *text, struct ao_sign_key *key)
     return strspn(text, "0123456789abcdefABCDEF") == 2 * AO_SIGN_KEY_BYTES ? 0 : -1;
 }
 
-/* Could anyone but us (and root) have put or replaced what is at path?
- * Every directory on the way must be ours or root's, and not writable by
- * others unless sticky (/tmp); the last one ours alone.  0, or -1 + err. */
-static int ours_alone(const char *dir, char *err, size_t errlen)
-{
-    char p[700];
-    struct stat st;
-    int last = 1;
-
-    snprintf(p, sizeof p, "%s", dir);
-    for (;;) {
-        char *slash = strrchr(p, '/');
-        const char *at = p[0] ? p : "/";
-        if (lstat(at, &st) < 0 || !S_ISDIR(st.st_mode)) {
-            snprintf(err, errlen, "'%s' is not a directory", at);
-            return -1;
-        }
-        if ((last ? st.st_uid != geteuid() : st.st_uid != geteuid() && st.st_uid != 0) ||
-            ((st.st_mode & 022) && (last || !(st.st_mode & S_ISVTX)))) {
-            snprintf(err, errlen, "the signing key's directory '%s' is not safe: '%s' has owner "
-                     "uid %u and mode %03o (it must be yours, and writable by you alone)", dir, at,
-                     (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-            return -1;
-        }
-        if (!slash || (slash == p && !p[1]))
-            return 0; /* a relative path's start, or the root */
-        slash[slash == p] = '\0'; /* "/a" goes on to "/" */
-        last = 0;
-    }
-}
-
 int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
 {
     const char *path = getenv("ACCELOPT_SIGN_KEY_FILE");
@@ -184,7 +153,7 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
         path = def;
         /* with HOME unset the state dir is under /tmp: another user may
          * have made it, or a key in it, first */
-        if (ao_mkdirs(ao_state_dir(), 0700) == 0 && ours_alone(ao_state_dir(), err, errlen) < 0)
+        if (ao_mkdirs(ao_state_dir(), 0700) == 0 && ao_dir_ours_alone(ao_state_dir(), "the signing key's directory", err, errlen) < 0)
             return -1;
         /* written whole under a name of its own, then linked into place:
          * stages started together (a pipe of them) never read a key half

@@ -90,3 +90,12 @@ bin/accelopt profile --task nkibench/silu --size tiny --budget 0.05 nkibench/sil
 [ "$(field "$T/again.json" "r['status']")" = ok ] && [ "$(stat -c %a "$kept")" = 644 ] &&
     [ "$(head -c 4 "$kept" | od -An -c | tr -d ' ')" = "177ELF" ]
 ok $? "a kept runner.o that another user could write is not used: built again and kept anew"
+# the whole way to the state dir counts, as for the signing key: under a
+# directory any user may write (not sticky), another user could swap the
+# state dir itself, so nothing is kept there nor taken from there
+mkdir -p "$T/open/state" && chmod 777 "$T/open" && chmod 700 "$T/open/state"
+cp "$ACCELOPT_STATE_DIR/calibration-cpu.json" "$T/open/state/"
+ACCELOPT_STATE_DIR=$T/open/state bin/accelopt profile --task nkibench/silu --size tiny --budget 0.05 \
+    nkibench/silu/baseline.c >"$T/open.json" 2>"$T/open.err"
+[ "$(field "$T/open.json" "r['status']")" = ok ] && ! ls "$T"/open/state/cpu-runner-*.o >/dev/null 2>&1
+ok $? "under a directory others may write, the runner.o is built and used, never kept (issue 46)"

@@ -142,5 +142,26 @@ int main(void)
         free(a);
         free(b);
     }
+    {
+        /* the inputs (which a kernel sees) and the decisions it must not
+         * predict (which calls are checked, orders, placements, the check
+         * shape) come from two streams seeded apart (issue 46): drawing
+         * inputs does not move the decisions' stream */
+        struct ao_profiler_opts o = AO_PROFILER_DEFAULTS;
+        char err[256];
+        struct ao_profiler *pr;
+        o.work_root = getenv("ACCELOPT_TEST_TMP");
+        if ((pr = ao_profiler_new(&o, err, sizeof err))) {
+            struct ao_rng before = pr->choice;
+            float x[64];
+            int apart = memcmp(pr->rng.s, pr->choice.s, sizeof pr->rng.s) != 0;
+            prof_fill_timed(&pr->rng, &nor, x, 64);
+            CHECK(apart && memcmp(&before, &pr->choice, sizeof before) == 0,
+                  "the profiler's input stream and its decisions' stream are apart");
+            ao_profiler_free(pr);
+        } else {
+            CHECK(0, "a profiler to look at: %s", err);
+        }
+    }
     return CHECK_DONE();
 }

@@ -37,6 +37,8 @@ int localrun_add(const char *id, const char *dir, const char *redis_url, const c
         snprintf(err, errlen, "cannot make '%s': %s", base, strerror(errno));
         goto out;
     }
+    if (ao_dir_ours_alone(base, "the runs' directory", err, errlen) < 0)
+        goto out; /* another user could read the password there, or plant a run */
     if (!a || !cJSON_AddStringToObject(j, "id", id) || !cJSON_AddStringToObject(j, "dir", dir) ||
         !cJSON_AddStringToObject(j, "redis", redis_url) || !cJSON_AddStringToObject(j, "prefix", prefix) ||
         !cJSON_AddNumberToObject(j, "pid", (double)getpid()))
@@ -90,7 +92,10 @@ cJSON *localruns_live(void)
     struct dirent **e = NULL;
     int n;
 
+    char why[AO_ERRLEN];
+
     if (!out || ao_name(base, sizeof base, "%s/runs", ao_state_dir()) < 0 ||
+        ao_dir_ours_alone(base, "the runs' directory", why, sizeof why) < 0 ||
         (n = scandir(base, &e, NULL, by_name)) < 0)
         return out;
     for (int i = 0; i < n; i++) {
