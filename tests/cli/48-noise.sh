@@ -171,3 +171,21 @@ print("# A/A adamw tiny: %d of %d intervals hold 1.00; speedups %s" % (inside, l
 assert len(h) == 8 and inside >= 7 and 0.97 < med < 1.03, (inside, med)
 PY
 ok $? "A/A at tiny: adamw against a token-different copy, 1.00 inside the interval (7 of 8 at least)"
+
+# --- the head-to-head holds the roofline (issue 46, part 3) -------------------
+# a kernel honest whenever it sees the normal measurement's warm-up repeats
+# skips its work on most head-to-head rounds: measured alone it is ok, head
+# to head it is refused for calls faster than the machine, every time
+bin/accelopt profile --task matmul --size tiny --json tests/h2h/skip_when_no_repeats.c >"$T/skip-alone.json" 2>/dev/null
+$M - >"$T/skip-in.jsonl" <<'PY'
+import json
+src = open("tests/h2h/skip_when_no_repeats.c").read()
+base = open("nkibench/matmul/baseline.c").read()
+for i in range(3):
+    print(json.dumps(dict(type="kernel", v=1, id="skip-%d" % i, run="h", task="matmul", target="cpu", iter=1,
+                          size="tiny", source=src + "\n/* %d */\n" % i, baseline_source=base)))
+PY
+bin/accelopt-profiler <"$T/skip-in.jsonl" >"$T/skip-out.jsonl" 2>"$T/skip.err"
+[ "$(field "$T/skip-alone.json" "r['status']")" = ok ] &&
+    [ "$(grep -c '"status":"rejected","reason":"in its head-to-head: a call took [0-9]* ns.*under the roofline' "$T/skip-out.jsonl")" -eq 3 ]
+ok $? "a kernel that skips work only where no input repeats: ok alone, refused head to head by the roofline (3 of 3)"
