@@ -498,6 +498,20 @@ int ao_rs_sadd(struct ao_runstore *s, const char *key, const char *member, char 
     return file_hset(s, key, member, "1", 1, err, errlen) < 0 ? -1 : 0;
 }
 
+int ao_rs_del(struct ao_runstore *s, const char *key, char *err, size_t errlen)
+{
+    if (s->redis) {
+        redisReply *rep = command(s, "DEL", key, NULL, NULL, err, errlen);
+        freeReplyObject(rep);
+        return rep ? 0 : -1;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(s->root, key)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(s->root, key);
+        s->dirty = 1;
+    }
+    return 0;
+}
+
 int ao_rs_srem(struct ao_runstore *s, const char *key, const char *member, char *err,
                size_t errlen)
 {

@@ -54,6 +54,8 @@ void ao_rs_keep_clear(struct ao_runstore *s);
 long ao_rs_hlen(struct ao_runstore *s, const char *key, char *err, size_t errlen);
 /* All fields as a JSON object of strings (the caller deletes it); NULL + err. */
 cJSON *ao_rs_hgetall(struct ao_runstore *s, const char *key, char *err, size_t errlen);
+/* The key gone, whatever it held: 0 or -1 + err. */
+int ao_rs_del(struct ao_runstore *s, const char *key, char *err, size_t errlen);
 /* Set members: add/remove (0 or -1), list as a JSON array of strings. */
 int ao_rs_sadd(struct ao_runstore *s, const char *key, const char *member, char *err,
                size_t errlen);

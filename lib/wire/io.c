@@ -328,6 +328,8 @@ void ao_io_free(struct ao_io *io)
     free(io->key);
     if (io->guard.release)
         io->guard.release(io->guard.ctx);
+    if (io->once.release)
+        io->once.release(io->once.ctx);
     free(io);
 }
 
@@ -434,6 +436,7 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
         long tries = 0;
         struct trace_start ts;
         int rc, authentic = 0; /* its signature checked: its run is its own */
+        int seen = 0;          /* claimed before, at another place: a replay */
 
         if (tick && tick(ctx, io) < 0)
             return -1;
@@ -462,6 +465,14 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
         } else if (io->verify && io->key &&
                    !(authentic = ao_sign_check(m.raw, m.len, io->key, reason, sizeof reason) == 0)) {
             /* reason says why: anyone may produce to a broker's topics */
+        } else if (authentic && io->once.claim && m.handle &&
+                   (seen = io->once.claim(io->once.ctx, j, &m, reason, sizeof reason)) != 0) {
+            /* a genuine message produced again elsewhere: not acted on twice */
+            if (seen < 0) {
+                io->held = NULL;
+                cJSON_Delete(j);
+                return ao_io_fail(io, "%s", reason);
+            }
         } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
             reason[0] = '\0';
         } else if (io->err[0]) {

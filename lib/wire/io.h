@@ -54,6 +54,16 @@ struct ao_io_guard {
     long max; /* attempts before the input goes to the dead letters */
 };
 
+/* Act on each message id once per run (wire/once.h): claim takes the
+ * message's id for the place it came from: 0 it is this place's (first
+ * seen here, or handed out here again after a death: act), 1 another place
+ * has it (a replay: reason filled, a dead letter), -1 the store failed. */
+struct ao_io_once {
+    int (*claim)(void *ctx, const cJSON *j, const struct ao_inmsg *m, char *reason, size_t len);
+    void (*release)(void *ctx);
+    void *ctx;
+};
+
 struct ao_io {
     const struct ao_io_ops *ops;
     const char *stage;   /* for dead letters: which stage refused it */
@@ -62,6 +72,7 @@ struct ao_io {
     char err[512];       /* the last error */
     long long in, out, dead;
     struct ao_io_guard guard; /* none when begin is NULL */
+    struct ao_io_once once;   /* none when claim is NULL */
     struct ao_sign_key *key;  /* sign every message sent (NULL: none) */
     int verify;               /* and refuse any received without its signature */
     const struct ao_inmsg *held; /* the message being processed (ao_io_run), else NULL */

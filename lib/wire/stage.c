@@ -10,6 +10,7 @@
 #include "core/version.h"
 #include "targets/target.h"
 #include "wire/attempts.h"
+#include "wire/once.h"
 #include "wire/kafka.h"
 #include "wire/names.h"
 #include "wire/stage.h"
@@ -107,7 +108,8 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
                 *code = AO_EXIT_FAIL;
                 return 0;
             }
-            if (ao_attempts_guard(s->io, s->guard_redis, g, ao_config_int(&s->cfg, "max-attempts")) < 0) {
+            if (ao_attempts_guard(s->io, s->guard_redis, g, ao_config_int(&s->cfg, "max-attempts")) < 0 ||
+                ao_once_guard(s->io, s->guard_redis, s->name) < 0) {
                 ao_err("out of memory");
                 *code = AO_EXIT_FAIL;
                 return 0;

@@ -988,6 +988,25 @@ static int show_model_errors(struct run *R)
     return said;
 }
 
+/* --resume: what the stages acted on went with the broker that is gone
+ * (a new embedded one starts): the run's tasks and its selector's
+ * messages come again, to be acted on, not refused as replays
+ * (wire/once.h).  0, or -1 + err. */
+static int forget_acted(struct run *R, char *err, size_t errlen)
+{
+    for (int i = 0; i < R->n; i++) {
+        char key[AO_REDIS_KEY_MAX];
+        const char *argv[2] = {"DEL", key};
+        struct redisReply *rep;
+        if (!ao_redis_key(R->r, key, sizeof key, AO_KEY_ACTED, R->t[i].run))
+            return ao_errf(err, errlen, "run id '%.40s...' is too long for a key", R->t[i].run);
+        if (!(rep = ao_redis_argv(R->r, 2, argv, NULL, err, errlen)))
+            return -1;
+        freeReplyObject(rep);
+    }
+    return 0;
+}
+
 /* accelopt run, or with submit set accelopt submit */
 static int run_or_submit(int argc, char **argv, int submitting)
 {
@@ -1142,7 +1161,7 @@ static int run_or_submit(int argc, char **argv, int submitting)
     }
     if (
         (!R->resuming && ao_config_str(&R->c, "memory") && import_memory(R, err, sizeof err) < 0) ||
-        (R->resuming && (resumed_dones(R), 0)) || submit(R, err, sizeof err) < 0) {
+        (R->resuming && (resumed_dones(R), forget_acted(R, err, sizeof err)) < 0) || submit(R, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto stop;
     }

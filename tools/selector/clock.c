@@ -239,6 +239,15 @@ static int resend_phase(struct selector *sel, struct ao_io *io, const char *run)
     if (!phase || !(last = sel_load_json(sel, run, "outbox", io)))
         goto out;
     ao_info("run %s: the broker lost what was in flight; sending the phase's messages again", run);
+    /* what the stages acted on went with the old broker's outputs: the
+     * same ids come again, to be acted on again, not refused as replays */
+    {
+        char key[AO_KEY_MAX], err[AO_ERRLEN] = "the run id is too long for a key";
+        if (ao_name(key, sizeof key, AO_KEY_ACTED, run) < 0 || ao_rs_del(sel->store, key, err, sizeof err) < 0) {
+            ao_io_fail(io, "run store: cannot forget what the stages acted on: %s", err);
+            goto out;
+        }
+    }
     if (!cJSON_IsNull(phase) && sel_send_outbox(sel, io, run, phase) < 0)
         goto out;
     rc = cJSON_IsNull(last) || cJSON_Compare(phase, last, 1) ? 0 : sel_send_outbox(sel, io, run, last);

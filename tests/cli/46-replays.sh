@@ -1,0 +1,50 @@
+# 46-replays.sh - a local user without the key replays a genuine, signed
+# message into a run's broker (issue 46, part 4): the embedded broker takes
+# anyone on loopback, and a captured plan's signature still holds.  Each
+# stage acts on a message id once per run; a copy at another place is a
+# dead letter with the reason, and no model call is made for it.
+. tests/cli/helpers.sh
+ensure_calibration
+M=/usr/bin/python3
+export ACCELOPT_BUDGET=0.05 ACCELOPT_WARMUP=0.01
+$M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
+# two plans; each kernel takes the executor's model 2 s, so the run is
+# still going when the replays come
+start_llm replay "$($M - "$T/fast.c" <<'PY'
+import json, sys
+fast = open(sys.argv[1]).read()
+summary = open("tests/replies/summary-01-format.md").read()
+print(json.dumps({"plan-m": [{"choose": ["Plan A: widen the j tile.", "Plan B: narrow the j tile."]}],
+                  "exec-m": [{"content": "```c\n" + fast + "```", "delay": 2.0, "usage": [1000, 500]}],
+                  "sum-m": [{"content": summary}]}))
+PY
+)"
+ACCELOPT_LOG=info ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+    ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-replay-0001 \
+    bin/accelopt run matmul --iters 1 --beam 1 --plans 2 --samples 1 --fix-attempts 0 --json --out "$T/r" \
+    >"$T/r.jsonl" 2>"$T/r.err" &
+run=$!
+for _ in $(seq 100); do grep -q 'brokers 127' "$T/r.err" && break; sleep 0.1; done
+B=$(sed -n 's/.*brokers \([0-9.:]*\),.*/\1/p' "$T/r.err" | head -1)
+# the local user reads one genuine plan off the broker and produces it ten
+# times more, as it is (its signature included)
+timeout 60 bin/accelopt consume -b "$B" accelopt.plans -n 1 --idle 50 2>/dev/null | head -n 1 >"$T/plan.jsonl"
+for _ in $(seq 10); do cat "$T/plan.jsonl"; done | bin/accelopt produce --unsigned -b "$B" accelopt.plans 2>/dev/null
+[ -s "$T/plan.jsonl" ] && grep -q '"sig":"hmac-sha256:' "$T/plan.jsonl"
+ok $? "a genuine signed plan captured off the run's broker, and produced ten times more"
+wait $run
+rc=$?
+run_ended $rc; ok $? "the run finishes (exit $rc)"
+execs=$(grep -c '"exec-m"' "$LLM_LOG")
+[ "$execs" -eq 2 ]; ok $? "two plans, two executor model calls: none for the replays ($execs)"
+# (the executor logs each dead letter it writes, with its reason)
+nd=$(cat "$T"/r/logs/executor*.log | grep -c "dead letter from 'accelopt.plans': a replay: message 'plan:.*' of run '.*' was taken to act on already")
+[ "$nd" -eq 10 ]; ok $? "each replay is a dead letter saying so ($nd of 10)"
+$M - "$T/r/matmul/usage.json" <<'PY'
+import json, sys
+u = json.load(open(sys.argv[1]))
+ex = sum(r["completion"] for r in u["by"] if r["role"] == "executor")
+assert ex == 2 * 500, ("the run paid for two kernels", ex)
+PY
+ok $? "and the run paid for two kernels"
+echo "1..$n"
