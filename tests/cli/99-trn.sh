@@ -92,6 +92,12 @@ print(r['device_profile']['host_median_ns'], r['timing']['runner_reported_median
 read -r host runner <"$T/host.txt"
 $M -c "import sys; sys.exit(0 if float('$host') >= 0.9 * float('$runner') else 1)"
 ok $? "a timed call's time is its CALL's, not the FETCH's after it (host $host ns >= the runner's $runner ns)"
+# the stand-in's device process (forked by libnrt before the runner locks
+# itself down) runs the kernel under a seccomp filter of its own: a kernel
+# that starts a thread there (to rewrite the traces) dies (issue 46, part 6)
+prof tests/trn-fake/kernels/thread_on_device.py >"$T/thread.json" 2>/dev/null
+[ "$(field "$T/thread.json" "r['status']")" = crash ] && grep -q "the device reported an error" "$T/thread.json"
+ok $? "a kernel that starts a thread on the stand-in device is a crash, not measured ($(field "$T/thread.json" "r['status']"))"
 ACCELOPT_LOG=info prof nkibench/silu/baseline.py 2>&1 >/dev/null | grep -q "documented peaks"
 ok $? "without a calibration, % of peak comes from the documented peaks, and the log says so"
 
