@@ -186,6 +186,7 @@ for i in range(3):
                           size="tiny", source=src + "\n/* %d */\n" % i, baseline_source=base)))
 PY
 bin/accelopt-profiler <"$T/skip-in.jsonl" >"$T/skip-out.jsonl" 2>"$T/skip.err"
-[ "$(field "$T/skip-alone.json" "r['status']")" = ok ] &&
-    [ "$(grep -c '"status":"rejected","reason":"in its head-to-head: a call took [0-9]* ns.*under the roofline' "$T/skip-out.jsonl")" -eq 3 ]
-ok $? "a kernel that skips work only where no input repeats: ok alone, refused head to head by the roofline (3 of 3)"
+# (alone it is ok where its warm-up repeats show; a busy machine can cut
+# the warm-up short, and then it skips there too and fails: not asserted)
+[ "$(grep -c '"status":"rejected","reason":"in its head-to-head: a call took [0-9]* ns.*under the roofline' "$T/skip-out.jsonl")" -eq 3 ]
+ok $? "a kernel that skips work where no input repeats: refused head to head by the roofline, 3 of 3 (alone: $(field "$T/skip-alone.json" "r['status']"))"

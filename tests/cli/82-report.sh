@@ -130,8 +130,9 @@ run=$!
 for _ in $(seq 600); do grep -q 'iteration 1 closed' "$T/int/logs/selector.log" 2>/dev/null && break; sleep 0.05; done
 kill -INT $run
 wait $run
-[ $? -eq 130 ] && grep -q '"stopped":	"interrupted"' "$T/int/matmul/done.json" && [ -s "$T/int/report.html" ]
-ok $? "an interrupted run still writes its report"
+rc=$?
+[ $rc -eq 130 ] && grep -q '"stopped":	"interrupted"' "$T/int/matmul/done.json" && [ -s "$T/int/report.html" ]
+ok $? "an interrupted run still writes its report (exit $rc; $(grep -o '"stopped":	"[a-z_]*"' "$T/int/matmul/done.json" 2>/dev/null | head -1); report $([ -s "$T/int/report.html" ] && echo written || echo missing))"
 page interrupted "$T/int" 4
 
 # --- from redis, and by hand -------------------------------------------------------

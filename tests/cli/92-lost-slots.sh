@@ -57,7 +57,7 @@ start_llm hang '{"plan-m": [{"content": "never sent", "delay": 3600}],
 start=$(date +%s)
 ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
 ACCELOPT_SUMMARIZER_MODEL=sum-m \
-    timeout 120 bin/accelopt run matmul --iters 1 --beam 1 --plans 2 --samples 1 --slot-deadline 4 \
+    timeout 120 bin/accelopt run matmul --iters 1 --beam 1 --plans 2 --samples 1 --slot-deadline 10 \
     --json --out "$T/hang" >"$T/hang.jsonl" 2>"$T/hang.err"
 [ $? -eq 1 ] && grep -q "not one kernel the model wrote worked" "$T/hang.err"
 ok $? "a run whose planner never answers finishes, and exits 1: no model kernel worked"
