@@ -186,18 +186,13 @@ for i in range(3):
                           size="tiny", source=src + "\n/* %d */\n" % i, baseline_source=base)))
 PY
 bin/accelopt-profiler <"$T/skip-in.jsonl" >"$T/skip-out.jsonl" 2>"$T/skip.err"
-# (alone it is ok where its warm-up repeats show; a busy machine can cut
-# the warm-up short, and then it skips there too and fails: not asserted.
-# Head to head it never passes, and the roofline refuses it: the sampled
-# rounds alone let it through about 0.45^s of the time, and never say
-# "under the roofline"; on a busy machine the wake-up's uncertainty, which
-# the roofline allows for, can grow past a skipped round's margin and
-# leave that round to the sampled checks)
-$M - "$T/skip-out.jsonl" <<'PY'
-import json, sys
-rs = [json.loads(l) for l in open(sys.argv[1])]
-roof = [r for r in rs if r["status"] == "rejected" and "under the roofline" in r.get("reason", "")]
-print("# skip kernel head to head: %s" % "; ".join("%s: %s" % (r["status"], r.get("reason", "")[:80]) for r in rs))
-assert len(rs) == 3 and all(r["status"] != "ok" for r in rs) and len(roof) >= 1, [r["status"] for r in rs]
-PY
-ok $? "a kernel that skips work where no input repeats: never passes head to head, refused by the roofline (alone: $(field "$T/skip-alone.json" "r['status']"))"
+# Head to head it never passes. On a quiet machine the roofline refuses it
+# every time (docs/BENCHMARKS.md: 3 of 3); on a busy one the wake-up's
+# uncertainty, which the roofline allows for, can outgrow a skipped round's
+# margin and leave it to the sampled rounds (a whole make test once saw
+# none by the roofline): how many the roofline took is printed, not
+# asserted.  (Alone it is ok where its warm-up repeats show; a busy machine
+# can cut the warm-up short, and then it skips there too.)
+roof=$(grep -c '"status":"rejected","reason":"in its head-to-head: a call took [0-9]* ns.*under the roofline' "$T/skip-out.jsonl")
+[ "$(grep -c '"type":"result"' "$T/skip-out.jsonl")" -eq 3 ] && ! grep -q '"status":"ok"' "$T/skip-out.jsonl"
+ok $? "a kernel that skips work where no input repeats never passes head to head ($roof of 3 by the roofline; alone: $(field "$T/skip-alone.json" "r['status']"))"
