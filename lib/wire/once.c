@@ -7,7 +7,6 @@
 
 #include <hiredis/hiredis.h>
 
-#include "core/log.h"
 #include "core/util.h"
 #include "wire/msg.h"
 #include "wire/names.h"

@@ -67,26 +67,40 @@ static int add_candidate(cJSON *outbox, const char *run, const struct ao_run_sta
     return rc;
 }
 
+/* The run's baseline read again from its task: the source (the caller
+ * frees it), or NULL with *why: gone, or changed since the run started
+ * from it (its hash is not the one kept). */
+static char *baseline_again(const struct ao_run_state *st, const char **why)
+{
+    const struct ao_target *tg = ao_target_get(st->target, NULL, 0);
+    char path[800], hex[65], err[AO_ERRLEN], *src;
+
+    *why = "the baseline is gone";
+    if (!tg || !st->task_path || !st->baseline_sha256 ||
+        ao_name(path, sizeof path, "%s/baseline.%s", st->task_path, tg->ext) < 0 ||
+        !(src = ao_read_file(path, NULL, err, sizeof err)))
+        return NULL;
+    ao_sha256_hex(src, strlen(src), hex);
+    if (strcmp(hex, st->baseline_sha256) != 0) {
+        *why = "the task's baseline changed during the run";
+        free(src);
+        return NULL;
+    }
+    return src;
+}
+
 /* The baseline as the run's result, measured at latency_ns (pct its % of
  * peak): its source read again from the task and checked against the hash
  * the run started from.  0, or -1 (m empty). */
 static int baseline_member(const char *run, const struct ao_run_state *st, struct ao_beam_member *m, double latency_ns,
                            double pct, double t_min_ns)
 {
-    const struct ao_target *tg = ao_target_get(st->target, NULL, 0);
-    char path[800], hex[65], id[AO_ID_BUF], err[AO_ERRLEN], *src;
+    char id[AO_ID_BUF], *src;
+    const char *why;
 
     memset(m, 0, sizeof *m);
-    if (!tg || !st->task_path || !st->baseline_sha256 ||
-        ao_name(path, sizeof path, "%s/baseline.%s", st->task_path, tg->ext) < 0 ||
-        ao_name(id, sizeof id, AO_ID_KERNEL, run, 0LL, "0.0.0") < 0 ||
-        !(src = ao_read_file(path, NULL, err, sizeof err)))
+    if (ao_name(id, sizeof id, AO_ID_KERNEL, run, 0LL, "0.0.0") < 0 || !(src = baseline_again(st, &why)))
         return -1;
-    ao_sha256_hex(src, strlen(src), hex);
-    if (strcmp(hex, st->baseline_sha256) != 0) {
-        free(src);
-        return -1;
-    }
     m->source = src;
     m->latency_ns = latency_ns;
     m->pct_of_peak = pct;
@@ -96,7 +110,7 @@ static int baseline_member(const char *run, const struct ao_run_state *st, struc
     m->profile.speedup_vs_baseline = 1;
     m->profile.t_min_ns = t_min_ns;
     m->profile.repeats = AO_ABSENT_INT;
-    if (!(m->sha256 = strdup(hex)) || !(m->kernel_id = strdup(id)) || !(m->slot = strdup("0.0.0"))) {
+    if (!(m->sha256 = strdup(st->baseline_sha256)) || !(m->kernel_id = strdup(id)) || !(m->slot = strdup("0.0.0"))) {
         ao_beam_member_release(m);
         return -1;
     }
@@ -245,22 +259,17 @@ static int finish(struct selector *sel, cJSON *outbox, const char *run, struct a
 {
     const struct ao_beam_member *best = beam->n ? &beam->m[0] : NULL;
     const char *bsha = best ? best->sha256 : NULL, *src = best ? best->source : NULL;
-    const char *base_sha = st->baseline_sha256, *tp = st->task_path;
+    const char *base_sha = st->baseline_sha256, *tp = st->task_path, *why;
     const struct ao_target *tg = ao_target_get(st->target, NULL, 0);
     struct ao_kernel_msg k;
-    char path[800], hex[65], id[AO_ID_BUF], topic[AO_TOPIC_MAX], err[AO_ERRLEN], *base = NULL;
+    char id[AO_ID_BUF], topic[AO_TOPIC_MAX], reason[120], *base = NULL;
     int rc;
 
     if (!bsha || !src || !base_sha || !tp || !tg || strcmp(bsha, base_sha) == 0)
         return sel_add_done(sel, outbox, run, st, beam, stopped, NULL);
-    if (ao_name(path, sizeof path, "%s/baseline.%s", tp, tg->ext) < 0 ||
-        !(base = ao_read_file(path, NULL, err, sizeof err)))
-        return sel_add_done(sel, outbox, run, st, beam, stopped, "no head-to-head: the baseline is gone");
-    ao_sha256_hex(base, strlen(base), hex);
-    if (strcmp(hex, base_sha) != 0) {
-        free(base);
-        return sel_add_done(sel, outbox, run, st, beam, stopped,
-                            "no head-to-head: the task's baseline changed during the run");
+    if (!(base = baseline_again(st, &why))) {
+        snprintf(reason, sizeof reason, "no head-to-head: %s", why);
+        return sel_add_done(sel, outbox, run, st, beam, stopped, reason);
     }
     ao_msg_init(&ao_msg_kernel, &k);
     k.baseline_source = base; /* freed with k */
