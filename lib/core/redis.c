@@ -264,6 +264,14 @@ static int pipeline(struct ao_redis *r, int n, const struct ao_redis_cmd *cmds,
             lost(r, err, errlen);
             continue;
         }
+        for (i = 0; i < n; i++) /* a Redis restarting from its AOF runs nothing yet: wait it out */
+            if (replies[i]->type == REDIS_REPLY_ERROR && strncmp(replies[i]->str, "LOADING", 7) == 0)
+                break;
+        if (i < n) {
+            snprintf(err, errlen, "redis '%s:%d': %s", r->host, r->port, replies[i]->str);
+            free_replies(n, replies);
+            continue;
+        }
         back_again(r, down_since);
         for (i = 0; i < n; i++)
             if (replies[i]->type == REDIS_REPLY_ERROR) {
