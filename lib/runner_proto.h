@@ -39,6 +39,9 @@ enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2, AO_RUN_CMD_NOP = 3, AO_RUN_CMD_
        AO_RUN_CMD_FETCH = 5, AO_RUN_CMD_DRAIN = 6 };
 #define AO_RUN_EXIT_SYSCALL 159 /* the runner's status after a forbidden syscall */
 #define AO_RUN_EXIT_DEVICE 158  /* after an error of its device (the message on stderr) */
+/* the runner found its commands out of order: a `done` it did not raise
+ * (the kernel's code raised it during a call) or a command it never saw */
+#define AO_RUN_EXIT_PROTOCOL 157
 
 struct ao_run_hdr {
     uint32_t magic, bpf_len;

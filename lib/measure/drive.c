@@ -270,7 +270,12 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
         return -1;
     j->to_device_ns += ao_now_ns() - t1;
     ao_job_off_runner(j);
-    if ((e = ao_job_run(j, AO_RUN_CMD_CALL, 1, phase)) < 0)
+    /* a host kernel's outputs are read after this call: watched from its
+     * `done` on (a device's are on the device until the FETCH) */
+    j->watch = out && !j->tg->after_call;
+    e = ao_job_run(j, AO_RUN_CMD_CALL, 1, phase);
+    j->watch = 0;
+    if (e < 0)
         return -1;
     /* the tensors come back only where someone reads them: a correctness
      * set, a sampled timed call, a reference (the inputs are compared then

@@ -191,6 +191,11 @@ static void classify_exit(struct ao_job *j, int st, int timed_out, const char *p
         snprintf(j->reason, sizeof j->reason,
                  "made the system call '%s' %s; kernels may only compute and allocate memory",
                  name ? name : "?", phase);
+    } else if (WIFEXITED(st) && WEXITSTATUS(st) == AO_RUN_EXIT_PROTOCOL) {
+        j->status = AO_V_REJECTED;
+        snprintf(j->reason, sizeof j->reason,
+                 "raised the runner's `done` itself %s, before its call returned (a call ends "
+                 "when the kernel returns: work after `done` would go untimed)", phase);
     } else if (WIFEXITED(st) && WEXITSTATUS(st) == AO_RUN_EXIT_DEVICE) {
         /* an illegal address, a trap, a launch the device refused: the
          * runner's message (quoted below) names it */
@@ -254,6 +259,9 @@ void ao_job_end(struct ao_job *j)
     if (j->out_path[0])
         unlink(j->out_path);
     j->out_path[0] = '\0';
+    free(j->seen);
+    j->seen = NULL;
+    j->seen_cap = 0;
 }
 
 void ao_job_free(struct ao_job *j)
@@ -373,6 +381,87 @@ static int wait_done(struct ao_job *j, long long t0, const char *phase)
     }
 }
 
+/* The outputs in WATCH_CHUNK pieces, numbered across the output tensors:
+ * piece g's address in our mapping and its length. */
+#define WATCH_CHUNK 256
+#define WATCH_MAX 4096 /* pieces sampled: 1 MiB at most */
+
+static unsigned char *watch_piece(struct ao_job *j, size_t g, size_t *len)
+{
+    const struct ao_task *t = j->task;
+
+    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++) {
+        size_t bytes = ao_task_elems(t, i, j->dims) * sizeof(float);
+        size_t n = (bytes + WATCH_CHUNK - 1) / WATCH_CHUNK;
+        if (g < n) {
+            *len = bytes - g * WATCH_CHUNK < WATCH_CHUNK ? bytes - g * WATCH_CHUNK : WATCH_CHUNK;
+            return (unsigned char *)ao_job_tensor(j, i) + g * WATCH_CHUNK;
+        }
+        g -= n;
+    }
+    *len = 0;
+    return NULL;
+}
+
+static size_t gcd(size_t a, size_t b)
+{
+    while (b) {
+        size_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* Copy up to WATCH_MAX pieces of the outputs, all of them where they are
+ * fewer, in an order drawn now (a permutation a*i + b mod n): a kernel
+ * still writing cannot tell which piece is read next.  Taken right after
+ * `done`, while the runner may still run. */
+static void watch_outputs(struct ao_job *j)
+{
+    const struct ao_task *t = j->task;
+    uint64_t r = (uint64_t)ao_now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)j->seq;
+    size_t n = 0, len;
+
+    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++)
+        n += (ao_task_elems(t, i, j->dims) * sizeof(float) + WATCH_CHUNK - 1) / WATCH_CHUNK;
+    j->watch_n = n;
+    j->watch_k = n < WATCH_MAX ? n : WATCH_MAX;
+    if (n == 0)
+        return;
+    if (j->seen_cap < j->watch_k * WATCH_CHUNK) {
+        free(j->seen);
+        j->seen_cap = 0;
+        if (!(j->seen = malloc(j->watch_k * WATCH_CHUNK))) {
+            j->watch_k = 0;
+            return;
+        }
+        j->seen_cap = j->watch_k * WATCH_CHUNK;
+    }
+    r ^= r >> 29;
+    j->watch_b = (size_t)(r % n);
+    j->watch_a = (size_t)((r >> 17) % n) | 1;
+    while (gcd(j->watch_a, n) != 1)
+        j->watch_a++;
+    for (size_t i = 0; i < j->watch_k; i++) {
+        unsigned char *at = watch_piece(j, (j->watch_a * i + j->watch_b) % n, &len);
+        memcpy(j->seen + i * WATCH_CHUNK, at, len);
+    }
+}
+
+/* After the runner is stopped: did any sampled piece change since? */
+static int outputs_moved(struct ao_job *j)
+{
+    size_t len;
+
+    for (size_t i = 0; i < j->watch_k; i++) {
+        unsigned char *at = watch_piece(j, (j->watch_a * i + j->watch_b) % j->watch_n, &len);
+        if (memcmp(j->seen + i * WATCH_CHUNK, at, len) != 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* Raise `go` for the next command; the runner spins on it (or sleeps on
  * it after a long wait: wake it). */
 static void post(struct ao_job *j, uint32_t cmd)
@@ -426,8 +515,16 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
         j->raw_ns = t1 - t0;
     if (cmd == AO_RUN_CMD_CALL && t1 - t0 > j->longest_ns)
         j->longest_ns = t1 - t0;
+    if (j->watch && cmd == AO_RUN_CMD_CALL)
+        watch_outputs(j);
     if (hold && ao_job_hold(j, phase) < 0)
         return -1;
+    if (j->watch && cmd == AO_RUN_CMD_CALL && outputs_moved(j)) {
+        j->status = AO_V_REJECTED;
+        snprintf(j->reason, sizeof j->reason, "went on writing its outputs %s after its call "
+                 "said it was done (a call ends when the kernel returns)", phase);
+        return -1;
+    }
     return hold && t1 - t0 > j->wake_ns ? t1 - t0 - j->wake_ns : t1 - t0;
 }
 

@@ -76,6 +76,13 @@ struct ao_job {
      * drawn or copied in and outputs poisoned, the tensors handed to the
      * device, and brought back */
     long long inputs_ns, to_device_ns, from_device_ns;
+    /* a call whose outputs are read next (prof_job_call, host targets):
+     * a sample of them copied the moment it says done and compared once
+     * it is stopped, so a kernel that goes on writing after a `done` it
+     * raised itself (taking over the runner's loop) is caught */
+    int watch;
+    unsigned char *seen;
+    size_t seen_cap, watch_n, watch_k, watch_a, watch_b;
     /* why it failed, once it did */
     enum ao_verdict status; /* AO_V_NONE until decided */
     char reason[512];

@@ -369,7 +369,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     }
     if (!(pl = prof_pool_get(p, t, size, err, errlen)))
         goto fail;
-    smp.size = prof_sample_size(pl);
+    smp.size = prof_sample_size(pl, CHECKED_H2H);
     if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||
         !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)))
         goto oom;
@@ -392,22 +392,12 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         if (s == 0 && jb.cpu >= 0)
             jk.pin = jb.cpu + 1; /* both on one core: the same machine for both */
     }
-    /* warm-up: two rounds, one where each side's call already outlasts
-     * warmup_s (as prof_measure); then rounds: the same fresh inputs for
-     * both, in a random order, each call timed as any timed call is */
-    for (int w = 0; w < 2; w++) {
-        int longer = 0;
-        for (int s = 0; s < 2; s++) {
-            long long e;
-            ao_job_place(side[s], pl->dims);
-            if ((e = prof_job_call(side[s], pl->dims, NULL, &p->rng, 0x7fc00000u, NULL,
-                                   "while warming up")) < 0)
-                goto side_failed;
-            longer += e >= (long long)(p->o.warmup_s * 1e9);
-        }
-        if (longer == 2)
-            break;
-    }
+    /* each side warmed up as a normal measurement warms up (no pattern of
+     * calls tells the two kinds apart); then rounds: the same fresh inputs
+     * for both, in a random order, each call timed as any timed call is */
+    for (int s = 0; s < 2; s++)
+        if (prof_warm_up(p, pl, side[s], &kns) < 0)
+            goto side_failed;
     if (p->tg->device_time) /* every round's executions profiled, none before */
         jb.hdr->profile = jk.hdr->profile = 1;
     while (n < max) {

@@ -32,19 +32,21 @@ static void take_wake(const long long *raw, long long *lat, int n, long long wak
 
 void prof_sample_free(struct sample *s)
 {
-    for (int k = 0; k < CHECKED_TIMED; k++) {
+    for (int k = 0; k < CHECKED_MAX; k++) {
         prof_dataset_free(&s->in_out[k]);
         prof_dataset_free(&s->refs[k]);
     }
 }
 
-/* How many timed calls a measurement checks: CHECKED_TIMED, fewer when the
- * reference is slow (CHECK_BUDGET_S of reference time at most), never
- * under CHECKED_MIN. */
-int prof_sample_size(const struct pool *pl)
+/* How many timed calls a measurement checks: `most` (CHECKED_TIMED, or
+ * CHECKED_H2H), fewer when the reference is slow (CHECK_BUDGET_S of
+ * reference time per CHECKED_TIMED checks at most), never under
+ * CHECKED_MIN. */
+int prof_sample_size(const struct pool *pl, int most)
 {
-    long long fit = pl->ref_ns > 0 ? (long long)(CHECK_BUDGET_S * 1e9) / pl->ref_ns : CHECKED_TIMED;
-    return fit > CHECKED_TIMED ? CHECKED_TIMED : fit < CHECKED_MIN ? CHECKED_MIN : (int)fit;
+    double budget_ns = CHECK_BUDGET_S * 1e9 * most / CHECKED_TIMED;
+    long long fit = pl->ref_ns > 0 ? (long long)(budget_ns / (double)pl->ref_ns) : most;
+    return fit > most ? most : fit < CHECKED_MIN ? CHECKED_MIN : (int)fit;
 }
 
 /* Is timed call n (0-based) kept, and where?  -1: not.  The generator is
@@ -185,6 +187,34 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
     return rc > 0 ? -2 : rc < 0 ? -1 : k;
 }
 
+/* Warm up: warmup_s of running, so the core has left any low-power state
+ * before the clock counts.  The correctness calls just ran at these sizes
+ * (the last one at the timed size), so one call that outlasts warmup_s is
+ * enough: a second would cost a slow kernel a whole call (issue 28;
+ * docs/BENCHMARKS.md).  The same calls in the same order in a normal
+ * measurement and in each side of a head-to-head, so a kernel cannot tell
+ * the two apart by them (issue 46): two on fresh inputs, then the same
+ * inputs again.  The last call's time (it sizes the run), or -1. */
+long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j, long long *kernel_ns)
+{
+    long long e = 0, warm = 0;
+
+    for (int w = 0; w == 0 || (warm < (long long)(p->o.warmup_s * 1e9) && w < 100000); w++) {
+        if (w < 2) {
+            ao_job_place(j, pl->dims);
+            e = prof_job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "while warming up");
+        } else {
+            /* the same inputs again: warming up needs no fresh data */
+            e = ao_job_run(j, AO_RUN_CMD_CALL, 0, "while warming up");
+        }
+        if (e < 0)
+            return -1;
+        *kernel_ns += e;
+        warm += e;
+    }
+    return e;
+}
+
 /* Correctness on the check sets, then timed calls on fresh inputs, a
  * uniform sample of them (secretly chosen) checked against the reference
  * afterwards. */
@@ -193,13 +223,13 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, *raw = NULL, *dev = NULL, e = 0, warm = 0;
+    long long *lat = NULL, *raw = NULL, *dev = NULL, e = 0;
     int n = 0, min_calls, rc = -1;
     struct sample smp;
     const char *bad;
 
     memset(&smp, 0, sizeof smp);
-    smp.size = prof_sample_size(pl);
+    smp.size = prof_sample_size(pl, CHECKED_TIMED);
     snprintf(err, errlen, "out of memory while measuring");
 
     m->kernel_ns = 0;
@@ -215,24 +245,8 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         goto out;
     if (prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
         goto out;
-    /* warm up: warmup_s of running, so the core has left any low-power
-     * state before the clock counts; the last call sizes the run.  The
-     * correctness calls just ran at these sizes (the last one at the timed
-     * size), so one call that outlasts warmup_s is enough: a second would
-     * cost a slow kernel a whole call (issue 28; docs/BENCHMARKS.md) */
-    for (int w = 0; w == 0 || (warm < (long long)(p->o.warmup_s * 1e9) && w < 100000); w++) {
-        if (w < 2) {
-            ao_job_place(j, pl->dims);
-            e = prof_job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "while warming up");
-        } else {
-            /* the same inputs again: warming up needs no fresh data */
-            e = ao_job_run(j, AO_RUN_CMD_CALL, 0, "while warming up");
-        }
-        if (e < 0)
-            goto out;
-        m->kernel_ns += e;
-        warm += e;
-    }
+    if ((e = prof_warm_up(p, pl, j, &m->kernel_ns)) < 0)
+        goto out;
     min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
     min_calls = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
     /* a device that times itself profiles every timed call (and no other):

@@ -257,6 +257,7 @@ const struct ao_target ao_target_cpu = {
     .check_build = cpu_check_build,
     .runner_filter = ao_sandbox_runner_filter,
     .before_call = cpu_before_call,
+    .drain = 1, /* the kernel's code shares the runner's process */
     .basis = cpu_basis,
     .vendor_name = "openblas sgemm",
     .vendor_sgemm = ao_vendor_sgemm,

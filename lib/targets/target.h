@@ -73,8 +73,11 @@ struct ao_target {
      * bring every tensor back.  0, or -1 with the job's verdict set. */
     int (*before_call)(struct ao_job *j, const char *phase);
     int (*after_call)(struct ao_job *j, const char *phase);
-    /* Does the device run on after the host says done?  Then each timed
-     * command ends with a DRAIN (runner_proto.h) inside the clock. */
+    /* Can a call's work go on after its `done`: a device that runs on
+     * after the host says done, or kernel code in the runner's process,
+     * which can raise `done` itself?  Then each timed command ends with a
+     * DRAIN (runner_proto.h) inside the clock: only the runner's own loop
+     * answers it, once the kernel has returned. */
     int drain;
     /* Does the runner poison the outputs on the device itself at LOAD
      * (the header's poison word, tensors from first_output on), rather

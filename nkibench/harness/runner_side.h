@@ -95,12 +95,25 @@ static uint64_t ao_runner_next(uint64_t seq)
         syscall(SYS_futex, (uint32_t *)&ao_hdr->go, FUTEX_WAIT, (uint32_t)seq, NULL, NULL, 0);
     }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    return ao_hdr->go;
+    /* the profiler posts one command at a time: a jump means someone else
+     * answered the one between (a kernel that raised `done` for a command
+     * and then put `go` back) */
+    if (ao_hdr->go != seq + 1)
+        syscall(SYS_exit_group, AO_RUN_EXIT_PROTOCOL);
+    return seq + 1;
 }
 
-/* Command `seq` is done: say so, and wake the profiler if it sleeps. */
+/* Command `seq` is done: say so, and wake the profiler if it sleeps.
+ * The kernel's code has returned by now and no thread of it runs (the
+ * filter allows no clone), so these checks are the runner's own: if the
+ * profiler already saw this command done, or posted the next, the kernel
+ * raised `done` during its call, the clock stopped early, and its work
+ * after that went untimed.  The process ends with the reason instead. */
 static void ao_runner_done(uint64_t seq)
 {
+    if (__atomic_load_n(&ao_hdr->go, __ATOMIC_SEQ_CST) != seq ||
+        __atomic_load_n(&ao_hdr->done, __ATOMIC_SEQ_CST) != seq - 1)
+        syscall(SYS_exit_group, AO_RUN_EXIT_PROTOCOL);
     __atomic_store_n(&ao_hdr->done, seq, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&ao_hdr->parent_sleeping, __ATOMIC_SEQ_CST))
         syscall(SYS_futex, (uint32_t *)&ao_hdr->done, FUTEX_WAKE, 1, NULL, NULL, 0);

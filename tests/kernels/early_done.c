@@ -1,6 +1,6 @@
-/* expect: rejected|incorrect|ok-nogain - finds the harness's shared page and raises "done" before computing
- * (on a loaded machine the profiler may see "done" only after the kernel has finished: then its
- * outputs are whole and its time is the whole call's, so it passes, never faster than honest) */
+/* expect: rejected - finds the harness's shared page and raises "done" before computing, from its
+ * seventh call on: the runner, back from the call, finds a `done` it did not raise (issue 46; before,
+ * a loaded machine could pass it, its outputs whole by the time they were read) */
 #include <stdint.h>
 void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)
 {

@@ -1,4 +1,4 @@
-/* expect: ok-nogain|crash at run - queues its work, then finds the shared header (the runner's base pointer, left in a register or on the stack) and raises `done` itself, so the clock stops before the GPU has done anything; the profiler's DRAIN times the queued work anyway.  On an H200 (issue 26) its scan read an unmapped address and it died of SIGSEGV before it found the header: no gain either way, but the DRAIN was not reached there */
+/* expect: rejected|ok-nogain|crash at run - queues its work, then finds the shared header (the runner's base pointer, left in a register or on the stack) and raises `done` itself, so the clock stops before the GPU has done anything; the profiler's DRAIN times the queued work anyway, and since issue 46 the runner, back from the call, finds a `done` it did not raise and ends with the reason (rejected).  On an H200 (issue 26) its scan read an unmapped address and it died of SIGSEGV before it found the header: no gain either way, but the DRAIN was not reached there */
 #include <stdint.h>
 static __global__ void mm(const float *a, const float *b, float *c, int M, int K, int N)
 {
