@@ -349,7 +349,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     struct dataset fresh;
     float *out[AO_MAX_TENSORS] = {0};
     double *ratio = NULL, max_err = 0;
-    long long *lat[2] = {NULL, NULL}, spent = 0, kns = 0, t0 = ao_now_ns();
+    long long *lat[2] = {NULL, NULL}, *host[2] = {NULL, NULL}, spent = 0, kns = 0, t0 = ao_now_ns();
     char *diag = NULL;
     cJSON *errors = cJSON_CreateArray(), *base_errors = cJSON_CreateArray(), *h;
     int n = 0, rc = -1, max = p->o.max_calls > H2H_MIN_ROUNDS ? p->o.max_calls : H2H_MIN_ROUNDS;
@@ -371,7 +371,8 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         goto fail;
     smp.size = prof_sample_size(pl, CHECKED_H2H);
     if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||
-        !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)))
+        !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)) ||
+        !(host[0] = malloc(sizeof **host * (size_t)max)) || !(host[1] = malloc(sizeof **host * (size_t)max)))
         goto oom;
     for (int o = 0; o < t->noutputs; o++)
         if (!(out[o] = malloc(sizeof(float) * ao_task_elems(t, t->ninputs + o, pl->dims))))
@@ -420,7 +421,8 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
             if ((e = prof_job_call(side[s], pl->dims, d->t, NULL, 0x7fc00000u,
                                    s == 1 && v >= 0 ? d->t + t->ninputs : NULL, "in a timed call")) < 0)
                 goto side_failed;
-            lat[s][n] = side[s]->raw_ns; /* raw: the wake-up comes off below, the same for both */
+            lat[s][n] = host[s][n] = side[s]->raw_ns; /* raw: the wake-up comes off below, the
+                                                          same for both */
             spent += e;
         }
         if (v >= 0) {
@@ -462,8 +464,11 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
                     dup |= round[q] == round[i];
             } while (dup);
         }
+        long long hk[H2H_DEVICE_ROUNDS], hb[H2H_DEVICE_ROUNDS], dk[H2H_DEVICE_ROUNDS],
+            db[H2H_DEVICE_ROUNDS];
         for (int i = 0; i < k; i++) {
             double d[2];
+            hb[i] = host[0][round[i]], hk[i] = host[1][round[i]];
             for (int s = 0; s < 2; s++) {
                 int got = p->tg->device_time(side[s]->dir, round[i], &d[s], NULL, err, errlen);
                 if (got > 0 && s == 1) { /* the kernel's build tampered with its traces */
@@ -474,10 +479,24 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
                 if (got != 0)
                     goto fail;
             }
-            lat[0][i] = (long long)d[0], lat[1][i] = (long long)d[1];
+            lat[0][i] = db[i] = (long long)d[0], lat[1][i] = dk[i] = (long long)d[1];
             ratio[i] = d[1] > 0 ? d[0] / d[1] : 0;
         }
         n = k;
+        /* the kernel's device times against our clock around the same
+         * executions, allowed the launch overhead the baseline showed in
+         * the same rounds (host less device, its median) */
+        {
+            long long gap[H2H_DEVICE_ROUNDS];
+            for (int i = 0; i < k; i++)
+                gap[i] = hb[i] > db[i] ? hb[i] - db[i] : 0;
+            long long launch = k > 0 ? prof_median_ns(gap, k) : 0;
+            if (k > 0 && prof_device_unbelievable(hk, dk, k, launch > 0 ? launch : 1, jk.reason,
+                                                  sizeof jk.reason)) {
+                jk.status = AO_V_REJECTED;
+                goto verdict;
+            }
+        }
     }
     {
         /* the median of the paired ratios, and its distribution-free 95%
@@ -552,6 +571,8 @@ out:
     free(ratio);
     free(lat[0]);
     free(lat[1]);
+    free(host[0]);
+    free(host[1]);
     ao_job_free(&jb);
     ao_job_free(&jk);
     cJSON_Delete(errors);

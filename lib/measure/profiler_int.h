@@ -62,6 +62,10 @@ struct pool {
     char harness[600];                        /* the target's trusted part of the runner */
     char refdir[700];                         /* the reference, built, for the timed checks */
     long long ref_ns;                         /* its fastest call at the nominal shape */
+    /* on a device that times itself: what the host's clock adds to the
+     * device's time around one execution of the (trusted) reference at
+     * the nominal shape, the median of its profiled calls; 0 unknown */
+    long long launch_ns;
     size_t bytes;                             /* memory its tensors hold */
 };
 
@@ -200,11 +204,24 @@ int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *erro
  * uniform sample of them (secretly chosen) checked against the reference
  * afterwards. */
 /* The device's own times of `want` of the n profiled calls of job j (all
- * if n <= want; else a random choice), into ns[] (want long); *profile the
+ * if n <= want; else a random choice), into ns[] (want long), the calls'
+ * numbers into which[] (if given); *profile (if given) the
  * device's profile of the median one.  The number read; -1 + err; or -2 +
  * err when the traces cannot be the device's own (a verdict: rejected). */
 int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, long long *ns,
-                      cJSON **profile, char *err, size_t errlen);
+                      int *which, cJSON **profile, char *err, size_t errlen);
+/* Can the device's times dev[] be those of the executions the host's clock
+ * timed at host[] (each its raw time, wake-up included)?  Not when the
+ * device's median is under a quarter of the host's and the gap between
+ * them passes DEVICE_GAP_LAUNCHES launch overheads (launch_ns, measured on
+ * trusted code; unknown, 0: not judged) and DEVICE_GAP_FLOOR_NS.  1 with
+ * the reason when not; 0 when they can. */
+/* The median of n <= 64 times (the first 64 of more). */
+long long prof_median_ns(const long long *x, int n);
+#define DEVICE_GAP_LAUNCHES 4
+#define DEVICE_GAP_FLOOR_NS 50000
+int prof_device_unbelievable(const long long *host, const long long *dev, int n,
+                             long long launch_ns, char *reason, size_t len);
 int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
                  double *max_err, struct timed *m, char *err, size_t errlen);
 

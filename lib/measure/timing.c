@@ -139,15 +139,46 @@ int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *erro
     return 0;
 }
 
+long long prof_median_ns(const long long *x, int n)
+{
+    long long s[64];
+
+    n = n > 64 ? 64 : n;
+    memcpy(s, x, sizeof *x * (size_t)n);
+    for (int a = 1; a < n; a++)
+        for (int b = a; b > 0 && s[b - 1] > s[b]; b--) {
+            long long t = s[b];
+            s[b] = s[b - 1];
+            s[b - 1] = t;
+        }
+    return n > 0 ? s[n / 2] : 0;
+}
+
+int prof_device_unbelievable(const long long *host, const long long *dev, int n,
+                             long long launch_ns, char *reason, size_t len)
+{
+    long long h = prof_median_ns(host, n), d = prof_median_ns(dev, n);
+
+    if (n <= 0 || launch_ns <= 0 || 4 * d >= h ||
+        h - d <= DEVICE_GAP_LAUNCHES * launch_ns + DEVICE_GAP_FLOOR_NS)
+        return 0;
+    snprintf(reason, len, "the device's time of its executions (median %.1f us) is far below the "
+             "host's clock around the same executions (median %.1f us), beyond %d launch overheads "
+             "measured on the reference (%.1f us each): the device's time cannot be the "
+             "executions'", d / 1e3, h / 1e3, DEVICE_GAP_LAUNCHES, launch_ns / 1e3);
+    return 1;
+}
+
 int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, long long *ns,
-                      cJSON **profile, char *err, size_t errlen)
+                      int *which, cJSON **profile, char *err, size_t errlen)
 {
     int pick[64], k = n < want ? n : want, mid = 0, rc = 0;
     int *all = malloc(sizeof *all * (size_t)(n > 0 ? n : 1));
     cJSON *prof[64] = {0};
     long long sorted[64];
 
-    *profile = NULL;
+    if (profile)
+        *profile = NULL;
     if (!all || k > 64) {
         free(all);
         snprintf(err, errlen, "out of memory reading the device's times");
@@ -165,10 +196,13 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
     free(all);
     for (int i = 0; i < k && rc == 0; i++) {
         double d;
-        if ((rc = p->tg->device_time(j->dir, pick[i], &d, &prof[i], err, errlen)) == 0)
+        if ((rc = p->tg->device_time(j->dir, pick[i], &d, profile ? &prof[i] : NULL, err,
+                                     errlen)) == 0)
             sorted[i] = ns[i] = (long long)d;
+        if (which)
+            which[i] = pick[i];
     }
-    if (rc == 0 && k > 0) {
+    if (rc == 0 && k > 0 && profile) {
         /* the profile of the one nearest the median: its counters are the planner's */
         for (int a = 1; a < k; a++)
             for (int b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
@@ -306,8 +340,9 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     ao_job_stop(j, "after its last call");
     if (p->tg->device_time) {
         /* the latency is the device's own time of the executions */
-        long long dns[DEVICE_VIEWS];
-        int k = prof_device_times(p, j, n, DEVICE_VIEWS, dns, &m->profile, err, errlen);
+        long long dns[DEVICE_VIEWS], hns[DEVICE_VIEWS];
+        int which[DEVICE_VIEWS];
+        int k = prof_device_times(p, j, n, DEVICE_VIEWS, dns, which, &m->profile, err, errlen);
         if (k == -2) {
             j->status = AO_V_REJECTED;
             snprintf(j->reason, sizeof j->reason, "%s", err);
@@ -316,6 +351,13 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         if (k <= 0) {
             if (k == 0)
                 snprintf(err, errlen, "no timed execution to read the device's time of");
+            goto out;
+        }
+        /* the device's word against our clock around the same executions */
+        for (int i = 0; i < k; i++)
+            hns[i] = raw[which[i]];
+        if (prof_device_unbelievable(hns, dns, k, pl->launch_ns, j->reason, sizeof j->reason)) {
+            j->status = AO_V_REJECTED;
             goto out;
         }
         m->host = m->st;

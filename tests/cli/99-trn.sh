@@ -99,6 +99,30 @@ cat tests/trn-fake/kernels/thread_prefix.py nkibench/silu/baseline.py >"$T/threa
 prof "$T/thread.py" >"$T/thread.json" 2>/dev/null
 [ "$(field "$T/thread.json" "r['status']")" = crash ] && grep -q "the device reported an error" "$T/thread.json"
 ok $? "a kernel that starts a thread on the stand-in device is a crash, not measured ($(field "$T/thread.json" "r['status']"))"
+# a device time far below the host's clock around the same executions
+# (the stand-in scales this kernel's traces down 10000 times: a trace that
+# does not match its execution) is refused, alone and head to head, with
+# the launch overhead measured on the reference allowed (issue 46, part 6)
+{ echo "# STANDIN_TRACE_SCALE = 0.0001"; cat nkibench/silu/baseline.py; } >"$T/lying.py"
+ACCELOPT_LOG=info prof "$T/lying.py" >"$T/lying.json" 2>"$T/lying.err"
+[ "$(field "$T/lying.json" "r['status']")" = rejected ] && grep -q "far below the host's clock" "$T/lying.json" &&
+    grep -q "launch overhead on 'silu'" "$T/lying.err"
+ok $? "a device time far below the host's clock is refused ($(field "$T/lying.json" "r['status'] + ': ' + (r.get('reason') or '')[:140]"))"
+$M - "$T/lying.py" >"$T/lying-in.jsonl" <<'PY'
+import json, sys
+src, base = open(sys.argv[1]).read(), open("nkibench/silu/baseline.py").read()
+for i, k in enumerate([base + "\n# the same\n", src]):
+    print(json.dumps(dict(type="kernel", v=1, id="h2h-%d" % i, run="h", task="silu", target="trn", iter=1,
+                          size="tiny", source=k, baseline_source=base)))
+PY
+bin/accelopt-profiler --target trn --budget 0.2 --warmup 0.02 <"$T/lying-in.jsonl" >"$T/lying-out.jsonl" 2>"$T/lying-h2h.err"
+$M - "$T/lying-out.jsonl" <<'PY'
+import json, sys
+r = {m["kernel_id"]: m for m in map(json.loads, open(sys.argv[1])) if m["type"] == "result"}
+assert r["h2h-0"]["status"] == "ok", r["h2h-0"]
+assert r["h2h-1"]["status"] == "rejected" and "far below the host's clock" in r["h2h-1"]["reason"], r["h2h-1"]
+PY
+ok $? "head to head too: the honest copy ok, the one whose device time is far below the host's refused"
 ACCELOPT_LOG=info prof nkibench/silu/baseline.py 2>&1 >/dev/null | grep -q "documented peaks"
 ok $? "without a calibration, % of peak comes from the documented peaks, and the log says so"
 
