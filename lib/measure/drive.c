@@ -125,6 +125,54 @@ int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, c
     return 0;
 }
 
+/* What the profiler put in the job directory for the build to read (the
+ * target's harness files, and shapes.txt where it builds per shape): each
+ * one's hash, "" where it cannot be read.  The build runs as the
+ * directory's owner and could replace any of them (a trn build runs the
+ * kernel's Python): those the runner trusts after it must be ours. */
+#define HARNESS_MAX 12
+
+static const char *harness_name(const struct ao_profiler *p, int i)
+{
+    int n = 0;
+
+    while (p->tg->harness_files[n])
+        n++;
+    return i < n ? p->tg->harness_files[i] : i == n && p->tg->builds_per_shape ? "shapes.txt" : NULL;
+}
+
+static void harness_hashes(const struct ao_profiler *p, const char *dir, char hex[][65])
+{
+    char path[900], e[AO_ERRLEN];
+    const char *name;
+
+    for (int i = 0; i < HARNESS_MAX && (name = harness_name(p, i)); i++) {
+        struct stat st;
+        size_t n;
+        char *data;
+        hex[i][0] = '\0';
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            (data = ao_read_file_max(path, 1u << 30, &n, e, sizeof e))) {
+            ao_sha256_hex(data, n, hex[i]);
+            free(data);
+        }
+    }
+}
+
+/* The first of them the build changed (or removed), or NULL. */
+static const char *harness_changed(const struct ao_profiler *p, const char *dir, char before[][65])
+{
+    char after[HARNESS_MAX][65];
+    const char *name;
+
+    harness_hashes(p, dir, after);
+    for (int i = 0; i < HARNESS_MAX && (name = harness_name(p, i)); i++)
+        if (!before[i][0] || strcmp(before[i], after[i]) != 0)
+            return name;
+    return NULL;
+}
+
 /* Build the job's kernel into its runner inside a sandbox, then apply the
  * target's rules to what was built.  On a verdict (compile error, rejected
  * object) sets j->status; -1 only on our failure. */
@@ -138,8 +186,10 @@ int prof_compile_job(struct ao_profiler *p, struct ao_job *j, char **diag, long 
     struct ao_sandbox sb;
     int logfd = -1, st, to, rc = -1;
     long long t0 = ao_now_ns();
-    char *out = NULL;
+    char *out = NULL, before[HARNESS_MAX][65];
+    const char *changed;
 
+    harness_hashes(p, j->dir, before);
     p->tg->build_command(cmd, sizeof cmd);
     snprintf(log, sizeof log, "%s.log", j->dir);
     if ((logfd = open(log, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600)) < 0) {
@@ -183,6 +233,10 @@ int prof_compile_job(struct ao_profiler *p, struct ao_job *j, char **diag, long 
     if (p->tg->check_build(j->dir, reason, sizeof reason) != 0) {
         j->status = AO_V_REJECTED;
         snprintf(j->reason, sizeof j->reason, "%s", reason);
+    } else if ((changed = harness_changed(p, j->dir, before))) {
+        j->status = AO_V_REJECTED;
+        snprintf(j->reason, sizeof j->reason, "the build changed '%s', which the harness put there: "
+                 "a kernel's build writes its own output and nothing else", changed);
     }
     rc = 0;
 out:

@@ -145,6 +145,15 @@ variant "^import neuronxcc.nki as nki$" "import neuronxcc.nki as nki, os\nos.rem
 prof "$T/a-conf.py" >"$T/a-conf.json" 2>/dev/null
 [ "$(field "$T/a-conf.json" "r['status']")" = rejected ] && grep -q "nrt.conf" "$T/a-conf.json"
 ok $? "a build that points the runner at another runtime library is rejected"
+# nothing the harness put in the build's directory may change: the tensors'
+# names the runner matches (tensors.txt), the shapes it loads (shapes.txt)
+# (issue 46, part 5)
+for f in tensors.txt shapes.txt; do
+    variant "^import neuronxcc.nki as nki$" "import neuronxcc.nki as nki, atexit, os\natexit.register(lambda: [d := open('$f').read(), os.remove('$f'), open('$f', 'w').write(d + ' ')])" "$T/a-$f.py"
+    prof "$T/a-$f.py" >"$T/a-$f.json" 2>/dev/null
+    [ "$(field "$T/a-$f.json" "r['status']")" = rejected ] && grep -q "the build changed '$f'" "$T/a-$f.json"
+    ok $? "a build that rewrites $f is rejected ($(field "$T/a-$f.json" "r['status'] + ': ' + (r.get('reason') or '')[:80]"))"
+done
 # the build claims it only checked the kernel, where a NeuronCore is, and leaves no NEFF
 variant "^import neuronxcc.nki as nki$" "import neuronxcc.nki as nki, atexit, glob, os\natexit.register(lambda: [os.remove(f) for f in glob.glob('kernel-*.neff')] + [open('built.txt', 'w').write('emulated 2')])" "$T/a-built.py"
 prof "$T/a-built.py" >"$T/a-built.json" 2>/dev/null
