@@ -51,6 +51,10 @@ struct ao_run_hdr {
     AO_RUN_LINE volatile uint64_t done;     /* runner: last sequence finished */
     AO_RUN_LINE volatile uint32_t parent_sleeping;
     volatile int32_t bad_syscall;            /* set by the runner's SIGSYS handler */
+    /* set by the runner while it sleeps on `go` (a FUTEX_WAIT): only then
+     * does posting a command need a wake-up, a system call (~1 us) that
+     * would otherwise delay the DRAIN after every call */
+    volatile uint32_t runner_sleeping;
     AO_RUN_LINE uint32_t cmd;
     int32_t dims[AO_RUN_MAX_DIMS];
     uint64_t off[AO_RUN_MAX_PTRS];           /* tensor offsets from the mapping base */

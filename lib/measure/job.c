@@ -413,15 +413,16 @@ static size_t gcd(size_t a, size_t b)
     return a;
 }
 
-/* Copy up to WATCH_MAX pieces of the outputs, all of them where they are
- * fewer, in an order drawn now (a permutation a*i + b mod n): a kernel
- * still writing cannot tell which piece is read next.  Taken right after
- * `done`, while the runner may still run. */
-static void watch_outputs(struct ao_job *j)
+/* Before the call: which pieces to copy at its `done`, up to WATCH_MAX
+ * of them, all where they are fewer, in an order drawn now (a permutation
+ * a*i + b mod n): a kernel still writing cannot tell which piece is read
+ * next.  Chosen (and the room made) before the clock starts, so the copy
+ * begins the moment `done` is seen. */
+static void watch_prepare(struct ao_job *j)
 {
     const struct ao_task *t = j->task;
     uint64_t r = (uint64_t)ao_now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)j->seq;
-    size_t n = 0, len;
+    size_t n = 0;
 
     for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++)
         n += (ao_task_elems(t, i, j->dims) * sizeof(float) + WATCH_CHUNK - 1) / WATCH_CHUNK;
@@ -443,8 +444,15 @@ static void watch_outputs(struct ao_job *j)
     j->watch_a = (size_t)((r >> 17) % n) | 1;
     while (gcd(j->watch_a, n) != 1)
         j->watch_a++;
+}
+
+/* At `done`, while the runner may still run: copy the chosen pieces. */
+static void watch_copy(struct ao_job *j)
+{
+    size_t len;
+
     for (size_t i = 0; i < j->watch_k; i++) {
-        unsigned char *at = watch_piece(j, (j->watch_a * i + j->watch_b) % n, &len);
+        unsigned char *at = watch_piece(j, (j->watch_a * i + j->watch_b) % j->watch_n, &len);
         memcpy(j->seen + i * WATCH_CHUNK, at, len);
     }
 }
@@ -462,13 +470,21 @@ static int outputs_moved(struct ao_job *j)
     return 0;
 }
 
-/* Raise `go` for the next command; the runner spins on it (or sleeps on
- * it after a long wait: wake it). */
+/* Raise `go` for the next command; the runner spins on it. */
 static void post(struct ao_job *j, uint32_t cmd)
 {
     j->hdr->cmd = cmd;
     j->seq++;
     __atomic_store_n(&j->hdr->go, j->seq, __ATOMIC_SEQ_CST);
+}
+
+/* ... or sleeps on it after a long wait (it says so): wake it then.  A
+ * kernel that clears the flag while the runner sleeps only stalls its own
+ * call into its time limit. */
+static void wake_runner(struct ao_job *j)
+{
+    if (__atomic_load_n(&j->hdr->runner_sleeping, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, (uint32_t *)&j->hdr->go, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 /* One command to the (stopped) runner: the clock starts, the runner
@@ -487,6 +503,8 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
 
     if (hold && ao_job_hold(j, phase) < 0)
         return -1;
+    if (j->watch && cmd == AO_RUN_CMD_CALL)
+        watch_prepare(j);
     post(j, cmd);
     t0 = ao_now_ns();
     /* the limit follows the work: a busy machine makes calls slower, and
@@ -498,13 +516,13 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
     if (j->stopped)
         kill(j->sb.pid, SIGCONT);
     else /* a warm-up repeat: it may have gone to sleep on `go` */
-        syscall(SYS_futex, (uint32_t *)&j->hdr->go, FUTEX_WAKE, 1, NULL, NULL, 0);
+        wake_runner(j);
     j->stopped = 0;
     if (wait_done(j, t0, phase) < 0)
         return -1;
     if (j->tg && j->tg->drain && (cmd == AO_RUN_CMD_CALL || cmd == AO_RUN_CMD_NOP)) {
         post(j, AO_RUN_CMD_DRAIN);
-        syscall(SYS_futex, (uint32_t *)&j->hdr->go, FUTEX_WAKE, 1, NULL, NULL, 0);
+        wake_runner(j);
         if (wait_done(j, t0, phase) < 0)
             return -1;
     }
@@ -516,7 +534,7 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
     if (cmd == AO_RUN_CMD_CALL && t1 - t0 > j->longest_ns)
         j->longest_ns = t1 - t0;
     if (j->watch && cmd == AO_RUN_CMD_CALL)
-        watch_outputs(j);
+        watch_copy(j);
     if (hold && ao_job_hold(j, phase) < 0)
         return -1;
     if (j->watch && cmd == AO_RUN_CMD_CALL && outputs_moved(j)) {

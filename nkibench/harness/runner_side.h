@@ -91,8 +91,12 @@ static uint64_t ao_runner_next(uint64_t seq)
             __builtin_ia32_pause();
             continue;
         }
-        /* the futex word is the low half of the 64-bit counter (little endian) */
+        /* the futex word is the low half of the 64-bit counter (little
+         * endian); the flag is raised before the wait checks it, so the
+         * profiler either sees the flag or we see its new `go` */
+        __atomic_store_n(&ao_hdr->runner_sleeping, 1, __ATOMIC_SEQ_CST);
         syscall(SYS_futex, (uint32_t *)&ao_hdr->go, FUTEX_WAIT, (uint32_t)seq, NULL, NULL, 0);
+        __atomic_store_n(&ao_hdr->runner_sleeping, 0, __ATOMIC_SEQ_CST);
     }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     /* the profiler posts one command at a time: a jump means someone else
