@@ -352,9 +352,9 @@ void ao_job_place(struct ao_job *j, const long long *dims)
 }
 
 /* Wait for the runner to say command j->seq is done (spinning, then
- * sleeping on long calls).  0, or -1 with j->status set if it ended or
+ * sleeping once 20 ms have passed since `since`).  0, or -1 with j->status set if it ended or
  * overran its deadline. */
-static int wait_done(struct ao_job *j, long long t0, const char *phase)
+static int wait_done(struct ao_job *j, long long since, const char *phase)
 {
     struct ao_run_hdr *h = j->hdr;
     unsigned spins = 0;
@@ -370,7 +370,7 @@ static int wait_done(struct ao_job *j, long long t0, const char *phase)
         now = ao_now_ns();
         if (now > j->deadline || runner_ended(j))
             return runner_gone(j, now > j->deadline, phase);
-        if (now - t0 > 20000000) { /* long call: sleep instead of spinning */
+        if (now - since > 20000000) { /* long call: sleep instead of spinning */
             struct timespec ts = {0, 5000000};
             __atomic_store_n(&h->parent_sleeping, 1, __ATOMIC_SEQ_CST);
             if (__atomic_load_n(&h->done, __ATOMIC_SEQ_CST) != j->seq)
@@ -523,7 +523,11 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
     if (j->tg && j->tg->drain && (cmd == AO_RUN_CMD_CALL || cmd == AO_RUN_CMD_NOP)) {
         post(j, AO_RUN_CMD_DRAIN);
         wake_runner(j);
-        if (wait_done(j, t0, phase) < 0)
+        /* spun on from its own start, not the call's: after a long call a
+         * sleeping wait would answer its `done` late, and the outputs'
+         * sample be copied only after a kernel that raised it had finished
+         * its work */
+        if (wait_done(j, ao_now_ns(), phase) < 0)
             return -1;
     }
     t1 = ao_now_ns();
