@@ -71,14 +71,6 @@ struct ao_run_hdr {
      * copied but filled with the 32-bit word poison there; first_output is
      * the tensor count where every tensor is to be copied */
     uint32_t first_output, poison;
-    /* set by the profiler with each call's placement: how far below its
-     * own frame a host runner calls the kernel (a multiple of 64 under
-     * 4096).  The address layout is fixed (no ASLR in the sandbox), and a
-     * kernel's speed depended on its stack's offset in the page by up to
-     * 20% (matmul at tiny: 281 to 374 us over four offsets); varied over
-     * the calls like the tensors' places, the median does not depend on
-     * the runner's own frame sizes (issue 46) */
-    uint32_t stack_skew;
 };
 
 #endif

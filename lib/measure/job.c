@@ -348,21 +348,25 @@ void ao_job_place(struct ao_job *j, const long long *dims)
     }
     for (int i = 0; i < t->ndims; i++)
         j->hdr->dims[i] = (int32_t)dims[i];
-    /* the kernel's stack offset, varied as its tensors' places are */
-    j->hdr->stack_skew = ((pos * 29u + j->place_b) % 64u) * 64u;
     j->dims = dims;
 }
 
 /* Wait for the runner to say command j->seq is done (spinning, then
  * sleeping once 20 ms have passed since `since`).  0, or -1 with j->status set if it ended or
  * overran its deadline. */
-static int wait_done(struct ao_job *j, long long since, const char *phase)
+static int wait_done(struct ao_job *j, long long since, int watching, const char *phase)
 {
     struct ao_run_hdr *h = j->hdr;
     unsigned spins = 0;
     long long now;
 
     for (;;) {
+        if (watching) { /* how long we were away: every spin reads the clock */
+            now = ao_now_ns();
+            if (now - j->watch_last > j->watch_gap)
+                j->watch_gap = now - j->watch_last;
+            j->watch_last = now;
+        }
         if (__atomic_load_n(&h->done, __ATOMIC_ACQUIRE) == j->seq)
             return 0;
         if (++spins & 1023) {
@@ -448,7 +452,13 @@ static void watch_prepare(struct ao_job *j)
         j->watch_a++;
 }
 
-/* At `done`, while the runner may still run: copy the chosen pieces. */
+/* At `done`, while the runner may still run: copy the chosen pieces,
+ * reading the clock every 16.  If we were away (descheduled) for more than
+ * WATCH_GAP_NS anywhere from the DRAIN's post to the last piece, a kernel
+ * could have finished its work meanwhile: the call is void (its caller
+ * draws another in its place, ao_job.watch_void). */
+#define WATCH_GAP_NS 20000
+
 static void watch_copy(struct ao_job *j)
 {
     size_t len;
@@ -456,7 +466,14 @@ static void watch_copy(struct ao_job *j)
     for (size_t i = 0; i < j->watch_k; i++) {
         unsigned char *at = watch_piece(j, (j->watch_a * i + j->watch_b) % j->watch_n, &len);
         memcpy(j->seen + i * WATCH_CHUNK, at, len);
+        if (i % 16 == 15 || i + 1 == j->watch_k) {
+            long long now = ao_now_ns();
+            if (now - j->watch_last > j->watch_gap)
+                j->watch_gap = now - j->watch_last;
+            j->watch_last = now;
+        }
     }
+    j->watch_void = j->watch_gap > WATCH_GAP_NS;
 }
 
 /* After the runner is stopped: did any sampled piece change since? */
@@ -505,6 +522,7 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
 
     if (hold && ao_job_hold(j, phase) < 0)
         return -1;
+    j->watch_void = 0;
     if (j->watch && cmd == AO_RUN_CMD_CALL)
         watch_prepare(j);
     post(j, cmd);
@@ -520,7 +538,7 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
     else /* a warm-up repeat: it may have gone to sleep on `go` */
         wake_runner(j);
     j->stopped = 0;
-    if (wait_done(j, t0, phase) < 0)
+    if (wait_done(j, t0, 0, phase) < 0)
         return -1;
     if (j->tg && j->tg->drain && (cmd == AO_RUN_CMD_CALL || cmd == AO_RUN_CMD_NOP)) {
         post(j, AO_RUN_CMD_DRAIN);
@@ -529,7 +547,9 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
          * sleeping wait would answer its `done` late, and the outputs'
          * sample be copied only after a kernel that raised it had finished
          * its work */
-        if (wait_done(j, ao_now_ns(), phase) < 0)
+        j->watch_last = ao_now_ns();
+        j->watch_gap = 0;
+        if (wait_done(j, j->watch_last, j->watch && cmd == AO_RUN_CMD_CALL, phase) < 0)
             return -1;
     }
     t1 = ao_now_ns();

@@ -83,6 +83,11 @@ struct ao_job {
     int watch;
     unsigned char *seen;
     size_t seen_cap, watch_n, watch_k, watch_a, watch_b;
+    long long watch_last, watch_gap; /* our clock while watching, its longest gap */
+    /* we were away while watching the last call (descheduled on a busy
+     * machine): it proves nothing, and its time and outputs must not
+     * count; another call is drawn in its place */
+    int watch_void;
     /* why it failed, once it did */
     enum ao_verdict status; /* AO_V_NONE until decided */
     char reason[512];

@@ -93,6 +93,12 @@ struct ao_profiler {
  * random among all the timed ones after they ran. */
 #define DEVICE_VIEWS 10
 
+/* Sampled calls voided because the profiler was away at their `done`
+ * (job.h watch_void), each replaced by another: at most this many per
+ * measurement, past which they count as any call (a machine that busy is
+ * reported: timing.calls_voided) */
+#define WATCH_VOIDS_MAX 64
+
 struct timed {
     struct ao_stats st;   /* the latency: the profiler's clock, or the device's own */
     struct ao_stats host; /* the profiler's clock, where the device's is the latency */
@@ -103,6 +109,7 @@ struct timed {
     long long wake_ns;   /* taken off every call: continuing the stopped runner */
     long long wake_u_ns; /* how sure that is: the lowest wake-ups' own spread */
     long long check_ns;  /* checking the sampled timed calls against the reference */
+    int voided;          /* sampled calls voided and drawn again (WATCH_VOIDS_MAX) */
 };
 
 /* Which timed call each kept sample came from, with its inputs and the

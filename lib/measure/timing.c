@@ -267,6 +267,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     snprintf(err, errlen, "out of memory while measuring");
 
     m->kernel_ns = 0;
+    m->voided = 0;
     if (prof_measure_wake(j) < 0)
         goto out;
     m->wake_ns = j->wake_ns;
@@ -287,8 +288,9 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
      * the executions timed are the executions checked */
     if (p->tg->device_time)
         j->hdr->profile = 1;
-    for (long long spent = 0; n < p->o.max_calls;) {
-        int v = prof_sample_slot(p, &smp, n);
+    for (long long spent = 0, force = -1; n < p->o.max_calls;) {
+        int v = force >= 0 ? (int)force : prof_sample_slot(p, &smp, n);
+        force = -1;
         if ((n < 32 || n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
             goto out; /* spread over the calls, at most about 90 */
         ao_job_place(j, pl->dims);
@@ -310,6 +312,14 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
                 snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call "
                          "%d: inputs are read-only", bad, n);
                 goto out;
+            }
+            if (j->watch_void && m->voided < WATCH_VOIDS_MAX) {
+                /* we were away at its `done`: neither its time nor its
+                 * outputs count, and another call takes its place */
+                m->voided++;
+                m->kernel_ns += e;
+                force = v;
+                continue;
             }
             smp.call[v] = n;
             if (v >= smp.n)
