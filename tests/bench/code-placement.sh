@@ -23,7 +23,8 @@ import sys
 p, pad = sys.argv[1], int(sys.argv[2])
 s = open(p).read()
 at = s.index("{", s.index("int main(")) + 1
-s = s[:at] + '\n    __asm__ volatile("jmp 1f\\n.skip %d, 0x90\\n1:");\n' % pad + s[at:]
+if pad:
+    s = s[:at] + '\n    __asm__ volatile("jmp 1f\\n.skip %d, 0x90\\n1:");\n' % pad + s[at:]
 open(p, "w").write(s)
 PY
         make -s -C "$T/$b" >/dev/null
