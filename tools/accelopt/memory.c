@@ -14,6 +14,7 @@
 #include "core/redis.h"
 #include "core/util.h"
 #include "front.h"
+#include "memstore.h"
 #include "state/memory.h"
 #include "targets/target.h"
 #include "wire/msg.h"
@@ -31,7 +32,9 @@ static const struct ao_option memory_opts[] = {
     {"scope", 0, AO_OPT_STR, "target", "SCOPE", "which memory: target (every task of --target "
      "shares one), task (one per --task), or a name of letters, digits, '.', '_', '-'"},
     {"target", 0, AO_OPT_STR, AO_TARGET_DEFAULT, "NAME", "the target of scope target and task"},
-    {"task", 0, AO_OPT_STR, NULL, "NAME", "the task of scope task"},
+    {"task", 0, AO_OPT_STR, NULL, "NAME", "the task of scope task; forget: the items about task NAME"},
+    {"run", 0, AO_OPT_STR, NULL, "ID", "forget: the items run ID learnt (a run's id, or one of its tasks')"},
+    {"all", 0, AO_OPT_BOOL, "0", NULL, "forget: every item"},
     {"json", 0, AO_OPT_BOOL, "0", NULL, "list, show: JSON (one item per line) instead of text"},
     {"origin", 0, AO_OPT_STR, NULL, "NAME", "import: record where the items came from"},
     {"older-than", 0, AO_OPT_NUM, NULL, "DAYS", "prune: items created more than DAYS ago"},
@@ -52,7 +55,10 @@ static const char memory_usage[] =
     "       accelopt memory prune  [--older-than DAYS] [--regressions] [--below X] [--keep N] "
     "[--dry-run]\n"
     "       accelopt memory clear  --yes\n"
-    "every command takes --redis URL (or ACCELOPT_REDIS) and the scope options;\n"
+    "       accelopt memory forget [ID...] [--run ID] [--task X] [--all] [--dry-run]\n"
+    "without --redis (or ACCELOPT_REDIS) or --file, list, show, export and forget work on\n"
+    "the memory this machine keeps between runs (<state dir>/memory/), which `accelopt run`\n"
+    "learns from and adds to; every command takes --redis URL and the scope options;\n"
     "list, show and export take --file FILE instead (a run's memory.jsonl, or its directory)";
 
 /* created_at as seconds since the epoch, or -1 */
@@ -229,7 +235,7 @@ static int cmd_show(const cJSON *items, const char *id, int json)
 
 /* Write items as export lines to f; what import would refuse is left out
  * (with a warning), so the file stays importable.  The count written. */
-static int export_items(FILE *f, const cJSON *items)
+int memory_write_items(FILE *f, const cJSON *items)
 {
     const cJSON *it;
     int n = 0, i = 0;
@@ -274,7 +280,7 @@ int memory_export(struct ao_redis *r, const char *const *keys, int nkeys, const 
         if (!(items = ao_memory_all(r, keys[k], err, errlen)))
             rc = -1;
         else
-            *count += export_items(f, items);
+            *count += memory_write_items(f, items);
         cJSON_Delete(items);
     }
     if ((f != stdout ? fclose(f) : fflush(f)) != 0 && rc == 0)
@@ -369,6 +375,11 @@ static int read_import(const char *path, const char *origin, int stamp, cJSON *i
     return rc < 0 ? -1 : n;
 }
 
+int memory_read_file(const char *path, cJSON *items, char *err, size_t errlen)
+{
+    return read_import(path, NULL, 0, items, err, errlen);
+}
+
 int memory_import(struct ao_redis *r, const char *key, const char *path, const char *origin,
                   long long *pushed, int *count, char *err, size_t errlen)
 {
@@ -431,6 +442,34 @@ static int remove_ids(struct ao_redis *r, const char *key, const cJSON *items, c
     return AO_EXIT_OK;
 }
 
+static int forgotten(const cJSON *it, void *ctx);
+
+/* forget, on a memory in a redis: the chosen items removed at once. */
+static int forget_in_redis(struct ao_redis *r, const char *key, const cJSON *items,
+                           struct ao_config *c)
+{
+    const char **ids = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof *ids);
+    const cJSON *it;
+    char err[AO_ERRLEN];
+    long long gone = 0;
+    int n = 0;
+
+    if (!ids)
+        return ao_err("out of memory"), AO_EXIT_FAIL;
+    cJSON_ArrayForEach(it, items)
+        if (forgotten(it, c))
+            ids[n++] = ao_json_str(it, "id", "");
+    if (!ao_config_bool(c, "dry-run") && n > 0 &&
+        (gone = ao_memory_remove(r, key, ids, (size_t)n, err, sizeof err)) < 0) {
+        free(ids);
+        return ao_err("%s", err), AO_EXIT_FAIL;
+    }
+    ao_info("%s %d item%s of %s", ao_config_bool(c, "dry-run") ? "would forget" : "forgot",
+            ao_config_bool(c, "dry-run") ? n : (int)gone, n == 1 ? "" : "s", key);
+    free(ids);
+    return AO_EXIT_OK;
+}
+
 static int cmd_prune(struct ao_redis *r, const char *key, const cJSON *items,
                      const struct ao_config *c)
 {
@@ -466,7 +505,8 @@ static int cmd_prune(struct ao_redis *r, const char *key, const cJSON *items,
 
 static int is_verb(const char *v)
 {
-    static const char *const verbs[] = {"list", "show", "export", "import", "rm", "prune", "clear"};
+    static const char *const verbs[] = {"list", "show", "export", "import", "rm", "prune", "clear",
+                                        "forget"};
     for (int i = 0; i < N(verbs); i++)
         if (!strcmp(v, verbs[i]))
             return 1;
@@ -475,9 +515,82 @@ static int is_verb(const char *v)
 
 /* list, show or export the memory of a file (a run's memory.jsonl, or the
  * run's directory), with no redis: every line checked as import checks it. */
-static int from_file(const struct ao_config *c, const char *verb)
+/* Does forget's choice take this item: its id named, learnt by --run
+ * (the run's id, or one of its tasks' "<run>-<task>"), about --task, or
+ * --all? */
+static int forgotten(const cJSON *it, void *ctx)
 {
-    const char *file = ao_config_str(c, "file");
+    const struct ao_config *c = ctx;
+    const char *run = ao_config_str(c, "run"), *task = ao_config_str(c, "task");
+    const char *r = ao_json_str(it, "run", ""), *t = ao_json_str(it, "task", "");
+    size_t n = run ? strlen(run) : 0;
+    int take = ao_config_bool(c, "all");
+
+    for (int i = 1; i < c->nargs; i++)
+        take |= !strcmp(ao_json_str(it, "id", ""), c->args[i]);
+    if (run)
+        take |= !strcmp(r, run) || (!strncmp(r, run, n) && r[n] == '-' && !strcmp(r + n + 1, t));
+    if (task)
+        take |= !strcmp(t, task);
+    if (take) {
+        printf("%s %s  ", ao_config_bool(c, "dry-run") ? "would forget" : "forget",
+               ao_json_str(it, "id", "?"));
+        put_plain(ao_json_str(it, "title", ""), 80);
+        putchar('\n');
+    }
+    return take;
+}
+
+static int forget_wants(const struct ao_config *c)
+{
+    if (c->nargs > 1 || ao_config_str(c, "run") || ao_config_bool(c, "all") ||
+        (ao_config_str(c, "task") && strcmp(ao_config_str(c, "scope"), "task") != 0))
+        return 1;
+    ao_err("forget wants what: item IDs, --run ID, --task NAME or --all");
+    return 0;
+}
+
+static int from_file(const struct ao_config *c, const char *verb, const char *file);
+
+/* list, show, export and forget on the memory this machine keeps. */
+static int from_machine(struct ao_config *c, const char *verb, const char *key)
+{
+    char path[1000], err[AO_ERRLEN];
+    int removed = 0, left = 0;
+    struct stat st;
+
+    if (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "export") && strcmp(verb, "forget")) {
+        ao_err("%s changes a memory in a redis (--redis URL or ACCELOPT_REDIS); this machine's "
+               "memory takes list, show, export and forget", verb);
+        return AO_EXIT_USAGE;
+    }
+    if (memstore_path(key, path, sizeof path, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        return AO_EXIT_FAIL;
+    }
+    if (strcmp(verb, "forget") != 0) {
+        if (lstat(path, &st) < 0) { /* nothing learnt yet: an empty memory */
+            if (!strcmp(verb, "list"))
+                ao_info("this machine's memory %s is empty (%s)", key, path);
+            return !strcmp(verb, "show") ? (ao_err("no item %s in %s", c->args[1], key), AO_EXIT_FAIL)
+                                         : AO_EXIT_OK;
+        }
+        return from_file(c, verb, path);
+    }
+    if (!forget_wants(c))
+        return AO_EXIT_USAGE;
+    if (memstore_forget(key, forgotten, c, ao_config_bool(c, "dry-run"), &removed, &left, err,
+                        sizeof err) < 0) {
+        ao_err("%s", err);
+        return AO_EXIT_FAIL;
+    }
+    ao_info("%s %d item%s of this machine's memory %s; %d left", ao_config_bool(c, "dry-run")
+            ? "would forget" : "forgot", removed, removed == 1 ? "" : "s", key, left);
+    return AO_EXIT_OK;
+}
+
+static int from_file(const struct ao_config *c, const char *verb, const char *file)
+{
     char path[PATH_MAX], err[AO_ERRLEN];
     struct stat st;
     cJSON *items;
@@ -501,7 +614,7 @@ static int from_file(const struct ao_config *c, const char *verb)
     } else {
         const char *to = c->nargs > 1 ? c->args[1] : NULL;
         FILE *f = to && strcmp(to, "-") ? fopen(to, "w") : stdout;
-        int n = f ? export_items(f, items) : 0;
+        int n = f ? memory_write_items(f, items) : 0;
         if (!f || (f != stdout ? fclose(f) : fflush(f)) != 0)
             ao_err("cannot write '%s'", to ? to : "stdout");
         else
@@ -526,8 +639,8 @@ int cmd_memory(int argc, char **argv)
     code = AO_EXIT_USAGE;
     verb = c.nargs ? c.args[0] : "";
     if (!is_verb(verb)) {
-        ao_err("memory wants a command: list, show, export, import, rm, prune or clear (see "
-               "--help)");
+        ao_err("memory wants a command: list, show, export, import, rm, prune, clear or forget "
+               "(see --help)");
         goto out;
     }
     if (((!strcmp(verb, "show") || !strcmp(verb, "import")) && c.nargs != 2) ||
@@ -538,11 +651,7 @@ int cmd_memory(int argc, char **argv)
         goto out;
     }
     if (ao_config_str(&c, "file")) {
-        code = from_file(&c, verb);
-        goto out;
-    }
-    if (!ao_config_str(&c, "redis")) {
-        ao_err("memory wants the --redis that holds it (or ACCELOPT_REDIS), or --file FILE");
+        code = from_file(&c, verb, ao_config_str(&c, "file"));
         goto out;
     }
     has = ao_memory_key(ao_config_str(&c, "scope"), ao_config_str(&c, "target"),
@@ -553,6 +662,12 @@ int cmd_memory(int argc, char **argv)
                                                        : "scope task needs --task");
         goto out;
     }
+    if (!ao_config_str(&c, "redis")) {
+        code = from_machine(&c, verb, key);
+        goto out;
+    }
+    if (!strcmp(verb, "forget") && !forget_wants(&c))
+        goto out;
     if (!strcmp(verb, "clear") && !ao_config_bool(&c, "yes") && !ao_config_bool(&c, "dry-run")) {
         ao_err("clear deletes the whole memory %s: say --yes (or --dry-run to see it)", key);
         goto out;
@@ -597,6 +712,8 @@ int cmd_memory(int argc, char **argv)
     } else if (!strcmp(verb, "rm")) {
         code = remove_ids(r, key, items, (const char **)c.args + 1, c.nargs - 1,
                           ao_config_bool(&c, "dry-run"));
+    } else if (!strcmp(verb, "forget")) {
+        code = forget_in_redis(r, key, items, &c);
     } else if (!strcmp(verb, "prune")) {
         code = cmd_prune(r, key, items, &c);
     } else { /* clear */

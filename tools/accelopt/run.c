@@ -33,6 +33,7 @@
 #include "models.h"
 #include "procs.h"
 #include "report.h"
+#include "memstore.h"
 #include "state/memory.h"
 #include "state/runstate.h"
 #include "state/runstore.h"
@@ -58,8 +59,8 @@
     {"samples", 'k', AO_OPT_INT, "1", "K", "kernels per plan"},                                    \
     {"topk", 0, AO_OPT_INT, "4", "N", "pairs summarized per iteration at most"},                   \
     {"expn", 0, AO_OPT_INT, "16", "N", "memory items kept"},                                       \
-    {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory: target (shared by tasks), task, or a name"}, \
-    {"no-memory", 0, AO_OPT_BOOL, "0", NULL, "no optimization memory (memory scope none)"},        \
+    {"memory-scope", 0, AO_OPT_STR, "target", "SCOPE", "memory: target (shared by tasks), task, run (this run's alone, kept nowhere), or a name"}, \
+    {"no-memory", 0, AO_OPT_BOOL, "0", NULL, "no optimization memory (memory scope none): nothing learnt from earlier runs, nothing kept"}, \
     {"memory", 0, AO_OPT_STR, NULL, "FILE", "start warm: import FILE (accelopt memory export's JSON Lines) into the run's memory first"}, \
     {"seed", 0, AO_OPT_INT, "0", "N", "seed of the agents"},                                       \
     {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS", "go on without unacked experiences after this"}, \
@@ -149,6 +150,30 @@ static void make_id(char *id, size_t len)
     gmtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
     snprintf(id, len, "%s-%02x%02x", stamp, rnd[0], rnd[1]);
+}
+
+/* The memory scope the stages use: none (--no-memory); for "run", a name
+ * of this run's alone; else the one given. */
+static const char *memory_scope(struct run *R)
+{
+    static char own[96];
+    const char *scope = ao_config_str(&R->c, "memory-scope");
+
+    if (ao_config_bool(&R->c, "no-memory"))
+        return "none";
+    if (strcmp(scope, "run") != 0)
+        return scope;
+    snprintf(own, sizeof own, "run-%s", R->id);
+    return own;
+}
+
+/* Does the run learn from and add to the memory this machine keeps
+ * (memstore.c)?  Only `run` on its private Redis, with a shared scope: a
+ * shared Redis (--redis, submit) is itself where runs share it. */
+static int memory_persists(struct run *R)
+{
+    return !R->submit && !ao_config_str(&R->c, "redis") && strcmp(memory_scope(R), "none") != 0 &&
+           strcmp(ao_config_str(&R->c, "memory-scope"), "run") != 0;
 }
 
 /* The tasks named on the command line: names under nkibench/ or paths. */
@@ -538,7 +563,7 @@ static int submit(struct run *R, char *err, size_t errlen)
         cfg.fix_attempts = ao_config_int(&R->c, "fix-attempts");
         cfg.memory_deadline_s = ao_config_num(&R->c, "memory-deadline");
         cfg.slot_deadline_s = ao_config_num(&R->c, "slot-deadline");
-        cfg.memory_scope = strdup(ao_config_bool(&R->c, "no-memory") ? "none" : ao_config_str(&R->c, "memory-scope"));
+        cfg.memory_scope = strdup(memory_scope(R));
         cfg.plan_mode = strcmp(ao_config_str(&R->c, "plan-mode"), "independent") == 0 ? AO_PLAN_INDEPENDENT
                                                                                      : AO_PLAN_DISTINCT;
         if (ao_config_int(&R->c, "budget-tokens") > 0)
@@ -575,7 +600,7 @@ static int submit(struct run *R, char *err, size_t errlen)
  * 0 when the run has no memory. */
 static int memory_keys(struct run *R, char keys[][300], char *err, size_t errlen)
 {
-    const char *scope = ao_config_bool(&R->c, "no-memory") ? "none" : ao_config_str(&R->c, "memory-scope");
+    const char *scope = memory_scope(R);
     int n = 0;
 
     for (int i = 0; i < R->n; i++) {
@@ -634,6 +659,35 @@ static int export_memory(struct run *R, char *err, size_t errlen)
     free(keys);
     free(k);
     return rc;
+}
+
+/* The machine's memory (memstore.c) into the run's, for each of its keys
+ * once; or the run's back into the machine's (save).  A failure is said
+ * and the run goes on: its own results stand without the memory. */
+static void machine_memory(struct run *R, int save)
+{
+    char (*keys)[300] = calloc((size_t)R->n + 1, sizeof *keys), err[AO_ERRLEN];
+    int n = keys ? memory_keys(R, keys, err, sizeof err) : -1;
+
+    for (int i = 0; i < n; i++) {
+        int dup = 0, count = 0;
+        for (int j = 0; j < i; j++)
+            dup |= !strcmp(keys[i], keys[j]);
+        if (dup)
+            continue;
+        if ((save ? memstore_save(R->r, keys[i], ao_config_int(&R->c, "expn"), &count, err, sizeof err)
+                  : memstore_load(R->r, keys[i], &count, err, sizeof err)) < 0)
+            ao_warn("the machine's memory %s: %s", save ? "not kept" : "not read", err);
+        else if (save)
+            ao_info("run %s: the machine's memory (%s) now holds %d item%s", R->id, keys[i], count,
+                    count == 1 ? "" : "s");
+        else
+            ao_info("run %s: %d memory item%s from earlier runs on this machine (%s)", R->id, count,
+                    count == 1 ? "" : "s", keys[i]);
+    }
+    if (n < 0)
+        ao_warn("the machine's memory: %s", keys ? err : "out of memory");
+    free(keys);
 }
 
 /* What --resume needs, written before the stages start: dir/run.conf, the
@@ -799,8 +853,7 @@ static int write_run_json(struct run *R, char *err, size_t errlen)
                 *p = *p == '-' ? '_' : *p;
             cJSON_AddNumberToObject(c, name, (double)ao_config_int(&R->c, ints[i]));
         }
-        cJSON_AddStringToObject(c, "memory_scope", ao_config_bool(&R->c, "no-memory")
-                                                       ? "none" : ao_config_str(&R->c, "memory-scope"));
+        cJSON_AddStringToObject(c, "memory_scope", memory_scope(R));
         cJSON_AddStringToObject(c, "plan_mode", ao_config_str(&R->c, "plan-mode"));
         if (R->models) /* submit's: the names the run carried */
             cJSON_AddItemToObject(c, "models", cJSON_Duplicate(R->models, 1));
@@ -1159,6 +1212,8 @@ static int run_or_submit(int argc, char **argv, int submitting)
         rmdir(R->dir);
         goto stop;
     }
+    if (!R->resuming && memory_persists(R))
+        machine_memory(R, 0);
     if (
         (!R->resuming && ao_config_str(&R->c, "memory") && import_memory(R, err, sizeof err) < 0) ||
         (R->resuming && (resumed_dones(R), forget_acted(R, err, sizeof err)) < 0) || submit(R, err, sizeof err) < 0) {
@@ -1225,6 +1280,8 @@ stop:
             ao_err("%s", err);
             code = AO_EXIT_FAIL;
         } else {
+            if (memory_persists(R))
+                machine_memory(R, 1);
             char page[700];
             ao_info("results in %s/", R->dir);
             if (ao_name(page, sizeof page, "%s/report.html", R->dir) < 0 ||
