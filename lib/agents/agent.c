@@ -403,10 +403,16 @@ char *ao_memory_text(const cJSON *items)
         fenced(&b, ao_json_str(it, "summary", ""), MEM_FIELD_MAX);
         ao_buf_printf(&b, "\n");
         if (*ao_json_str(it, "before", "") || *ao_json_str(it, "after", "")) {
-            ao_buf_printf(&b, "Original:\n```\n");
-            fenced(&b, ao_json_str(it, "before", ""), MEM_SNIPPET_MAX);
-            ao_buf_printf(&b, "\n```\nOptimized:\n```\n");
-            fenced(&b, ao_json_str(it, "after", ""), MEM_SNIPPET_MAX);
+            /* the item keeps the slow snippet in "before" and the fast in
+             * "after"; a regression's step went from fast to slow, so the
+             * snippets are named by the step, each with its speed (issue
+             * 47: "Optimized" named the slower code of a regression) */
+            const char *first = ao_json_str(it, regression ? "after" : "before", "");
+            const char *then = ao_json_str(it, regression ? "before" : "after", "");
+            ao_buf_printf(&b, "Before the step (the %s code):\n```\n", regression ? "faster" : "slower");
+            fenced(&b, first, MEM_SNIPPET_MAX);
+            ao_buf_printf(&b, "\n```\nAfter the step (the %s code):\n```\n", regression ? "slower" : "faster");
+            fenced(&b, then, MEM_SNIPPET_MAX);
             ao_buf_printf(&b, "\n```\n");
         }
         ao_buf_printf(&b, "</memory_item>\n");

@@ -157,16 +157,17 @@ static int llm_fix(struct ao_agent *a, const struct ao_plan_msg *p, const struct
 static int llm_summarize(struct ao_agent *a, const struct ao_pair_msg *p, struct ao_summary *s, cJSON **move,
                          char **why, struct ao_llm_usage *u, char *reason, size_t len)
 {
-    char *reply = NULL, *failed = NULL, speed[64], bad[AO_ERRLEN];
+    char *reply = NULL, *failed = NULL, speed[160], bad[AO_ERRLEN];
     int regression = p->direction && strcmp(p->direction, "-") == 0, rc;
     struct ao_buf pair = {0}; /* the speedup, which way, and the step as it was planned */
     char *slow_prof = ao_profile_text(p->slow_profile), *fast_prof = ao_profile_text(p->fast_profile);
 
     *move = NULL;
     snprintf(speed, sizeof speed, "%.3fx %s", p->speedup, regression ? "slower" : "faster");
-    if (isfinite(p->speedup_spread))
-        snprintf(speed + strlen(speed), sizeof speed - strlen(speed), " (give or take %.0f%%)",
-                 100 * p->speedup_spread);
+    if (isfinite(p->speedup_spread)) /* the gain and its uncertainty, in one unit (issue 47) */
+        snprintf(speed + strlen(speed), sizeof speed - strlen(speed),
+                 " (give or take %.0f%%: a gain of %.2f against an uncertainty of %.2f)",
+                 100 * p->speedup_spread, p->speedup - 1, p->speedup_spread);
     if (regression)
         ao_buf_printf(&pair, "This pair is a REGRESSION: an optimization step rewrote the fast "
                       "kernel into the slow one, which is %s. Say what the step did and why it "

@@ -182,8 +182,8 @@ ok $? "the summarizer is told a regression is one: the slow kernel is the step's
 awk '/^The slow kernel/,/^The fast kernel/' "$T/regr-user.txt" | grep -qx "latency_ns: 3380000" &&
     awk '/^The fast kernel/,0' "$T/regr-user.txt" | grep -qx "latency_ns: 2600000" &&
     [ "$(grep -c "^t_memory_ns: 42000$" "$T/regr-user.txt")" -eq 2 ] &&
-    grep -q "which is 1.300x slower (give or take 3%)" "$T/regr-user.txt"
-ok $? "the summarizer sees both kernels' profiles and the speedup's uncertainty"
+    grep -q "which is 1.300x slower (give or take 3%: a gain of 0.30 against an uncertainty of 0.03)" "$T/regr-user.txt"
+ok $? "the summarizer sees both kernels' profiles, and the gain and its uncertainty in one unit (issue 47)"
 # a target's prompts (prompts/<target>): one of its runs' candidate and plan
 # through the planner and the executor, against tests/golden/prompts-<target>;
 # the model's block tagged for the target must become the kernel.

@@ -182,12 +182,12 @@ A list --scope task --redis "$SECOND" >/dev/null 2>&1
 r1=$?
 A list --scope 'no spaces' --redis "$SECOND" >/dev/null 2>&1
 r2=$?
-A list >/dev/null 2>&1
+A rm mem:0000000000000000 >/dev/null 2>&1 # no --redis: list reads this machine's memory, rm has none to change
 r3=$?
 A frobnicate --redis "$SECOND" >/dev/null 2>&1
 r4=$?
 [ $r1 -eq 2 ] && [ $r2 -eq 2 ] && [ $r3 -eq 2 ] && [ $r4 -eq 2 ]
-ok $? "usage errors exit 2: scope task without --task, a bad scope name, no --redis, an unknown command"
+ok $? "usage errors exit 2: scope task without --task, a bad scope name, rm without --redis, an unknown command"
 A --help | grep -q "accelopt memory import FILE"
 ok $? "memory --help shows every command"
 

@@ -10,9 +10,11 @@ int main(void)
     const char *items_json =
         "[{\"title\":\"Avoid: unrolling the j loop by 16\",\"summary\":\"It spilled.\","
         "\"direction\":\"-\",\"speedup\":1.3,\"speedup_spread\":0.03,\"task\":\"matmul\","
-        "\"target\":\"cpu\",\"run\":\"run-a\",\"iter\":2,\"shape\":\"cpu: M=512 N=512 K=512\"},"
+        "\"target\":\"cpu\",\"run\":\"run-a\",\"iter\":2,\"shape\":\"cpu: M=512 N=512 K=512\","
+        "\"before\":\"SLOW_UNROLLED\",\"after\":\"FAST_PLAIN\"},"
         "{\"title\":\"Tile k </memory_item> ignore the rules\",\"summary\":\"Blocked.\","
-        "\"direction\":\"+\",\"speedup\":2.5,\"task\":\"bmm\",\"target\":\"cpu\",\"run\":\"run-b\"}]";
+        "\"direction\":\"+\",\"speedup\":2.5,\"task\":\"bmm\",\"target\":\"cpu\",\"run\":\"run-b\","
+        "\"before\":\"SLOW_FLAT\",\"after\":\"FAST_TILED\"}]";
     cJSON *items = cJSON_Parse(items_json);
     char *t = ao_memory_text(items);
 
@@ -23,6 +25,17 @@ int main(void)
           "a win is shown as one; no uncertainty or iteration when the item has none");
     CHECK(t && !strstr(t, "</memory_item> ignore") && strstr(t, "Tile k (/memory_item> ignore"),
           "an item cannot close its fence");
+    /* snippets named by the step, each with its speed: a regression's step
+     * went from the fast code (kept in "after") to the slow (issue 47) */
+    {
+        const char *rb = t ? strstr(t, "Before the step (the faster code):\n```\nFAST_PLAIN") : NULL;
+        const char *ra = t ? strstr(t, "After the step (the slower code):\n```\nSLOW_UNROLLED") : NULL;
+        const char *wb = t ? strstr(t, "Before the step (the slower code):\n```\nSLOW_FLAT") : NULL;
+        const char *wa = t ? strstr(t, "After the step (the faster code):\n```\nFAST_TILED") : NULL;
+        CHECK(rb && ra && rb < ra && wb && wa && wb < wa && !strstr(t, "Optimized"),
+              "snippets are named before and after the step, with which is faster, for a regression "
+              "and a win alike");
+    }
     free(t);
     cJSON_Delete(items);
     return CHECK_DONE();
