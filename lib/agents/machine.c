@@ -95,6 +95,104 @@ static void cache_line(struct ao_buf *b)
         ao_buf_printf(b, "; a 64-byte line\n");
 }
 
+/* A /proc/cpuinfo field of the first CPU ("cpu family"), or NULL: its
+ * value, copied into buf. */
+static const char *cpuinfo_field(const char *info, const char *name, char *buf, size_t len)
+{
+    size_t n = strlen(name);
+
+    for (const char *l = info; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *colon;
+        if (strncmp(l, name, n) != 0 || (l[n] != ' ' && l[n] != '\t' && l[n] != ':') ||
+            !(colon = strchr(l, ':')) || (strchr(l, '\n') && colon > strchr(l, '\n')))
+            continue;
+        colon += 1 + strspn(colon + 1, " \t");
+        snprintf(buf, len, "%.*s", (int)strcspn(colon, "\n"), colon);
+        return buf;
+    }
+    return NULL;
+}
+
+/* The microarchitecture from the x86 family and model, with what its FMA
+ * units do, as AMD and Intel document them; NULL where the table has no
+ * entry (said as unknown). */
+static const char *uarch(const char *vendor, long fam, long model)
+{
+    if (strcmp(vendor, "AuthenticAMD") == 0) {
+        if (fam == 0x17)
+            return model < 0x30 ? "Zen or Zen+: two 128-bit FMA pipes (a 256-bit FMA takes both)"
+                                : "Zen 2: two 256-bit FMA pipes, no AVX-512";
+        if (fam == 0x19)
+            return (model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0x7f) ||
+                           (model >= 0xa0 && model <= 0xaf)
+                       ? "Zen 4: two 256-bit FMA pipes; a 512-bit FMA issues as two halves, "
+                         "so AVX-512 reaches the same FMA rate as AVX2 with half the instructions"
+                       : "Zen 3: two 256-bit FMA pipes, no AVX-512";
+        if (fam == 0x1a)
+            return "Zen 5: two FMA pipes, 512 bits wide on server and desktop parts (256 on "
+                   "mobile ones)";
+        return NULL;
+    }
+    if (strcmp(vendor, "GenuineIntel") == 0 && fam == 6) {
+        switch (model) {
+        case 0x55: return "Skylake-SP or Cascade Lake: two 512-bit FMA units on most Gold and Platinum "
+                          "parts, one on others";
+        case 0x6a: case 0x6c: return "Ice Lake-SP: two 512-bit FMA units on Gold and Platinum parts";
+        case 0x8f: return "Sapphire Rapids: two 512-bit FMA units";
+        case 0xcf: return "Emerald Rapids: two 512-bit FMA units";
+        case 0xad: case 0xae: return "Granite Rapids: two 512-bit FMA units";
+        case 0x97: case 0x9a: case 0xb7: case 0xba: case 0xbf:
+            return "Alder Lake or Raptor Lake: two 256-bit FMA units, no AVX-512";
+        }
+    }
+    return NULL;
+}
+
+void ao_machine_core(const char *cpuinfo, const char *siblings, const char *shmem_thp, struct ao_buf *b)
+{
+    char vendor[64] = "", fam[32], model[32], mhz[32], tlb[64];
+    const char *u = NULL;
+
+    if (cpuinfo && cpuinfo_field(cpuinfo, "vendor_id", vendor, sizeof vendor) &&
+        cpuinfo_field(cpuinfo, "cpu family", fam, sizeof fam) && cpuinfo_field(cpuinfo, "model", model, sizeof model)) {
+        long f = strtol(fam, NULL, 10), m = strtol(model, NULL, 10);
+        u = uarch(vendor, f, m);
+        ao_buf_printf(b, "Core: %s family %ld model %ld (0x%lx, 0x%lx): %s\n", vendor, f, m, f, m,
+                      u ? u : "a microarchitecture accelopt's table does not know (the ISA line "
+                              "above says what it can do)");
+        if (cpuinfo_field(cpuinfo, "cpu MHz", mhz, sizeof mhz))
+            ao_buf_printf(b, "Clock: %.0f MHz as /proc/cpuinfo reported it when this was written "
+                          "(under load, and in a virtual machine, the real clock may differ)\n",
+                          strtod(mhz, NULL));
+        if (cpuinfo_field(cpuinfo, "TLB size", tlb, sizeof tlb))
+            ao_buf_printf(b, "TLB: %s (as /proc/cpuinfo reports it; the other levels are not "
+                          "reported)\n", tlb);
+        else
+            ao_buf_printf(b, "TLB: sizes not reported on this machine\n");
+    }
+    if (siblings) {
+        int more = strpbrk(siblings, ",-") != NULL;
+        ao_buf_printf(b, "SMT: %s\n", more ? "core 0 has another logical CPU; a kernel may share its core "
+                                              "with whatever runs on its sibling"
+                                            : "no sibling logical CPU on core 0 (none visible here)");
+    }
+    /* how the profiler hands tensors to a kernel (lib/measure/job.c) */
+    ao_buf_printf(b, "Memory as the kernel sees it: the tensors live in one shared memory region of "
+                  "4 KiB pages");
+    if (shmem_thp && strchr(shmem_thp, '['))
+        ao_buf_printf(b, " (transparent huge pages for shared memory: %.*s)", (int)strcspn(strchr(shmem_thp, '[') + 1, "]"),
+                      strchr(shmem_thp, '[') + 1);
+    ao_buf_printf(b, "; each tensor starts on a 64-byte boundary, at one of 128 cache-line offsets "
+                  "that change between calls (never page-aligned on purpose); the outputs are the "
+                  "same memory every call (no page faults while timed), filled with NaN by the "
+                  "profiler before each call; the inputs are written just before each call from "
+                  "the kernel's core, so they start in its caches; other processes may run on "
+                  "the other cores while a kernel is timed\n");
+    ao_buf_printf(b, "The roofline's t_memory_ns counts each input read once and each output "
+                  "written once; a store to a line not in cache may first read it "
+                  "(read-for-ownership), which it does not count\n");
+}
+
 /* The peaks accelopt calibrate measured for the target on this machine. */
 static void calib_lines(struct ao_buf *b, const struct ao_target *tg)
 {
@@ -142,6 +240,16 @@ char *ao_machine_text(const char *target, const char *path, char *err, size_t er
         ao_buf_printf(&b, "CPU: %s, %ld logical CPUs (the kernel runs single-threaded on one)\n", model, cpus);
         isa_line(&b);
         cache_line(&b);
+        {
+            char e[AO_ERRLEN];
+            char *info = ao_read_file("/proc/cpuinfo", NULL, e, sizeof e);
+            char *sib = ao_read_file("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list", NULL, e, sizeof e);
+            char *thp = ao_read_file("/sys/kernel/mm/transparent_hugepage/shmem_enabled", NULL, e, sizeof e);
+            ao_machine_core(info, sib, thp, &b);
+            free(info);
+            free(sib);
+            free(thp);
+        }
     }
     calib_lines(&b, tg);
     if (!b.data)

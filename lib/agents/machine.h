@@ -12,4 +12,13 @@
  * run on another machine than the profilers.  Malloc'd, or NULL + err. */
 char *ao_machine_text(const char *target, const char *path, char *err, size_t errlen);
 
+/* The cpu target's core, from /proc/cpuinfo's text, cpu0's
+ * thread_siblings_list and shmem_enabled of transparent huge pages (each
+ * may be NULL): the microarchitecture from the family and model with what
+ * its FMA units do, or said unknown; the clock; the TLB; SMT; how the
+ * profiler hands memory to a kernel (issue 47: what a real model asked
+ * for).  Appended to b. */
+struct ao_buf;
+void ao_machine_core(const char *cpuinfo, const char *siblings, const char *shmem_thp, struct ao_buf *b);
+
 #endif
