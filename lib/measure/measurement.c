@@ -29,6 +29,7 @@ static const struct ao_field fields[] = {
     M(pct_of_peak, AO_F_NUM),
     M(max_rel_l2, AO_F_NUM),
     M(tolerance, AO_F_NUM),
+    M(machine_load, AO_F_NUM),
     M(repeats, AO_F_INT),
     M(wall_ns, AO_F_INT),
     M(steady, AO_F_BOOL),
@@ -104,6 +105,7 @@ int ao_result_of(const struct ao_kernel_msg *k, const struct ao_measurement *m, 
     r->pct_of_peak = m->pct_of_peak;
     r->max_rel_l2 = m->max_rel_l2;
     r->tolerance = m->tolerance;
+    r->machine_load = m->machine_load;
     r->repeats = m->repeats;
     r->wall_ns = m->wall_ns;
     r->steady = m->steady;

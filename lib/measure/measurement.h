@@ -18,6 +18,9 @@ struct ao_measurement {
     double latency_ns, latency_min_ns, spread; /* median, minimum, IQR/median of the timed calls */
     double t_min_ns, t_memory_ns, t_matmul_ns, t_elementwise_ns, pct_of_peak;
     double max_rel_l2, tolerance;
+    /* the 1-minute load average per online CPU when it was measured: how
+     * busy the machine was (issue 47: a model read drift as regressions) */
+    double machine_load;
     long long repeats, wall_ns;
     int steady; /* the spread came under the target (-1: not measured) */
     cJSON *rel_l2, *sandbox, *timing;

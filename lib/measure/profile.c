@@ -58,6 +58,12 @@ static void set_verdict(struct ao_measurement *r, const struct ao_job *j, const 
     if (j->reason[0])
         set_str(&r->reason, j->reason);
     r->tolerance = t->tolerance;
+    {
+        double load[1];
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        if (getloadavg(load, 1) == 1 && cpus > 0)
+            r->machine_load = load[0] / (double)cpus;
+    }
     if (cJSON_GetArraySize(*errors) > 0) {
         r->max_rel_l2 = max_err;
         cJSON_Delete(r->rel_l2);

@@ -126,6 +126,7 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, t_memory_ns, AO_F_NUM, 0),
     F(struct ao_result_msg, t_matmul_ns, AO_F_NUM, 0),
     F(struct ao_result_msg, t_elementwise_ns, AO_F_NUM, 0),
+    F(struct ao_result_msg, machine_load, AO_F_NUM, 0),
     F(struct ao_result_msg, pct_of_peak, AO_F_NUM, 0),
     FE(struct ao_result_msg, bound, 0, bounds),
     F(struct ao_result_msg, speedup, AO_F_NUM, 0),

@@ -82,6 +82,7 @@ struct ao_result_msg {
     double latency_ns, latency_min_ns, spread, t_min_ns, pct_of_peak, speedup,
         speedup_vs_baseline, max_rel_l2, tolerance;
     double t_memory_ns, t_matmul_ns, t_elementwise_ns; /* the roofline's three terms */
+    double machine_load; /* the 1-minute load average per CPU when it was measured */
     long long repeats, wall_ns, attempt, attempts;
     int steady, cached;
     cJSON *rel_l2, *sandbox, *timing, *tokens, *fixes, *memory_seen;

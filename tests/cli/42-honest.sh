@@ -20,3 +20,8 @@ r = json.load(open(sys.argv[1]))
 w = r['timing']['wake_ns']
 sys.exit(0 if 0 < w < r['latency_ns'] + w and r['latency_min_ns'] > 0 else 1)" "$RESULTS/honest-pragmas.json"
 ok $? "the runner's wake-up was timed on empty commands and taken off each call"
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if 0 <= r['machine_load'] < 1000 else 1)" "$RESULTS/honest-pragmas.json"
+ok $? "a result says how busy the machine was (machine_load: the load average per CPU; issue 47)"

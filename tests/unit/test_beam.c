@@ -63,14 +63,17 @@ int main(void)
     r.spread = 0.04;
     r.repeats = 9;
     r.t_matmul_ns = 400;
+    r.machine_load = 1.75;
     CHECK(ao_beam_member_of(&m, &r, 2) == 0 && m.iter == 2 && m.latency_ns == 500 && !strcmp(m.slot, "1.0.0") &&
               m.profile.spread == 0.04 && m.profile.repeats == 9 && !strcmp(m.profile.bound, "matmul") &&
               m.profile.t_matmul_ns == 400 && !m.parent && isnan(m.profile.t_memory_ns),
           "a correct result becomes a member with its measurement as the profile");
     enc = ao_beam_member_json(&m);
     CHECK(enc && !cJSON_GetObjectItem(enc, "status") && cJSON_GetObjectItem(enc, "profile") &&
-              ao_json_num(cJSON_GetObjectItem(enc, "profile"), "repeats", 0) == 9,
-          "encoded: the member's fields only, its profile nested");
+              ao_json_num(cJSON_GetObjectItem(enc, "profile"), "repeats", 0) == 9 &&
+              ao_json_num(cJSON_GetObjectItem(enc, "profile"), "machine_load", 0) == 1.75,
+          "encoded: the member's fields only, its profile nested, with how busy the machine was "
+          "(issue 47: the planner sees it)");
     cJSON_Delete(enc);
     ao_beam_member_release(&m);
     ao_msg_release(&ao_msg_result, &r);
