@@ -428,18 +428,21 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
             if ((n < 32 || n % 4 == 0) && prof_wake_sample(side[s], "in a timed call") < 0)
                 goto side_failed;
             ao_job_place(side[s], pl->dims);
+            /* a sampled round reads both sides' outputs, so both are
+             * watched at their `done` and timed alike (the baseline's go to
+             * a scratch copy: it is the task's, and not checked) */
             if ((e = prof_job_call(side[s], pl->dims, d->t, NULL, 0x7fc00000u,
-                                   s == 1 && v >= 0 ? d->t + t->ninputs : NULL, "in a timed call")) < 0)
+                                   v < 0 ? NULL : s == 1 ? d->t + t->ninputs : out, "in a timed call")) < 0)
                 goto side_failed;
             lat[s][n] = host[s][n] = side[s]->raw_ns; /* raw: the wake-up comes off below, the
                                                           same for both */
             spent += e;
-            away |= s == 1 && v >= 0 && jk.watch_void;
+            away |= v >= 0 && side[s]->watch_void;
         }
         force = -1;
         if (away && voided < WATCH_VOIDS_MAX) {
-            /* we were away at the kernel's `done` (timing.c): the round
-             * does not count, and another takes its place */
+            /* we were away at a side's `done` (timing.c): the round does
+             * not count, and another takes its place */
             voided++;
             force = v;
             continue;
