@@ -457,7 +457,7 @@ static void watch_prepare(struct ao_job *j)
  * WATCH_GAP_NS anywhere from the DRAIN's post to the last piece, a kernel
  * could have finished its work meanwhile: the call is void (its caller
  * draws another in its place, ao_job.watch_void). */
-#define WATCH_GAP_NS 20000
+#define WATCH_GAP_NS 5000
 
 static void watch_copy(struct ao_job *j)
 {
