@@ -21,6 +21,7 @@ static void launch_overhead(struct ao_profiler *p, struct pool *pl, struct ao_jo
                             const long long *host)
 {
     long long gap[NOMINAL_CHECKS];
+    struct ao_stats s;
     char e[AO_ERRLEN];
 
     for (int k = 0; k < NOMINAL_CHECKS; k++) {
@@ -32,9 +33,8 @@ static void launch_overhead(struct ao_profiler *p, struct pool *pl, struct ao_jo
         }
         gap[k] = host[k] > (long long)d ? host[k] - (long long)d : 0;
     }
-    pl->launch_ns = prof_median_ns(gap, NOMINAL_CHECKS);
-    if (pl->launch_ns <= 0)
-        pl->launch_ns = 1;
+    ao_stats_of(gap, NOMINAL_CHECKS, &s);
+    pl->launch_ns = s.median >= 1 ? (long long)s.median : 1;
     ao_info("launch overhead on '%s' (the reference's host time less its device's): %.1f us",
             pl->task.name, pl->launch_ns / 1e3);
 }

@@ -357,7 +357,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     struct dataset fresh;
     float *out[AO_MAX_TENSORS] = {0};
     double *ratio = NULL, max_err = 0;
-    long long *lat[2] = {NULL, NULL}, *host[2] = {NULL, NULL}, spent = 0, kns = 0, t0 = ao_now_ns();
+    long long *lat[2] = {NULL, NULL}, spent = 0, kns = 0, t0 = ao_now_ns();
     char *diag = NULL;
     cJSON *errors = cJSON_CreateArray(), *base_errors = cJSON_CreateArray(), *h;
     int n = 0, rc = -1, max = p->o.max_calls > H2H_MIN_ROUNDS ? p->o.max_calls : H2H_MIN_ROUNDS;
@@ -380,8 +380,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         goto fail;
     smp.size = prof_sample_size(pl, CHECKED_H2H);
     if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||
-        !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)) ||
-        !(host[0] = malloc(sizeof **host * (size_t)max)) || !(host[1] = malloc(sizeof **host * (size_t)max)))
+        !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)))
         goto oom;
     for (int o = 0; o < t->noutputs; o++)
         if (!(out[o] = malloc(sizeof(float) * ao_task_elems(t, t->ninputs + o, pl->dims))))
@@ -434,8 +433,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
             if ((e = prof_job_call(side[s], pl->dims, d->t, NULL, 0x7fc00000u,
                                    v < 0 ? NULL : s == 1 ? d->t + t->ninputs : out, "in a timed call")) < 0)
                 goto side_failed;
-            lat[s][n] = host[s][n] = side[s]->raw_ns; /* raw: the wake-up comes off below, the
-                                                          same for both */
+            lat[s][n] = side[s]->raw_ns; /* raw: the wake-up comes off below, the same for both */
             spent += e;
             away |= v >= 0 && side[s]->watch_void;
         }
@@ -460,12 +458,14 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         side[s]->hdr->profile = 0;
         ao_job_stop(side[s], "after its last call");
     }
-    {
+    if (!p->tg->device_time) {
         /* One wake-up estimate off both sides' calls, the lower of the two
          * processes' (each the minimum of its own samples): two processes
          * of one kernel had estimates 5 and 12-14 us apart, and each taking
          * off its own made identical kernels differ by up to 18% at 50 us
-         * (issue 46).  The same constant off both keeps an A/A at 1. */
+         * (issue 46).  The same constant off both keeps an A/A at 1.  (A
+         * device's own times replace these below; the raw host times stay
+         * for the cross-check.) */
         long long w = jb.wake_ns < jk.wake_ns ? jb.wake_ns : jk.wake_ns;
         for (int i = 0; i < n; i++) {
             for (int s = 0; s < 2; s++)
@@ -488,9 +488,10 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         }
         long long hk[H2H_DEVICE_ROUNDS], hb[H2H_DEVICE_ROUNDS], dk[H2H_DEVICE_ROUNDS],
             db[H2H_DEVICE_ROUNDS];
+        for (int i = 0; i < k; i++) /* the host's raw times, before lat[] holds the device's */
+            hb[i] = lat[0][round[i]], hk[i] = lat[1][round[i]];
         for (int i = 0; i < k; i++) {
             double d[2];
-            hb[i] = host[0][round[i]], hk[i] = host[1][round[i]];
             for (int s = 0; s < 2; s++) {
                 int got = p->tg->device_time(side[s]->dir, round[i], &d[s], NULL, err, errlen);
                 if (got > 0 && s == 1) { /* the kernel's build tampered with its traces */
@@ -510,11 +511,12 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
          * the same rounds (host less device, its median) */
         {
             long long gap[H2H_DEVICE_ROUNDS];
+            struct ao_stats g;
             for (int i = 0; i < k; i++)
                 gap[i] = hb[i] > db[i] ? hb[i] - db[i] : 0;
-            long long launch = k > 0 ? prof_median_ns(gap, k) : 0;
-            if (k > 0 && prof_device_unbelievable(hk, dk, k, launch > 0 ? launch : 1, jk.reason,
-                                                  sizeof jk.reason)) {
+            ao_stats_of(gap, k, &g);
+            if (k > 0 && prof_device_unbelievable(hk, dk, k, g.median >= 1 ? (long long)g.median : 1,
+                                                  jk.reason, sizeof jk.reason)) {
                 jk.status = AO_V_REJECTED;
                 goto verdict;
             }
@@ -595,8 +597,6 @@ out:
     free(ratio);
     free(lat[0]);
     free(lat[1]);
-    free(host[0]);
-    free(host[1]);
     ao_job_free(&jb);
     ao_job_free(&jk);
     cJSON_Delete(errors);

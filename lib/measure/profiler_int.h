@@ -223,8 +223,6 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
  * them passes DEVICE_GAP_LAUNCHES launch overheads (launch_ns, measured on
  * trusted code; unknown, 0: not judged) and DEVICE_GAP_FLOOR_NS.  1 with
  * the reason when not; 0 when they can. */
-/* The median of n <= 64 times (the first 64 of more). */
-long long prof_median_ns(const long long *x, int n);
 #define DEVICE_GAP_LAUNCHES 4
 #define DEVICE_GAP_FLOOR_NS 50000
 int prof_device_unbelievable(const long long *host, const long long *dev, int n,

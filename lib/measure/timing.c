@@ -139,26 +139,15 @@ int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *erro
     return 0;
 }
 
-long long prof_median_ns(const long long *x, int n)
-{
-    long long s[64];
-
-    n = n > 64 ? 64 : n;
-    memcpy(s, x, sizeof *x * (size_t)n);
-    for (int a = 1; a < n; a++)
-        for (int b = a; b > 0 && s[b - 1] > s[b]; b--) {
-            long long t = s[b];
-            s[b] = s[b - 1];
-            s[b - 1] = t;
-        }
-    return n > 0 ? s[n / 2] : 0;
-}
-
 int prof_device_unbelievable(const long long *host, const long long *dev, int n,
                              long long launch_ns, char *reason, size_t len)
 {
-    long long h = prof_median_ns(host, n), d = prof_median_ns(dev, n);
+    struct ao_stats hs, ds;
+    double h, d;
 
+    ao_stats_of(host, n, &hs);
+    ao_stats_of(dev, n, &ds);
+    h = hs.median, d = ds.median;
     if (n <= 0 || launch_ns <= 0 || 4 * d >= h ||
         h - d <= DEVICE_GAP_LAUNCHES * launch_ns + DEVICE_GAP_FLOOR_NS)
         return 0;

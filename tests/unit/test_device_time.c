@@ -1,7 +1,7 @@
 /* test_device_time.c - a device's word against the host's clock
  * (prof_device_unbelievable, issue 46 part 6): what is refused, what an
- * honest tiny kernel whose host time is mostly launch keeps, and the
- * medians it decides on */
+ * honest tiny kernel whose host time is mostly launch keeps, and that
+ * medians decide */
 #include <string.h>
 
 #include "check.h"
@@ -16,7 +16,6 @@ static int judge(const long long *host, const long long *dev, int n, long long l
 int main(void)
 {
     char why[600];
-    long long three[3] = {30, 10, 20}, odd[5] = {5, 1, 4, 2, 3};
     /* issue 46's trace: 6 us on the device for an execution the host timed at 88 ms */
     long long h_lie[4] = {88000000, 87500000, 89000000, 88200000}, d_lie[4] = {6000, 6000, 6100, 5900};
     /* an honest tiny kernel: 10 us on the device, 100 us host, 90 us of launch */
@@ -26,7 +25,6 @@ int main(void)
     /* one view wildly off, the median not: medians decide */
     long long h_one[3] = {1000000, 1000000, 1000000}, d_one[3] = {1000, 950000, 960000};
 
-    CHECK(prof_median_ns(three, 3) == 20 && prof_median_ns(odd, 5) == 3, "medians of 3 and 5");
     CHECK(judge(h_lie, d_lie, 4, 100000, why) == 1 && strstr(why, "far below the host's clock") &&
               strstr(why, "launch overheads"),
           "a 6 us trace for an 88 ms execution is refused: %s", why);
