@@ -206,3 +206,16 @@ r2=$?
 [ $r1 -eq 2 ] && grep -q -- "--file is for list, show and export" "$T/frm.err" &&
     [ $r2 -eq 1 ] && grep -q "bad-direction.jsonl:2: " "$T/fbad.err" && ! grep -q 'nothing imported' "$T/fbad.err"
 ok $? "--file with rm is a usage error; a bad line is refused naming the file and line"
+
+# --- forget on a redis: by run, and --dry-run changes nothing (issue 47) -------
+start_redis third
+A import "$T/r1/memory.jsonl" --redis "$REDIS_URL" >/dev/null 2>&1
+run1=$($M -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['run'])" "$T/r1/memory.jsonl")
+A forget --run "$run1" --dry-run --redis "$REDIS_URL" >"$T/fg0.out" 2>&1
+k0=$(A list --json --redis "$REDIS_URL" | wc -l)
+A forget --run "$run1" --redis "$REDIS_URL" >"$T/fg1.out" 2>&1
+rc=$?
+left=$(A list --json --redis "$REDIS_URL" | $M -c "import json,sys; print(sum(1 for l in sys.stdin if json.loads(l)['run'] == sys.argv[1]))" "$run1")
+[ "$k0" -eq "$n1" ] && grep -q "would remove" "$T/fg0.out" && [ $rc -eq 0 ] && [ "$left" -eq 0 ] &&
+    [ "$(A list --json --redis "$REDIS_URL" | wc -l)" -eq "$((n1 - $(grep -c "\"run\":\"$run1\"" "$T/r1/memory.jsonl")))" ]
+ok $? "memory forget --run on a redis takes out that run's items, and --dry-run only says so"

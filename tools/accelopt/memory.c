@@ -442,32 +442,25 @@ static int remove_ids(struct ao_redis *r, const char *key, const cJSON *items, c
     return AO_EXIT_OK;
 }
 
-static int forgotten(const cJSON *it, void *ctx);
+static int chosen(const cJSON *it, const struct ao_config *c);
 
-/* forget, on a memory in a redis: the chosen items removed at once. */
+/* forget, on a memory in a redis: the chosen items, removed at once. */
 static int forget_in_redis(struct ao_redis *r, const char *key, const cJSON *items,
-                           struct ao_config *c)
+                           const struct ao_config *c)
 {
     const char **ids = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof *ids);
     const cJSON *it;
-    char err[AO_ERRLEN];
-    long long gone = 0;
-    int n = 0;
+    int n = 0, code;
 
     if (!ids)
         return ao_err("out of memory"), AO_EXIT_FAIL;
     cJSON_ArrayForEach(it, items)
-        if (forgotten(it, c))
+        if (chosen(it, c))
             ids[n++] = ao_json_str(it, "id", "");
-    if (!ao_config_bool(c, "dry-run") && n > 0 &&
-        (gone = ao_memory_remove(r, key, ids, (size_t)n, err, sizeof err)) < 0) {
-        free(ids);
-        return ao_err("%s", err), AO_EXIT_FAIL;
-    }
-    ao_info("%s %d item%s of %s", ao_config_bool(c, "dry-run") ? "would forget" : "forgot",
-            ao_config_bool(c, "dry-run") ? n : (int)gone, n == 1 ? "" : "s", key);
+    code = n ? remove_ids(r, key, items, ids, n, ao_config_bool(c, "dry-run"))
+             : (ao_info("nothing in %s to forget", key), AO_EXIT_OK);
     free(ids);
-    return AO_EXIT_OK;
+    return code;
 }
 
 static int cmd_prune(struct ao_redis *r, const char *key, const cJSON *items,
@@ -518,9 +511,8 @@ static int is_verb(const char *v)
 /* Does forget's choice take this item: its id named, learnt by --run
  * (the run's id, or one of its tasks' "<run>-<task>"), about --task, or
  * --all? */
-static int forgotten(const cJSON *it, void *ctx)
+static int chosen(const cJSON *it, const struct ao_config *c)
 {
-    const struct ao_config *c = ctx;
     const char *run = ao_config_str(c, "run"), *task = ao_config_str(c, "task");
     const char *r = ao_json_str(it, "run", ""), *t = ao_json_str(it, "task", "");
     size_t n = run ? strlen(run) : 0;
@@ -532,13 +524,20 @@ static int forgotten(const cJSON *it, void *ctx)
         take |= !strcmp(r, run) || (!strncmp(r, run, n) && r[n] == '-' && !strcmp(r + n + 1, t));
     if (task)
         take |= !strcmp(t, task);
-    if (take) {
-        printf("%s %s  ", ao_config_bool(c, "dry-run") ? "would forget" : "forget",
-               ao_json_str(it, "id", "?"));
-        put_plain(ao_json_str(it, "title", ""), 80);
-        putchar('\n');
-    }
     return take;
+}
+
+/* memstore_forget's choice on this machine's memory: chosen, and said. */
+static int forget_here(const cJSON *it, void *ctx)
+{
+    const struct ao_config *c = ctx;
+
+    if (!chosen(it, c))
+        return 0;
+    printf("%s %s  ", ao_config_bool(c, "dry-run") ? "would forget" : "forget", ao_json_str(it, "id", "?"));
+    put_plain(ao_json_str(it, "title", ""), 80);
+    putchar('\n');
+    return 1;
 }
 
 static int forget_wants(const struct ao_config *c)
@@ -579,7 +578,7 @@ static int from_machine(struct ao_config *c, const char *verb, const char *key)
     }
     if (!forget_wants(c))
         return AO_EXIT_USAGE;
-    if (memstore_forget(key, forgotten, c, ao_config_bool(c, "dry-run"), &removed, &left, err,
+    if (memstore_forget(key, forget_here, c, ao_config_bool(c, "dry-run"), &removed, &left, err,
                         sizeof err) < 0) {
         ao_err("%s", err);
         return AO_EXIT_FAIL;

@@ -19,7 +19,8 @@
 #include "memstore.h"
 #include "state/memory.h"
 
-int memstore_dir(char *dir, size_t len, char *err, size_t errlen)
+/* <state dir>/memory, made owner-only if missing, checked if not. */
+static int memstore_dir(char *dir, size_t len, char *err, size_t errlen)
 {
     if (ao_name(dir, len, "%s/memory", ao_state_dir()) < 0)
         return ao_errf(err, errlen, "the state dir's path is too long");

@@ -7,8 +7,6 @@
 
 struct ao_redis;
 
-/* <state dir>/memory, made owner-only if missing, checked if not: 0 or -1 + err. */
-int memstore_dir(char *dir, size_t len, char *err, size_t errlen);
 /* The file of a memory key: 0 or -1 + err. */
 int memstore_path(const char *key, char *path, size_t len, char *err, size_t errlen);
 /* The file's items into the key at r (those it lacks): 0 with *count the

@@ -596,8 +596,8 @@ static int submit(struct run *R, char *err, size_t errlen)
     return 0;
 }
 
-/* The memory keys of the run's tasks (one per task; repeats allowed), or
- * 0 when the run has no memory. */
+/* The memory keys of the run's tasks, each once, or 0 when the run has no
+ * memory. */
 static int memory_keys(struct run *R, char keys[][300], char *err, size_t errlen)
 {
     const char *scope = memory_scope(R);
@@ -608,6 +608,8 @@ static int memory_keys(struct run *R, char keys[][300], char *err, size_t errlen
                                 err, errlen);
         if (has < 0)
             return -1;
+        for (int j = 0; has && j < n; j++) /* tasks sharing a memory: its key once */
+            has = strcmp(keys[j], keys[n]) != 0;
         n += has;
     }
     return n;
@@ -625,11 +627,7 @@ static int import_memory(struct run *R, char *err, size_t errlen)
         ao_warn("--memory: the run has no memory (--no-memory or scope none); not imported");
     for (int i = 0; i < n && rc == 0; i++) {
         long long pushed;
-        int count, dup = 0;
-        for (int j = 0; j < i; j++)
-            dup |= !strcmp(keys[i], keys[j]);
-        if (dup)
-            continue;
+        int count;
         if ((rc = memory_import(R->r, keys[i], ao_config_str(&R->c, "memory"), NULL, &pushed, &count,
                                 err, errlen)) == 0)
             ao_info("run %s: %lld of %d memory item%s imported into %s", R->id, pushed, count,
@@ -661,8 +659,8 @@ static int export_memory(struct run *R, char *err, size_t errlen)
     return rc;
 }
 
-/* The machine's memory (memstore.c) into the run's, for each of its keys
- * once; or the run's back into the machine's (save).  A failure is said
+/* The machine's memory (memstore.c) into the run's, for each of its keys;
+ * or the run's back into the machine's (save).  A failure is said
  * and the run goes on: its own results stand without the memory. */
 static void machine_memory(struct run *R, int save)
 {
@@ -670,11 +668,7 @@ static void machine_memory(struct run *R, int save)
     int n = keys ? memory_keys(R, keys, err, sizeof err) : -1;
 
     for (int i = 0; i < n; i++) {
-        int dup = 0, count = 0;
-        for (int j = 0; j < i; j++)
-            dup |= !strcmp(keys[i], keys[j]);
-        if (dup)
-            continue;
+        int count = 0;
         if ((save ? memstore_save(R->r, keys[i], ao_config_int(&R->c, "expn"), &count, err, sizeof err)
                   : memstore_load(R->r, keys[i], &count, err, sizeof err)) < 0)
             ao_warn("the machine's memory %s: %s", save ? "not kept" : "not read", err);
@@ -1280,9 +1274,9 @@ stop:
             ao_err("%s", err);
             code = AO_EXIT_FAIL;
         } else {
+            char page[700];
             if (memory_persists(R))
                 machine_memory(R, 1);
-            char page[700];
             ao_info("results in %s/", R->dir);
             if (ao_name(page, sizeof page, "%s/report.html", R->dir) < 0 ||
                 report_html(R->dir, page, err, sizeof err) < 0)
