@@ -14,13 +14,13 @@
 #define MACHINE_TEXT_MAX 4096 /* an operator's description, at most */
 
 /* The x86 vector extensions a kernel may use, as /proc/cpuinfo names them. */
-static void isa_line(struct ao_buf *b)
+static void isa_line(const char *cpuinfo, struct ao_buf *b)
 {
     static const char *const flags[][2] = {
         {"avx512f", "AVX-512F"}, {"avx512bw", "AVX-512BW"}, {"avx512vl", "AVX-512VL"},
         {"avx512_vnni", "AVX-512 VNNI"}, {"avx512_bf16", "AVX-512 BF16"}, {"avx2", "AVX2"},
         {"fma", "FMA"}, {"f16c", "F16C"}, {"asimd", "NEON (ASIMD)"}, {"sve", "SVE"}};
-    char e[AO_ERRLEN], *info = ao_read_file("/proc/cpuinfo", NULL, e, sizeof e), *line, *end;
+    char *info = cpuinfo ? strdup(cpuinfo) : NULL, *line, *end;
     int n = 0;
 
     if (!info)
@@ -101,13 +101,12 @@ static const char *cpuinfo_field(const char *info, const char *name, char *buf, 
 {
     size_t n = strlen(name);
 
-    for (const char *l = info; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        const char *colon;
-        if (strncmp(l, name, n) != 0 || (l[n] != ' ' && l[n] != '\t' && l[n] != ':') ||
-            !(colon = strchr(l, ':')) || (strchr(l, '\n') && colon > strchr(l, '\n')))
-            continue;
-        colon += 1 + strspn(colon + 1, " \t");
-        snprintf(buf, len, "%.*s", (int)strcspn(colon, "\n"), colon);
+    for (const char *l = info; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0')) {
+        size_t line = strcspn(l, "\n"), key = strcspn(l, ":");
+        if (key >= line || strncmp(l, name, n) != 0 || strspn(l + n, " \t") != key - n)
+            continue; /* not this line's field ("model" is not "model name") */
+        l += key + 1 + strspn(l + key + 1, " \t");
+        snprintf(buf, len, "%.*s", (int)strcspn(l, "\n"), l);
         return buf;
     }
     return NULL;
@@ -227,7 +226,7 @@ char *ao_machine_text(const char *target, const char *path, char *err, size_t er
     if (!tg)
         return NULL;
     if (strcmp(tg->name, "cpu") == 0) {
-        char model[160], flags[160];
+        char model[160], flags[160], e[AO_ERRLEN], *info, *sib, *thp;
         long cpus = 0;
         tg->machine(model, sizeof model, flags, sizeof flags);
         for (int i = 0; i < 4096; i++) {
@@ -238,18 +237,15 @@ char *ao_machine_text(const char *target, const char *path, char *err, size_t er
             cpus++;
         }
         ao_buf_printf(&b, "CPU: %s, %ld logical CPUs (the kernel runs single-threaded on one)\n", model, cpus);
-        isa_line(&b);
+        info = ao_read_file("/proc/cpuinfo", NULL, e, sizeof e);
+        sib = ao_read_file("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list", NULL, e, sizeof e);
+        thp = ao_read_file("/sys/kernel/mm/transparent_hugepage/shmem_enabled", NULL, e, sizeof e);
+        isa_line(info, &b);
         cache_line(&b);
-        {
-            char e[AO_ERRLEN];
-            char *info = ao_read_file("/proc/cpuinfo", NULL, e, sizeof e);
-            char *sib = ao_read_file("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list", NULL, e, sizeof e);
-            char *thp = ao_read_file("/sys/kernel/mm/transparent_hugepage/shmem_enabled", NULL, e, sizeof e);
-            ao_machine_core(info, sib, thp, &b);
-            free(info);
-            free(sib);
-            free(thp);
-        }
+        ao_machine_core(info, sib, thp, &b);
+        free(info);
+        free(sib);
+        free(thp);
     }
     calib_lines(&b, tg);
     if (!b.data)
