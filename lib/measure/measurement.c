@@ -110,8 +110,11 @@ int ao_result_of(const struct ao_kernel_msg *k, const struct ao_measurement *m, 
     r->wall_ns = m->wall_ns;
     r->steady = m->steady;
     r->cached = cached;
-    if (m->head_to_head) { /* the final one: the median of its paired ratios */
-        r->speedup_vs_baseline = ao_json_num(m->head_to_head, "speedup", NAN);
+    if (m->head_to_head) { /* the median of its paired ratios: against the parent it names, */
+        if (k->parent)       /* or the final one's baseline */
+            r->speedup = ao_json_num(m->head_to_head, "speedup", NAN);
+        else
+            r->speedup_vs_baseline = ao_json_num(m->head_to_head, "speedup", NAN);
     } else if (m->verdict == AO_V_OK && m->latency_ns > 0) {
         if (isfinite(k->parent_latency_ns))
             r->speedup = k->parent_latency_ns / m->latency_ns;

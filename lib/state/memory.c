@@ -257,6 +257,13 @@ int ao_memory_item_check(const cJSON *item, char *err, size_t errlen)
         return snprintf(err, errlen, "speedup must be a number above 0 (and at most 1e6)"), -1;
     if (!(isfinite(spread) && spread >= 0))
         return snprintf(err, errlen, "speedup_spread must be a number of at least 0"), -1;
+    {
+        const cJSON *lo = cJSON_GetObjectItemCaseSensitive(item, "speedup_low"),
+                    *hi = cJSON_GetObjectItemCaseSensitive(item, "speedup_high");
+        if ((lo || hi) && !(cJSON_IsNumber(lo) && cJSON_IsNumber(hi) && lo->valuedouble > 0 &&
+                            lo->valuedouble <= sp && sp <= hi->valuedouble && hi->valuedouble <= 1e6))
+            return snprintf(err, errlen, "speedup_low and speedup_high come together, around the speedup"), -1;
+    }
     for (int i = 0; i < 2; i++) {
         const char *h = ao_json_str(item, sha[i], NULL);
         if (h && (strlen(h) != 64 || !all_of(h, "0123456789abcdef")))

@@ -9,7 +9,7 @@
 
 /* a field of kind AO_F_ENUM over phases + 1 holds 1 + the index there:
  * the phase itself */
-static const char *const phases[] = {"none", "baseline", "collect", "memory", "final", "done", NULL};
+static const char *const phases[] = {"none", "baseline", "collect", "compare", "memory", "final", "done", NULL};
 _Static_assert(sizeof phases / sizeof phases[0] == AO_PHASE_COUNT + 1, "a name per phase");
 _Static_assert(sizeof(enum ao_phase) == sizeof(int), "a phase is kept as an int (AO_F_ENUM)");
 
@@ -30,7 +30,7 @@ static const struct ao_field fields[] = {
     S(baseline_ns, AO_F_NUM, 0),   S(started, AO_F_NUM, 1),        S(opened, AO_F_NUM, 1),
     S(progress, AO_F_NUM, 0),      S(deadline, AO_F_NUM, 0),
     S(memory_deadline_missed, AO_F_BOOL, 0),
-    S(history, AO_F_JSON, 1),      S(pairs, AO_F_JSON, 0),
+    S(history, AO_F_JSON, 1),      S(pairs, AO_F_JSON, 0),        S(compares, AO_F_JSON, 0),
     /* "config" is a record of its own (runconfig.h): decoded apart */
 };
 const struct ao_msg_type ao_rec_run_state = {"run state", sizeof(struct ao_run_state), fields,
@@ -69,9 +69,10 @@ int ao_run_state_decode(const cJSON *j, struct ao_run_state *s, char *err, size_
     }
     if (ao_record_decode(&ao_rec_run_state, rest, s, err, errlen) < 0)
         goto fail;
-    if (!cJSON_IsArray(s->history) || (s->pairs && !cJSON_IsArray(s->pairs))) {
+    if (!cJSON_IsArray(s->history) || (s->pairs && !cJSON_IsArray(s->pairs)) ||
+        (s->compares && !cJSON_IsArray(s->compares))) {
         snprintf(err, errlen, "the run state's %s is not an array",
-                 cJSON_IsArray(s->history) ? "pairs" : "history");
+                 !cJSON_IsArray(s->history) ? "history" : s->pairs && !cJSON_IsArray(s->pairs) ? "pairs" : "compares");
         goto fail;
     }
     if (s->iter < 0 || s->completed < 0 || s->candidates < 0 || s->kernels < 0 ||

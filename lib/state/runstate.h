@@ -19,6 +19,7 @@ enum ao_phase {
     AO_PHASE_NONE,     /* no run, or a state without a phase */
     AO_PHASE_BASELINE, /* the baseline sent, its result awaited */
     AO_PHASE_COLLECT,  /* an iteration open: its slots' results come in */
+    AO_PHASE_COMPARE,  /* its results in: children that decide something, head to head with their parents */
     AO_PHASE_MEMORY,   /* the iteration's pairs sent, their summaries awaited */
     AO_PHASE_FINAL,    /* the best kernel against the baseline, head to head */
     AO_PHASE_DONE,     /* the done message sent */
@@ -43,6 +44,7 @@ struct ao_run_state {
     int memory_deadline_missed;      /* a boolean: -1 absent */
     cJSON *history;                  /* array: each closed iteration, as `done` carries it */
     cJSON *pairs;                    /* array: the pair ids phase memory waits for */
+    cJSON *compares;                 /* array: the slots phase compare waits for */
     struct ao_run_config config;     /* the task's config, completed with the selector's defaults */
 };
 

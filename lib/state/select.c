@@ -37,8 +37,9 @@ int ao_select_beam(const struct ao_sel_kernel *k, int n, int beam, int *out)
         return 0;
     for (int i = 0; i < n; i++) {
         double key = k[i].latency_ns;
-        /* a child not clearly faster than a slower-measured parent ties it */
-        for (int j = 0; j < n && !k[i].parent; j++)
+        /* a child not clearly faster than a slower-measured parent ties it
+         * (a compared child's place is its comparison's) */
+        for (int j = 0; j < n && !k[i].parent && !k[i].cmp.have; j++)
             if (k[j].parent && k[j].latency_ns > key &&
                 key * (1 + ao_sel_uncertainty(&k[i], &k[j])) >= k[j].latency_ns)
                 key = k[j].latency_ns;
@@ -46,7 +47,7 @@ int ao_select_beam(const struct ao_sel_kernel *k, int n, int beam, int *out)
     }
     qsort(o, (size_t)n, sizeof *o, by_key);
     for (int i = 0; i < n && m < beam; i++) {
-        int seen = 0;
+        int seen = k[o[i].i].dropped;
         for (int j = 0; j < m && !seen; j++)
             seen = k[out[j]].sha256 && k[o[i].i].sha256 && strcmp(k[out[j]].sha256, k[o[i].i].sha256) == 0;
         if (!seen)
@@ -96,6 +97,129 @@ int ao_select_pairs(const struct ao_sel_kernel *k, int n, const double *parent_n
             out[m++] = (struct ao_sel_pair){best[j].i, -best[j].key}, npos++;
     for (int j = nbest - 1; j >= 0 && m < topk; j--) /* worst first */
         if (-best[j].key < AO_PAIR_NEGATIVE && -best[j].key * (1 + pair_u(k, best[j].i, n)) < 1)
+            out[m++] = (struct ao_sel_pair){best[j].i, -best[j].key};
+    free(best);
+    return m;
+}
+
+enum ao_cmp_verdict ao_sel_cmp_verdict(const struct ao_sel_cmp *c)
+{
+    if (!c->have || !(c->speedup > 0))
+        return AO_CMP_NONE;
+    if (c->low > 1 && c->speedup >= AO_CMP_MIN_GAIN)
+        return AO_CMP_FASTER;
+    if (c->high < 1 && c->speedup <= 1 / AO_CMP_MIN_GAIN)
+        return AO_CMP_SLOWER;
+    return AO_CMP_TIE;
+}
+
+const char *ao_sel_cmp_name(enum ao_cmp_verdict v)
+{
+    static const char *const names[] = {"none", "tie", "faster", "slower"};
+    return v >= AO_CMP_NONE && v <= AO_CMP_SLOWER ? names[v] : names[0];
+}
+
+static int parent_of(const struct ao_sel_kernel *k, int n, int i)
+{
+    for (int j = 0; j < n; j++)
+        if (k[j].parent && k[j].rank == k[i].rank)
+            return j;
+    return -1;
+}
+
+static int add_once(int *out, int m, int i)
+{
+    for (int j = 0; j < m; j++)
+        if (out[j] == i)
+            return m;
+    out[m] = i;
+    return m + 1;
+}
+
+int ao_select_to_compare(const struct ao_sel_kernel *k, int n, const double *parent_ns, int nparents,
+                         int beam, int topk, int memory, int *out)
+{
+    int *order = calloc((size_t)n + 1, sizeof *order), m = 0, nsel;
+    struct ao_sel_pair *pairs = calloc((size_t)(topk > 0 ? topk : 1), sizeof *pairs);
+
+    if (!order || !pairs) {
+        free(order);
+        free(pairs);
+        return 0;
+    }
+    /* the children the beam would keep ahead of their own parent */
+    nsel = ao_select_beam(k, n, beam, order);
+    for (int j = 0; j < nsel; j++) {
+        int i = order[j], p = k[i].parent ? -1 : parent_of(k, n, i);
+        if (p >= 0 && k[i].latency_ns * (1 + ao_sel_uncertainty(&k[i], &k[p])) < k[p].latency_ns)
+            m = add_once(out, m, i);
+    }
+    /* the plans' samples that would be lessons */
+    if (memory && topk > 0) {
+        int np = ao_select_pairs(k, n, parent_ns, nparents, topk, pairs);
+        for (int j = 0; j < np; j++)
+            m = add_once(out, m, pairs[j].child);
+    }
+    free(order);
+    free(pairs);
+    return m;
+}
+
+void ao_select_chain(struct ao_sel_kernel *k, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int p = k[i].parent ? -1 : parent_of(k, n, i);
+        double base;
+        if (p < 0)
+            continue;
+        base = k[p].latency_ns;
+        switch (ao_sel_cmp_verdict(&k[i].cmp)) {
+        case AO_CMP_FASTER:
+        case AO_CMP_SLOWER:
+            k[i].latency_ns = base / k[i].cmp.speedup;
+            break;
+        case AO_CMP_TIE:
+            k[i].latency_ns = base;
+            break;
+        case AO_CMP_NONE: /* nothing says it is faster: never ahead of its parent */
+            k[i].cmp.have = 0;
+            if (!(k[i].latency_ns > base))
+                k[i].latency_ns = base;
+            break;
+        }
+    }
+}
+
+int ao_select_pairs_compared(const struct ao_sel_kernel *k, int n, int topk, struct ao_sel_pair *out)
+{
+    struct order *best = calloc((size_t)n + 1, sizeof *best);
+    int nbest = 0, npos = 0, m = 0;
+
+    if (!best || topk <= 0) {
+        free(best);
+        return 0;
+    }
+    for (int i = 0; i < n; i++) { /* per plan, its fastest compared child */
+        enum ao_cmp_verdict v = ao_sel_cmp_verdict(&k[i].cmp);
+        double key;
+        int j;
+        if (k[i].parent || k[i].dropped || (v != AO_CMP_FASTER && v != AO_CMP_SLOWER))
+            continue;
+        key = -k[i].cmp.speedup;
+        for (j = 0; j < nbest; j++)
+            if (k[best[j].i].rank == k[i].rank && k[best[j].i].plan == k[i].plan)
+                break;
+        if (j == nbest)
+            best[nbest++] = (struct order){k, i, key};
+        else if (k[i].cmp.speedup > k[best[j].i].cmp.speedup)
+            best[j] = (struct order){k, i, key};
+    }
+    qsort(best, (size_t)nbest, sizeof *best, by_key); /* best first */
+    for (int j = 0; j < nbest && npos < topk / 2; j++)
+        if (-best[j].key > AO_PAIR_POSITIVE)
+            out[m++] = (struct ao_sel_pair){best[j].i, -best[j].key}, npos++;
+    for (int j = nbest - 1; j >= 0 && m < topk; j--) /* worst first */
+        if (-best[j].key < AO_PAIR_NEGATIVE)
             out[m++] = (struct ao_sel_pair){best[j].i, -best[j].key};
     free(best);
     return m;

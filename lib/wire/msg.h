@@ -96,6 +96,7 @@ struct ao_pair_msg {
     char *slow_source, *fast_source, *slow_sha256, *fast_sha256, *direction, *plan;
     char *shape; /* the size the pair was measured at: "tiny: M=64 N=64 K=64" */
     double speedup, speedup_spread;
+    double speedup_low, speedup_high; /* head to head: the speedup's 95% interval */
     cJSON *slow_profile, *fast_profile, *config;
 };
 
@@ -103,7 +104,7 @@ struct ao_experience_msg {
     struct ao_env env;
     char *pair_id, *title, *summary, *before, *after, *direction, *slow_sha256,
         *fast_sha256, *created_at, *item_id, *reason, *model;
-    double speedup, speedup_spread, cost_usd;
+    double speedup, speedup_spread, speedup_low, speedup_high, cost_usd;
     int stored;
     cJSON *move, *tokens;
 };
@@ -129,7 +130,7 @@ struct ao_memory_item_msg {
     struct ao_env env;
     char *pair_id, *title, *summary, *before, *after, *direction, *slow_sha256, *fast_sha256,
         *created_at, *plan, *model, *imported_at, *origin, *shape;
-    double speedup, speedup_spread;
+    double speedup, speedup_spread, speedup_low, speedup_high;
     cJSON *move;
 };
 

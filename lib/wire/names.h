@@ -38,6 +38,7 @@ int ao_spread_partition(const char *key, size_t keylen, long place, int count);
 #define AO_KEY_RUN "run:%s"                    /* run id: the run's state */
 #define AO_KEY_ITER "run:%s:iter:%lld"         /* an iteration's slots */
 #define AO_KEY_ACKS "run:%s:acks:%lld"         /* an iteration's acked pairs */
+#define AO_KEY_CMP "run:%s:cmp:%lld"           /* an iteration's comparisons: slot -> result */
 #define AO_KEY_INFLIGHT "run:%s:inflight"      /* a run's model calls in flight (its budget) */
 #define AO_KEY_MODEL_ERRORS "run:%s:model_errors" /* role: a run's last failed model call; role:n: how many */
 #define AO_KEY_FIXES "%s:fixes"                /* an AO_KEY_ITER: its fix attempts */
@@ -63,6 +64,7 @@ int ao_spread_partition(const char *key, size_t keylen, long place, int count);
 #define AO_ID_KERNEL "kernel:%s:%lld:%s"            /* run, iter, slot */
 #define AO_ID_KERNEL_FIX "kernel:%s:%lld:%s/a%lld"  /* run, iter, slot, attempt */
 #define AO_ID_KERNEL_FINAL "kernel:%s:final"        /* run: the closing head-to-head */
+#define AO_ID_KERNEL_CMP "kernel:%s:%lld:cmp:%s"    /* run, iter, slot: a child against its parent */
 #define AO_ID_FIX "fix:%s:%lld:%s/a%lld"            /* run, iter, slot, attempt */
 #define AO_ID_RESULT "result:%s"                    /* the kernel's id */
 #define AO_ID_PAIR "pair:%s:%lld:%d.%d"             /* run, iter, rank, plan */

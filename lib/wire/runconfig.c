@@ -15,7 +15,7 @@ static const char *const plan_modes[] = {"distinct", "independent", NULL};
 static const struct ao_field fields[] = {
     C(beam, AO_F_INT),    C(plans, AO_F_INT),   C(samples, AO_F_INT),       C(iters, AO_F_INT),
     C(topk, AO_F_INT),    C(expn, AO_F_INT),    C(seed, AO_F_INT),          C(fix_attempts, AO_F_INT),
-    C(budget_tokens, AO_F_INT),
+    C(budget_tokens, AO_F_INT), C(compare, AO_F_INT),
     C(memory_deadline_s, AO_F_NUM), C(slot_deadline_s, AO_F_NUM), C(budget_usd, AO_F_NUM),
     C(wall_s, AO_F_NUM),  C(memory_scope, AO_F_STR),
     {"plan_mode", AO_F_ENUM, offsetof(struct ao_run_config, plan_mode), 0, plan_modes},
@@ -34,7 +34,7 @@ static const struct bound {
     {"samples", 1, AO_MAX_SAMPLES, 1},  {"iters", 0, 10000, 1},
     {"topk", 0, 64, 1},                 {"expn", 1, 100000, 1},
     {"seed", 0, 1e15, 1},               {"fix_attempts", 0, AO_MAX_FIX_ATTEMPTS, 1},
-    {"budget_tokens", 0, 1e15, 1},
+    {"budget_tokens", 0, 1e15, 1},      {"compare", 0, 1, 1},
     {"memory_deadline_s", 0, 1e7, 0},   {"slot_deadline_s", 0.1, 1e7, 0},
     {"budget_usd", 0, 1e9, 0},          {"wall_s", 0, 1e9, 0},
 };

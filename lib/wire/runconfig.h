@@ -20,6 +20,7 @@ enum ao_plan_mode { AO_PLAN_MODE_NONE, AO_PLAN_DISTINCT, AO_PLAN_INDEPENDENT };
 /* Absent fields are AO_ABSENT_INT, NAN, NULL and AO_PLAN_MODE_NONE. */
 struct ao_run_config {
     long long beam, plans, samples, iters, topk, expn, seed, fix_attempts, budget_tokens;
+    long long compare; /* 1: a child decides only head to head with its parent (issue 47); 0: on its own measurement */
     double memory_deadline_s, slot_deadline_s, budget_usd, wall_s;
     char *memory_scope;        /* target, task, none or a name */
     enum ao_plan_mode plan_mode;

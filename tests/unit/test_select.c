@@ -7,15 +7,18 @@
 #include "state/runstore.h"
 #include "state/select.h"
 
+/* a kernel: hash, latency, parent?, rank, plan, spread (no comparison) */
+#define K(h, ns, par, rk, pl, u) {.sha256 = h, .latency_ns = ns, .parent = par, .rank = rk, .plan = pl, .spread = u}
+
 int main(void)
 {
     /* two parents (rank 0: 100, rank 1: 120) and children of plans */
     const struct ao_sel_kernel k[] = {
-        {"p0", 100, 1, 0, -1, 0}, {"p1", 120, 1, 1, -1, 0},
-        {"a", 80, 0, 0, 0, 0},   {"a", 80, 0, 0, 0, 0},    /* the same kernel twice */
-        {"b", 100, 0, 0, 1, 0},  {"c", 150, 0, 0, 2, 0},   /* a tie with p0; a regression */
-        {"d", 90, 0, 1, 0, 0},   {"e", 130, 0, 1, 0, 0},   /* plan 1.0's two samples */
-        {"f", 119, 0, 1, 1, 0},  {"g", 200, 0, 1, 2, 0},
+        K("p0", 100, 1, 0, -1, 0), K("p1", 120, 1, 1, -1, 0),
+        K("a", 80, 0, 0, 0, 0),   K("a", 80, 0, 0, 0, 0),    /* the same kernel twice */
+        K("b", 100, 0, 0, 1, 0),  K("c", 150, 0, 0, 2, 0),   /* a tie with p0; a regression */
+        K("d", 90, 0, 1, 0, 0),   K("e", 130, 0, 1, 0, 0),   /* plan 1.0's two samples */
+        K("f", 119, 0, 1, 1, 0),  K("g", 200, 0, 1, 2, 0),
     };
     int n = (int)(sizeof k / sizeof k[0]), out[16], m;
     double parents[] = {100, 120};
@@ -39,18 +42,18 @@ int main(void)
     m = ao_select_pairs(k, n, parents, 2, 0, p);
     CHECK(m == 0, "topk 0: no pairs");
     {
-        const struct ao_sel_kernel edge[] = {{"x", 100, 1, 0, -1, 0}, {"y", 100 / 1.039, 0, 0, 0, 0},
-                                             {"z", 114.9, 0, 0, 1, 0}};
+        const struct ao_sel_kernel edge[] = {K("x", 100, 1, 0, -1, 0), K("y", 100 / 1.039, 0, 0, 0, 0),
+                                             K("z", 114.9, 0, 0, 1, 0)};
         double pe[] = {100};
         m = ao_select_pairs(edge, 3, pe, 1, 8, p);
         CHECK(m == 0, "1.039x faster or 1.149x slower is not a pair (%d)", m);
     }
     {
         /* issue 25: a 1.07x "win" with 5% spread on both sides is noise */
-        const struct ao_sel_kernel noisy[] = {{"base", 107, 1, 0, -1, 0.05}, {"copy", 100, 0, 0, 0, 0.05},
-                                              {"slow", 126, 0, 0, 1, 0.05}};
-        const struct ao_sel_kernel quiet[] = {{"base", 107, 1, 0, -1, 0.01}, {"copy", 100, 0, 0, 0, 0.01},
-                                              {"slow", 126, 0, 0, 1, 0.01}};
+        const struct ao_sel_kernel noisy[] = {K("base", 107, 1, 0, -1, 0.05), K("copy", 100, 0, 0, 0, 0.05),
+                                              K("slow", 126, 0, 0, 1, 0.05)};
+        const struct ao_sel_kernel quiet[] = {K("base", 107, 1, 0, -1, 0.01), K("copy", 100, 0, 0, 0, 0.01),
+                                              K("slow", 126, 0, 0, 1, 0.01)};
         double pe[] = {107};
         m = ao_select_beam(noisy, 3, 1, out);
         CHECK(m == 1 && out[0] == 0, "a child 1.07x faster within 5%% and 5%% spreads ties: the parent stays");
@@ -61,9 +64,66 @@ int main(void)
         m = ao_select_pairs(quiet, 3, pe, 1, 8, p);
         CHECK(m == 2 && p[0].child == 1, "and a lesson (%d)", m);
         /* never under the floor: two perfectly quiet measurements 3% apart tie */
-        const struct ao_sel_kernel flat[] = {{"base", 103, 1, 0, -1, 0}, {"c", 100, 0, 0, 0, 0}};
+        const struct ao_sel_kernel flat[] = {K("base", 103, 1, 0, -1, 0), K("c", 100, 0, 0, 0, 0)};
         m = ao_select_beam(flat, 2, 1, out);
         CHECK(m == 1 && out[0] == 0, "3%% apart is within the run-to-run floor of %.0f%%", 100 * AO_NOISE_FLOOR);
+    }
+
+    /* issue 47: decisions on comparisons, not on single measurements */
+    {
+        struct ao_sel_cmp faster = {1, 1.10, 1.05, 1.15}, small = {1, 1.01, 1.005, 1.02},
+                          wide = {1, 1.3, 0.9, 1.6}, slower = {1, 0.8, 0.7, 0.9}, none = {0, 2, 2, 2};
+        CHECK(ao_sel_cmp_verdict(&faster) == AO_CMP_FASTER, "an interval above 1 and a 10%% gain: faster");
+        CHECK(ao_sel_cmp_verdict(&small) == AO_CMP_TIE, "a 1%% gain is a tie even with its interval above 1");
+        CHECK(ao_sel_cmp_verdict(&wide) == AO_CMP_TIE, "an interval that holds 1 is a tie, whatever its median");
+        CHECK(ao_sel_cmp_verdict(&slower) == AO_CMP_SLOWER, "an interval below 1: slower");
+        CHECK(ao_sel_cmp_verdict(&none) == AO_CMP_NONE, "no comparison decides nothing");
+    }
+    {
+        /* one parent; a measured 1.25x faster, b level, c 1.5x slower */
+        struct ao_sel_kernel q[] = {K("p", 100, 1, 0, -1, 0.01), K("a", 80, 0, 0, 0, 0.01),
+                                    K("b", 101, 0, 0, 1, 0.01), K("c", 150, 0, 0, 2, 0.01)};
+        double pe[] = {100};
+        int idx[8], nq = 4;
+        m = ao_select_to_compare(q, nq, pe, 1, 2, 4, 1, idx);
+        CHECK(m == 2 && ((idx[0] == 1 && idx[1] == 3) || (idx[0] == 3 && idx[1] == 1)),
+              "compared: the child that would lead the beam and the regression that would be a lesson (%d)", m);
+        m = ao_select_to_compare(q, nq, pe, 1, 2, 4, 0, idx);
+        CHECK(m == 1 && idx[0] == 1, "without a memory only the beam's decision is compared (%d)", m);
+        m = ao_select_to_compare(q, 1, pe, 1, 2, 4, 1, idx);
+        CHECK(m == 0, "nothing to decide, nothing compared");
+
+        /* the A/A: a copy measured 1.75x faster on a busy machine, a tie head to head */
+        struct ao_sel_kernel aa[] = {K("p", 342, 1, 0, -1, 0.02), K("copy", 196, 0, 0, 0, 0.02)};
+        aa[1].cmp = (struct ao_sel_cmp){1, 1.003, 0.98, 1.03};
+        ao_select_chain(aa, 2);
+        CHECK(aa[1].latency_ns == 342, "a tie is its parent's latency (%g)", aa[1].latency_ns);
+        m = ao_select_beam(aa, 2, 1, out);
+        CHECK(m == 1 && out[0] == 0, "the A/A keeps the parent: its best is the baseline");
+        m = ao_select_pairs_compared(aa, 2, 4, p);
+        CHECK(m == 0, "and teaches nothing (%d)", m);
+
+        /* a real win and a real loss, head to head */
+        q[1].cmp = (struct ao_sel_cmp){1, 1.25, 1.1, 1.4};
+        q[3].cmp = (struct ao_sel_cmp){1, 0.6, 0.5, 0.7};
+        ao_select_chain(q, nq);
+        CHECK(q[1].latency_ns == 80 && q[3].latency_ns > 166 && q[3].latency_ns < 167,
+              "compared children on the parent's scale (%g, %g)", q[1].latency_ns, q[3].latency_ns);
+        CHECK(q[2].latency_ns == 101, "b, not compared and measured slower, keeps its own (%g)", q[2].latency_ns);
+        m = ao_select_beam(q, nq, 1, out);
+        CHECK(m == 1 && out[0] == 1, "the faster child leads");
+        m = ao_select_pairs_compared(q, nq, 4, p);
+        CHECK(m == 2 && p[0].child == 1 && p[1].child == 3 && p[0].speedup == 1.25 && p[1].speedup == 0.6,
+              "lessons from the comparisons: the win, then the warning, at their figures (%d)", m);
+        q[3].dropped = 1;
+        m = ao_select_pairs_compared(q, nq, 4, p);
+        CHECK(m == 1 && p[0].child == 1, "a child that failed its comparison teaches nothing");
+
+        /* a child measured faster alone, whose comparison never came, ties its parent */
+        struct ao_sel_kernel lost[] = {K("p", 100, 1, 0, -1, 0.01), K("x", 50, 0, 0, 0, 0.01)};
+        ao_select_chain(lost, 2);
+        m = ao_select_beam(lost, 2, 1, out);
+        CHECK(lost[1].latency_ns == 100 && m == 1 && out[0] == 0, "no comparison: never ahead of its parent");
     }
 
     /* the file store keeps what Redis would, and survives a reload */

@@ -15,6 +15,7 @@ static const struct ao_option opts[] = {
     {"memory-scope", 0, AO_OPT_STR, "target", "S", "s"}, {"seed", 0, AO_OPT_INT, "0", "N", "s"},
     {"memory-deadline", 0, AO_OPT_NUM, "600", "S", "m"}, {"slot-deadline", 0, AO_OPT_NUM, "1800", "S", "s"},
     {"fix-attempts", 0, AO_OPT_INT, "2", "F", "f"},  {"plan-mode", 0, AO_OPT_STR, "distinct", "M", "p"},
+    {"compare", 0, AO_OPT_INT, "1", "C", "c"},
     AO_COMMON_OPTIONS,
 };
 

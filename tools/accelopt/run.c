@@ -66,6 +66,7 @@
     {"memory-deadline", 0, AO_OPT_NUM, "600", "SECONDS", "go on without unacked experiences after this"}, \
     {"slot-deadline", 0, AO_OPT_NUM, "1800", "SECONDS", "an iteration's missing results are lost once none came for this long"}, \
     {"fix-attempts", 0, AO_OPT_INT, "2", "F", "send a failed model kernel back to the model this many times (0: never)"}, \
+    {"no-compare", 0, AO_OPT_BOOL, "0", NULL, "decide on each child's own measurement, not head to head with its parent (faster; fooled by a busy machine)"}, \
     {"plan-mode", 0, AO_OPT_STR, "distinct", "MODE", "distinct (each plan call told the earlier titles) or independent (the paper's identical calls)"}, \
     {"budget-tokens", 0, AO_OPT_INT, "0", "N", "stop a run after this many model tokens (0: no limit)"}, \
     {"budget-usd", 0, AO_OPT_NUM, "0", "USD", "stop a run after this many dollars (0: no limit)"}, \
@@ -561,6 +562,7 @@ static int submit(struct run *R, char *err, size_t errlen)
         cfg.expn = ao_config_int(&R->c, "expn");
         cfg.seed = ao_config_int(&R->c, "seed");
         cfg.fix_attempts = ao_config_int(&R->c, "fix-attempts");
+        cfg.compare = !ao_config_bool(&R->c, "no-compare");
         cfg.memory_deadline_s = ao_config_num(&R->c, "memory-deadline");
         cfg.slot_deadline_s = ao_config_num(&R->c, "slot-deadline");
         cfg.memory_scope = strdup(memory_scope(R));

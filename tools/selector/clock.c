@@ -179,6 +179,17 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
                      ? ao_io_fail(io, "out of memory")
                      : sel_step(sel, io, run, &st, NULL, outbox);
         }
+    } else if (st.phase == AO_PHASE_COMPARE) {
+        if (sel_now_s() - st.progress > sel_slot_deadline(&st)) {
+            char key[AO_KEY_MAX];
+            ao_warn("run %s: iteration %lld: not every comparison came in %g s; the children without "
+                    "one stay behind their parents", run, st.iter, sel_slot_deadline(&st));
+            if (sel_load_beam(sel, run, &beam, io, why, sizeof why) < 0)
+                goto unreadable;
+            rc = ao_name(key, sizeof key, AO_KEY_ITER, run, st.iter) < 0
+                     ? ao_io_fail(io, "run id '%.40s...' is too long for a key", run)
+                     : sel_close_iteration(sel, io, run, &st, &beam, key);
+        }
     } else if (st.phase == AO_PHASE_COLLECT || st.phase == AO_PHASE_BASELINE) {
         double since = isnan(st.progress) ? st.opened : st.progress;
         if (sel_now_s() - since > sel_slot_deadline(&st))

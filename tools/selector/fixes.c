@@ -275,6 +275,14 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
         rc = sel_on_final(sel, io, r.env.run, &st, &r, reason, len);
         goto out;
     }
+    if (st.phase == AO_PHASE_COMPARE) { /* kept as it came: its signature too */
+        if (!(text = io->held ? strndup(io->held->raw, io->held->len) : cJSON_PrintUnformatted(msg))) {
+            rc = ao_io_fail(io, "out of memory");
+            goto out;
+        }
+        rc = sel_on_compare(sel, io, &st, &r, text, reason, len);
+        goto out;
+    }
     iter = st.iter;
     sh = sel_shape_of(&st);
     if (r.env.iter != iter || st.phase == AO_PHASE_DONE || st.phase == AO_PHASE_MEMORY) {

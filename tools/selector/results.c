@@ -79,7 +79,7 @@ static int pair_shape(const struct ao_run_state *st, char *out, size_t len)
 
 static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *st, long long iter,
                     const struct ao_beam_member *parent, const struct ao_beam_member *child, double speedup,
-                    int rank, int plan, cJSON *ids)
+                    const struct ao_sel_cmp *cmp, int rank, int plan, cJSON *ids)
 {
     struct ao_pair_msg p;
     const struct ao_beam_member *slow = speedup > 1 ? parent : child, *fast = speedup > 1 ? child : parent;
@@ -90,8 +90,13 @@ static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *s
     if (ao_name(id, sizeof id, AO_ID_PAIR, run, iter, rank, plan) < 0)
         return -1;
     p.speedup = speedup > 1 ? speedup : 1 / speedup; /* how much faster the fast one is */
-    /* a ratio's relative uncertainty is at most the sum of its terms' */
-    p.speedup_spread = slow->profile.spread + fast->profile.spread;
+    if (cmp->have) { /* head to head: the interval of the fast one's speedup, and its half-width */
+        p.speedup_low = speedup > 1 ? cmp->low : 1 / cmp->high;
+        p.speedup_high = speedup > 1 ? cmp->high : 1 / cmp->low;
+        p.speedup_spread = (p.speedup_high - p.speedup_low) / 2 / p.speedup;
+    } else { /* a ratio's relative uncertainty is at most the sum of its terms' */
+        p.speedup_spread = slow->profile.spread + fast->profile.spread;
+    }
     rc = sel_env_from(&p.env, "pair", id, run, st, iter) < 0 ||
          !(p.slow_source = sel_dup_or_null(slow->source)) || !(p.fast_source = sel_dup_or_null(fast->source)) ||
          !(p.slow_sha256 = sel_dup_or_null(slow->sha256)) || !(p.fast_sha256 = sel_dup_or_null(fast->sha256)) ||
@@ -114,6 +119,7 @@ static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *s
  * child's member in kids (by the same index). */
 struct closing {
     int n, nok, nfail, nk;
+    int compared, faster, slower, ties, cmp_failed, cmp_missing; /* phase compare's outcome */
     struct ao_result_msg *res;
     struct ao_sel_kernel *k;
     struct ao_beam_member *kids;
@@ -147,8 +153,9 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
         return -1;
     for (int r = 0; r < beam->n; r++) {
         const struct ao_beam_member *b = &beam->m[r];
-        c->k[r] = (struct ao_sel_kernel){b->sha256, b->latency_ns, 1, r, -1,
-                                         sel_median_u(b->profile.spread, b->profile.repeats)};
+        c->k[r] = (struct ao_sel_kernel){.sha256 = b->sha256, .latency_ns = b->latency_ns, .parent = 1,
+                                         .rank = r, .plan = -1,
+                                         .spread = sel_median_u(b->profile.spread, b->profile.repeats)};
     }
     c->nk = beam->n;
     for (int i = 0; i < c->n; i++)
@@ -173,8 +180,9 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
                 int x = c->nk++; /* the child's kernel, and its member */
                 if (ao_beam_member_of(&c->kids[x], r, iter) < 0)
                     return -1;
-                c->k[x] = (struct ao_sel_kernel){c->kids[x].sha256, r->latency_ns, 0, rk, p,
-                                                 sel_median_u(r->spread, r->repeats)};
+                c->k[x] = (struct ao_sel_kernel){.sha256 = c->kids[x].sha256, .latency_ns = r->latency_ns,
+                                                 .rank = rk, .plan = p,
+                                                 .spread = sel_median_u(r->spread, r->repeats)};
                 c->nok++;
             } else if (ao_verdict_of(status) != AO_V_DUPLICATE && /* a duplicate failed nothing, */
                        !ao_verdict_exhausted(status, r->reason)) { /* nor did a search out of moves */
@@ -183,6 +191,73 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
             i++;
         }
     }
+    return 0;
+}
+
+/* Phase compare, asked for when a child's own measurement would decide
+ * something (select.h): 1 asked (the step is taken), 0 none needed, -1
+ * failed. */
+static int ask_compare(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
+                       const struct ao_beam *beam, const struct closing *cl, const double *parent_ns)
+{
+    const struct ao_run_config *c = &st->config;
+    int *idx = calloc((size_t)cl->nk + 1, sizeof *idx), n, rc = 0;
+    const struct ao_beam_member **kid = calloc((size_t)cl->nk + 1, sizeof *kid);
+    const struct ao_beam_member **par = calloc((size_t)cl->nk + 1, sizeof *par);
+
+    if (!idx || !kid || !par) {
+        rc = ao_io_fail(io, "out of memory");
+        goto out;
+    }
+    n = ao_select_to_compare(cl->k, cl->nk, parent_ns, beam->n, (int)sel_int_or(c->beam, 1),
+                             (int)sel_int_or(c->topk, 0), sel_memory_on(st), idx);
+    for (int j = 0; j < n; j++) {
+        kid[j] = &cl->kids[idx[j]];
+        par[j] = &beam->m[cl->k[idx[j]].rank];
+    }
+    if (n > 0)
+        rc = sel_ask_compare(sel, io, run, st, kid, par, n);
+out:
+    free(idx);
+    free(kid);
+    free(par);
+    return rc;
+}
+
+/* The comparisons that came, on the children they were made of: a child
+ * that failed its comparison is dropped.  0, or -1 (io failed). */
+static int apply_compare(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
+                         const struct ao_beam *beam, struct closing *cl)
+{
+    cJSON *all = sel_load_compares(sel, run, st->iter, io);
+
+    if (!all)
+        return -1;
+    cl->compared = cJSON_GetArraySize(st->compares);
+    for (int x = beam->n; x < cl->nk; x++) {
+        const char *slot = cl->kids[x].slot;
+        char why[400];
+        int got;
+        if (!slot || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(all, slot)))
+            continue;
+        got = sel_compare_of(all, slot, &cl->k[x].cmp, why, sizeof why);
+        if (got < 0) {
+            ao_warn("run %s: slot %s failed when measured again beside its parent (%s): not kept", run, slot, why);
+            cl->k[x].dropped = 1;
+            cl->cmp_failed++;
+        } else if (got > 0) {
+            enum ao_cmp_verdict v = ao_sel_cmp_verdict(&cl->k[x].cmp);
+            cl->faster += v == AO_CMP_FASTER;
+            cl->slower += v == AO_CMP_SLOWER;
+            cl->ties += v == AO_CMP_TIE;
+            ao_info("run %s: slot %s against its parent: %.3fx (%.3f-%.3f), %s", run, slot,
+                    cl->k[x].cmp.speedup, cl->k[x].cmp.low, cl->k[x].cmp.high, ao_sel_cmp_name(v));
+        }
+    }
+    cl->cmp_missing = cl->compared - cl->faster - cl->slower - cl->ties - cl->cmp_failed;
+    if (cl->cmp_missing < 0)
+        cl->cmp_missing = 0;
+    cJSON_Delete(all);
     return 0;
 }
 
@@ -199,7 +274,7 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
     struct ao_beam newbeam;
     cJSON *all, *outbox = NULL, *hist = NULL, *pair_ids = NULL;
     struct ao_sel_pair pairs[64];
-    int rc = -1, cl_read;
+    int rc = -1, cl_read, compare;
 
     ao_beam_init(&newbeam);
     if (!(all = ao_rs_hgetall(sel->store, slots_key, err, sizeof err)))
@@ -211,6 +286,18 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         goto oom;
     for (int r = 0; r < beam->n; r++)
         parent_ns[r] = beam->m[r].latency_ns;
+    compare = iter > 0 && sel_compare_on(st);
+    if (compare && st->phase == AO_PHASE_COLLECT) { /* first, the comparisons a decision needs */
+        int asked = ask_compare(sel, io, run, st, beam, &cl, parent_ns);
+        if (asked != 0) {
+            rc = asked < 0 ? -1 : 0;
+            goto out;
+        }
+    } else if (compare && st->phase == AO_PHASE_COMPARE && apply_compare(sel, io, run, st, beam, &cl) < 0) {
+        goto out;
+    }
+    if (compare) /* the children on their parents' scale: what the comparisons say, else ties */
+        ao_select_chain(cl.k, cl.nk);
     /* cl.k[0..beam->n) are the parents, the rest the correct children */
     nsel = ao_select_beam(cl.k, cl.nk, (int)sel_int_or(c->beam, 1), order);
     for (int j = 0; j < nsel && newbeam.n < AO_MAX_BEAM; j++) {
@@ -218,15 +305,22 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         const struct ao_beam_member *from = x->parent ? &beam->m[x->rank] : &cl.kids[order[j]];
         if (ao_beam_member_copy(&newbeam.m[newbeam.n], from) < 0)
             goto oom;
+        newbeam.m[newbeam.n].latency_ns = x->latency_ns; /* compared: on the run's scale */
         newbeam.n++;
     }
     if (iter > 0 && sel_memory_on(st))
-        npairs = ao_select_pairs(cl.k, cl.nk, parent_ns, beam->n, (int)sel_int_or(c->topk, 0), pairs);
+        npairs = compare ? ao_select_pairs_compared(cl.k, cl.nk, (int)sel_int_or(c->topk, 0), pairs)
+                         : ao_select_pairs(cl.k, cl.nk, parent_ns, beam->n, (int)sel_int_or(c->topk, 0), pairs);
     for (int j = 0; j < npairs; j++) {
         const struct ao_sel_kernel *x = &cl.k[pairs[j].child];
         if (add_pair(outbox, run, st, iter, &beam->m[x->rank], &cl.kids[pairs[j].child], pairs[j].speedup,
-                     x->rank, x->plan, pair_ids) < 0)
+                     &x->cmp, x->rank, x->plan, pair_ids) < 0)
             goto oom;
+    }
+    if (st->phase == AO_PHASE_COMPARE) { /* the phase is over: collect's counts and on */
+        st->phase = AO_PHASE_COLLECT;
+        cJSON_Delete(st->compares);
+        st->compares = NULL;
     }
     st->kernels += cl.n;
     st->failures += cl.nfail;
@@ -265,11 +359,22 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         if (best && isfinite(best->pct_of_peak))
             cJSON_AddNumberToObject(hist, "pct_of_peak", best->pct_of_peak);
         cJSON_AddNumberToObject(hist, "pairs", npairs);
+        if (compare) { /* what the head-to-heads decided: a tie is recorded as one */
+            cJSON_AddNumberToObject(hist, "compared", cl.compared);
+            cJSON_AddNumberToObject(hist, "faster", cl.faster);
+            cJSON_AddNumberToObject(hist, "slower", cl.slower);
+            cJSON_AddNumberToObject(hist, "ties", cl.ties);
+            if (cl.cmp_failed)
+                cJSON_AddNumberToObject(hist, "compare_failed", cl.cmp_failed);
+            if (cl.cmp_missing)
+                cJSON_AddNumberToObject(hist, "compare_missing", cl.cmp_missing);
+        }
         cJSON_AddNumberToObject(hist, "seconds", sel_now_s() - st->opened);
         cJSON_AddItemToArray(st->history, hist);
         hist = NULL;
-        ao_info("run %s: iteration %lld closed: %d kernels, %d correct, best %.4g ns (%.3gx), %d pairs",
-                run, iter, cl.n, cl.nok, best_ns, base / best_ns, npairs);
+        ao_info("run %s: iteration %lld closed: %d kernels, %d correct, best %.4g ns (%.3gx), %d pairs%s",
+                run, iter, cl.n, cl.nok, best_ns, base / best_ns, npairs,
+                iter > 0 && !compare ? " (decided on single measurements)" : "");
     }
     if (npairs > 0) {
         st->phase = AO_PHASE_MEMORY;

@@ -48,6 +48,8 @@ static const struct ao_option options[] = {
      "an iteration's missing results are lost once none has come for this long"},
     {"fix-attempts", 0, AO_OPT_INT, "2", "F",
      "send a failed model kernel back to the model this many times (0: never)"},
+    {"compare", 0, AO_OPT_INT, "1", "0|1",
+     "1: a child is faster or slower than its parent only head to head with it; 0: on its own measurement"},
     {"plan-mode", 0, AO_OPT_STR, "distinct", "MODE",
      "distinct (each plan call is told the earlier titles) or independent (the paper's)"},
     {"size", 0, AO_OPT_STR, "tiny", "CLASS", "size class when a task names none"},

@@ -12,6 +12,7 @@
 #include "state/beam.h"
 #include "state/runstate.h"
 #include "state/runstore.h"
+#include "state/select.h"
 #include "wire/io.h"
 #include "wire/msg.h"
 #include "wire/names.h"
@@ -120,6 +121,24 @@ struct shape sel_shape_of(const struct ao_run_state *st);
 /* Every slot of the iteration has its result: choose, then pairs or on. */
 int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                         const struct ao_beam *beam, const char *slots_key);
+/* --- compare.c --- */
+/* Does the run decide on comparisons (its config's `compare`, on unless 0)? */
+int sel_compare_on(const struct ao_run_state *st);
+/* Send child[i] head to head with parent[i] (i < n) and open phase
+ * compare (a step).  1 sent, 0 none could be sent (go on without), -1
+ * failed (io says why). */
+int sel_ask_compare(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
+                    const struct ao_beam_member *const *child, const struct ao_beam_member *const *parent,
+                    int n);
+/* The iteration's comparisons as stored (slot -> result), or NULL (io failed). */
+cJSON *sel_load_compares(struct selector *sel, const char *run, long long iter, struct ao_io *io);
+/* The comparison of slot in all: 1 (c filled), 0 none came or it measured
+ * nothing, -1 the child failed when measured again (why says how). */
+int sel_compare_of(const cJSON *all, const char *slot, struct ao_sel_cmp *c, char *why, size_t len);
+/* A result in phase compare: one of the comparisons asked is recorded (as
+ * text, signed as it came); the last closes the iteration. */
+int sel_on_compare(struct selector *sel, struct ao_io *io, struct ao_run_state *st,
+                   const struct ao_result_msg *r, const char *text, char *reason, size_t len);
 /* --- fixes.c --- */
 int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                   size_t len);

@@ -23,7 +23,7 @@ static const struct {
 } defaults[] = {
     {"beam", "beam"}, {"plans", "plans"}, {"samples", "samples"}, {"iters", "iters"},
     {"topk", "topk"}, {"expn", "expn"}, {"seed", "seed"}, {"memory_deadline_s", "memory-deadline"},
-    {"slot_deadline_s", "slot-deadline"}, {"fix_attempts", "fix-attempts"},
+    {"slot_deadline_s", "slot-deadline"}, {"fix_attempts", "fix-attempts"}, {"compare", "compare"},
 };
 
 double sel_now_s(void)

@@ -179,6 +179,8 @@ ack:
     ao_utc_now(now, sizeof now);
     e.speedup = p.speedup;
     e.speedup_spread = p.speedup_spread;
+    e.speedup_low = p.speedup_low;
+    e.speedup_high = p.speedup_high;
     e.cost_usd = u.cost_usd;
     e.move = move;
     move = NULL;
