@@ -1,0 +1,63 @@
+# 84-aa-under-load.sh - the A/A run of issue 47 on a busy machine: a
+# scripted model answers every plan with the baseline plus an unused
+# static constant (the same machine code, another source), while three
+# busy loops share the two cores.  Each child's own measurement is taken
+# at another moment than its parent's and may say anything; what the run
+# keeps and teaches rests on head-to-head comparisons, so it stores no
+# lesson that claims a direction and its best is the baseline.  The same
+# run with --no-compare (the old way) is shown beside it, not asserted:
+# whether load fools a single measurement there is up to the machine.
+. tests/cli/helpers.sh
+ensure_calibration
+M=/usr/bin/python3
+# the default timing budget: a decision under load needs its rounds
+
+# six copies of the baseline, each with a constant nothing reads
+$M - "$T" <<'PY'
+import sys
+base = open("nkibench/matmul/baseline.c").read()
+for i in range(6):
+    open(f"{sys.argv[1]}/copy{i}.c", "w").write(f"static const int aa_unused_{i} = {1000 + i};\n" + base)
+PY
+start_llm aa "$($M - "$T" <<'PY'
+import json, sys
+d = sys.argv[1]
+copies = [open(f"{d}/copy{i}.c").read() for i in range(6)]
+plans = ["Unroll the k loop by %d." % (2 + i) for i in range(6)]
+summary = open("tests/replies/summary-01-format.md").read()
+print(json.dumps({"plan-m": [{"content": p, "usage": [100, 10]} for p in plans],
+                  "exec-m": [{"content": "```c\n" + c + "```", "usage": [200, 90]} for c in copies],
+                  "sum-m": [{"content": summary, "usage": [150, 20]}]}))
+PY
+)"
+LOAD=
+for _ in 1 2 3; do (while :; do :; done) & LOAD="$LOAD $!"; done
+SERVICE_PIDS="$SERVICE_PIDS $LOAD"
+ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-aa \
+    bin/accelopt run matmul --iters 3 --beam 1 --plans 2 --samples 1 --topk 4 --fix-attempts 0 \
+    --memory-scope run --json --log info --out "$T/aa" >"$T/aa.json" 2>"$T/aa.err"
+rc=$?
+kill $LOAD 2>/dev/null
+run_ended $rc; ok $? "the A/A run ends under three busy loops"
+base=$(sha256sum <nkibench/matmul/baseline.c | cut -d' ' -f1)
+$M - "$T/aa.json" "$T/aa/matmul/history.jsonl" "$base" <<'PY'
+import json, sys
+d = json.loads(open(sys.argv[1]).readline())
+rows = [json.loads(l) for l in open(sys.argv[2])]
+kids = [r for r in rows if r["iter"] > 0]
+assert len(kids) == 6 and all(r["status"] == "ok" for r in kids), [r["status"] for r in kids]
+# what each child measured alone against the baseline, for the log
+alone = [rows[0]["latency_ns"] / r["latency_ns"] for r in kids]
+h = d["history"][1:]
+print("# alone: %s; compared %d, ties %d, faster %d, slower %d; the search's figure %.3fx" % (
+    " ".join("%.2fx" % a for a in alone), sum(x.get("compared", 0) for x in h), sum(x.get("ties", 0) for x in h),
+    sum(x.get("faster", 0) for x in h), sum(x.get("slower", 0) for x in h), d["search_speedup"]))
+assert all("ties" in x and "compared" in x for x in h), h
+assert sum(x["pairs"] for x in h) == 0, "a copy of the baseline taught a direction: %s" % h
+assert d["best"]["sha256"] == sys.argv[3], "the best is not the baseline"
+assert d["search_speedup"] == 1, d["search_speedup"]
+PY
+ok $? "no lesson claims a direction, the best is the baseline, the search's figure is 1"
+grep -h "against its parent" "$T/aa/logs/selector.log" | sed 's/^.*: slot/# slot/'
+! grep -q '"model": *"sum-m"' "$LLM_LOG"; ok $? "no pair reached the summarizer"
