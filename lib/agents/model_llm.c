@@ -164,7 +164,11 @@ static int llm_summarize(struct ao_agent *a, const struct ao_pair_msg *p, struct
 
     *move = NULL;
     snprintf(speed, sizeof speed, "%.3fx %s", p->speedup, regression ? "slower" : "faster");
-    if (isfinite(p->speedup_spread)) /* the gain and its uncertainty, in one unit (issue 47) */
+    if (isfinite(p->speedup_low) && isfinite(p->speedup_high)) /* head to head (issue 47) */
+        snprintf(speed + strlen(speed), sizeof speed - strlen(speed),
+                 " head to head (95%% interval %.3f-%.3f, which leaves 1 out: a real difference, not noise)",
+                 p->speedup_low, p->speedup_high);
+    else if (isfinite(p->speedup_spread)) /* the gain and its uncertainty, in one unit (issue 47) */
         snprintf(speed + strlen(speed), sizeof speed - strlen(speed),
                  " (give or take %.0f%%: a gain of %.2f against an uncertainty of %.2f)",
                  100 * p->speedup_spread, p->speedup - 1, p->speedup_spread);

@@ -10,7 +10,7 @@
 . tests/cli/helpers.sh
 ensure_calibration
 M=/usr/bin/python3
-# the default timing budget: a decision under load needs its rounds
+export ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02 # quick timing: more single measurements look apart, more comparisons
 
 # six copies of the baseline, each with a constant nothing reads
 $M - "$T" <<'PY'
@@ -61,3 +61,18 @@ PY
 ok $? "no lesson claims a direction, the best is the baseline, the search's figure is 1"
 grep -h "against its parent" "$T/aa/logs/selector.log" | sed 's/^.*: slot/# slot/'
 ! grep -q '"model": *"sum-m"' "$LLM_LOG"; ok $? "no pair reached the summarizer"
+# the planner of each later iteration is told every earlier step and how it
+# ended, and what a tie means
+$M - "$LLM_LOG" <<'PY'
+import json, re, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+plans = [r["messages"][1]["content"] for r in reqs if r["model"] == "plan-m"]
+assert len(plans) == 6, len(plans)
+assert not any("Steps already tried" in p for p in plans[:2]), "iteration 1 has no history"
+last = plans[-1]
+assert "a TIE means no difference beyond the noise" in last, last[-1500:]
+for k in (2, 3, 4, 5):  # the four steps of iterations 1 and 2, each with an outcome
+    m = re.search(r"- Unroll the k loop by %d\. \(iteration \d\) -> (.*)" % k, last)
+    assert m and ("TIE" in m.group(1) or "measured alone" in m.group(1)), (k, last[-1500:])
+PY
+ok $? "the last planner is told all four earlier steps (each a tie or measured alone) and what a tie means"

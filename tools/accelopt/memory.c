@@ -213,7 +213,10 @@ static int cmd_show(const cJSON *items, const char *id, int json)
     age_text(created(it), age, sizeof age);
     printf("\neffect:      %.3fx %s", ao_json_num(it, "speedup", NAN),
            strcmp(ao_json_str(it, "direction", "+"), "-") ? "faster (a win)" : "slower (a regression)");
-    if (isfinite(ao_json_num(it, "speedup_spread", NAN)))
+    if (isfinite(ao_json_num(it, "speedup_low", NAN)) && isfinite(ao_json_num(it, "speedup_high", NAN)))
+        printf(" (head to head, 95%% interval %.3f-%.3f)", ao_json_num(it, "speedup_low", NAN),
+               ao_json_num(it, "speedup_high", NAN));
+    else if (isfinite(ao_json_num(it, "speedup_spread", NAN)))
         printf(" (give or take %.0f%%)", 100 * ao_json_num(it, "speedup_spread", NAN));
     printf(", %s old\n", age);
     for (int i = 0; i < N(meta); i++) {

@@ -27,6 +27,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "state/memory.h"
+#include "state/select.h"
 #include "wire/msg.h"
 #include "wire/names.h"
 #include "wire/runconfig.h"
@@ -187,47 +188,118 @@ static int emit(struct ao_io *io, const struct ao_plan_msg *p, long place, char 
     return rc;
 }
 
-/* What the run already tried, for a model's planner: the steps taken from
- * this very kernel in earlier iterations (each with how it ended), and the
- * steps that failed from other kernels of the run (a sibling in the beam,
- * an earlier iteration) with why, so that an idea refused once is not
- * proposed again.  From the run's iteration hashes in redis; "" when there
- * is nothing (or no redis).  Malloc'd, NULL on OOM. */
-#define HISTORY_LINES 12
+/* What the run already tried, for a model's planner: every step of the
+ * run's earlier iterations with how it ended (issue 47: measured, failed,
+ * a duplicate or lost), the steps taken from this very kernel apart from
+ * those taken from the run's other kernels, so that an idea tried once is
+ * not proposed again unless its outcome leaves room.  A measured step says
+ * what its head-to-head with the kernel it changed decided (faster, slower
+ * or a tie), or that it was measured alone.  From the run's iteration,
+ * comparison and plan hashes in redis; "" when there is nothing (or no
+ * redis).  Malloc'd, NULL on OOM. */
+#define HISTORY_LINES 16
 #define TRIED_MAX 64
 struct tried { /* a step taken from this kernel before: its title, normalized, and its plan */
     char norm[MAX_TITLE + 1], id[AO_ID_BUF];
 };
+
+/* HGETALL of the run's iteration slots (cmp 0), comparisons (cmp 1), or
+ * plans (iter -1) as a JSON object of strings, or NULL (no redis, or it
+ * failed). */
+static cJSON *hash_of(struct planner *pl, int cmp, const char *run, long long iter)
+{
+    char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN];
+    const char *argv[] = {"HGETALL", key};
+    struct redisReply *rep;
+    cJSON *o;
+
+    if (!pl->agent.redis ||
+        !(iter < 0 ? ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_PLANNED, run)
+          : cmp    ? ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_CMP, run, iter)
+                   : ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_ITER, run, iter)) ||
+        !(rep = ao_redis_argv(pl->agent.redis, 2, argv, NULL, e, sizeof e)))
+        return NULL;
+    if ((o = cJSON_CreateObject()))
+        for (size_t k = 1; rep->type == REDIS_REPLY_ARRAY && k < rep->elements; k += 2)
+            if (rep->element[k - 1]->str && rep->element[k]->str)
+                cJSON_AddStringToObject(o, rep->element[k - 1]->str, rep->element[k]->str);
+    freeReplyObject(rep);
+    return o;
+}
+
+/* How a measured step ended: its comparison with the kernel it changed
+ * where one was made, else its own measurement. */
+static void measured_outcome(const cJSON *r, const cJSON *cmp, char *out, size_t len)
+{
+    const char *status = ao_json_str(cmp, "status", NULL);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(cmp, "head_to_head");
+
+    if (status && strcmp(status, "ok") == 0 && h) {
+        struct ao_sel_cmp c = {1, ao_json_num(h, "speedup", NAN), ao_json_num(h, "speedup_low", NAN),
+                               ao_json_num(h, "speedup_high", NAN)};
+        switch (ao_sel_cmp_verdict(&c)) {
+        case AO_CMP_FASTER:
+            snprintf(out, len, "FASTER: head to head with the kernel it changed, %.2fx (95%% interval %.2f-%.2f)",
+                     c.speedup, c.low, c.high);
+            return;
+        case AO_CMP_SLOWER:
+            snprintf(out, len, "SLOWER: head to head with the kernel it changed, %.2fx (95%% interval %.2f-%.2f)",
+                     c.speedup, c.low, c.high);
+            return;
+        default:
+            snprintf(out, len, "a TIE: head to head with the kernel it changed it measured %.2fx (95%% interval "
+                     "%.2f-%.2f), no difference beyond the noise", c.speedup, c.low, c.high);
+            return;
+        }
+    }
+    if (status) {
+        snprintf(out, len, "failed when measured again beside the kernel it changed (%s: %.160s)", status,
+                 ao_json_str(cmp, "reason", "no reason given"));
+        return;
+    }
+    if (isfinite(ao_json_num(r, "speedup", NAN)))
+        snprintf(out, len, "correct; measured alone %.2fx against the kernel it changed (each alone, at "
+                 "different moments: not a difference the run counts), not compared head to head",
+                 ao_json_num(r, "speedup", NAN));
+    else
+        snprintf(out, len, "correct; not compared head to head");
+}
+
 static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, struct tried *tr, int *ntr)
 {
-    struct ao_buf mine = {0}, failed = {0}, out = {0};
-    int nmine = 0, nfailed = 0;
+    struct ao_buf mine = {0}, others = {0}, out = {0};
+    int nmine = 0, nothers = 0;
     char seen[HISTORY_LINES * 2][MAX_TITLE + 1];
     int nseen = 0;
+    cJSON *planned = hash_of(pl, 0, c->env.run, -1);
 
     for (long long i = c->env.iter - 1; pl->agent.redis && i >= 1; i--) { /* newest first */
-        char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN];
-        const char *argv[] = {"HGETALL", key};
-        struct redisReply *rep;
-        if (!ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_ITER, c->env.run, i) ||
-            !(rep = ao_redis_argv(pl->agent.redis, 2, argv, NULL, e, sizeof e)))
+        cJSON *slots = hash_of(pl, 0, c->env.run, i), *cmps, *it;
+        if (!slots)
             break;
-        for (size_t k = 1; rep->type == REDIS_REPLY_ARRAY && k < rep->elements; k += 2) {
-            cJSON *r = rep->element[k]->str ? cJSON_Parse(rep->element[k]->str) : NULL;
+        cmps = hash_of(pl, 1, c->env.run, i);
+        cJSON_ArrayForEach(it, slots) {
+            cJSON *r = cJSON_Parse(it->valuestring);
+            cJSON *cmp = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(cmps, it->string))
+                             ? cJSON_Parse(cJSON_GetObjectItemCaseSensitive(cmps, it->string)->valuestring)
+                             : NULL;
             const char *plan = ao_json_str(r, "plan_text", NULL), *status = ao_json_str(r, "status", "?");
             const char *parent = ao_json_str(r, "parent", "");
-            char title[MAX_TITLE + 1], outcome[240];
-            int dup = 0, here = c->sha256 && strcmp(parent, c->sha256) == 0, ok = !strcmp(status, "ok");
+            char title[MAX_TITLE + 1], outcome[400], pid[AO_ID_BUF];
+            int dup = 0, here = c->sha256 && strcmp(parent, c->sha256) == 0, rk = 0, ix = 0;
+            int slot_ok = sscanf(it->string, "%d.%d", &rk, &ix) == 2;
+            if (!plan && slot_ok && /* a lost slot: its plan as the planner wrote it down */
+                ao_name(pid, sizeof pid, AO_ID_PLAN, c->env.run, i, (long long)rk, (long)ix) == 0)
+                plan = ao_json_str(planned, pid, NULL);
             if (!plan) {
                 cJSON_Delete(r);
+                cJSON_Delete(cmp);
                 continue;
             }
             plan_title(plan, title, sizeof title);
-            if (here && *ntr < TRIED_MAX) { /* every step from this kernel, for the repeat check */
+            if (here && *ntr < TRIED_MAX && slot_ok) { /* every step from this kernel, for the repeat check */
                 char *nt = normalized(title);
-                int rk = 0, ix = 0;
-                if (nt && sscanf(ao_json_str(r, "slot", ""), "%d.%d", &rk, &ix) == 2 &&
-                    ao_name(tr[*ntr].id, sizeof tr[*ntr].id, AO_ID_PLAN, c->env.run, i, (long long)rk, (long)ix) == 0) {
+                if (nt && ao_name(tr[*ntr].id, sizeof tr[*ntr].id, AO_ID_PLAN, c->env.run, i, (long long)rk, (long)ix) == 0) {
                     snprintf(tr[*ntr].norm, sizeof tr[*ntr].norm, "%s", nt);
                     (*ntr)++;
                 }
@@ -235,35 +307,61 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
             }
             for (int q = 0; q < nseen && !dup; q++)
                 dup = strcmp(seen[q], title) == 0;
-            if (dup || (!here && ok) || (here ? nmine : nfailed) >= HISTORY_LINES / 2 ||
-                nseen >= HISTORY_LINES * 2) {
+            if (dup || (here ? nmine : nothers) >= HISTORY_LINES / 2 || nseen >= HISTORY_LINES * 2) {
                 cJSON_Delete(r);
+                cJSON_Delete(cmp);
                 continue;
             }
             snprintf(seen[nseen++], sizeof seen[0], "%s", title);
-            if (ok && isfinite(ao_json_num(r, "speedup", NAN)))
-                snprintf(outcome, sizeof outcome, "measured %.2fx against this kernel",
-                         ao_json_num(r, "speedup", NAN));
-            else if (ok)
-                snprintf(outcome, sizeof outcome, "measured correct");
+            if (!strcmp(status, "ok"))
+                measured_outcome(r, cmp, outcome, sizeof outcome);
+            else if (!strcmp(status, "duplicate"))
+                snprintf(outcome, sizeof outcome, "a duplicate of an earlier step: not tried again");
+            else if (!strcmp(status, "lost"))
+                snprintf(outcome, sizeof outcome, "lost: no result came back (never measured; it may be tried)");
             else
                 snprintf(outcome, sizeof outcome, "%s: %.180s", status, ao_json_str(r, "reason", "no reason given"));
             outcome[strcspn(outcome, "\n")] = '\0';
-            ao_buf_printf(here ? &mine : &failed, "- %s (iteration %lld) -> %s\n", title, i, outcome);
-            *(here ? &nmine : &nfailed) += 1;
+            ao_buf_printf(here ? &mine : &others, "- %s (iteration %lld) -> %s\n", title, i, outcome);
+            *(here ? &nmine : &nothers) += 1;
             cJSON_Delete(r);
+            cJSON_Delete(cmp);
         }
-        freeReplyObject(rep);
+        cJSON_Delete(slots);
+        cJSON_Delete(cmps);
     }
+    cJSON_Delete(planned);
+    if (nmine || nothers)
+        ao_buf_printf(&out, "A step counts as faster or slower only head to head with the kernel it changed "
+                      "(both timed in turns, in one sitting, with a 95%% interval); a TIE means no difference "
+                      "beyond the noise: neither a gain nor a loss, and no lesson.\n");
     if (nmine)
         ao_buf_printf(&out, "Steps already tried on this kernel in this run, and how each ended (do not "
                       "propose them again):\n%s\n", mine.data);
-    if (nfailed)
-        ao_buf_printf(&out, "Steps that failed on other kernels of this run, and why (an idea refused "
-                      "for a reason that holds here too will be refused again):\n%s\n", failed.data);
+    if (nothers)
+        ao_buf_printf(&out, "Steps tried on other kernels of this run, and how each ended (an idea that "
+                      "failed or tied there for a reason that holds here too will do so again):\n%s\n",
+                      others.data);
     ao_buf_release(&mine);
-    ao_buf_release(&failed);
+    ao_buf_release(&others);
     return out.data ? out.data : strdup("");
+}
+
+/* Write the plan down where the run's later plans read it: a slot that
+ * never comes back (lost) is still a step the run tried.  Best effort: the
+ * plan goes out either way. */
+static void note_planned(struct planner *pl, const struct ao_plan_msg *p)
+{
+    char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN];
+    const char *argv[] = {"HSET", key, p->env.id, p->text};
+    struct redisReply *rep;
+
+    if (!pl->agent.redis || !ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_PLANNED, p->env.run))
+        return;
+    if (!(rep = ao_redis_argv(pl->agent.redis, 4, argv, NULL, e, sizeof e)))
+        ao_warn("%s: not written down for the run's later plans: %s", p->env.id, e);
+    else
+        freeReplyObject(rep);
 }
 
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
@@ -440,6 +538,8 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                 ao_info("%s: %s%s", p->env.id, p->error ? p->error : p->duplicate_of ? "a duplicate of " : "planned",
                         p->duplicate_of && !p->error ? p->duplicate_of : "");
                 erc = emit(io, p, rank * plans + ix, reason, len);
+                if (!erc && p->text && !p->duplicate_of)
+                    note_planned(pl, p);
             }
             ao_msg_release(&ao_msg_plan, p);
             free(calls[j].earlier);
