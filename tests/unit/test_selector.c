@@ -87,6 +87,33 @@ static void kept_results(void)
     ao_io_free(io);
 }
 
+/* a comparison as phase compare stored it, read back (issue 47) */
+static void compared(void)
+{
+    const char *env = "\"type\":\"result\",\"v\":1,\"id\":\"result:k\",\"run\":\"r\",\"task\":\"matmul\","
+                      "\"target\":\"cpu\",\"iter\":2,\"kernel_id\":\"k\",\"slot\":\"0.1.0\",\"size\":\"tiny\"";
+    char ok[600], bad[600], lost[600], why[400] = "";
+    cJSON *all = cJSON_CreateObject();
+    struct ao_sel_cmp c;
+
+    snprintf(ok, sizeof ok, "{%s,\"status\":\"ok\",\"head_to_head\":{\"speedup\":1.2,\"speedup_low\":1.1,"
+             "\"speedup_high\":1.3}}", env);
+    snprintf(bad, sizeof bad, "{%s,\"status\":\"incorrect\",\"reason\":\"rel_l2 0.3\"}", env);
+    snprintf(lost, sizeof lost, "{%s,\"status\":\"lost\",\"reason\":\"none came\"}", env);
+    cJSON_AddStringToObject(all, "0.1.0", ok);
+    cJSON_AddStringToObject(all, "0.2.0", bad);
+    cJSON_AddStringToObject(all, "0.3.0", lost);
+    cJSON_AddStringToObject(all, "0.4.0", "{not json");
+    CHECK(sel_compare_of(all, "0.1.0", &c, why, sizeof why) == 1 && c.have && c.speedup == 1.2 && c.low == 1.1 &&
+              c.high == 1.3, "a comparison that came: its figure and interval");
+    CHECK(sel_compare_of(all, "0.2.0", &c, why, sizeof why) == -1 && strstr(why, "incorrect") && !c.have,
+          "a child that failed when measured again: dropped, with why (%s)", why);
+    CHECK(sel_compare_of(all, "0.3.0", &c, why, sizeof why) == 0 && !c.have, "a lost comparison decides nothing");
+    CHECK(sel_compare_of(all, "0.4.0", &c, why, sizeof why) == 0 && sel_compare_of(all, "0.9.0", &c, why, sizeof why) == 0,
+          "nor does one that does not read, or none");
+    cJSON_Delete(all);
+}
+
 int main(void)
 {
     struct ao_config cfg;
@@ -142,5 +169,6 @@ int main(void)
           "its default is out of bounds too, and refused as a task's would be (%s)", err);
     ao_config_release(&cfg);
     kept_results();
+    compared();
     return CHECK_DONE();
 }

@@ -40,9 +40,15 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     ao_msg_init(&ao_msg_result, &r);
     if (ao_msg_decode(&ao_msg_kernel, msg, &k, reason, len) < 0)
         return -1;
-    if (ao_profstage_kernel(st, &k, &r, reason, len) < 0)
-        goto out;
-    ao_info("%s: %s%s%s", k.env.id, r.status, r.reason ? ": " : "", r.reason ? r.reason : "");
+    {
+        int64_t t0 = ao_now_ns();
+        if (ao_profstage_kernel(st, &k, &r, reason, len) < 0)
+            goto out;
+        /* what each kernel cost the profiler: the operator's (and the
+         * comparisons' cost benchmark's) figure */
+        ao_info("%s: %s%s%s (%.2f s)", k.env.id, r.status, r.reason ? ": " : "", r.reason ? r.reason : "",
+                (double)(ao_now_ns() - t0) / 1e9);
+    }
     if (!(out = ao_msg_encode(&ao_msg_result, &r))) {
         snprintf(reason, len, "out of memory encoding the result");
         goto out;
