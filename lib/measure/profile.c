@@ -651,10 +651,9 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         return -1;
     }
     if (fabs(log(s2)) < fabs(log(s1))) { /* the second is the less extreme: its measurement is the result */
-        ao_measurement_release(r);
+        struct ao_measurement first = *r;
         *r = again;
-        ao_measurement_init(&again);
-        again.head_to_head = cJSON_Duplicate(h1, 1);
+        again = first; /* released below */
         h1 = r->head_to_head;
         h2 = again.head_to_head;
     }
