@@ -127,8 +127,8 @@ diagnose() {
 # check_runs RUNS-FILE KERNELS: every slot of every iteration holds exactly
 # one result, every run counted KERNELS kernels, and accelopt.runs carries
 # one done per run (a resent done has the same id).  Prints the number of
-# result messages on accelopt.results beyond one per slot and one final
-# head-to-head per run (redone work).
+# result messages on accelopt.results beyond one per slot, one per
+# comparison and one final head-to-head per run (redone work).
 check_runs() {
     bin/accelopt consume -b "$B" accelopt.runs --idle 8 >"$T/done.jsonl" 2>/dev/null
     bin/accelopt consume -b "$B" accelopt.results --idle 8 >"$T/results.jsonl" 2>/dev/null
@@ -143,11 +143,13 @@ done = collections.defaultdict(set)
 for line in open(sys.argv[4]):
     d = json.loads(line)
     done[d["run"]].add(d["id"])
-results, finals = collections.Counter(), collections.Counter()
+results, finals, cmps = collections.Counter(), collections.Counter(), collections.Counter()
 for line in open(sys.argv[5]):
     d = json.loads(line)
     if d["run"] in runs and d["kernel_id"].endswith(":final"):
         finals[d["run"]] += 1  # the final head-to-head: no slot of its own
+    elif d["run"] in runs and ":cmp:" in d["kernel_id"]:
+        cmps[d["kernel_id"]] += 1  # a child against its parent (phase compare): no slot of its own
     elif d["run"] in runs:
         results[(d["run"], d["kernel_id"])] += 1
 slots = 0
@@ -171,7 +173,7 @@ for line in open(sys.argv[4]):
     d = json.loads(line)
     if d["run"] in runs and d.get("speedup_method") == "head_to_head":
         assert finals[d["run"]] >= 1, d["run"]
-print(sum(results.values()) - slots + sum(n - 1 for n in finals.values()))
+print(sum(results.values()) - slots + sum(n - 1 for n in finals.values()) + sum(n - 1 for n in cmps.values()))
 PY
 }
 
