@@ -194,6 +194,15 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
     return 0;
 }
 
+/* A kept child's latency as the comparisons put it (ao_select_chain), and
+ * its % of peak with it: both quote one figure. */
+static void set_latency(struct ao_beam_member *m, double ns)
+{
+    m->latency_ns = ns;
+    if (isfinite(m->profile.t_min_ns) && ns > 0)
+        m->pct_of_peak = m->profile.t_min_ns / ns;
+}
+
 /* Phase compare, asked for when a child's own measurement would decide
  * something (select.h): 1 asked (the step is taken), 0 none needed, -1
  * failed. */
@@ -305,7 +314,8 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         const struct ao_beam_member *from = x->parent ? &beam->m[x->rank] : &cl.kids[order[j]];
         if (ao_beam_member_copy(&newbeam.m[newbeam.n], from) < 0)
             goto oom;
-        newbeam.m[newbeam.n].latency_ns = x->latency_ns; /* compared: on the run's scale */
+        if (compare && !x->parent) /* on its parent's scale; the work is the task's, so % of peak goes as 1/latency */
+            set_latency(&newbeam.m[newbeam.n], x->latency_ns);
         newbeam.n++;
     }
     if (iter > 0 && sel_memory_on(st))
