@@ -203,21 +203,16 @@ struct tried { /* a step taken from this kernel before: its title, normalized, a
     char norm[MAX_TITLE + 1], id[AO_ID_BUF];
 };
 
-/* HGETALL of the run's iteration slots (cmp 0), comparisons (cmp 1), or
- * plans (iter -1) as a JSON object of strings, or NULL (no redis, or it
- * failed). */
-static cJSON *hash_of(struct planner *pl, int cmp, const char *run, long long iter)
+/* HGETALL of key (ao_redis_key'd) as a JSON object of strings, or NULL
+ * (no key, or redis failed). */
+static cJSON *hash_of(struct planner *pl, const char *key)
 {
-    char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN];
+    char e[AO_ERRLEN];
     const char *argv[] = {"HGETALL", key};
     struct redisReply *rep;
     cJSON *o;
 
-    if (!pl->agent.redis ||
-        !(iter < 0 ? ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_PLANNED, run)
-          : cmp    ? ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_CMP, run, iter)
-                   : ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_ITER, run, iter)) ||
-        !(rep = ao_redis_argv(pl->agent.redis, 2, argv, NULL, e, sizeof e)))
+    if (!key || !(rep = ao_redis_argv(pl->agent.redis, 2, argv, NULL, e, sizeof e)))
         return NULL;
     if ((o = cJSON_CreateObject()))
         for (size_t k = 1; rep->type == REDIS_REPLY_ARRAY && k < rep->elements; k += 2)
@@ -271,13 +266,17 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
     int nmine = 0, nothers = 0;
     char seen[HISTORY_LINES * 2][MAX_TITLE + 1];
     int nseen = 0;
-    cJSON *planned = hash_of(pl, 0, c->env.run, -1);
+    char key[AO_REDIS_KEY_MAX];
+    cJSON *planned;
 
-    for (long long i = c->env.iter - 1; pl->agent.redis && i >= 1; i--) { /* newest first */
-        cJSON *slots = hash_of(pl, 0, c->env.run, i), *cmps, *it;
+    if (!pl->agent.redis)
+        return strdup("");
+    planned = hash_of(pl, ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_PLANNED, c->env.run));
+    for (long long i = c->env.iter - 1; i >= 1; i--) { /* newest first */
+        cJSON *slots = hash_of(pl, ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_ITER, c->env.run, i)), *cmps, *it;
         if (!slots)
             break;
-        cmps = hash_of(pl, 1, c->env.run, i);
+        cmps = hash_of(pl, ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_CMP, c->env.run, i));
         cJSON_ArrayForEach(it, slots) {
             cJSON *r = cJSON_Parse(it->valuestring);
             cJSON *cmp = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(cmps, it->string))
