@@ -51,6 +51,25 @@ grep -q "profiler was killed by signal 6; restarting it" "$T/crash.err" &&
     grep -q "1 of its 1 results lost" "$T/crash/logs/selector.log"
 ok $? "the profiler died with it and was restarted; the selector declared the result lost"
 
+# the next iteration's planner is told of the lost step (its plan as the
+# planner wrote it down), and may propose it again
+: >"$LLM_LOG"
+ACCELOPT_FAULT_CRASH_ON=KILL-MY-PROFILER ACCELOPT_MAX_ATTEMPTS=1 ACCELOPT_LLM_URL=$LLM_URL \
+ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m ACCELOPT_SUMMARIZER_MODEL=plan-m \
+    timeout 240 bin/accelopt run matmul --iters 2 --beam 1 --plans 1 --samples 1 --slot-deadline 8 \
+    --json --out "$T/crash2" >"$T/crash2.jsonl" 2>"$T/crash2.err"
+$M - "$LLM_LOG" "$T/crash2/matmul/history.jsonl" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+plans = [r["messages"][1]["content"] for r in reqs if r["model"] == "plan-m"]
+assert len(plans) == 2, len(plans)
+assert "Steps already tried on this kernel" in plans[1] and \
+    "- Narrow the j tile. (iteration 1) -> lost: no result came back" in plans[1], plans[1][-1200:]
+hist = [json.loads(l) for l in open(sys.argv[2])]
+assert [h["status"] for h in hist if h["iter"] == 2] == ["lost"], "a lost step is not a duplicate when proposed again"
+PY
+ok $? "the next planner is told of the lost step, on its own kernel, and proposing it again is no duplicate"
+
 # --- a planner whose model never answers -------------------------------------
 start_llm hang '{"plan-m": [{"content": "never sent", "delay": 3600}],
                  "*": [{"content": "unused"}]}'

@@ -285,18 +285,27 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
             const char *plan = ao_json_str(r, "plan_text", NULL), *status = ao_json_str(r, "status", "?");
             const char *parent = ao_json_str(r, "parent", "");
             char title[MAX_TITLE + 1], outcome[400], pid[AO_ID_BUF];
-            int dup = 0, here = c->sha256 && strcmp(parent, c->sha256) == 0, rk = 0, ix = 0;
+            int dup = 0, here, rk = 0, ix = 0, noted = 0;
             int slot_ok = sscanf(it->string, "%d.%d", &rk, &ix) == 2;
+            cJSON *was = NULL;
             if (!plan && slot_ok && /* a lost slot: its plan as the planner wrote it down */
-                ao_name(pid, sizeof pid, AO_ID_PLAN, c->env.run, i, (long long)rk, (long)ix) == 0)
-                plan = ao_json_str(planned, pid, NULL);
+                ao_name(pid, sizeof pid, AO_ID_PLAN, c->env.run, i, (long long)rk, (long)ix) == 0 &&
+                cJSON_IsString(cJSON_GetObjectItemCaseSensitive(planned, pid)) &&
+                (was = cJSON_Parse(cJSON_GetObjectItemCaseSensitive(planned, pid)->valuestring))) {
+                plan = ao_json_str(was, "text", NULL);
+                parent = ao_json_str(was, "parent", "");
+                noted = 1;
+            }
+            here = c->sha256 && strcmp(parent, c->sha256) == 0;
             if (!plan) {
+                cJSON_Delete(was);
                 cJSON_Delete(r);
                 cJSON_Delete(cmp);
                 continue;
             }
             plan_title(plan, title, sizeof title);
-            if (here && *ntr < TRIED_MAX && slot_ok) { /* every step from this kernel, for the repeat check */
+            /* every step measured from this kernel, for the repeat check (a lost one may come again) */
+            if (here && !noted && *ntr < TRIED_MAX && slot_ok) {
                 char *nt = normalized(title);
                 if (nt && ao_name(tr[*ntr].id, sizeof tr[*ntr].id, AO_ID_PLAN, c->env.run, i, (long long)rk, (long)ix) == 0) {
                     snprintf(tr[*ntr].norm, sizeof tr[*ntr].norm, "%s", nt);
@@ -309,6 +318,7 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
             if (dup || (here ? nmine : nothers) >= HISTORY_LINES / 2 || nseen >= HISTORY_LINES * 2) {
                 cJSON_Delete(r);
                 cJSON_Delete(cmp);
+                cJSON_Delete(was);
                 continue;
             }
             snprintf(seen[nseen++], sizeof seen[0], "%s", title);
@@ -325,6 +335,7 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
             *(here ? &nmine : &nothers) += 1;
             cJSON_Delete(r);
             cJSON_Delete(cmp);
+            cJSON_Delete(was);
         }
         cJSON_Delete(slots);
         cJSON_Delete(cmps);
@@ -336,7 +347,7 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
                       "beyond the noise: neither a gain nor a loss, and no lesson.\n");
     if (nmine)
         ao_buf_printf(&out, "Steps already tried on this kernel in this run, and how each ended (do not "
-                      "propose them again):\n%s\n", mine.data);
+                      "propose them again; a lost one may be):\n%s\n", mine.data);
     if (nothers)
         ao_buf_printf(&out, "Steps tried on other kernels of this run, and how each ended (an idea that "
                       "failed or tied there for a reason that holds here too will do so again):\n%s\n",
@@ -351,16 +362,26 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
  * plan goes out either way. */
 static void note_planned(struct planner *pl, const struct ao_plan_msg *p)
 {
-    char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN];
-    const char *argv[] = {"HSET", key, p->env.id, p->text};
+    char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN], *v;
+    cJSON *rec = cJSON_CreateObject();
+    const char *argv[] = {"HSET", key, p->env.id, NULL};
     struct redisReply *rep;
 
-    if (!pl->agent.redis || !ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_PLANNED, p->env.run))
+    /* the kernel it is a step from, and the step */
+    if (!rec || !cJSON_AddStringToObject(rec, "parent", p->candidate_sha256 ? p->candidate_sha256 : "") ||
+        !cJSON_AddStringToObject(rec, "text", p->text) || !(v = cJSON_PrintUnformatted(rec))) {
+        cJSON_Delete(rec);
         return;
-    if (!(rep = ao_redis_argv(pl->agent.redis, 4, argv, NULL, e, sizeof e)))
-        ao_warn("%s: not written down for the run's later plans: %s", p->env.id, e);
-    else
-        freeReplyObject(rep);
+    }
+    argv[3] = v;
+    if (pl->agent.redis && ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_PLANNED, p->env.run)) {
+        if (!(rep = ao_redis_argv(pl->agent.redis, 4, argv, NULL, e, sizeof e)))
+            ao_warn("%s: not written down for the run's later plans: %s", p->env.id, e);
+        else
+            freeReplyObject(rep);
+    }
+    cJSON_free(v);
+    cJSON_Delete(rec);
 }
 
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
