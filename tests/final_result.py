@@ -4,6 +4,8 @@ step by step, signed with ACCELOPT_SIGN_KEY_FILE as a profiler signs them:
     final_result.py base  SENT     the baseline's result (1000 ns)
     final_result.py child SENT     iteration 1's one child, 2x faster in the search
     final_result.py cmp:X SENT     that child head to head with its parent, speedup X
+    final_result.py forged:WHAT SENT  a comparison not asked for: of another
+                                   slot (WHAT slot) or of another kernel (sha)
     final_result.py final:X SENT   the final head-to-head, speedup X (its
                                    medians 1010 ns and 1010/X ns)
     final_result.py failed SENT    the final head-to-head, the best incorrect
@@ -45,6 +47,15 @@ elif step.startswith("cmp:"):
     out.append(res(k, latency_ns=1000.0 / sp, speedup=sp, head_to_head={"speedup": sp, "speedup_low": sp * 0.95,
               "speedup_high": sp * 1.05, "rounds": 21, "baseline_median_ns": 1000.0,
               "baseline_spread": 0.01, "kernel_median_ns": 1000.0 / sp, "kernel_spread": 0.01}))
+elif step.startswith("forged:"):
+    k = dict(next(m for m in msgs if m["type"] == "kernel" and ":cmp:" in m["id"]))
+    if step == "forged:slot":
+        k["id"], k["slot"] = k["id"].replace(":cmp:" + k["slot"], ":cmp:0.0.1"), "0.0.1"
+    else:
+        k["source"] = k["source"] + "\n/* not the child */\n"
+        k["sha256"] = sha(k["source"])
+    out.append(res(k, latency_ns=100.0, speedup=10.0, head_to_head={"speedup": 10.0, "speedup_low": 9.0,
+              "speedup_high": 11.0, "rounds": 21, "baseline_median_ns": 1000.0, "kernel_median_ns": 100.0}))
 elif step.startswith("final"):
     sp = float(step.split(":")[1])
     k = next(m for m in msgs if m["type"] == "kernel" and m["id"].endswith(":final"))

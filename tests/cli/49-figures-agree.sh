@@ -79,6 +79,24 @@ assert "result is the baseline" in d["reason"], d["reason"]
 PY
 ok $? "a best that fails its head-to-head: no claim, and the result is the baseline"
 
+# a comparison counts only where phase compare asked for it: one of a slot
+# it did not ask for, and one of another kernel than the slot's child, both
+# signed by the profiler's key, are dead letters; the run waits on for the
+# one it asked for
+d=$T/forged st=$T/forged/st.json
+mkdir -p "$d"
+fsel() { bin/accelopt-selector --state "$st" --dlq "$d/sel.dlq" 2>>"$d/sel.err"; }
+printf '%s\n' '{"type":"task","v":1,"id":"task:fg","run":"fg","task":"silu","target":"cpu","iter":0,"size":"tiny","config":{"beam":1,"plans":1,"samples":1,"iters":1,"memory_scope":"none"}}' | fsel >"$d/s0.jsonl"
+python3 tests/final_result.py base "$d/s0.jsonl" | fsel >"$d/s1.jsonl"
+python3 tests/final_result.py child "$d/s1.jsonl" | fsel >"$d/s2.jsonl"
+{ python3 tests/final_result.py forged:slot "$d/s2.jsonl"; python3 tests/final_result.py forged:sha "$d/s2.jsonl"; } |
+    fsel >"$d/s3.jsonl"
+python3 tests/final_result.py cmp:1.6 "$d/s2.jsonl" | fsel >"$d/s4.jsonl"
+[ ! -s "$d/s3.jsonl" ] && grep -q "which iteration 1 did not ask for" "$d/sel.dlq" &&
+    grep -q "another task, size, target or kernel than slot 0.0.0" "$d/sel.dlq" &&
+    grep -q '"id":"kernel:fg:final"' "$d/s4.jsonl"
+ok $? "a comparison of a slot not asked for, or of another kernel, is a dead letter; the one asked for closes the iteration"
+
 # a whole run: the table's row is its done's, best.c its result, and the
 # exit status says whether any task gained
 bin/accelopt run matmul --size tiny --iters 2 --out "$T/r" >"$T/r.out" 2>"$T/r.err"
