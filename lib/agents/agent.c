@@ -385,11 +385,11 @@ char *ao_memory_text(const cJSON *items)
             ao_buf_printf(&b, "\nREGRESSION: the step made the kernel %.2fx slower", cJSON_IsNumber(sp) ? sp->valuedouble : 0.0);
         else
             ao_buf_printf(&b, "\nWIN: the step made the kernel %.2fx faster", cJSON_IsNumber(sp) ? sp->valuedouble : 0.0);
-        if (isfinite(ao_json_num(it, "speedup_low", NAN)) && isfinite(ao_json_num(it, "speedup_high", NAN)))
-            ao_buf_printf(&b, " (head to head, 95%% interval %.2f-%.2f)", ao_json_num(it, "speedup_low", NAN),
-                          ao_json_num(it, "speedup_high", NAN));
-        else if (isfinite(ao_json_num(it, "speedup_spread", NAN)))
-            ao_buf_printf(&b, " (give or take %.0f%%)", 100 * ao_json_num(it, "speedup_spread", NAN));
+        {
+            char sure[96];
+            ao_memory_item_sureness(it, 2, sure, sizeof sure);
+            ao_buf_printf(&b, "%s", sure);
+        }
         ao_buf_printf(&b, "; learned on task ");
         fenced(&b, ao_json_str(it, "task", "?"), 64);
         ao_buf_printf(&b, " (");

@@ -272,6 +272,19 @@ int ao_memory_item_check(const cJSON *item, char *err, size_t errlen)
     return 0;
 }
 
+void ao_memory_item_sureness(const cJSON *item, int digits, char *out, size_t len)
+{
+    double lo = ao_json_num(item, "speedup_low", NAN), hi = ao_json_num(item, "speedup_high", NAN);
+    double spread = ao_json_num(item, "speedup_spread", NAN);
+
+    if (isfinite(lo) && isfinite(hi))
+        snprintf(out, len, " (head to head, 95%% interval %.*f-%.*f)", digits, lo, digits, hi);
+    else if (isfinite(spread))
+        snprintf(out, len, " (give or take %.0f%%)", 100 * spread);
+    else if (len)
+        out[0] = '\0';
+}
+
 void ao_memory_item_clip(cJSON *item)
 {
     for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {

@@ -39,6 +39,11 @@ int ao_memory_item_check(const cJSON *item, char *err, size_t errlen);
 /* Cut an item's text fields to the limits above (at a character boundary,
  * ending in "..."), as the summarizer stores it. */
 void ao_memory_item_clip(cJSON *item);
+/* How sure an item's speedup is, for a reader: " (head to head, 95%
+ * interval 1.10-1.30)" where it was learned head to head, " (give or take
+ * 5%)" where it has only a spread, "" otherwise; digits after the point as
+ * given.  Into out (len). */
+void ao_memory_item_sureness(const cJSON *item, int digits, char *out, size_t len);
 
 /* Every item of a memory, newest first (ao_memory_read without a cap). */
 cJSON *ao_memory_all(struct ao_redis *r, const char *key, char *err, size_t errlen);

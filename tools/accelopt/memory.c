@@ -196,7 +196,7 @@ static int cmd_show(const cJSON *items, const char *id, int json)
     static const char *const meta[] = {"id", "run", "task", "target", "iter", "created_at",
                                        "imported_at", "origin", "model", "pair_id", "slow_sha256",
                                        "fast_sha256"};
-    char age[16];
+    char age[16], sure[96];
 
     if (!it) {
         ao_err("no item '%s' in this memory (accelopt memory list shows the ids)", id);
@@ -213,12 +213,8 @@ static int cmd_show(const cJSON *items, const char *id, int json)
     age_text(created(it), age, sizeof age);
     printf("\neffect:      %.3fx %s", ao_json_num(it, "speedup", NAN),
            strcmp(ao_json_str(it, "direction", "+"), "-") ? "faster (a win)" : "slower (a regression)");
-    if (isfinite(ao_json_num(it, "speedup_low", NAN)) && isfinite(ao_json_num(it, "speedup_high", NAN)))
-        printf(" (head to head, 95%% interval %.3f-%.3f)", ao_json_num(it, "speedup_low", NAN),
-               ao_json_num(it, "speedup_high", NAN));
-    else if (isfinite(ao_json_num(it, "speedup_spread", NAN)))
-        printf(" (give or take %.0f%%)", 100 * ao_json_num(it, "speedup_spread", NAN));
-    printf(", %s old\n", age);
+    ao_memory_item_sureness(it, 3, sure, sizeof sure);
+    printf("%s, %s old\n", sure, age);
     for (int i = 0; i < N(meta); i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, meta[i]);
         if (cJSON_IsString(v)) {
