@@ -7,7 +7,8 @@
 # model at tiny.  Per run: the kernels evaluated until the first run's
 # fastest kernel (the same source) came up, the search's own best figure
 # (the baseline's time over the fastest kernel's), and the run's quoted
-# figure (its final head-to-head).
+# figure (its final head-to-head).  ITERS and PLANS (default 4 and 2) in
+# the environment change the run's shape.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tasks=${*:-matmul transpose_matmul rmsnorm_matmul}
@@ -27,7 +28,7 @@ for t in $tasks; do
     for arm in first second control; do
         opt=()
         [ $arm = control ] && opt=(--no-memory)
-        ACCELOPT_STATE_DIR=$st bin/accelopt run "$t" --iters 4 --beam 1 --plans 2 --samples 1 --topk 4 \
+        ACCELOPT_STATE_DIR=$st bin/accelopt run "$t" --iters "${ITERS:-4}" --beam 1 --plans "${PLANS:-2}" --samples 1 --topk 4 \
             --seed 1 "${opt[@]}" --log info --json --out "$T/$t/$arm" >"$T/$t/$arm.json" 2>"$T/$t/$arm.err" || true
     done
     python3 - "$T/$t" "$t" <<'PY'
