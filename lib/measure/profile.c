@@ -141,6 +141,15 @@ static const struct ao_calib *fresh_calib(struct ao_profiler *p, char *err, size
     return &p->fresh;
 }
 
+/* % of peak at median_ns: t_min / median, at most 1.  A kernel let through
+ * under t_min (within the roofline's slack and the machine's spread, see
+ * roofline_hold) is at the peak as well as this machine's peaks can be
+ * told: it reads 100%, not a figure no honest kernel can reach. */
+static double peak_fraction(double t_min_ns, double median_ns)
+{
+    return fmin(1, t_min_ns / median_ns);
+}
+
 /* The roofline: r gets the time the machine's peaks allow (t_min_ns, its
  * three terms and what binds) and the % of peak at median_ns.  A fastest
  * call under it by more than the wake-up uncertainty could be wrong, or
@@ -165,7 +174,7 @@ static int roofline_hold(struct ao_profiler *p, const struct ao_task *t, const s
     r->t_elementwise_ns = tv;
     set_str(&r->bound, r->t_min_ns == tb ? "memory" : r->t_min_ns == tm ? "matmul" : "elementwise");
     set_str(&r->calibration, c->id);
-    r->pct_of_peak = r->t_min_ns / median_ns;
+    r->pct_of_peak = peak_fraction(r->t_min_ns, median_ns);
     if (min_ns + (double)wake_u_ns >= r->t_min_ns * (1 - ROOFLINE_SLACK))
         return 0;
     if (!(f = fresh_calib(p, err, errlen)))
@@ -186,7 +195,7 @@ static int roofline_hold(struct ao_profiler *p, const struct ao_task *t, const s
             "allows %.0f ns: the stored calibration is low (accelopt calibrate measures it again)",
             t->name, r->t_min_ns, t2);
     r->t_min_ns = fmin(r->t_min_ns, t2);
-    r->pct_of_peak = r->t_min_ns / median_ns;
+    r->pct_of_peak = peak_fraction(r->t_min_ns, median_ns);
     *rechecked = 1;
     return 0;
 }
