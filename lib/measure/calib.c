@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "measure/calib.h"
+#include "measure/probe.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "targets/target.h"
@@ -75,6 +76,10 @@ int ao_calib_store(const char *path, const char *target, struct ao_calib *c, cha
     cJSON_AddNumberToObject(j, "fma_spread", c->fma_spread);
     cJSON_AddNumberToObject(j, "vec_gflops", c->vec_gflops);
     cJSON_AddNumberToObject(j, "vec_spread", c->vec_spread);
+    if (c->probe_mean_ns > 0) {
+        cJSON_AddNumberToObject(j, "probe_mean_ns", c->probe_mean_ns);
+        cJSON_AddNumberToObject(j, "probe_spread", c->probe_spread);
+    }
     if (!(s = cJSON_Print(j))) {
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -188,6 +193,15 @@ out:
     return rc;
 }
 
+void ao_calib_probe(struct ao_calib *c)
+{
+    struct ao_probe pr;
+    if (ao_probe_run(&pr) == 0 && (!(c->probe_mean_ns > 0) || pr.mean_ns < c->probe_mean_ns)) {
+        c->probe_mean_ns = pr.mean_ns;
+        c->probe_spread = pr.spread;
+    }
+}
+
 static int keep_noisy;
 
 void ao_calib_keep_noisy(int on)
@@ -203,6 +217,7 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
     for (int try = 0; try < AO_CALIB_TRIES && !stable; try++) {
         if (calib_once(bw_mib, try ? &x : c, err, errlen) < 0)
             return -1;
+        ao_calib_probe(c);
         if (try) { /* each peak is the best any try reached: a busy core only lowers them */
             if (x.bw_gbs > c->bw_gbs) {
                 c->bw_gbs = x.bw_gbs;
@@ -316,6 +331,11 @@ int ao_calib_load(const char *path, const char *model, const char *flags, struct
         if (c->ncurve == 0)
             goto bad;
     }
+    /* the probe came later than the peaks: an older calibration has none */
+    if (cJSON_GetObjectItemCaseSensitive(j, "probe_mean_ns") &&
+        (get_num(j, "probe_mean_ns", &c->probe_mean_ns) < 0 || get_num(j, "probe_spread", &c->probe_spread) < 0 ||
+         !(c->probe_mean_ns > 0)))
+        goto bad;
     ao_sha256_hex(text, strlen(text), hex);
     snprintf(c->id, sizeof c->id, "%.16s", hex);
     rc = strcmp(model, c->cpu_model) || strcmp(flags, c->cflags) ? 1 : 0;

@@ -25,6 +25,10 @@ struct ao_calib {
     double curve_bytes[8], curve_gbs[8];
     double fma_gflops, fma_spread;
     double vec_gflops, vec_spread;
+    /* the machine probe (probe.h) on the quiet machine: its mean round and
+     * spread, against which every result says how busy the machine was
+     * (0: not taken, an older calibration) */
+    double probe_mean_ns, probe_spread;
 };
 
 /* Default path of a target's calibration: <state dir>/calibration-<target>.json. */
@@ -41,6 +45,10 @@ void ao_calib_default_path(const char *target, char *buf, size_t len);
  * still set), and fill c.  bw_mib sets the array size for the bandwidth
  * runs.  0 or -1 + err. */
 int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen);
+
+/* Time the machine probe (probe.h) into c, unless c already holds a
+ * quieter one: called with each try of the peaks, the quietest is kept. */
+void ao_calib_probe(struct ao_calib *c);
 
 /* `accelopt calibrate` stores what it measured even when it stayed noisy
  * (the operator asked for it, and is told); a profiler's own calibration

@@ -30,6 +30,9 @@ static const struct ao_field fields[] = {
     M(max_rel_l2, AO_F_NUM),
     M(tolerance, AO_F_NUM),
     M(machine_load, AO_F_NUM),
+    M(machine_slowdown, AO_F_NUM),
+    M(machine_spread, AO_F_NUM),
+    M(machine_spread_calibrated, AO_F_NUM),
     M(repeats, AO_F_INT),
     M(wall_ns, AO_F_INT),
     M(steady, AO_F_BOOL),
@@ -106,6 +109,9 @@ int ao_result_of(const struct ao_kernel_msg *k, const struct ao_measurement *m, 
     r->max_rel_l2 = m->max_rel_l2;
     r->tolerance = m->tolerance;
     r->machine_load = m->machine_load;
+    r->machine_slowdown = m->machine_slowdown;
+    r->machine_spread = m->machine_spread;
+    r->machine_spread_calibrated = m->machine_spread_calibrated;
     r->repeats = m->repeats;
     r->wall_ns = m->wall_ns;
     r->steady = m->steady;

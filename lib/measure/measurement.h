@@ -21,6 +21,10 @@ struct ao_measurement {
     /* the 1-minute load average per online CPU when it was measured: how
      * busy the machine was (issue 47: a model read drift as regressions) */
     double machine_load;
+    /* the machine probe (probe.h) timed right after it: its mean round
+     * against the calibration's (1 = as quiet as when calibrated), and its
+     * spread now and then */
+    double machine_slowdown, machine_spread, machine_spread_calibrated;
     long long repeats, wall_ns;
     int steady; /* the spread came under the target (-1: not measured) */
     cJSON *rel_l2, *sandbox, *timing;

@@ -24,6 +24,7 @@
 #include "core/util.h"
 #include "measure/job.h"
 #include "measure/measurement.h"
+#include "measure/probe.h"
 #include "measure/profile.h"
 #include "measure/profiler_int.h"
 #include "measure/sandbox.h"
@@ -49,10 +50,26 @@ static void layers_json(struct ao_measurement *r, const char *layers, int seccom
     r->sandbox = a;
 }
 
+/* How busy the machine is, as known code finds it: the probe timed now,
+ * against the calibration's where it has one.  Only after a kernel that
+ * was timed: ~5 ms, and nothing to say of a failure. */
+static void set_machine(struct ao_measurement *r, const struct ao_calib *c)
+{
+    struct ao_probe pr;
+    if (ao_probe_run(&pr) < 0)
+        return;
+    r->machine_spread = pr.spread;
+    if (c && c->probe_mean_ns > 0) {
+        r->machine_slowdown = pr.mean_ns / c->probe_mean_ns;
+        r->machine_spread_calibrated = c->probe_spread;
+    }
+}
+
 /* The result's verdict from the job's: status, reason, the errors of the
- * checks (taken from *errors when there are any), the wall time. */
+ * checks (taken from *errors when there are any), the wall time, how busy
+ * the machine was. */
 static void set_verdict(struct ao_measurement *r, const struct ao_job *j, const struct ao_task *t,
-                        double max_err, cJSON **errors, long long t0)
+                        const struct ao_calib *c, double max_err, cJSON **errors, long long t0)
 {
     r->verdict = j->status;
     if (j->reason[0])
@@ -64,6 +81,8 @@ static void set_verdict(struct ao_measurement *r, const struct ao_job *j, const 
         if (getloadavg(load, 1) == 1 && cpus > 0)
             r->machine_load = load[0] / (double)cpus;
     }
+    if (j->status == AO_V_OK)
+        set_machine(r, c);
     if (cJSON_GetArraySize(*errors) > 0) {
         r->max_rel_l2 = max_err;
         cJSON_Delete(r->rel_l2);
@@ -283,7 +302,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
         goto verdict;
     j.status = AO_V_OK;
 verdict:
-    set_verdict(r, &j, t, max_err, &errors, t0);
+    set_verdict(r, &j, t, p->o.calib, max_err, &errors, t0);
     failure_json(p, r);
     if ((timing = cJSON_CreateObject())) {
         cJSON_AddNumberToObject(timing, "compile_ns", (double)compile_ns);
@@ -584,7 +603,7 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     }
     jk.status = AO_V_OK;
 verdict:
-    set_verdict(r, &jk, t, max_err, &errors, t0);
+    set_verdict(r, &jk, t, p->o.calib, max_err, &errors, t0);
     rc = 0;
     goto out;
 side_failed:

@@ -12,7 +12,8 @@ static const struct ao_field profile_fields[] = {
     P(latency_min_ns, AO_F_NUM), P(spread, AO_F_NUM),      P(t_min_ns, AO_F_NUM),
     P(bound, AO_F_STR),          P(t_memory_ns, AO_F_NUM), P(t_matmul_ns, AO_F_NUM),
     P(t_elementwise_ns, AO_F_NUM), P(speedup_vs_baseline, AO_F_NUM), P(max_rel_l2, AO_F_NUM),
-    P(repeats, AO_F_INT),        P(machine_load, AO_F_NUM), P(counters, AO_F_JSON),
+    P(repeats, AO_F_INT),        P(machine_load, AO_F_NUM), P(machine_slowdown, AO_F_NUM),
+    P(machine_spread, AO_F_NUM), P(machine_spread_calibrated, AO_F_NUM), P(counters, AO_F_JSON),
 };
 static const struct ao_msg_type profile_rec = {"profile", sizeof(struct ao_kernel_profile), profile_fields,
                                                (int)(sizeof profile_fields / sizeof profile_fields[0])};
@@ -114,6 +115,9 @@ int ao_beam_member_of(struct ao_beam_member *m, const struct ao_result_msg *r, l
     p->speedup_vs_baseline = r->speedup_vs_baseline;
     p->max_rel_l2 = r->max_rel_l2;
     p->machine_load = r->machine_load;
+    p->machine_slowdown = r->machine_slowdown;
+    p->machine_spread = r->machine_spread;
+    p->machine_spread_calibrated = r->machine_spread_calibrated;
     p->repeats = r->repeats;
     if (dup(&m->kernel_id, r->kernel_id) < 0 || dup(&m->sha256, r->sha256) < 0 || dup(&m->source, r->source) < 0 ||
         dup(&m->parent, r->parent) < 0 || dup(&m->plan, r->plan) < 0 || dup(&m->plan_text, r->plan_text) < 0 ||

@@ -18,6 +18,7 @@ struct ao_kernel_profile {
     double latency_min_ns, spread, t_min_ns, t_memory_ns, t_matmul_ns, t_elementwise_ns,
         speedup_vs_baseline, max_rel_l2;
     double machine_load; /* the load per CPU when it was measured (result.json) */
+    double machine_slowdown, machine_spread, machine_spread_calibrated; /* the probe's (result.json) */
     long long repeats;
     char *bound; /* memory, matmul or elementwise: the roofline term that binds */
     cJSON *counters; /* a device's own profile counters (trn: the profiler's names), or NULL */

@@ -258,5 +258,6 @@ int ao_target_peaks(const struct ao_target *tg, const cJSON *j, const char *vec_
     tg->machine(c->cpu_model, sizeof c->cpu_model, flags, sizeof flags);
     snprintf(c->cflags, sizeof c->cflags, "%s", flags);
     ao_utc_now(c->created_at, sizeof c->created_at);
+    ao_calib_probe(c); /* the host's, beside the device's peaks */
     return ao_calib_store(path, tg->name, c, err, errlen);
 }

@@ -83,6 +83,7 @@ struct ao_result_msg {
         speedup_vs_baseline, max_rel_l2, tolerance;
     double t_memory_ns, t_matmul_ns, t_elementwise_ns; /* the roofline's three terms */
     double machine_load; /* the 1-minute load average per CPU when it was measured */
+    double machine_slowdown, machine_spread, machine_spread_calibrated; /* the probe's, measurement.h */
     long long repeats, wall_ns, attempt, attempts;
     int steady, cached;
     cJSON *rel_l2, *sandbox, *timing, *tokens, *fixes, *memory_seen;

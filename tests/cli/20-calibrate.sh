@@ -6,6 +6,9 @@ out=$T/calib.json
 ACCELOPT_STATE_DIR=$T/own-state bin/accelopt calibrate --bw-mib 64 >"$out" 2>/dev/null
 ok $? "calibrate succeeds"
 [ -f "$T/own-state/calibration-cpu.json" ]; ok $? "the calibration is stored in the state dir"
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); sys.exit(0 if c['probe_mean_ns'] > 0 and c['probe_spread'] >= 0 else 1)" \
+    "$T/own-state/calibration-cpu.json"
+ok $? "...with the machine probe's time, for results to say how busy the machine is against it"
 for k in bandwidth_gbs fma_gflops vec_gflops; do
     v=$(field "$out" "r['$k']")
     python3 -c "import sys; v=float(sys.argv[1]); sys.exit(0 if 0.5 < v < 1e5 else 1)" "$v"

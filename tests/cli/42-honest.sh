@@ -25,3 +25,6 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 sys.exit(0 if 0 <= r['machine_load'] < 1000 else 1)" "$RESULTS/honest-pragmas.json"
 ok $? "a result says how busy the machine was (machine_load: the load average per CPU; issue 47)"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))
+sys.exit(0 if 0 < r['machine_slowdown'] < 100 and r['machine_spread'] >= 0 and r['machine_spread_calibrated'] >= 0 else 1)" "$RESULTS/honest-pragmas.json"
+ok $? "...and how much slower the profiler's own probe ran than when calibrated ($(field "$RESULTS/honest-pragmas.json" "round(r['machine_slowdown'], 2)")x)"

@@ -59,6 +59,20 @@ assert d["best"]["sha256"] == sys.argv[3], "the best is not the baseline"
 assert d["search_speedup"] == 1, d["search_speedup"]
 PY
 ok $? "no lesson claims a direction, the best is the baseline, the search's figure is 1"
+# how busy the machine was, as the profiler's own probe found it: three
+# loops on two cores leave each process about half a core (1.8-4x here;
+# a probe can fit in one scheduler slice, so the median of six)
+$M - "$T/aa/matmul/history.jsonl" "$LLM_LOG" <<'PY'
+import json, statistics, sys
+kids = [json.loads(l) for l in open(sys.argv[1])][1:]
+slow = [r.get("machine_slowdown") for r in kids]
+print("# machine_slowdown: %s" % " ".join("%.2f" % s for s in slow if s))
+assert all(s and s > 0 for s in slow), slow
+assert statistics.median(slow) > 1.2, slow
+plans = [r["messages"][1]["content"] for r in map(json.loads, open(sys.argv[2])) if r["model"] == "plan-m"]
+assert "machine_slowdown: " in plans[-1] and "machine_spread_calibrated: " in plans[-1], plans[-1][:3000]
+PY
+ok $? "the results and the planner's profile say the machine was busy (the probe's median slowdown over 1.2)"
 grep -h "against its parent" "$T/aa/logs/selector.log" | sed 's/^.*: slot/# slot/'
 ! grep -q '"model": *"sum-m"' "$LLM_LOG"; ok $? "no pair reached the summarizer"
 # the planner of each later iteration is told every earlier step and how it

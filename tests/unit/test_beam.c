@@ -64,6 +64,9 @@ int main(void)
     r.repeats = 9;
     r.t_matmul_ns = 400;
     r.machine_load = 1.75;
+    r.machine_slowdown = 2.5;
+    r.machine_spread = 31;
+    r.machine_spread_calibrated = 0.3;
     CHECK(ao_beam_member_of(&m, &r, 2) == 0 && m.iter == 2 && m.latency_ns == 500 && !strcmp(m.slot, "1.0.0") &&
               m.profile.spread == 0.04 && m.profile.repeats == 9 && !strcmp(m.profile.bound, "matmul") &&
               m.profile.t_matmul_ns == 400 && !m.parent && isnan(m.profile.t_memory_ns),
@@ -71,7 +74,10 @@ int main(void)
     enc = ao_beam_member_json(&m);
     CHECK(enc && !cJSON_GetObjectItem(enc, "status") && cJSON_GetObjectItem(enc, "profile") &&
               ao_json_num(cJSON_GetObjectItem(enc, "profile"), "repeats", 0) == 9 &&
-              ao_json_num(cJSON_GetObjectItem(enc, "profile"), "machine_load", 0) == 1.75,
+              ao_json_num(cJSON_GetObjectItem(enc, "profile"), "machine_load", 0) == 1.75 &&
+              ao_json_num(cJSON_GetObjectItem(enc, "profile"), "machine_slowdown", 0) == 2.5 &&
+              ao_json_num(cJSON_GetObjectItem(enc, "profile"), "machine_spread", 0) == 31 &&
+              ao_json_num(cJSON_GetObjectItem(enc, "profile"), "machine_spread_calibrated", 0) == 0.3,
           "encoded: the member's fields only, its profile nested, with how busy the machine was "
           "(issue 47: the planner sees it)");
     cJSON_Delete(enc);

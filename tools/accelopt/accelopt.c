@@ -210,6 +210,12 @@ static void print_verdict(struct ao_result_msg *r, const struct ao_task *t, cons
         printf("  speedup  %.3fx over the parent\n", r->speedup);
     if (isfinite(r->speedup_vs_baseline) && r->speedup_vs_baseline > 0)
         printf("  speedup  %.3fx over the baseline\n", r->speedup_vs_baseline);
+    /* the probe's 1.2: quiet machines read 0.95-1.05, one busy loop beside
+     * us on two cores 1.04, three 1.8-4 */
+    if (isfinite(r->machine_slowdown) && r->machine_slowdown >= 1.2)
+        printf("  busy     the profiler's own probe ran %.2fx slower than when calibrated (load %.2f per CPU): "
+               "a figure taken at another moment may differ by more than this spread\n", r->machine_slowdown,
+               r->machine_load);
     if (!r->steady)
         printf("  noisy    the spread (%.1f%%) stayed over the %.1f%% asked: the machine was busy, or the "
                "kernel's time varies; measure again, or give --budget more\n",

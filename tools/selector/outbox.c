@@ -107,7 +107,8 @@ static int baseline_member(const char *run, const struct ao_run_state *st, struc
     m->iter = 0;
     m->profile.latency_min_ns = m->profile.spread = m->profile.t_memory_ns = NAN;
     m->profile.t_matmul_ns = m->profile.t_elementwise_ns = m->profile.max_rel_l2 = NAN;
-    m->profile.machine_load = NAN;
+    m->profile.machine_load = m->profile.machine_slowdown = NAN;
+    m->profile.machine_spread = m->profile.machine_spread_calibrated = NAN;
     m->profile.speedup_vs_baseline = 1;
     m->profile.t_min_ns = t_min_ns;
     m->profile.repeats = AO_ABSENT_INT;
