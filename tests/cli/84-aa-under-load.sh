@@ -84,6 +84,10 @@ plans = [r["messages"][1]["content"] for r in reqs if r["model"] == "plan-m"]
 assert len(plans) == 6, len(plans)
 assert not any("Steps already tried" in p for p in plans[:2]), "iteration 1 has no history"
 last = plans[-1]
+# every block at most once in every prompt (issue 47 saw one block twice)
+for p in plans:
+    for block in ("Plans already proposed", "Steps already tried on this kernel", "Steps tried on other kernels"):
+        assert p.count(block) <= 1, (block, p[-2000:])
 assert "a TIE means no difference beyond the noise" in last, last[-1500:]
 for k in (2, 3, 4, 5):  # the four steps of iterations 1 and 2, each with an outcome
     m = re.search(r"- Unroll the k loop by %d\. \(iteration \d\) -> (.*)" % k, last)
