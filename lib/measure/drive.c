@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,24 +341,6 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
         memcpy(out[i], ao_job_tensor(j, t->ninputs + i),
                ao_task_elems(t, t->ninputs + i, dims) * sizeof(float));
     return e;
-}
-
-/* How many threads the profiler's work on large tensors may use (drawing
- * inputs and check sets, poisoning outputs, comparing with references):
- * one where the kernel runs on the host (its inputs go into its core's
- * caches, and other cores may be timing other kernels); for a device
- * target (one whose tensors come back: after_call), every core we may use
- * but the runner's, eight at most. */
-int prof_host_threads(const struct ao_target *tg)
-{
-    static int n;
-    cpu_set_t s;
-
-    if (!tg->after_call)
-        return 1;
-    if (n == 0)
-        n = sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) > 2 ? CPU_COUNT(&s) - 1 : 1;
-    return n > 8 ? 8 : n;
 }
 
 /* Did the call leave its inputs as they were given?  Names the first one not. */

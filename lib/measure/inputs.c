@@ -2,6 +2,7 @@
  * distributions (and the timed calls' stress draws), and outputs checked
  * against the reference */
 #include <math.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,26 @@
 #include "core/rng.h"
 #include "measure/job.h"
 #include "measure/profiler_int.h"
+#include "targets/target.h"
 #include "wire/verdict.h"
+
+/* How many threads the profiler's work on large tensors may use (drawing
+ * inputs and check sets, poisoning outputs, comparing with references):
+ * one where the kernel runs on the host (its inputs go into its core's
+ * caches, and other cores may be timing other kernels); for a device
+ * target (one whose tensors come back: after_call), every core we may use
+ * but the runner's, eight at most. */
+int prof_host_threads(const struct ao_target *tg)
+{
+    static int n;
+    cpu_set_t s;
+
+    if (!tg->after_call)
+        return 1;
+    if (n == 0)
+        n = sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) > 2 ? CPU_COUNT(&s) - 1 : 1;
+    return n > 8 ? 8 : n;
+}
 
 void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
 {

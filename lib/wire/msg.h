@@ -7,36 +7,14 @@
 
 #include <cjson/cJSON.h>
 
-#define AO_MSG_VERSION 1
-#define AO_ABSENT_INT LLONG_MIN /* an optional integer that is not there */
-/* optional numbers are NAN when absent, optional strings and JSON NULL,
- * optional booleans -1 */
+#include "wire/record.h"
 
+#define AO_MSG_VERSION 1
 /* The envelope every message starts with. */
 struct ao_env {
     char *type, *id, *run, *task, *target;
     char *sig; /* "hmac-sha256:<hex>" over the rest (sign.h); checked by the transport */
     long long v, iter;
-};
-
-/* AO_F_ENUM: an int holding 1 + the index of its name in `enums` (0:
- * absent), so that an enum whose first named value is 1 (ao_verdict) is
- * stored as itself. */
-enum ao_field_kind { AO_F_STR, AO_F_INT, AO_F_NUM, AO_F_BOOL, AO_F_JSON, AO_F_ENUM };
-
-struct ao_field {
-    const char *name;
-    enum ao_field_kind kind;
-    size_t offset;
-    int required;
-    const char *const *enums; /* NULL-terminated allowed strings, or NULL */
-};
-
-struct ao_msg_type {
-    const char *name; /* "result", ... */
-    size_t size;      /* sizeof the struct */
-    const struct ao_field *fields;
-    int nfields;
 };
 
 struct ao_task_msg {
@@ -158,18 +136,6 @@ int ao_run_id_valid(const char *run);
  * each under 10000) into its numbers; 0 or -1. */
 int ao_slot_parse(const char *slot, int *r, int *p, int *s);
 
-/* A record without an envelope (the measurement the profile cache keeps,
- * the run's config): its fields decoded as a message's are, unknown ones
- * refused, required ones insisted on.  0, or -1 + err (out released). */
-int ao_record_decode(const struct ao_msg_type *t, const cJSON *j, void *out, char *err, size_t errlen);
-
-/* Set every field of msg (of type t) to absent. */
-void ao_msg_init(const struct ao_msg_type *t, void *msg);
-/* Free what the fields own and reset to absent. */
-void ao_msg_release(const struct ao_msg_type *t, void *msg);
-
-/* Decode a JSON object into msg (initialised here).  Returns 0, or -1 with
- * err saying which field is wrong (the message goes to the dead letters). */
 /* Parse one message's raw text strictly: valid UTF-8 with no NUL and no
  * \u0000 escape, one JSON value with nothing after it, no key twice in an
  * object.  NULL with the reason in err. */
@@ -179,10 +145,10 @@ int ao_msg_check_raw(const char *raw, size_t len, char *err, size_t errlen);
  * overlong forms, surrogates and code points past U+10FFFF are invalid. */
 size_t ao_utf8_len(const unsigned char *p, size_t n);
 
+/* Decode a JSON object into msg (initialised here).  Returns 0, or -1 with
+ * err saying which field is wrong (the message goes to the dead letters). */
 int ao_msg_decode(const struct ao_msg_type *t, const cJSON *j, void *msg,
                   char *err, size_t errlen);
-/* Encode msg as a new JSON object (the caller deletes it); NULL on OOM. */
-cJSON *ao_msg_encode(const struct ao_msg_type *t, const void *msg);
 
 /* A member of a JSON object: the number, or def when absent or not a
  * number; the string, or def. */

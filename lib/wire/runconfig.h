@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "wire/msg.h"
+#include "wire/record.h"
 
 #define AO_MAX_BEAM 64
 #define AO_MAX_PLANS 64

@@ -30,22 +30,6 @@ int cmd_status(int argc, char **argv);
 /* memory.c: the optimization memory: list, show, export, import, rm,
  * prune, clear. */
 int cmd_memory(int argc, char **argv);
-struct ao_redis;
-/* Import FILE ("-": stdin) into the memory at key, all or nothing; counts
- * the items in the file and those new here.  0 or -1 + err. */
-int memory_import(struct ao_redis *r, const char *key, const char *path, const char *origin,
-                  long long *pushed, int *count, char *err, size_t errlen);
-/* Export the memories at keys (each once) to FILE (NULL or "-": stdout).
- * 0 with *count, or -1 + err. */
-int memory_export(struct ao_redis *r, const char *const *keys, int nkeys, const char *path,
-                  int *count, char *err, size_t errlen);
-/* Items (stored form) as export lines to f, what import would refuse left
- * out with a warning: the count written. */
-struct cJSON;
-int memory_write_items(FILE *f, const struct cJSON *items);
-/* Read and check every line of a memory file into items (stored form):
- * the count, or -1 + err naming the line. */
-int memory_read_file(const char *path, struct cJSON *items, char *err, size_t errlen);
 
 /* report_html.c: a run directory's report.html.  report_html writes it
  * (0, or -1 + err); report_html_available says whether the page's

@@ -15,7 +15,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "front.h"
+#include "memfile.h"
 #include "memstore.h"
 #include "state/memory.h"
 

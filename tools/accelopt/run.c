@@ -29,6 +29,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "front.h"
+#include "memfile.h"
 #include "localruns.h"
 #include "models.h"
 #include "procs.h"

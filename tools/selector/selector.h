@@ -135,10 +135,6 @@ cJSON *sel_load_compares(struct selector *sel, const char *run, long long iter, 
 /* The comparison of slot in all: 1 (c filled), 0 none came or it measured
  * nothing, -1 the child failed when measured again (why says how). */
 int sel_compare_of(const cJSON *all, const char *slot, struct ao_sel_cmp *c, char *why, size_t len);
-/* A result in phase compare: one of the comparisons asked is recorded (as
- * text, signed as it came); the last closes the iteration. */
-int sel_on_compare(struct selector *sel, struct ao_io *io, struct ao_run_state *st,
-                   const struct ao_result_msg *r, const char *text, char *reason, size_t len);
 /* --- fixes.c --- */
 int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                   size_t len);
