@@ -229,12 +229,16 @@ def _index_arrays(shape, key, name):
     return out
 
 
+# nl's operations that Python's operators on tiles stand for, filled in by
+# language.py as it loads (it builds on this module, not the other way)
+OPERATORS = {}
+
+
 class _Arith:
     """Python's operators on tiles (a_tile + b_tile), as nl's calls."""
 
     def _op(self, name, other, swap=False):
-        from . import language as nl
-        f = getattr(nl, name)
+        f = OPERATORS[name]
         return f(other, self) if swap else f(self, other)
 
     def __add__(self, o): return self._op("add", o)
@@ -248,8 +252,7 @@ class _Arith:
     def __pow__(self, o): return self._op("power", o)
 
     def __neg__(self):
-        from . import language as nl
-        return nl.negative(self)
+        return OPERATORS["negative"](self)
 
 
 class Access(_Arith):

@@ -360,3 +360,7 @@ def transpose(x, dtype=None, mask=None, **_):
                        % (v.shape, PMAX))
     return result(v.a.T.copy(), None if v.valid is None else v.valid.T.copy(), psum, "transpose",
                   _dt(dtype))
+
+
+_core.OPERATORS.update(add=add, subtract=subtract, multiply=multiply, divide=divide, power=power,
+                       negative=negative)
