@@ -11,7 +11,6 @@
 #include "core/redis.h"
 #include "core/signals.h"
 #include "core/util.h"
-#include "wire/names.h"
 
 struct ao_redis {
     redisContext *c;

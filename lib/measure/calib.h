@@ -1,4 +1,4 @@
-/* calib.h - measured single-core peaks of the cpu target, stored on disk */
+/* calib.h - a target's measured peaks (cpu: single-core), stored on disk */
 #ifndef AO_CALIB_H
 #define AO_CALIB_H
 
@@ -34,26 +34,9 @@ struct ao_calib {
 /* Default path of a target's calibration: <state dir>/calibration-<target>.json. */
 void ao_calib_default_path(const char *target, char *buf, size_t len);
 
-/* A calibration is stable when every peak's repetitions agree this well
- * ((max - min) / median); it is measured up to AO_CALIB_TRIES times, each
- * peak the best of all, and only a stable one is stored. */
-#define AO_CALIB_STABLE 0.10
-#define AO_CALIB_TRIES 3
-
-/* Measure this machine (compiling nkibench/harness/cpu/peak.c with the
- * target flags), store it at path (NULL, or not stable: not stored, c->id
- * still set), and fill c.  bw_mib sets the array size for the bandwidth
- * runs.  0 or -1 + err. */
-int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen);
-
 /* Time the machine probe (probe.h) into c, unless c already holds a
  * quieter one: called with each try of the peaks, the quietest is kept. */
 void ao_calib_probe(struct ao_calib *c);
-
-/* `accelopt calibrate` stores what it measured even when it stayed noisy
- * (the operator asked for it, and is told); a profiler's own calibration
- * is stored only when stable. */
-void ao_calib_keep_noisy(int on);
 
 /* Load a stored calibration.  Returns 0, 1 if there is none (or it belongs
  * to another model than this machine's, or other flags: measure again),

@@ -17,7 +17,6 @@
 
 #include "measure/job.h"
 #include "core/util.h"
-#include "targets/target.h"
 
 /* Tensors are laid out 17 cache lines apart beyond their size, so that two
  * of them never share their address bits below 4 KiB (4K aliasing would
@@ -77,6 +76,7 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
     int fd = -1, outfd = -1, rc = -1;
 
     j->tg = o->tg;
+    j->drain = o->drain;
     j->task = t;
     j->slot_size = ao_job_bytes(t, dims) + (AO_JOB_PLACES / 2) * 64;
     j->place_a = (o->place_a % AO_JOB_PLACES) | 1; /* odd: a permutation */
@@ -124,8 +124,8 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
     pin_runner(j, &spec.cpu);
     spec.hold = o->hold;
     spec.slot = o->second ? 2 : 1;
-    if (j->tg->runner_sandbox) /* what the target's device needs */
-        j->tg->runner_sandbox(&spec);
+    if (o->runner_sandbox) /* what the target's device needs */
+        o->runner_sandbox(&spec);
     j->timeout_s = o->timeout_s;
     if (ao_sandbox_start(&spec, &j->sb, err, errlen) < 0)
         goto out;
@@ -510,7 +510,7 @@ static void wake_runner(struct ao_job *j)
  * continues, the clock stops the moment it says done, and it is stopped
  * again.  Warm-up repeats (hold 0) skip the stopping: they write nothing
  * and are not timed.  On a target whose device runs on after the host
- * says done (tg->drain), a CALL or NOP is followed at once, the runner not
+ * says done (j->drain), a CALL or NOP is followed at once, the runner not
  * stopped between, by a DRAIN (the device synchronized by trusted code),
  * and the clock stops at its done: a `done` raised early by the kernel's
  * code moves its unfinished work into the DRAIN, not out of the clock.
@@ -540,7 +540,7 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
     j->stopped = 0;
     if (wait_done(j, t0, 0, phase) < 0)
         return -1;
-    if (j->tg && j->tg->drain && (cmd == AO_RUN_CMD_CALL || cmd == AO_RUN_CMD_NOP)) {
+    if (j->drain && (cmd == AO_RUN_CMD_CALL || cmd == AO_RUN_CMD_NOP)) {
         post(j, AO_RUN_CMD_DRAIN);
         wake_runner(j);
         /* spun on from its own start, not the call's: after a long call a

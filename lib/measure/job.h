@@ -27,7 +27,12 @@ struct ao_target;
 
 /* What starting a runner needs from the profiler. */
 struct ao_job_opts {
-    const struct ao_target *tg;
+    const struct ao_target *tg; /* kept in the job for its driver's calls; never looked into here */
+    /* what the target's device needs of the runner's sandbox beyond the
+     * default, or NULL; and whether a call's work can go on after its
+     * `done` (ao_job_run) */
+    void (*runner_sandbox)(struct ao_sandbox_spec *s);
+    int drain;
     const void *bpf;          /* the seccomp program the runner installs */
     size_t bpf_len;
     long long mem_bytes;      /* the kernel's memory allowance beyond the tensors */
@@ -42,7 +47,8 @@ struct ao_job_opts {
 /* A kernel's directory, its running process and its shared region. */
 struct ao_job {
     char dir[700];
-    const struct ao_target *tg;
+    const struct ao_target *tg; /* ao_job_opts.tg */
+    int drain;                  /* ao_job_opts.drain */
     struct ao_sandbox sb;
     int started;
     int second;        /* started beside another runner (ao_job_opts.second) */

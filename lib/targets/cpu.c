@@ -9,6 +9,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "measure/calib.h"
+#include "targets/cpu_peaks.h"
 #include "measure/elfcheck.h"
 #include "measure/job.h"
 #include "measure/sandbox.h"

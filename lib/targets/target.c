@@ -9,6 +9,7 @@
 
 #include "cJSON.h"
 #include "targets/target.h"
+#include "wire/names.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "measure/calib.h"
@@ -260,4 +261,27 @@ int ao_target_peaks(const struct ao_target *tg, const cJSON *j, const char *vec_
     ao_utc_now(c->created_at, sizeof c->created_at);
     ao_calib_probe(c); /* the host's, beside the device's peaks */
     return ao_calib_store(path, tg->name, c, err, errlen);
+}
+
+const char *const *ao_topics(void)
+{
+    static char kernels[AO_MAX_TARGETS][AO_TOPIC_MAX];
+    static const char *list[AO_MAX_TARGETS + 16];
+    int n = 0;
+
+    if (list[0])
+        return list;
+    list[n++] = AO_TOPIC_TASKS;
+    list[n++] = AO_TOPIC_CANDIDATES;
+    list[n++] = AO_TOPIC_PLANS;
+    for (int i = 0; i < AO_MAX_TARGETS && ao_target_at(i); i++)
+        if (ao_name(kernels[i], sizeof kernels[i], AO_TOPIC_KERNELS, ao_target_at(i)->name) == 0)
+            list[n++] = kernels[i];
+    list[n++] = AO_TOPIC_RESULTS;
+    list[n++] = AO_TOPIC_PAIRS;
+    list[n++] = AO_TOPIC_EXPERIENCES;
+    list[n++] = AO_TOPIC_RUNS;
+    list[n++] = AO_TOPIC_DLQ;
+    list[n] = NULL;
+    return list;
 }

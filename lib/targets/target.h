@@ -124,6 +124,9 @@ const struct ao_target *ao_target_default(void);
 void ao_target_names(char *buf, size_t len);
 /* ao_target_find, or NULL with err saying which targets there are. */
 const struct ao_target *ao_target_get(const char *name, char *err, size_t errlen);
+/* Every topic of a deployment (wire/names.h), a kernels topic per built-in
+ * target among them, NULL-terminated (static: built on first use). */
+const char *const *ao_topics(void);
 
 /* Helpers the drivers share. */
 /* Run a trusted build step on the host: an argv, never a shell. */

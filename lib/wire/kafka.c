@@ -595,14 +595,14 @@ static int same_parts(const char *topic, void *ctx)
     return *(const int *)ctx;
 }
 
-struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char *err,
-                                size_t errlen)
+struct ao_broker *ao_broker_new(const char *const *topics, int partitions, char *addr, size_t addrlen,
+                                char *err, size_t errlen)
 {
-    return ao_broker_new_sized(same_parts, &partitions, addr, addrlen, err, errlen);
+    return ao_broker_new_sized(topics, same_parts, &partitions, addr, addrlen, err, errlen);
 }
 
-struct ao_broker *ao_broker_new_sized(int (*parts_of)(const char *topic, void *ctx), void *ctx,
-                                      char *addr, size_t addrlen, char *err, size_t errlen)
+struct ao_broker *ao_broker_new_sized(const char *const *topics, int (*parts_of)(const char *topic, void *ctx),
+                                      void *ctx, char *addr, size_t addrlen, char *err, size_t errlen)
 {
     struct ao_broker *b = calloc(1, sizeof *b);
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
@@ -631,7 +631,6 @@ struct ao_broker *ao_broker_new_sized(int (*parts_of)(const char *topic, void *c
         snprintf(err, errlen, "cannot start the mock cluster");
         goto fail;
     }
-    const char *const *topics = ao_topics();
     for (int i = 0; topics[i]; i++)
         if (rd_kafka_mock_topic_create(b->mc, topics[i], parts_of(topics[i], ctx), 1)) {
             snprintf(err, errlen, "cannot make topic '%s'", topics[i]);

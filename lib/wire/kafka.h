@@ -22,18 +22,19 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
 int ao_kafka_reachable(const char *brokers, const char *props, double timeout_s, char *err,
                        size_t errlen);
 
-/* An embedded Kafka-protocol broker (librdkafka's mock cluster) with the
- * accelopt topics made, each with `partitions` partitions.  Returns its
+/* An embedded Kafka-protocol broker (librdkafka's mock cluster) with
+ * `topics` (NULL-terminated: a deployment's are ao_topics(), targets/
+ * target.h) made, each with `partitions` partitions.  Returns its
  * bootstrap address in addr; NULL + err.  Keep the handle while it serves. */
 struct ao_broker;
-struct ao_broker *ao_broker_new(int partitions, char *addr, size_t addrlen, char *err,
-                                size_t errlen);
+struct ao_broker *ao_broker_new(const char *const *topics, int partitions, char *addr, size_t addrlen,
+                                char *err, size_t errlen);
 /* The same, with parts_of(topic, ctx) partitions for each topic (a stage
  * whose replicas each own one partition of its topic takes its work in
  * equal shares: a replica that owned two would take two candidates in turn
  * while another had none). */
-struct ao_broker *ao_broker_new_sized(int (*parts_of)(const char *topic, void *ctx), void *ctx,
-                                      char *addr, size_t addrlen, char *err, size_t errlen);
+struct ao_broker *ao_broker_new_sized(const char *const *topics, int (*parts_of)(const char *topic, void *ctx),
+                                      void *ctx, char *addr, size_t addrlen, char *err, size_t errlen);
 void ao_broker_free(struct ao_broker *b);
 
 /* Fault injection on the embedded broker, one command a line:

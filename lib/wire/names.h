@@ -22,9 +22,6 @@
 #define AO_TOPIC_DLQ "accelopt.dlq"
 #define AO_TOPIC_MAX 128 /* a topic name's buffer */
 
-/* Every topic of a deployment, a kernels topic per built-in target among
- * them, NULL-terminated (static: built on first use). */
-const char *const *ao_topics(void);
 /* Is it a topic whose messages go round-robin over the partitions (their
  * consumers keep no state per run), not by the run's key?  1 or 0. */
 int ao_topic_spread(const char *topic);

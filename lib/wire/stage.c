@@ -8,7 +8,6 @@
 #include "core/signals.h"
 #include "core/util.h"
 #include "core/version.h"
-#include "targets/target.h"
 #include "wire/attempts.h"
 #include "wire/once.h"
 #include "wire/kafka.h"
@@ -63,15 +62,19 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
     }
     ao_signals_install();
     if (topics && topics[0] && strstr(topics[0], "{target}")) {
-        /* a topic per target: the stage's --target names it */
-        const struct ao_target *t = ao_target_get(ao_config_str(&s->cfg, "target"), err, sizeof err);
-        if (!t) {
-            ao_err("%s", err);
+        /* a topic per target: the stage's --target names it (whether this
+         * build has that target is the stage's own check, before it reads) */
+        const char *t = ao_config_str(&s->cfg, "target"), *def = NULL;
+        for (int i = 0; i < nopts; i++)
+            if (strcmp(opts[i].name, "target") == 0)
+                def = opts[i].def;
+        if (!t || !t[0] || strspn(t, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(t)) {
+            ao_err("--target '%.40s' is not a target's name", t ? t : "");
             return 0;
         }
         if (ao_name(s->topic, sizeof s->topic, "%.*s%s", (int)(strstr(topics[0], "{target}") - topics[0]),
-                    topics[0], t->name) < 0) {
-            ao_err("no topic for target '%s'", t->name);
+                    topics[0], t) < 0) {
+            ao_err("no topic for target '%.40s'", t);
             return 0;
         }
         s->topics[0] = s->topic;
@@ -80,8 +83,8 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
         /* one consumer group per target, so that a cuda profiler and a cpu
          * one never share (or rebalance) each other's partitions; the
          * default target keeps the plain name */
-        if (t != ao_target_default())
-            (void)!ao_name(s->group, sizeof s->group, "accelopt-%s-%s", s->name, t->name); /* built-in names: short */
+        if (!def || strcmp(t, def) != 0)
+            (void)!ao_name(s->group, sizeof s->group, "accelopt-%s-%s", s->name, t); /* too long: no group */
     }
     if ((brokers = ao_config_str(&s->cfg, "brokers"))) {
         if (s->group[0])

@@ -15,6 +15,7 @@
 #include "check.h"
 #include "wire/io.h"
 #include "wire/kafka.h"
+#include "targets/target.h"
 #include "wire/names.h"
 
 /* The broker's side of our connections to it: sockets of this process whose
@@ -45,7 +46,7 @@ static void broker_side(int port, int *n, int *nodelay)
 int main(void)
 {
     char addr[256], err[512], e[256];
-    struct ao_broker *b = ao_broker_new(8, addr, sizeof addr, err, sizeof err);
+    struct ao_broker *b = ao_broker_new(ao_topics(), 8, addr, sizeof addr, err, sizeof err);
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_t *rk = NULL;
     const struct rd_kafka_metadata *md = NULL;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "measure/profiler_int.h"
+#include "profiler/profiler_int.h"
 
 static int judge(const long long *host, const long long *dev, int n, long long launch, char *why)
 {

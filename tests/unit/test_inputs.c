@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "measure/profiler_int.h"
+#include "profiler/profiler_int.h"
 
 static void moments(const float *p, size_t n, double *mean, double *var, float *lo, float *hi)
 {

@@ -933,7 +933,7 @@ static int setup(struct run *R, char *err, size_t errlen)
         if (ao_name(R->brokers, sizeof R->brokers, "%s", ao_config_str(&R->c, "brokers")) < 0)
             return ao_errf(err, errlen, "--brokers is over %zu bytes", sizeof R->brokers - 1);
     } else {
-        if (!(R->broker = ao_broker_new_sized(topic_parts, R, R->brokers, sizeof R->brokers, err, errlen)))
+        if (!(R->broker = ao_broker_new_sized(ao_topics(), topic_parts, R, R->brokers, sizeof R->brokers, err, errlen)))
             return -1;
         /* a restarted stage rejoins its group quickly on the embedded broker */
         snprintf(R->props, sizeof R->props, "session.timeout.ms=6000\nheartbeat.interval.ms=500\n");

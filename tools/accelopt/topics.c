@@ -12,6 +12,7 @@
 #include "core/signals.h"
 #include "core/util.h"
 #include "front.h"
+#include "targets/target.h"
 #include "wire/io.h"
 #include "wire/kafka.h"
 #include "wire/stage.h"
@@ -69,7 +70,7 @@ int cmd_broker(int argc, char **argv)
     }
     ao_signals_install();
     code = AO_EXIT_FAIL;
-    if (!(b = ao_broker_new((int)ao_config_int(&c, "partitions"), addr, sizeof addr, err,
+    if (!(b = ao_broker_new(ao_topics(), (int)ao_config_int(&c, "partitions"), addr, sizeof addr, err,
                             sizeof err))) {
         ao_err("%s", err);
         goto out;

@@ -7,7 +7,7 @@
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "measure/profstage.h"
+#include "profiler/profstage.h"
 #include "wire/io.h"
 #include "wire/msg.h"
 #include "wire/names.h"

@@ -12,7 +12,7 @@
 #include "core/task.h"
 #include "measure/calib.h"
 #include "measure/job.h"
-#include "measure/profile.h"
+#include "profiler/profile.h"
 #include "measure/stats.h"
 
 #define NOMINAL_CHECKS 3

@@ -3,7 +3,7 @@
 #ifndef AO_PROFSTAGE_H
 #define AO_PROFSTAGE_H
 
-#include "measure/profile.h"
+#include "profiler/profile.h"
 #include "targets/target.h"
 #include "wire/msg.h"
 

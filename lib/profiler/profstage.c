@@ -9,7 +9,7 @@
 #include "core/redis.h"
 #include "core/util.h"
 #include "measure/measurement.h"
-#include "measure/profstage.h"
+#include "profiler/profstage.h"
 #include "targets/target.h"
 #include "wire/names.h"
 #include "wire/verdict.h"

@@ -10,7 +10,7 @@
 
 #include "core/rng.h"
 #include "measure/job.h"
-#include "measure/profiler_int.h"
+#include "profiler/profiler_int.h"
 #include "targets/target.h"
 #include "wire/verdict.h"
 

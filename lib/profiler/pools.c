@@ -10,8 +10,8 @@
 #include "core/rng.h"
 #include "core/util.h"
 #include "measure/job.h"
-#include "measure/profile.h"
-#include "measure/profiler_int.h"
+#include "profiler/profile.h"
+#include "profiler/profiler_int.h"
 #include "targets/target.h"
 
 /* The launch overhead from the reference's profiled nominal calls (their

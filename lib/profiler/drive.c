@@ -14,8 +14,8 @@
 #include "core/rng.h"
 #include "core/util.h"
 #include "measure/job.h"
-#include "measure/profile.h"
-#include "measure/profiler_int.h"
+#include "profiler/profile.h"
+#include "profiler/profiler_int.h"
 #include "measure/sandbox.h"
 #include "targets/target.h"
 #include "wire/verdict.h"
@@ -357,7 +357,7 @@ int prof_start_job(struct ao_profiler *p, struct ao_job *j, const struct ao_task
                    const long long *dims, double timeout_s, int hold, char *err, size_t errlen)
 {
     struct ao_job_opts o = {
-        .tg = p->tg, .bpf = p->bpf, .bpf_len = p->bpf_len, .mem_bytes = p->o.mem_bytes,
+        .tg = p->tg, .runner_sandbox = p->tg->runner_sandbox, .drain = p->tg->drain, .bpf = p->bpf, .bpf_len = p->bpf_len, .mem_bytes = p->o.mem_bytes,
         .cpu = j->pin ? j->pin - 1 : p->o.cpu, .place_a = (unsigned)ao_rng_next(&p->choice),
         .place_b = (unsigned)ao_rng_next(&p->choice), .timeout_s = timeout_s, .hold = hold,
         .second = j->second};
