@@ -57,17 +57,20 @@ int ao_select_beam(const struct ao_sel_kernel *k, int n, int beam, int *out)
     return m;
 }
 
-/* the uncertainty between child i and its parent (the parent of its rank) */
-static double pair_u(const struct ao_sel_kernel *k, int i, int n)
+static int parent_of(const struct ao_sel_kernel *k, int n, int i)
 {
     for (int j = 0; j < n; j++)
         if (k[j].parent && k[j].rank == k[i].rank)
-            return ao_sel_uncertainty(&k[i], &k[j]);
-    return ao_sel_uncertainty(&k[i], &k[i]) / 2 + AO_NOISE_FLOOR / 2;
+            return j;
+    return -1;
 }
 
-int ao_select_pairs(const struct ao_sel_kernel *k, int n, const double *parent_ns, int nparents,
-                    int topk, struct ao_sel_pair *out)
+/* The lessons among the children: per plan its fastest child by sp[i]
+ * (parent over child; NAN: not a candidate), then those over
+ * AO_PAIR_POSITIVE and beyond u[i] (best first, at most topk/2), and those
+ * under AO_PAIR_NEGATIVE and beyond u[i] (worst first), topk in all. */
+static int choose_pairs(const struct ao_sel_kernel *k, int n, const double *sp, const double *u, int topk,
+                        struct ao_sel_pair *out)
 {
     struct order *best = calloc((size_t)n + 1, sizeof *best);
     int nbest = 0, npos = 0, m = 0;
@@ -76,29 +79,48 @@ int ao_select_pairs(const struct ao_sel_kernel *k, int n, const double *parent_n
         free(best);
         return 0;
     }
-    /* the fastest sample of each plan */
     for (int i = 0; i < n; i++) {
         int j;
-        if (k[i].parent || k[i].rank < 0 || k[i].rank >= nparents || !(k[i].latency_ns > 0))
+        if (k[i].parent || !(sp[i] > 0))
             continue;
         for (j = 0; j < nbest; j++)
             if (k[best[j].i].rank == k[i].rank && k[best[j].i].plan == k[i].plan)
                 break;
         if (j == nbest)
-            best[nbest++] = (struct order){k, i, 0};
-        else if (k[i].latency_ns < k[best[j].i].latency_ns)
-            best[j].i = i;
+            best[nbest++] = (struct order){k, i, -sp[i]};
+        else if (sp[i] > -best[j].key)
+            best[j] = (struct order){k, i, -sp[i]};
     }
-    for (int j = 0; j < nbest; j++) /* sorted by speedup, best first */
-        best[j].key = -(parent_ns[k[best[j].i].rank] / k[best[j].i].latency_ns);
-    qsort(best, (size_t)nbest, sizeof *best, by_key);
+    qsort(best, (size_t)nbest, sizeof *best, by_key); /* best first */
     for (int j = 0; j < nbest && npos < topk / 2; j++)
-        if (-best[j].key > AO_PAIR_POSITIVE && -best[j].key > 1 + pair_u(k, best[j].i, n))
+        if (-best[j].key > AO_PAIR_POSITIVE && -best[j].key > 1 + u[best[j].i])
             out[m++] = (struct ao_sel_pair){best[j].i, -best[j].key}, npos++;
     for (int j = nbest - 1; j >= 0 && m < topk; j--) /* worst first */
-        if (-best[j].key < AO_PAIR_NEGATIVE && -best[j].key * (1 + pair_u(k, best[j].i, n)) < 1)
+        if (-best[j].key < AO_PAIR_NEGATIVE && -best[j].key * (1 + u[best[j].i]) < 1)
             out[m++] = (struct ao_sel_pair){best[j].i, -best[j].key};
     free(best);
+    return m;
+}
+
+int ao_select_pairs(const struct ao_sel_kernel *k, int n, const double *parent_ns, int nparents,
+                    int topk, struct ao_sel_pair *out)
+{
+    double *sp = calloc((size_t)n + 1, sizeof *sp), *u = calloc((size_t)n + 1, sizeof *u);
+    int m = 0;
+
+    if (sp && u) {
+        for (int i = 0; i < n; i++) {
+            int p = parent_of(k, n, i);
+            sp[i] = k[i].rank >= 0 && k[i].rank < nparents && k[i].latency_ns > 0
+                        ? parent_ns[k[i].rank] / k[i].latency_ns : NAN;
+            /* the uncertainty between the child and its parent (the parent of its rank) */
+            u[i] = p >= 0 ? ao_sel_uncertainty(&k[i], &k[p])
+                          : ao_sel_uncertainty(&k[i], &k[i]) / 2 + AO_NOISE_FLOOR / 2;
+        }
+        m = choose_pairs(k, n, sp, u, topk, out);
+    }
+    free(sp);
+    free(u);
     return m;
 }
 
@@ -117,14 +139,6 @@ const char *ao_sel_cmp_name(enum ao_cmp_verdict v)
 {
     static const char *const names[] = {"none", "tie", "faster", "slower"};
     return v >= AO_CMP_NONE && v <= AO_CMP_SLOWER ? names[v] : names[0];
-}
-
-static int parent_of(const struct ao_sel_kernel *k, int n, int i)
-{
-    for (int j = 0; j < n; j++)
-        if (k[j].parent && k[j].rank == k[i].rank)
-            return j;
-    return -1;
 }
 
 static int add_once(int *out, int m, int i)
@@ -192,35 +206,17 @@ void ao_select_chain(struct ao_sel_kernel *k, int n)
 
 int ao_select_pairs_compared(const struct ao_sel_kernel *k, int n, int topk, struct ao_sel_pair *out)
 {
-    struct order *best = calloc((size_t)n + 1, sizeof *best);
-    int nbest = 0, npos = 0, m = 0;
+    double *sp = calloc((size_t)n + 1, sizeof *sp), *u = calloc((size_t)n + 1, sizeof *u);
+    int m = 0;
 
-    if (!best || topk <= 0) {
-        free(best);
-        return 0;
+    if (sp && u) {
+        for (int i = 0; i < n; i++) { /* decided comparisons only: their interval is the noise */
+            enum ao_cmp_verdict v = ao_sel_cmp_verdict(&k[i].cmp);
+            sp[i] = !k[i].dropped && (v == AO_CMP_FASTER || v == AO_CMP_SLOWER) ? k[i].cmp.speedup : NAN;
+        }
+        m = choose_pairs(k, n, sp, u, topk, out);
     }
-    for (int i = 0; i < n; i++) { /* per plan, its fastest compared child */
-        enum ao_cmp_verdict v = ao_sel_cmp_verdict(&k[i].cmp);
-        double key;
-        int j;
-        if (k[i].parent || k[i].dropped || (v != AO_CMP_FASTER && v != AO_CMP_SLOWER))
-            continue;
-        key = -k[i].cmp.speedup;
-        for (j = 0; j < nbest; j++)
-            if (k[best[j].i].rank == k[i].rank && k[best[j].i].plan == k[i].plan)
-                break;
-        if (j == nbest)
-            best[nbest++] = (struct order){k, i, key};
-        else if (k[i].cmp.speedup > k[best[j].i].cmp.speedup)
-            best[j] = (struct order){k, i, key};
-    }
-    qsort(best, (size_t)nbest, sizeof *best, by_key); /* best first */
-    for (int j = 0; j < nbest && npos < topk / 2; j++)
-        if (-best[j].key > AO_PAIR_POSITIVE)
-            out[m++] = (struct ao_sel_pair){best[j].i, -best[j].key}, npos++;
-    for (int j = nbest - 1; j >= 0 && m < topk; j--) /* worst first */
-        if (-best[j].key < AO_PAIR_NEGATIVE)
-            out[m++] = (struct ao_sel_pair){best[j].i, -best[j].key};
-    free(best);
+    free(sp);
+    free(u);
     return m;
 }
