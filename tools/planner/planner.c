@@ -260,6 +260,23 @@ static void measured_outcome(const cJSON *r, const cJSON *cmp, char *out, size_t
         snprintf(out, len, "correct; not compared head to head");
 }
 
+/* How a step ended, on one line: measured (measured_outcome), a
+ * duplicate, lost, or failed with its reason. */
+static void step_outcome(const cJSON *r, const cJSON *cmp, char *out, size_t len)
+{
+    const char *status = ao_json_str(r, "status", "?");
+
+    if (!strcmp(status, "ok"))
+        measured_outcome(r, cmp, out, len);
+    else if (!strcmp(status, "duplicate"))
+        snprintf(out, len, "a duplicate of an earlier step: not tried again");
+    else if (!strcmp(status, "lost"))
+        snprintf(out, len, "lost: no result came back (never measured; it may be tried)");
+    else
+        snprintf(out, len, "%s: %.180s", status, ao_json_str(r, "reason", "no reason given"));
+    out[strcspn(out, "\n")] = '\0';
+}
+
 static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, struct tried *tr, int *ntr)
 {
     struct ao_buf mine = {0}, others = {0}, out = {0};
@@ -282,7 +299,7 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
             cJSON *cmp = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(cmps, it->string))
                              ? cJSON_Parse(cJSON_GetObjectItemCaseSensitive(cmps, it->string)->valuestring)
                              : NULL;
-            const char *plan = ao_json_str(r, "plan_text", NULL), *status = ao_json_str(r, "status", "?");
+            const char *plan = ao_json_str(r, "plan_text", NULL);
             const char *parent = ao_json_str(r, "parent", "");
             char title[MAX_TITLE + 1], outcome[400], pid[AO_ID_BUF];
             int dup = 0, here, rk = 0, ix = 0, noted = 0;
@@ -297,42 +314,27 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
                 noted = 1;
             }
             here = c->sha256 && strcmp(parent, c->sha256) == 0;
-            if (!plan) {
-                cJSON_Delete(was);
-                cJSON_Delete(r);
-                cJSON_Delete(cmp);
-                continue;
-            }
-            plan_title(plan, title, sizeof title);
-            /* every step measured from this kernel, for the repeat check (a lost one may come again) */
-            if (here && !noted && *ntr < TRIED_MAX && slot_ok) {
-                char *nt = normalized(title);
-                if (nt && ao_name(tr[*ntr].id, sizeof tr[*ntr].id, AO_ID_PLAN, c->env.run, i, (long long)rk, (long)ix) == 0) {
-                    snprintf(tr[*ntr].norm, sizeof tr[*ntr].norm, "%s", nt);
-                    (*ntr)++;
+            if (plan) {
+                plan_title(plan, title, sizeof title);
+                /* every step measured from this kernel, for the repeat check (a lost one may come again) */
+                if (here && !noted && *ntr < TRIED_MAX && slot_ok) {
+                    char *nt = normalized(title);
+                    if (nt && ao_name(tr[*ntr].id, sizeof tr[*ntr].id, AO_ID_PLAN, c->env.run, i, (long long)rk,
+                                      (long)ix) == 0) {
+                        snprintf(tr[*ntr].norm, sizeof tr[*ntr].norm, "%s", nt);
+                        (*ntr)++;
+                    }
+                    free(nt);
                 }
-                free(nt);
+                for (int q = 0; q < nseen && !dup; q++)
+                    dup = strcmp(seen[q], title) == 0;
+                if (!dup && (here ? nmine : nothers) < HISTORY_LINES / 2 && nseen < HISTORY_LINES * 2) {
+                    snprintf(seen[nseen++], sizeof seen[0], "%s", title);
+                    step_outcome(r, cmp, outcome, sizeof outcome);
+                    ao_buf_printf(here ? &mine : &others, "- %s (iteration %lld) -> %s\n", title, i, outcome);
+                    *(here ? &nmine : &nothers) += 1;
+                }
             }
-            for (int q = 0; q < nseen && !dup; q++)
-                dup = strcmp(seen[q], title) == 0;
-            if (dup || (here ? nmine : nothers) >= HISTORY_LINES / 2 || nseen >= HISTORY_LINES * 2) {
-                cJSON_Delete(r);
-                cJSON_Delete(cmp);
-                cJSON_Delete(was);
-                continue;
-            }
-            snprintf(seen[nseen++], sizeof seen[0], "%s", title);
-            if (!strcmp(status, "ok"))
-                measured_outcome(r, cmp, outcome, sizeof outcome);
-            else if (!strcmp(status, "duplicate"))
-                snprintf(outcome, sizeof outcome, "a duplicate of an earlier step: not tried again");
-            else if (!strcmp(status, "lost"))
-                snprintf(outcome, sizeof outcome, "lost: no result came back (never measured; it may be tried)");
-            else
-                snprintf(outcome, sizeof outcome, "%s: %.180s", status, ao_json_str(r, "reason", "no reason given"));
-            outcome[strcspn(outcome, "\n")] = '\0';
-            ao_buf_printf(here ? &mine : &others, "- %s (iteration %lld) -> %s\n", title, i, outcome);
-            *(here ? &nmine : &nothers) += 1;
             cJSON_Delete(r);
             cJSON_Delete(cmp);
             cJSON_Delete(was);
