@@ -36,8 +36,6 @@ int main(void)
     CHECK(ao_probe_run(&pr) == 0 && pr.median_ns > 0 && pr.mean_ns > 0 && pr.spread >= 0,
           "the probe times its rounds (median %.0f ns, mean %.0f ns, spread %.2f)", pr.median_ns, pr.mean_ns,
           pr.spread);
-    CHECK(pr.mean_ns >= pr.median_ns * 0.9, "...and a cut round counts in the mean, which no quiet round "
-          "undercuts by much (%.0f against %.0f)", pr.mean_ns, pr.median_ns);
 
     memset(&c, 0, sizeof c);
     snprintf(c.cpu_model, sizeof c.cpu_model, "Test CPU");
