@@ -71,12 +71,7 @@ int memory_export(struct ao_redis *r, const char *const *keys, int nkeys, const 
     if (!f)
         return snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno)), -1;
     for (int k = 0; k < nkeys && rc == 0; k++) {
-        int dup = 0;
         cJSON *items;
-        for (int j = 0; j < k; j++)
-            dup |= !strcmp(keys[j], keys[k]);
-        if (dup)
-            continue;
         if (!(items = ao_memory_all(r, keys[k], err, errlen)))
             rc = -1;
         else

@@ -14,7 +14,7 @@ struct cJSON *memory_as_line(const struct cJSON *it);
  * the items in the file and those new here.  0 or -1 + err. */
 int memory_import(struct ao_redis *r, const char *key, const char *path, const char *origin,
                   long long *pushed, int *count, char *err, size_t errlen);
-/* Export the memories at keys (each once) to FILE (NULL or "-": stdout).
+/* Export the memories at keys (distinct: memory_keys in run.c) to FILE (NULL or "-": stdout).
  * 0 with *count, or -1 + err. */
 int memory_export(struct ao_redis *r, const char *const *keys, int nkeys, const char *path,
                   int *count, char *err, size_t errlen);
