@@ -98,6 +98,12 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
     j->hdr->total_size = j->shm_size;
     j->hdr->bpf_len = (uint32_t)o->bpf_len;
     j->hdr->bad_syscall = -1;
+    {
+        /* a device runner's clock: its best (the device's records of the
+         * call's work), or its events alone where asked (to compare them) */
+        const char *clock = getenv("ACCELOPT_DEVICE_CLOCK");
+        j->hdr->clock_want = clock && strcmp(clock, "events") == 0;
+    }
     memcpy(j->shm + AO_RUN_HDR_SIZE, o->bpf, o->bpf_len);
     snprintf(size_arg, sizeof size_arg, "%zu", j->shm_size);
     snprintf(nptr_arg, sizeof nptr_arg, "%d", t->ninputs + t->noutputs);

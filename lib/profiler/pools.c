@@ -15,20 +15,29 @@
 #include "targets/target.h"
 
 /* The launch overhead from the reference's profiled nominal calls (their
- * host times host[]): the median of host less device.  Unknown (0, and
+ * host times host[], the runner's device times dev[] where it gives them):
+ * the median of host less device.  Unknown (0, and
  * said in the log) when the device's times cannot be read. */
 static void launch_overhead(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
-                            const long long *host)
+                            const long long *host, const long long *dev)
 {
     long long gap[NOMINAL_CHECKS];
     struct ao_stats s;
     char e[AO_ERRLEN];
 
     for (int k = 0; k < NOMINAL_CHECKS; k++) {
-        double d;
-        if (p->tg->device_time(j->dir, k, &d, NULL, e, sizeof e) != 0) {
-            ao_warn("the reference's device time: %s; device times go unchecked against the "
-                    "host's clock for '%s'", e, pl->task.name);
+        double d = (double)dev[k];
+        int bad;
+        /* a runner's own clock (runner_clock), else the device's profiles */
+        if (p->tg->runner_clock)
+            bad = dev[k] <= 0 && snprintf(e, sizeof e, "the runner reported none") > 0;
+        else
+            bad = p->tg->device_time(j->dir, k, &d, NULL, e, sizeof e) != 0;
+        if (bad) {
+            ao_warn("the reference's device time: %s; %s for '%s'", e,
+                    p->tg->runner_clock ? "the host's clock times the kernels"
+                                        : "device times go unchecked against the host's clock",
+                    pl->task.name);
             return;
         }
         gap[k] = host[k] > (long long)d ? host[k] - (long long)d : 0;
@@ -41,7 +50,7 @@ static void launch_overhead(struct ao_profiler *p, struct pool *pl, struct ao_jo
 
 static int compute_references(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen)
 {
-    long long host[NOMINAL_CHECKS] = {0};
+    long long host[NOMINAL_CHECKS] = {0}, dev[NOMINAL_CHECKS] = {0};
     char path[900];
     char *src = NULL, *diag = NULL;
     struct ao_job j;
@@ -81,8 +90,10 @@ static int compute_references(struct ao_profiler *p, struct pool *pl, char *err,
          * calls checked (prof_sample_size) must not fall with load */
         if (s < NOMINAL_CHECKS && e > 0 && (pl->ref_ns == 0 || e < pl->ref_ns))
             pl->ref_ns = e;
-        if (s < NOMINAL_CHECKS)
+        if (s < NOMINAL_CHECKS) {
             host[s] = j.raw_ns;
+            dev[s] = (long long)__atomic_load_n(&j.hdr->device_ns, __ATOMIC_RELAXED);
+        }
         for (int o = 0; o < pl->task.noutputs; o++) {
             float *r = d->t[pl->task.ninputs + o];
             for (size_t k = 0; k < ao_task_elems(&pl->task, pl->task.ninputs + o, d->dims); k++)
@@ -94,8 +105,8 @@ static int compute_references(struct ao_profiler *p, struct pool *pl, char *err,
         }
     }
     j.hdr->profile = 0;
-    if (p->tg->device_time && pl->nchecks >= NOMINAL_CHECKS)
-        launch_overhead(p, pl, &j, host);
+    if ((p->tg->device_time || p->tg->runner_clock) && pl->nchecks >= NOMINAL_CHECKS)
+        launch_overhead(p, pl, &j, host, dev);
     /* the built reference stays for the timed calls' checks (ref_outputs) */
     snprintf(pl->refdir, sizeof pl->refdir, "%s", j.dir);
     ao_job_end(&j);

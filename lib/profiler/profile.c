@@ -109,6 +109,22 @@ static void device_profile_json(struct ao_measurement *r, struct timed *m)
     r->device_profile = o;
 }
 
+/* Which clock gave the latency of a runner that times its device
+ * (prof_runner_clock): the device's records, its events, or ours where
+ * the runner gave none; how many calls our clock raised, and the allowance
+ * (the reference's launch overhead) it was held to. */
+static void runner_clock_json(cJSON *timing, const struct timed *m)
+{
+    static const char *const names[] = {"host", "device (CUDA events around the call)",
+                                        "device (CUPTI records of the call's work)"};
+
+    cJSON_AddStringToObject(timing, "clock", names[m->clock >= 0 && m->clock <= 2 ? m->clock : 0]);
+    if (!m->clock)
+        return;
+    cJSON_AddNumberToObject(timing, "clock_raised_calls", m->raised);
+    cJSON_AddNumberToObject(timing, "launch_ns", (double)m->launch_ns);
+}
+
 /* A failure's class and code, where the target reads its tools' words. */
 static void failure_json(const struct ao_profiler *p, struct ao_measurement *r)
 {
@@ -285,6 +301,9 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
             m.host = m2.host;
             m.views = m2.views;
             m.profiled = m2.profiled;
+            m.clock = m2.clock;
+            m.raised = m2.raised;
+            m.launch_ns = m2.launch_ns;
             m.profile = m2.profile;
             m2.profile = keep;
         }
@@ -324,9 +343,11 @@ verdict:
         }
         if (rechecked) /* it beat the stored roofline: the fresh machine figures allowed it */
             cJSON_AddNumberToObject(timing, "roofline_rechecked_bw_gbs", p->fresh.bw_gbs);
-        if (m.device.median > 0) /* the runner's own figure: not what the verdict used */
+        if (m.device.median > 0) /* the runner's own figure, as it reported it */
             cJSON_AddNumberToObject(timing, "runner_reported_median_ns", m.device.median);
-        if (m.views > 0) /* the profiler's clock, where the device's own is the latency */
+        if (p->tg->runner_clock && m.st.n > 0)
+            runner_clock_json(timing, &m);
+        if (m.views > 0 || m.clock) /* the profiler's clock, where the device's is the latency */
             cJSON_AddNumberToObject(timing, "host_median_ns", m.host.median);
         cJSON_AddNumberToObject(timing, "overhead_ns",
                                 (double)(r->wall_ns - compile_ns - m.kernel_ns - m2.kernel_ns));
@@ -385,11 +406,12 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     struct dataset fresh;
     float *out[AO_MAX_TENSORS] = {0};
     double *ratio = NULL, max_err = 0;
-    long long *lat[2] = {NULL, NULL}, spent = 0, kns = 0, t0 = ao_now_ns();
+    long long *lat[2] = {NULL, NULL}, *dev[2] = {NULL, NULL}, spent = 0, kns = 0, t0 = ao_now_ns();
+    unsigned *late[2] = {NULL, NULL};
     char *diag = NULL;
     cJSON *errors = cJSON_CreateArray(), *base_errors = cJSON_CreateArray(), *h;
     int n = 0, rc = -1, max = p->o.max_calls > H2H_MIN_ROUNDS ? p->o.max_calls : H2H_MIN_ROUNDS;
-    int force = -1, voided = 0;
+    int force = -1, voided = 0, clock = 0;
 
     memset(&jb, 0, sizeof jb);
     memset(&jk, 0, sizeof jk);
@@ -408,7 +430,9 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
         goto fail;
     smp.size = prof_sample_size(pl, CHECKED_H2H);
     if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||
-        !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)))
+        !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)) ||
+        !(dev[0] = malloc(sizeof **dev * (size_t)max)) || !(dev[1] = malloc(sizeof **dev * (size_t)max)) ||
+        !(late[0] = malloc(sizeof **late * (size_t)max)) || !(late[1] = malloc(sizeof **late * (size_t)max)))
         goto oom;
     for (int o = 0; o < t->noutputs; o++)
         if (!(out[o] = malloc(sizeof(float) * ao_task_elems(t, t->ninputs + o, pl->dims))))
@@ -462,6 +486,8 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
                                    v < 0 ? NULL : s == 1 ? d->t + t->ninputs : out, "in a timed call")) < 0)
                 goto side_failed;
             lat[s][n] = side[s]->raw_ns; /* raw: the wake-up comes off below, the same for both */
+            dev[s][n] = (long long)__atomic_load_n(&side[s]->hdr->device_ns, __ATOMIC_RELAXED);
+            late[s][n] = __atomic_load_n(&side[s]->hdr->late_records, __ATOMIC_RELAXED);
             spent += e;
             away |= v >= 0 && side[s]->watch_void;
         }
@@ -486,7 +512,43 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
         side[s]->hdr->profile = 0;
         ao_job_stop(side[s], "after its last call");
     }
-    if (!p->tg->device_time) {
+    if (p->tg->runner_clock) {
+        /* each side's own device times, held against our clock around the
+         * same calls (prof_runner_clock), where both runners gave them */
+        int v[2], raised[2];
+        long long *dl[2] = {malloc(sizeof **dl * (size_t)(n + 1)),
+                            malloc(sizeof **dl * (size_t)(n + 1))};
+        if (!dl[0] || !dl[1]) {
+            free(dl[0]);
+            free(dl[1]);
+            goto oom;
+        }
+        for (int s = 0; s < 2; s++)
+            v[s] = prof_runner_clock(lat[s], dev[s], late[s], n, pl->launch_ns, dl[s], &raised[s],
+                                     side[s]->reason, sizeof side[s]->reason);
+        if (v[1] > 0) {
+            jk.status = AO_V_REJECTED;
+            free(dl[0]);
+            free(dl[1]);
+            goto verdict;
+        }
+        if (v[0] > 0) {
+            snprintf(err, errlen, "the baseline's device times in its head-to-head: %s", jb.reason);
+            free(dl[0]);
+            free(dl[1]);
+            goto fail;
+        }
+        if (v[0] == 0 && v[1] == 0) {
+            for (int i = 0; i < n; i++) {
+                lat[0][i] = dl[0][i], lat[1][i] = dl[1][i];
+                ratio[i] = lat[1][i] > 0 ? (double)lat[0][i] / (double)lat[1][i] : 0;
+            }
+            clock = (int)__atomic_load_n(&jk.hdr->device_clock, __ATOMIC_RELAXED);
+        }
+        free(dl[0]);
+        free(dl[1]);
+    }
+    if (!p->tg->device_time && !clock) {
         /* One wake-up estimate off both sides' calls, the lower of the two
          * processes' (each the minimum of its own samples): two processes
          * of one kernel had estimates 5 and 12-14 us apart, and each taking
@@ -568,7 +630,7 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
          * (a kernel that skips its work on the rounds it thinks are not
          * checked is faster than the machine on those) */
         {
-            long long wu = p->tg->device_time ? 0 : ao_low_tail(jk.wakes, jk.nwakes);
+            long long wu = p->tg->device_time || clock ? 0 : ao_low_tail(jk.wakes, jk.nwakes);
             int rechecked = 0;
             if (roofline_hold(p, t, pl, (double)sk.min, wu, sk.median, r, &jk, &rechecked, err, errlen) < 0)
                 goto fail;
@@ -597,6 +659,9 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
             cJSON_AddNumberToObject(h, "kernel_spread", sk.spread);
             if (p->tg->device_time)
                 cJSON_AddStringToObject(h, "times", "the device's own (profiled executions)");
+            else if (clock)
+                cJSON_AddStringToObject(h, "times", clock == 2 ? "the device's own (CUPTI records "
+                                        "of each call's work)" : "the device's own (CUDA events)");
             cJSON_Delete(r->head_to_head);
             r->head_to_head = h;
         }
@@ -623,8 +688,11 @@ out:
     for (int o = 0; o < t->noutputs; o++)
         free(out[o]);
     free(ratio);
-    free(lat[0]);
-    free(lat[1]);
+    for (int s = 0; s < 2; s++) {
+        free(lat[s]);
+        free(dev[s]);
+        free(late[s]);
+    }
     ao_job_free(&jb);
     ao_job_free(&jk);
     cJSON_Delete(errors);

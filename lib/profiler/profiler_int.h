@@ -109,6 +109,11 @@ struct timed {
     long long wake_ns;   /* taken off every call: continuing the stopped runner */
     long long wake_u_ns; /* how sure that is: the lowest wake-ups' own spread */
     long long check_ns;  /* checking the sampled timed calls against the reference */
+    /* the runner's own clock (prof_runner_clock), where it is the latency:
+     * which (the header's device_clock), how many calls our clock raised,
+     * and the allowance it was held to (the reference's launch overhead) */
+    int clock, raised;
+    long long launch_ns;
     int voided;          /* sampled calls voided and drawn again (WATCH_VOIDS_MAX) */
 };
 
@@ -227,6 +232,25 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
 #define DEVICE_GAP_FLOOR_NS 50000
 int prof_device_unbelievable(const long long *host, const long long *dev, int n,
                              long long launch_ns, char *reason, size_t len);
+/* A runner's own device times dev[] (target.h runner_clock) against our
+ * clock raw[] around the same n calls (each raw, wake-up included), given
+ * launch_ns, what the host's clock adds to the device's time for the
+ * trusted reference at this shape (pools.c).  Each call's latency lat[i]
+ * is its device time, but never less than raw[i] less the allowance
+ * (launch_ns and a quarter of it more, at least RUNNER_CLOCK_SLACK_NS):
+ * a runner that under-reports gains that much at most; a call whose
+ * DRAIN found late records (late[i] > 0, work its window missed) is
+ * allowed launch_ns alone.  *raised counts the calls the host's clock raised.
+ * 0: lat[] holds the latencies.  1 + reason: refused (a device time
+ * longer than the host's clock around it, or the median gap beyond twice
+ * the allowance and RUNNER_CLOCK_FAR_NS: not the call's time).  -1: no
+ * device time to use (a call without one, or launch_ns unknown): the
+ * host's clock stands. */
+#define RUNNER_CLOCK_SLACK_NS 10000
+#define RUNNER_CLOCK_OVER_NS 2000
+#define RUNNER_CLOCK_FAR_NS 20000
+int prof_runner_clock(const long long *raw, const long long *dev, const unsigned *late, int n,
+                      long long launch_ns, long long *lat, int *raised, char *reason, size_t len);
 int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
                  double *max_err, struct timed *m, char *err, size_t errlen);
 

@@ -154,6 +154,32 @@ static int nvcc_host(char *const *args, char *err, size_t errlen)
 
 static void cuda_basis(struct ao_buf *b);
 
+/* The toolkit's CUPTI library, for the runner's device clock (harness/
+ * cuda/device_clock.cuh opens it at run time), or "" where the toolkit has
+ * none: the runner then times calls with CUDA events alone.  The places
+ * toolkits put it, in the toolkit's own directory. */
+static const char *cuda_cupti_lib(void)
+{
+    static const char *const where[] = {"lib64", "lib", "extras/CUPTI/lib64",
+                                        "targets/x86_64-linux/lib", NULL};
+    static char lib[PATH_MAX];
+    static int done;
+    char f[PATH_MAX + 64];
+
+    for (int i = 0; !done && where[i]; i++) {
+        snprintf(f, sizeof f, "%s/%s/libcupti.so", cuda_home(), where[i]);
+        /* it reaches a macro of the runner's source: plain characters only */
+        if (access(f, R_OK) == 0 && realpath(f, lib) && strlen(lib) < 300 &&
+            strspn(lib, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") ==
+                strlen(lib))
+            done = 1;
+        else
+            lib[0] = '\0';
+    }
+    done = 1;
+    return lib;
+}
+
 /* runner.o is the same for every task: nvcc takes seconds over it, so it
  * is built once per machine and kept (ao_target_kept_object) under the hash
  * of all it depends on: nvcc and its version, the flags, the architecture,
@@ -161,14 +187,21 @@ static void cuda_basis(struct ao_buf *b);
 static int cuda_runner_object(const char *obj, char *err, size_t errlen)
 {
     struct ao_buf b = {0};
-    char inc[700], src[700];
-    char *runner[] = {inc, (char *)"-c", src, (char *)"-o", (char *)obj, NULL};
-    int rc;
+    char inc[700], src[700], cupti[400], cupti_inc[PATH_MAX + 32];
+    char *runner[] = {inc, (char *)"-c", src, (char *)"-o", (char *)obj, NULL, NULL, NULL};
+    int rc, n = 5;
 
     cuda_basis(&b);
     ao_target_basis_runner_side(&b);
     snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
     snprintf(src, sizeof src, "%s/nkibench/harness/cuda/runner.cu", ao_home());
+    if (cuda_cupti_lib()[0]) {
+        snprintf(cupti, sizeof cupti, "-DAO_CUPTI_LIB=\"%s\"", cuda_cupti_lib());
+        snprintf(cupti_inc, sizeof cupti_inc, "-I%s/extras/CUPTI/include", cuda_home());
+        runner[n++] = cupti;
+        runner[n++] = cupti_inc;
+        ao_buf_printf(&b, "cupti %s\n", cuda_cupti_lib());
+    }
     rc = ao_target_kept_object("cuda-runner", &b, nvcc_host, runner, obj, err, errlen);
     ao_buf_release(&b);
     return rc;
@@ -421,6 +454,8 @@ static void cuda_basis(struct ao_buf *b)
     ao_target_basis_version(b, nvcc_path(), 1);
     snprintf(path, sizeof path, "%s/nkibench/harness/cuda/runner.cu", ao_home());
     ao_target_basis_file(b, path);
+    snprintf(path, sizeof path, "%s/nkibench/harness/cuda/device_clock.cuh", ao_home());
+    ao_target_basis_file(b, path);
 }
 
 /* Build nkibench/harness/cuda/<name>.cu (trusted, with cuBLAS) on the host,
@@ -536,6 +571,7 @@ const struct ao_target ao_target_cuda = {
     .after_call = ao_target_fetch,
     .drain = 1,
     .poisons_on_device = 1, /* bmm's outputs are 1 GB a call at paper */
+    .runner_clock = 1,      /* CUPTI's records of the call's work, or events */
     .basis = cuda_basis,
     .vendor_name = "cublas sgemm",
     .vendor_sgemm = cuda_vendor_sgemm,

@@ -83,6 +83,11 @@ struct ao_target {
      * (the header's poison word, tensors from first_output on), rather
      * than copying them from the region poisoned by the profiler? */
     int poisons_on_device;
+    /* its runner times the device's work of each call itself (the cuda
+     * runner: hdr->device_ns, device_clock): that is the latency, held
+     * against the profiler's clock around the same call (timing.c
+     * prof_runner_clock) */
+    int runner_clock;
     /* A device that times itself (trn: each execution's on-device time from
      * its profile).  NULL: the profiler's clock is the latency.  Otherwise
      * the profiler sets the header's `profile` around the timed CALLs and

@@ -1,7 +1,7 @@
 /* test_device_time.c - a device's word against the host's clock
  * (prof_device_unbelievable, issue 46 part 6): what is refused, what an
  * honest tiny kernel whose host time is mostly launch keeps, and that
- * medians decide */
+ * medians decide; and a runner's own per-call device times (issue 57) */
 #include <string.h>
 
 #include "check.h"
@@ -11,6 +11,51 @@ static int judge(const long long *host, const long long *dev, int n, long long l
 {
     why[0] = '\0';
     return prof_device_unbelievable(host, dev, n, launch, why, 600);
+}
+
+/* prof_runner_clock (issue 57): a runner's own device times, as the cuda
+ * runner's CUPTI records give them, held against the host's clock */
+static void runner_clock(void)
+{
+    char why[600];
+    long long lat[4];
+    int raised;
+    unsigned none[4] = {0, 0, 0, 0}, one_late[4] = {0, 3, 0, 0};
+    /* silu's example at paper: 75 us on the device, ~52 us of host around
+     * it, as the reference showed (launch 52 us): the device's time stands */
+    long long raw[4] = {127000, 131000, 126500, 140000}, dev[4] = {75000, 75400, 74800, 75100};
+    /* the same calls, the runner claiming 40 us: our clock raises each to
+     * its host time less the allowance (52 + 13 = 65 us) */
+    long long lie[4] = {40000, 40000, 40000, 40000};
+    /* a device time longer than the whole call on our clock */
+    long long over[4] = {75000, 175000, 74800, 75100};
+    /* a claim of 1 us for calls the host timed at 127-140 us, a reference
+     * gap of 10 us: far below */
+    long long tiny[4] = {1000, 1000, 1000, 1000};
+
+    why[0] = '\0';
+    CHECK(prof_runner_clock(raw, dev, none, 4, 52000, lat, &raised, why, sizeof why) == 0 &&
+              raised == 0 && lat[0] == 75000 && lat[3] == 75100,
+          "honest device times stand (raised %d, lat %lld)", raised, lat[0]);
+    CHECK(prof_runner_clock(raw, lie, none, 4, 52000, lat, &raised, why, sizeof why) == 0 &&
+              raised == 4 && lat[0] == 127000 - 65000 && lat[3] == 140000 - 65000,
+          "an under-report is raised to the host's clock less the allowance (%lld)", lat[0]);
+    CHECK(prof_runner_clock(raw, dev, one_late, 4, 52000, lat, &raised, why, sizeof why) == 0 &&
+              raised == 1 && lat[1] == 131000 - 52000,
+          "a call whose DRAIN found late records is allowed the launch overhead alone (%lld)", lat[1]);
+    CHECK(prof_runner_clock(raw, over, none, 4, 52000, lat, &raised, why, sizeof why) == 1 &&
+              strstr(why, "longer than the host's clock"),
+          "a device time longer than the call is refused: %s", why);
+    CHECK(prof_runner_clock(raw, tiny, none, 4, 10000, lat, &raised, why, sizeof why) == 1 &&
+              strstr(why, "far below"),
+          "a device time far below the host's is refused: %s", why);
+    CHECK(prof_runner_clock(raw, dev, none, 4, 0, lat, &raised, why, sizeof why) == -1,
+          "no launch overhead measured on the reference: the host's clock stands");
+    dev[2] = 0;
+    CHECK(prof_runner_clock(raw, dev, none, 4, 52000, lat, &raised, why, sizeof why) == -1,
+          "a call without a device time: the host's clock stands");
+    CHECK(prof_runner_clock(raw, dev, none, 0, 52000, lat, &raised, why, sizeof why) == -1,
+          "no calls, no device times");
 }
 
 int main(void)
@@ -36,5 +81,6 @@ int main(void)
     CHECK(judge(h_long, d_long, 3, 100000, why) == 0, "an honest long kernel is kept");
     CHECK(judge(h_one, d_one, 3, 1000, why) == 0, "one view off does not refuse: the medians decide");
     CHECK(judge(h_lie, d_lie, 0, 100000, why) == 0, "no views, no judgement");
+    runner_clock();
     return CHECK_DONE();
 }

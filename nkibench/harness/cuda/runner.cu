@@ -8,8 +8,10 @@
  *          flushed by writing a buffer twice its size, then a device-wide
  *          synchronize;
  *   CALL   kernel() with device pointers, then a device-wide synchronize
- *          (the profiler's clock runs from `go` to `done`; CUDA events
- *          around the call are reported in device_ns, untrusted);
+ *          (the profiler's clock runs from `go` to `done`); the device's
+ *          own time of the work it launched goes in device_ns: CUPTI's
+ *          records from the first start to the last end, else CUDA events
+ *          around the call (device_clock says which; device_clock.cuh);
  *   FETCH  every tensor back to the region (inputs too: they must be
  *          unchanged), synchronously; sent only after a call whose
  *          tensors the profiler reads;
@@ -17,7 +19,9 @@
  *          beside the kernel, taken off each timed call by the profiler;
  *   DRAIN  a device-wide synchronize, sent by the profiler right after each
  *          CALL and NOP with its clock still running: if the kernel's code
- *          raised `done` itself, its queued work finishes here, timed.
+ *          raised `done` itself, its queued work finishes here, timed; the
+ *          records of work that finished only now are counted in
+ *          late_records.
  *
  * Device buffers mirror the region's data area, so the profiler's secret
  * choice of tensor positions moves the device addresses too.  Any CUDA
@@ -27,6 +31,7 @@
 #include <stdio.h>
 
 #include "../runner_side.h"
+#include "device_clock.cuh"
 
 /* generated per task: calls kernel() with the task's signature */
 extern "C" void ao_call(float *const *p, const int *dims);
@@ -53,10 +58,19 @@ static void check(cudaError_t e, const char *what)
     _exit(AO_RUN_EXIT_DEVICE);
 }
 
+/* Drop the records of the runner's own copies and fills. */
+static void discard_records(int cupti)
+{
+    unsigned recs;
+
+    if (cupti && ao_clock_flush() == 0)
+        (void)ao_clock_take(&recs);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t size, seq = 0;
-    int nptrs, l2 = 0, code;
+    int nptrs, l2 = 0, code, cupti = 0;
     char *base = ao_runner_attach(argc, argv, &size, &nptrs, &code), *dev = NULL;
     void *flush = NULL;
     size_t flush_bytes;
@@ -83,6 +97,16 @@ int main(int argc, char **argv)
     ao_poison<<<1, 1>>>((uint32_t *)flush, 0, 0); /* loaded before the filter too */
     check(cudaGetLastError(), "launching the poison kernel");
     check(cudaDeviceSynchronize(), "starting the GPU");
+    /* CUPTI up, its threads started and one window read, before the filter */
+    if (ao_hdr->clock_want != 1 && ao_clock_open()) {
+        unsigned recs = 0;
+        ao_empty<<<1, 1>>>();
+        check(cudaGetLastError(), "launching the empty kernel");
+        check(cudaDeviceSynchronize(), "starting the GPU's records");
+        cupti = ao_clock_flush() == 0;
+        (void)ao_clock_take(&recs);
+        cupti = cupti && recs > 0;
+    }
     if ((code = ao_runner_lockdown(base)) != 0)
         return code;
     for (;;) {
@@ -116,29 +140,37 @@ int main(int argc, char **argv)
             }
             check(cudaMemset(flush, (int)(seq & 0xff), flush_bytes), "flushing the L2");
             check(cudaDeviceSynchronize(), "flushing the L2");
-        } else if (cmd == AO_RUN_CMD_CALL) {
+            discard_records(cupti); /* the runner's own work: not the call's */
+        } else if (cmd == AO_RUN_CMD_CALL || cmd == AO_RUN_CMD_NOP) {
+            /* a NOP is a CALL's every step around an empty kernel */
             float ms = 0;
+            unsigned recs = 0;
+            uint64_t ns;
             memcpy(dims, (const void *)ao_hdr->dims, sizeof dims);
             check(cudaEventRecord(ev0, 0), "recording an event");
-            ao_call(ptrs, dims);
+            if (cmd == AO_RUN_CMD_CALL)
+                ao_call(ptrs, dims);
+            else
+                ao_empty<<<1, 1>>>();
             check(cudaGetLastError(), "launching the kernel");
             check(cudaEventRecord(ev1, 0), "recording an event");
             check(cudaDeviceSynchronize(), "running the kernel");
             check(cudaEventElapsedTime(&ms, ev0, ev1), "reading the events");
-            ao_hdr->device_ns = (uint64_t)((double)ms * 1e6);
+            ns = cupti && ao_clock_flush() == 0 ? ao_clock_take(&recs) : 0;
+            ao_hdr->device_clock = recs ? AO_CLOCK_CUPTI : AO_CLOCK_EVENTS;
+            ao_hdr->device_ns = recs ? ns : (uint64_t)((double)ms * 1e6);
+            ao_hdr->late_records = 0;
         } else if (cmd == AO_RUN_CMD_FETCH) {
             for (int i = 0; i < nptrs; i++)
                 check(cudaMemcpy(base + off[i], ptrs[i], bytes[i], cudaMemcpyDeviceToHost),
                       "copying a tensor from the GPU");
+            discard_records(cupti);
         } else if (cmd == AO_RUN_CMD_DRAIN) {
+            unsigned recs = 0;
             check(cudaDeviceSynchronize(), "waiting for the GPU");
-        } else if (cmd == AO_RUN_CMD_NOP) {
-            /* a CALL's every step, around an empty kernel */
-            check(cudaEventRecord(ev0, 0), "recording an event");
-            ao_empty<<<1, 1>>>();
-            check(cudaGetLastError(), "launching the empty kernel");
-            check(cudaEventRecord(ev1, 0), "recording an event");
-            check(cudaDeviceSynchronize(), "running the empty kernel");
+            if (cupti && ao_clock_flush() == 0)
+                (void)ao_clock_take(&recs);
+            ao_hdr->late_records = recs;
         }
         ao_runner_done(seq);
     }

@@ -1,0 +1,144 @@
+/* device_clock.cuh - the GPU's own time of the work one command launched,
+ * for the cuda runner (runner.cu): CUPTI's activity records of every
+ * kernel, copy and fill on every stream, from the first start to the last
+ * end.  CUPTI is opened at run time (AO_CUPTI_LIB, the toolkit's
+ * libcupti.so found when runner.o is built), before the seccomp filter, so
+ * a machine without it, or a CUPTI that will not start, leaves the runner
+ * with its CUDA events (which carry the launch: a few µs of host work
+ * between the first event and the kernel's start).
+ *
+ * Everything here runs in the kernel's process, so the figures are the
+ * runner's word, never trusted alone: the profiler holds them against its
+ * own clock around the same call (lib/profiler/timing.c). */
+#ifndef AO_DEVICE_CLOCK_CUH
+#define AO_DEVICE_CLOCK_CUH
+
+#include <dlfcn.h>
+#include <stdint.h>
+
+#if defined(AO_CUPTI_LIB) && __has_include(<cupti_activity.h>)
+#include <cupti_activity.h>
+#define AO_HAVE_CUPTI 1
+#endif
+
+enum { AO_CLOCK_NONE = 0, AO_CLOCK_EVENTS = 1, AO_CLOCK_CUPTI = 2 };
+
+/* the window of the records delivered since the last ao_clock_take() */
+static struct {
+    uint64_t first, last; /* GPU timestamps, ns */
+    unsigned records;
+} ao_clock;
+
+#ifdef AO_HAVE_CUPTI
+/* Records land in a few static buffers (no allocation once filtered). */
+#define AO_CLOCK_BUFS 8
+#define AO_CLOCK_BUF_BYTES (256 * 1024)
+static uint8_t ao_clock_buf[AO_CLOCK_BUFS][AO_CLOCK_BUF_BYTES] __attribute__((aligned(8)));
+static int ao_clock_busy[AO_CLOCK_BUFS];
+
+static CUptiResult (*ao_cupti_enable)(CUpti_ActivityKind);
+static CUptiResult (*ao_cupti_flush)(uint32_t);
+static CUptiResult (*ao_cupti_next)(uint8_t *, size_t, CUpti_Activity **);
+static CUptiResult (*ao_cupti_callbacks)(CUpti_BuffersCallbackRequestFunc,
+                                         CUpti_BuffersCallbackCompleteFunc);
+
+static void CUPTIAPI ao_clock_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = NULL;
+    *size = 0;
+    *max_records = 0;
+    for (int i = 0; i < AO_CLOCK_BUFS; i++)
+        if (!__atomic_exchange_n(&ao_clock_busy[i], 1, __ATOMIC_ACQ_REL)) {
+            *buffer = ao_clock_buf[i];
+            *size = AO_CLOCK_BUF_BYTES;
+            return;
+        }
+    /* none free: CUPTI drops records and counts them; the window then
+     * misses work, and the profiler's clock bounds what that can hide */
+}
+
+static void ao_clock_span(uint64_t start, uint64_t end)
+{
+    if (!end || end < start)
+        return;
+    if (!ao_clock.records || start < ao_clock.first)
+        ao_clock.first = start;
+    if (!ao_clock.records || end > ao_clock.last)
+        ao_clock.last = end;
+    ao_clock.records++;
+}
+
+static void CUPTIAPI ao_clock_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                       size_t valid)
+{
+    CUpti_Activity *r = NULL;
+
+    (void)ctx, (void)stream, (void)size;
+    while (ao_cupti_next(buffer, valid, &r) == CUPTI_SUCCESS) {
+        if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+            const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
+            ao_clock_span(k->start, k->end);
+        } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+            const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)r;
+            ao_clock_span(m->start, m->end);
+        } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+            const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)r;
+            ao_clock_span(m->start, m->end);
+        }
+    }
+    for (int i = 0; i < AO_CLOCK_BUFS; i++)
+        if (buffer == ao_clock_buf[i])
+            __atomic_store_n(&ao_clock_busy[i], 0, __ATOMIC_RELEASE);
+}
+
+/* Open CUPTI and start its records: 1 on success.  Before the filter (it
+ * loads a library and may start threads of its own). */
+static int ao_clock_open(void)
+{
+    void *h = dlopen(AO_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
+
+    if (!h)
+        return 0;
+    *(void **)&ao_cupti_enable = dlsym(h, "cuptiActivityEnable");
+    *(void **)&ao_cupti_flush = dlsym(h, "cuptiActivityFlushAll");
+    *(void **)&ao_cupti_next = dlsym(h, "cuptiActivityGetNextRecord");
+    *(void **)&ao_cupti_callbacks = dlsym(h, "cuptiActivityRegisterCallbacks");
+    if (!ao_cupti_enable || !ao_cupti_flush || !ao_cupti_next || !ao_cupti_callbacks ||
+        ao_cupti_callbacks(ao_clock_request, ao_clock_complete) != CUPTI_SUCCESS ||
+        ao_cupti_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
+        ao_cupti_enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
+        ao_cupti_enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS)
+        return 0;
+    return 1;
+}
+
+/* Deliver every record of finished work (the device synchronized first). */
+static int ao_clock_flush(void)
+{
+    return ao_cupti_flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) == CUPTI_SUCCESS ? 0 : -1;
+}
+#else
+static int ao_clock_open(void)
+{
+    return 0;
+}
+
+static int ao_clock_flush(void)
+{
+    return -1;
+}
+#endif
+
+/* The window since the last take, and a fresh one: the ns from the first
+ * start to the last end (0 when no record came), *records how many. */
+static uint64_t ao_clock_take(unsigned *records)
+{
+    uint64_t ns = ao_clock.records ? ao_clock.last - ao_clock.first : 0;
+
+    *records = ao_clock.records;
+    ao_clock.records = 0;
+    ao_clock.first = ao_clock.last = 0;
+    return ns;
+}
+
+#endif
