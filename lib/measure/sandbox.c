@@ -519,6 +519,8 @@ static void add_layer(struct ao_sandbox *sb, const char *l)
 /* One try at starting a sandbox; *vanished is set when its process ended
  * before it was released without naming a failed step (killed from
  * outside while it set up: nothing untrusted has run yet). */
+static long oom_kills(const char *cg);
+
 static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb, char *err,
                       size_t errlen, int *vanished)
 {
@@ -563,6 +565,7 @@ static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
                 char f[400];
                 snprintf(f, sizeof f, "%s/memory.failcnt", sb->cg_mem);
                 write_str(f, "0");
+                sb->oom_kills = oom_kills(sb->cg_mem);
                 snprintf(a.cg_procs[0], sizeof a.cg_procs[0], "%s/cgroup.procs", sb->cg_mem);
             }
         }
@@ -790,6 +793,22 @@ int ao_sandbox_wait(struct ao_sandbox *sb, long long deadline_ns, int *status, i
     return 0;
 }
 
+/* cgroup v2 counts its OOM kills in memory.events (never reset): the
+ * count now, or -1 where there is none */
+static long oom_kills(const char *cg)
+{
+    char f[400], e[AO_ERRLEN], *t, *at;
+    long n = -1;
+
+    snprintf(f, sizeof f, "%s/memory.events", cg);
+    if ((t = ao_read_file(f, NULL, e, sizeof e))) {
+        if ((at = strstr(t, "oom_kill ")))
+            n = atol(at + 9);
+        free(t);
+    }
+    return n;
+}
+
 int ao_sandbox_oom(const struct ao_sandbox *sb)
 {
     char f[400], e[AO_ERRLEN], *t;
@@ -797,9 +816,11 @@ int ao_sandbox_oom(const struct ao_sandbox *sb)
     if (!sb->cg_mem[0])
         return 0;
     snprintf(f, sizeof f, "%s/memory.failcnt", sb->cg_mem);
-    if ((t = ao_read_file(f, NULL, e, sizeof e))) {
+    if ((t = ao_read_file(f, NULL, e, sizeof e))) { /* cgroup v1 */
         oom = atol(t) > 0;
         free(t);
+    } else if (sb->oom_kills >= 0) {
+        oom = oom_kills(sb->cg_mem) > sb->oom_kills;
     }
     return oom;
 }

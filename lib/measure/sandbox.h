@@ -45,6 +45,7 @@ struct ao_sandbox_spec {
 struct ao_sandbox {
     pid_t pid;                /* the first process (PID 1 of its namespace) */
     char cg_mem[256], cg_pids[256]; /* cgroup directories, "" if none */
+    long oom_kills; /* cgroup v2: memory.events' oom_kill at the start */
     char layers[512];         /* comma-separated layers that are active */
     int has_pidns;
     int sync_fd, err_fd;      /* held: the release pipe and the exec report */

@@ -159,6 +159,16 @@ static void harness_hashes(const struct ao_profiler *p, const char *dir, char he
     }
 }
 
+void prof_harness_basis(const struct ao_profiler *p, const char *dir, struct ao_buf *b)
+{
+    char hex[HARNESS_MAX][65];
+    const char *name;
+
+    harness_hashes(p, dir, hex);
+    for (int i = 0; i < HARNESS_MAX && (name = harness_name(p, i)); i++)
+        ao_buf_printf(b, "harness %s %s\n", name, hex[i]);
+}
+
 /* The first of them the build changed (or removed), or NULL. */
 static const char *harness_changed(const struct ao_profiler *p, const char *dir, char before[][65])
 {

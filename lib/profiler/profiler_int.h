@@ -10,6 +10,7 @@
 
 #include "core/rng.h"
 #include "core/task.h"
+#include "core/util.h"
 #include "measure/calib.h"
 #include "measure/job.h"
 #include "profiler/profile.h"
@@ -160,6 +161,9 @@ int prof_static_check(const char *src, char *reason, size_t len);
 /* A fresh job directory holding the kernel source and the task's harness. */
 int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, const char *source,
                      char *err, size_t errlen);
+/* The hashes of the harness files in a job directory, appended to b: with
+ * the target's basis and the source, all a trusted build depends on. */
+void prof_harness_basis(const struct ao_profiler *p, const char *dir, struct ao_buf *b);
 /* Build the job's kernel into its runner inside a sandbox, then apply the
  * target's rules to what was built.  On a verdict (compile error, rejected
  * object) sets j->status; -1 only on our failure. */

@@ -102,34 +102,61 @@ static int private_dir(const char *dir)
     return ao_mkdirs(dir, 0700) == 0 && ao_dir_ours_alone(dir, "the kept objects' directory", e, sizeof e) == 0;
 }
 
-int ao_target_kept_object(const char *name, const struct ao_buf *basis,
-                          int (*compile)(char *const argv[], char *err, size_t errlen),
-                          char *const argv[], const char *obj, char *err, size_t errlen)
+/* Where a kept file of this name and basis lives; -1 where nothing may
+ * be kept (the state directory is not ours alone, or the name too long). */
+static int kept_path(const char *name, const struct ao_buf *basis, char *kept, size_t len)
 {
-    char hex[65], kept[PATH_MAX], tmp[PATH_MAX + 32], e[AO_ERRLEN], *data;
-    size_t n;
-    struct stat st;
+    char hex[65];
 
     ao_sha256_hex(basis->data ? basis->data : "", basis->len, hex);
-    if (ao_name(kept, sizeof kept, "%s/%s-%.32s.o", ao_state_dir(), name, hex) < 0 ||
+    if (ao_name(kept, len, "%s/%s-%.32s.o", ao_state_dir(), name, hex) < 0 ||
         !private_dir(ao_state_dir())) /* another user could swap what is kept there */
-        return compile(argv, err, errlen);
+        return -1;
+    return 0;
+}
+
+int ao_target_kept_get(const char *name, const struct ao_buf *basis, const char *path, int mode)
+{
+    char kept[PATH_MAX], e[AO_ERRLEN], *data;
+    size_t n;
+    struct stat st;
+    int rc = -1;
+
+    if (kept_path(name, basis, kept, sizeof kept) < 0)
+        return -1;
     if (stat(kept, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
         !(st.st_mode & 022) && (data = ao_read_file(kept, &n, e, sizeof e))) {
-        int rc = ao_write_file(obj, data, n, e, sizeof e);
+        rc = ao_write_file(path, data, n, e, sizeof e) == 0 && chmod(path, (mode_t)mode) == 0 ? 0 : -1;
         free(data);
-        if (rc == 0)
-            return 0;
     }
-    if (compile(argv, err, errlen) < 0)
-        return -1;
+    return rc;
+}
+
+void ao_target_kept_put(const char *name, const struct ao_buf *basis, const char *path)
+{
+    char kept[PATH_MAX], tmp[PATH_MAX + 32], e[AO_ERRLEN], *data;
+    size_t n;
+
+    if (kept_path(name, basis, kept, sizeof kept) < 0)
+        return;
     /* whole under a name of its own, then renamed: never half of one */
-    if ((data = ao_read_file(obj, &n, e, sizeof e))) {
+    if ((data = ao_read_file(path, &n, e, sizeof e))) {
         if (ao_name(tmp, sizeof tmp, "%s.%ld.tmp", kept, (long)getpid()) == 0 &&
             ao_write_file(tmp, data, n, e, sizeof e) == 0 && chmod(tmp, 0644) == 0 && rename(tmp, kept) != 0)
             unlink(tmp);
         free(data);
     }
+}
+
+int ao_target_kept_object(const char *name, const struct ao_buf *basis,
+                          int (*compile)(char *const argv[], char *err, size_t errlen),
+                          char *const argv[], const char *obj, char *err, size_t errlen)
+{
+    if (ao_target_kept_get(name, basis, obj, 0644) == 0)
+        return 0;
+    if (compile(argv, err, errlen) < 0)
+        return -1;
+    ao_target_kept_put(name, basis, obj);
     return 0;
 }
 

@@ -176,6 +176,12 @@ int ao_target_kept_object(const char *name, const struct ao_buf *basis,
                           int (*compile)(char *const argv[], char *err, size_t errlen),
                           char *const argv[], const char *obj, char *err, size_t errlen);
 
+/* The same keeping for any file built by trusted code (the task's built
+ * reference): _get copies the kept one to path with the given mode (0, or
+ * -1: none kept, or not usable), _put keeps path's content (best effort). */
+int ao_target_kept_get(const char *name, const struct ao_buf *basis, const char *path, int mode);
+void ao_target_kept_put(const char *name, const struct ao_buf *basis, const char *path);
+
 extern const struct ao_target ao_target_cpu;
 extern const struct ao_target ao_target_cuda;
 extern const struct ao_target ao_target_trn;

@@ -21,18 +21,31 @@ static __global__ void bmm_softmax_ref(const float *lhs, const float *rhs, float
         s[j] = acc;
     }
     __syncthreads();
-    /* every thread scans the whole row for the maximum and the sum: slow,
-     * and the same order of additions in every thread */
-    if (threadIdx.x == 0) {
-        for (int j = 0; j < N; j++)
-            mx = s[j] > mx ? s[j] : mx;
-        for (int j = 0; j < N; j++) {
-            s[j] = exp(s[j] - mx);
-            sum += s[j];
-        }
-        part[0] = sum;
-    }
+    /* the row's maximum, then the sum of its exponentials: each thread over
+     * its own columns, then across the block (a serial scan by one thread
+     * took seconds a call at the paper size) */
+    for (int j = threadIdx.x; j < N; j += THREADS)
+        mx = s[j] > mx ? s[j] : mx;
+    part[threadIdx.x] = mx;
     __syncthreads();
+    for (int w = THREADS / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w && part[threadIdx.x + w] > part[threadIdx.x])
+            part[threadIdx.x] = part[threadIdx.x + w];
+        __syncthreads();
+    }
+    mx = part[0];
+    __syncthreads();
+    for (int j = threadIdx.x; j < N; j += THREADS) {
+        s[j] = exp(s[j] - mx);
+        sum += s[j];
+    }
+    part[threadIdx.x] = sum;
+    __syncthreads();
+    for (int w = THREADS / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w)
+            part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
     sum = part[0];
     for (int j = threadIdx.x; j < N; j += THREADS)
         out[row * N + j] = (float)(s[j] / sum);
