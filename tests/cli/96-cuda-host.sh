@@ -1,7 +1,8 @@
 # 96-cuda-host.sh - the cuda kernels' index, edge and barrier logic where
 # no GPU is: every task's baseline.cu, its trusted reference.cu and the
 # hand-written examples run on tests/cuda-host/emu.h (each CUDA thread a
-# host coroutine, blocks one at a time, scratch from cudaMalloc NaN-filled)
+# host coroutine, blocks one at a time, scratch from cudaMalloc NaN-filled;
+# tensor-core fragments in tests/cuda-host/mma.h)
 # against the task's reference.c, at its tiny shape, at an uneven shape
 # (every dimension that is not fixed grown by 1 to 3, so no tile divides it) and on the
 # stress inputs where the task has them.  Not a GPU: speed, the memory
@@ -40,7 +41,7 @@ print(" ".join(str(tiny[d] + (0 if a.get("fixed") else i % 3 + 1)) for i, (d, a)
         b=$T/$t-$(basename "$f" .cu)
         perl tests/cuda-host/rewrite.pl "$f" >"$b.cc"
         [ $base -eq 0 ] &&
-            g++ -std=c++20 -O1 -U_FORTIFY_SOURCE -include tests/cuda-host/emu.h -c "$b.cc" -o "$b.o" 2>"$b.err" &&
+            g++ -std=c++20 -O1 -U_FORTIFY_SOURCE -I tests/cuda-host -include tests/cuda-host/emu.h -c "$b.cc" -o "$b.o" 2>"$b.err" &&
             g++ "$m.o" "$b.o" "$m-ref.o" -o "$b" -lm 2>>"$b.err"
         built=$?
         res=

@@ -13,6 +13,7 @@
 #include <csetjmp>
 #include <cstring>
 #include <ucontext.h>
+#include <type_traits>
 #include <vector>
 
 struct dim3 {
@@ -23,6 +24,10 @@ struct float4 {
     float x, y, z, w;
 };
 static inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+/* the cache-hinted loads and stores: plain ones here */
+template <typename T> static inline T __ldcs(const T *p) { return *p; }
+template <typename T> static inline T __ldg(const T *p) { return *p; }
+template <typename T> static inline void __stcs(T *p, T v) { *p = v; }
 
 /* The threads of one block are coroutines on one host thread, switched
  * only where they wait for each other: a run is deterministic and cheap,
@@ -74,6 +79,11 @@ static inline void __syncthreads() { emu_wait(&emu_block); }
 static inline unsigned emu_thread_id()
 {
     return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+static inline void __syncwarp(unsigned = 0xffffffffu)
+{
+    emu_wait(&emu_warp[emu_thread_id() / 32]);
 }
 
 /* every lane of the warp takes part, as the full mask says */
