@@ -81,6 +81,7 @@ struct ao_run_hdr {
      * the DRAIN after a call found (work the call's own window missed). */
     uint32_t clock_want;
     volatile uint32_t device_clock, late_records;
+    volatile uint64_t events_ns; /* the same call by the CUDA events around it, beside */
 };
 
 #endif

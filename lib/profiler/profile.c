@@ -122,6 +122,8 @@ static void runner_clock_json(cJSON *timing, const struct timed *m)
     if (!m->clock)
         return;
     cJSON_AddNumberToObject(timing, "clock_raised_calls", m->raised);
+    if (m->events.median > 0) /* CUDA events around the same calls: the launch is in them */
+        cJSON_AddNumberToObject(timing, "events_median_ns", m->events.median);
     cJSON_AddNumberToObject(timing, "launch_ns", (double)m->launch_ns);
 }
 
@@ -296,6 +298,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
             cJSON *keep = m.profile;
             m.st = m2.st;
             m.device = m2.device;
+            m.events = m2.events;
             m.wake_ns = m2.wake_ns;
             m.wake_u_ns = m2.wake_u_ns;
             m.host = m2.host;

@@ -106,6 +106,7 @@ struct timed {
     cJSON *profile;       /* the device's profile of the median execution viewed */
     int views, profiled;  /* executions viewed, of those profiled */
     struct ao_stats device; /* the runner's own timer (a GPU's events), if it has one */
+    struct ao_stats events; /* a cuda runner's CUDA events around each call, beside */
     long long kernel_ns; /* total time inside kernel calls, checks included */
     long long wake_ns;   /* taken off every call: continuing the stopped runner */
     long long wake_u_ns; /* how sure that is: the lowest wake-ups' own spread */

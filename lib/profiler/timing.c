@@ -291,7 +291,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, *raw = NULL, *dev = NULL, e = 0;
+    long long *lat = NULL, *raw = NULL, *dev = NULL, *ev = NULL, e = 0;
     unsigned *late = NULL;
     int n = 0, min_calls, rc = -1, clock = p->tg->runner_clock;
     struct sample smp;
@@ -314,7 +314,8 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     if (!(lat = malloc(sizeof *lat * (size_t)p->o.max_calls)) ||
         !(raw = malloc(sizeof *raw * (size_t)p->o.max_calls)) ||
         !(dev = malloc(sizeof *dev * (size_t)p->o.max_calls)) ||
-        !(late = calloc((size_t)p->o.max_calls, sizeof *late)))
+        !(late = calloc((size_t)p->o.max_calls, sizeof *late)) ||
+        !(ev = malloc(sizeof *ev * (size_t)p->o.max_calls)))
         goto out;
     if (prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
         goto out;
@@ -373,6 +374,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
          * (prof_runner_clock) where it is the latency, else only reported */
         dev[n] = (long long)__atomic_load_n(&j->hdr->device_ns, __ATOMIC_RELAXED);
         late[n] = __atomic_load_n(&j->hdr->late_records, __ATOMIC_RELAXED);
+        ev[n] = (long long)__atomic_load_n(&j->hdr->events_ns, __ATOMIC_RELAXED);
         clock = clock && dev[n] > 0;
         raw[n++] = j->raw_ns;
         if (n >= min_calls) {
@@ -392,6 +394,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     take_wake(raw, lat, n, j->wake_ns);
     ao_stats_of(lat, n, &m->st);
     ao_stats_of(dev, n, &m->device);
+    ao_stats_of(ev, n, &m->events);
     m->wake_ns = j->wake_ns;
     m->wake_u_ns = wake_uncertainty(j);
     ao_job_stop(j, "after its last call");
@@ -452,5 +455,6 @@ out:
     free(raw);
     free(dev);
     free(late);
+    free(ev);
     return rc;
 }

@@ -10,9 +10,13 @@
 #   export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$L             # packages (it replaces the path)
 #   BUDGET=540 tests/bench/gpu-session.sh [STEP...]
 #
-# Steps (default all but examples, in this order):
+# Steps (default: facts build preflight calibrate test clock examples
+# table torch loop, in this order):
 #   facts      the GPU, driver, clocks, toolkit
 #   build      make -j WERROR= all
+#   preflight  one profile (silu at tiny): which clock the runner gives;
+#              where CUPTI's clock breaks the runner, the steps after it
+#              run with ACCELOPT_DEVICE_CLOCK=events, and the log says so
 #   calibrate  accelopt calibrate --target cuda
 #   test       tests/cli/98-cuda-gpu.sh (make test-cuda), results kept
 #   spin       silu at paper and tiny with the runner's synchronize
@@ -23,9 +27,11 @@
 #              parts (the first with the examples and cuBLAS)
 #   torch      tests/bench/torch-compare.py beside the table
 #   loop       accelopt run --target cuda, three tasks at the cpu size, T=2
-#   clock      the host clock against CUDA events: silu and mamba at tiny,
-#              and silu with a 200 µs spin (tests/known-speed/cuda)
-#   examples   the three hand-written examples at paper, one run each
+#   clock      the device's clock: silu at tiny (a 5 µs kernel, three
+#              runs), silu's example at paper with CUPTI's records and
+#              with events alone, each against the host's clock and the
+#              events beside it
+#   examples   the hand-written examples at paper, one run each
 # What a lease of 15 minutes held on an H200 (docs/BENCHMARKS.md, the
 # second lease): facts to repeat in 41 s on a machine that had built
 # before, table 433 s (18 profiles at 7-78 s and cuBLAS), torch 37 s,
@@ -42,7 +48,7 @@ rm -rf "$O"
 mkdir -p "$OUT" "$O"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 trap 'tar czf "$OUT/files.tgz" -C "$O" . 2>/dev/null' EXIT
-steps=${*:-facts build calibrate test spin repeat table torch loop clock}
+steps=${*:-facts build preflight calibrate test clock examples table torch loop}
 export ACCELOPT_HOME=$PWD ACCELOPT_STATE_DIR=${ACCELOPT_STATE_DIR:-/tmp/gpu-session-state}
 mkdir -p "$ACCELOPT_STATE_DIR"
 
@@ -72,13 +78,16 @@ except Exception:
         why = "nothing printed"
     print("%s: no result: %s" % (sys.argv[1], why[:160])); sys.exit(0)
 t = r.get("timing", {})
-print("%s %s %s: %s median %.2f us (min %.2f), events %.2f us, wake %.2f us, spread %.3f, %s calls, "
-      "%.1f%% of peak (%s), wall %.1f s %s" % (
+print("%s %s %s: %s median %.2f us (min %.2f), spread %.3f, %s calls, %.1f%% of peak (%s), wall %.1f s %s" % (
       r.get("task"), r.get("size"), sys.argv[2] if len(sys.argv) > 2 else "", r.get("status"),
-      r.get("latency_ns", 0) / 1e3, r.get("latency_min_ns", 0) / 1e3,
-      t.get("runner_reported_median_ns", 0) / 1e3, t.get("wake_ns", 0) / 1e3, r.get("spread", 0),
+      r.get("latency_ns", 0) / 1e3, r.get("latency_min_ns", 0) / 1e3, r.get("spread", 0),
       r.get("repeats"), 100 * r.get("pct_of_peak", 0), r.get("bound"), r.get("wall_ns", 0) / 1e9,
       (r.get("reason") or "")[:100]))
+# the clocks: which one is the latency, and the others around the same calls
+print("    clock %s: host %.2f us (wake %.2f off it), events %.2f us, runner %.2f us, raised %s, launch %.2f us" % (
+      t.get("clock", "host"), t.get("host_median_ns", 0) / 1e3, t.get("wake_ns", 0) / 1e3,
+      t.get("events_median_ns", 0) / 1e3, t.get("runner_reported_median_ns", 0) / 1e3,
+      t.get("clock_raised_calls", "-"), t.get("launch_ns", 0) / 1e3))
 # where the wall time went (what a profile costs at the paper size)
 print("    wall %.1f s: compile %.1f, kernel %.1f, references %.1f, checks %.1f, inputs %.1f, "
       "to device %.1f, from device %.1f" % tuple(x / 1e9 for x in (
@@ -103,6 +112,18 @@ for s in $steps; do
     build)
         step build
         box 120 make -s -j"$(nproc)" WERROR= all 2>&1 | grep -E 'error|warning: unused' | head
+        ;;
+    preflight)
+        step "preflight: one profile, which clock"
+        profile silu tiny nkibench/silu/baseline.cu "$O/preflight.json"
+        line "$O/preflight.json"
+        if grep -q "system call" "$O/preflight.json" 2>/dev/null || ! grep -q '"ok"' "$O/preflight.json" 2>/dev/null; then
+            tail -3 "$O/preflight.json.err"
+            export ACCELOPT_DEVICE_CLOCK=events
+            echo "preflight: not ok with the default clock: the steps after this run with ACCELOPT_DEVICE_CLOCK=events"
+            profile silu tiny nkibench/silu/baseline.cu "$O/preflight-events.json"
+            line "$O/preflight-events.json" events
+        fi
         ;;
     calibrate)
         step calibrate
@@ -136,19 +157,25 @@ if m:
 PY
         ;;
     clock)
-        step "the host clock against CUDA events"
+        step "the device's clock: a 5 us kernel three times, silu's example at paper by both clocks"
         for r in 1 2 3; do
-            profile silu tiny nkibench/silu/baseline.cu "$O/clock-silu-$r.json"; line "$O/clock-silu-$r.json" "run $r"
-            profile mamba tiny nkibench/mamba/baseline.cu "$O/clock-mamba-$r.json"; line "$O/clock-mamba-$r.json" "run $r"
-            profile silu tiny tests/known-speed/cuda/silu_spin.cu "$O/clock-spin-$r.json"
-            line "$O/clock-spin-$r.json" "spin 200 us, run $r"
+            profile silu tiny nkibench/silu/examples/vector_loads.cu "$O/clock-silu-$r.json"
+            line "$O/clock-silu-$r.json" "run $r"
         done
+        for c in default events; do
+            ACCELOPT_DEVICE_CLOCK=${ACCELOPT_DEVICE_CLOCK:-$c} profile silu paper \
+                nkibench/silu/examples/vector_loads.cu "$O/clock-paper-$c.json"
+            line "$O/clock-paper-$c.json" "$c"
+        done
+        profile silu tiny tests/known-speed/cuda/silu_spin.cu "$O/clock-spin.json"
+        line "$O/clock-spin.json" "spin 200 us"
         ;;
     examples)
         step "the hand-written examples at paper"
         for f in nkibench/*/examples/*.cu; do
             t=$(basename "$(dirname "$(dirname "$f")")")
-            profile "$t" paper "$f" "$O/paper-$t.json"; line "$O/paper-$t.json" "$(basename "$f")"
+            o=$O/paper-$t-$(basename "$f" .cu).json
+            profile "$t" paper "$f" "$o"; line "$o" "$(basename "$f")"
         done
         ;;
     table)

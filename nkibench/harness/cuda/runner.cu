@@ -158,7 +158,8 @@ int main(int argc, char **argv)
             check(cudaEventElapsedTime(&ms, ev0, ev1), "reading the events");
             ns = cupti && ao_clock_flush() == 0 ? ao_clock_take(&recs) : 0;
             ao_hdr->device_clock = recs ? AO_CLOCK_CUPTI : AO_CLOCK_EVENTS;
-            ao_hdr->device_ns = recs ? ns : (uint64_t)((double)ms * 1e6);
+            ao_hdr->events_ns = (uint64_t)((double)ms * 1e6);
+            ao_hdr->device_ns = recs ? ns : ao_hdr->events_ns;
             ao_hdr->late_records = 0;
         } else if (cmd == AO_RUN_CMD_FETCH) {
             for (int i = 0; i < nptrs; i++)
