@@ -73,12 +73,13 @@ struct ao_run_hdr {
     uint32_t first_output, poison;
     /* a device runner's own clock (the cuda runner, nkibench/harness/cuda/
      * device_clock.cuh).  Set by the profiler before the runner starts:
-     * clock_want 1 asks for the device's events alone (ACCELOPT_DEVICE_CLOCK
-     * =events), 0 for the best it has.  Written by the runner, never
+     * clock_want (ACCELOPT_DEVICE_CLOCK) 0 the default, 1 events alone
+     * around the call, 2 CUPTI's records.  Written by the runner, never
      * trusted alone: device_clock, which clock gave device_ns (0 none, 1
-     * events around the call, 2 the device's records of every piece of work
-     * the call launched); late_records, how many records of finished work
-     * the DRAIN after a call found (work the call's own window missed). */
+     * events around the call, 2 CUPTI's records of every piece of work the
+     * call launched, 3 events around the work held behind a gate, the
+     * launch left out); late_records, how many records of finished work the
+     * DRAIN after a call found (CUPTI: work the call's window missed). */
     uint32_t clock_want;
     volatile uint32_t device_clock, late_records;
     volatile uint64_t events_ns; /* the same call by the CUDA events around it, beside */

@@ -99,10 +99,10 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
     j->hdr->bpf_len = (uint32_t)o->bpf_len;
     j->hdr->bad_syscall = -1;
     {
-        /* a device runner's clock: its best (the device's records of the
-         * call's work), or its events alone where asked (to compare them) */
+        /* a device runner's clock: its default, or where asked (to compare
+         * them) its events alone or CUPTI's records (runner_proto.h) */
         const char *clock = getenv("ACCELOPT_DEVICE_CLOCK");
-        j->hdr->clock_want = clock && strcmp(clock, "events") == 0;
+        j->hdr->clock_want = !clock ? 0 : !strcmp(clock, "events") ? 1 : !strcmp(clock, "cupti") ? 2 : 0;
     }
     memcpy(j->shm + AO_RUN_HDR_SIZE, o->bpf, o->bpf_len);
     snprintf(size_arg, sizeof size_arg, "%zu", j->shm_size);
@@ -129,7 +129,7 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
     spec.cpu = o->cpu;
     pin_runner(j, &spec.cpu);
     spec.hold = o->hold;
-    spec.slot = o->second ? 2 : 1;
+    spec.slot = o->second == 2 ? 3 : o->second ? 2 : 1;
     if (o->runner_sandbox) /* what the target's device needs */
         o->runner_sandbox(&spec);
     j->timeout_s = o->timeout_s;

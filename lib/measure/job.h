@@ -41,7 +41,10 @@ struct ao_job_opts {
     double timeout_s;
     int hold;                 /* set up now, exec at ao_job_release */
     int second;               /* a second runner alive beside the first (a head-to-head):
-                                 its own cgroup slot */
+                                 its own cgroup slot; 2: the trusted reference's,
+                                 beside the kernels' jobs (a slot of its own: the
+                                 memory their runners touched stays charged to
+                                 theirs while the profiler maps it) */
 };
 
 /* A kernel's directory, its running process and its shared region. */

@@ -116,9 +116,10 @@ static void device_profile_json(struct ao_measurement *r, struct timed *m)
 static void runner_clock_json(cJSON *timing, const struct timed *m)
 {
     static const char *const names[] = {"host", "device (CUDA events around the call)",
-                                        "device (CUPTI records of the call's work)"};
+                                        "device (CUPTI records of the call's work)",
+                                        "device (CUDA events around the call's work, held behind a gate)"};
 
-    cJSON_AddStringToObject(timing, "clock", names[m->clock >= 0 && m->clock <= 2 ? m->clock : 0]);
+    cJSON_AddStringToObject(timing, "clock", names[m->clock >= 0 && m->clock <= 3 ? m->clock : 0]);
     if (!m->clock)
         return;
     cJSON_AddNumberToObject(timing, "clock_raised_calls", m->raised);
@@ -664,7 +665,9 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
                 cJSON_AddStringToObject(h, "times", "the device's own (profiled executions)");
             else if (clock)
                 cJSON_AddStringToObject(h, "times", clock == 2 ? "the device's own (CUPTI records "
-                                        "of each call's work)" : "the device's own (CUDA events)");
+                                        "of each call's work)" : clock == 3 ? "the device's own (CUDA "
+                                        "events around each call's work, held behind a gate)"
+                                        : "the device's own (CUDA events)");
             cJSON_Delete(r->head_to_head);
             r->head_to_head = h;
         }

@@ -240,17 +240,20 @@ int prof_device_unbelievable(const long long *host, const long long *dev, int n,
 /* A runner's own device times dev[] (target.h runner_clock) against our
  * clock raw[] around the same n calls (each raw, wake-up included), given
  * launch_ns, what the host's clock adds to the device's time for the
- * trusted reference at this shape (pools.c).  Each call's latency lat[i]
- * is its device time, but never less than raw[i] less the allowance
- * (launch_ns and a quarter of it more, at least RUNNER_CLOCK_SLACK_NS):
- * a runner that under-reports gains that much at most; a call whose
- * DRAIN found late records (late[i] > 0, work its window missed) is
- * allowed launch_ns alone.  *raised counts the calls the host's clock raised.
+ * trusted reference at this shape (pools.c).  The allowance is launch_ns,
+ * the longest a gate may hold the call's work (RUNNER_CLOCK_GATE_NS: the
+ * cuda runner's AO_GATE_NS) and RUNNER_CLOCK_SLACK_NS.  Where the median
+ * of raw less dev is within it, each call's latency lat[i] is its device
+ * time; past it, each is its host time less the allowance: a runner that
+ * under-reports gains the allowance at most.  A call whose DRAIN found
+ * late records (late[i] > 0, work its window missed) is allowed launch_ns
+ * alone.  *raised counts the calls our clock raised.
  * 0: lat[] holds the latencies.  1 + reason: refused (a device time
  * longer than the host's clock around it, or the median gap beyond twice
  * the allowance and RUNNER_CLOCK_FAR_NS: not the call's time).  -1: no
  * device time to use (a call without one, or launch_ns unknown): the
  * host's clock stands. */
+#define RUNNER_CLOCK_GATE_NS 30000
 #define RUNNER_CLOCK_SLACK_NS 10000
 #define RUNNER_CLOCK_OVER_NS 2000
 #define RUNNER_CLOCK_FAR_NS 20000

@@ -28,10 +28,13 @@
 #   torch      tests/bench/torch-compare.py beside the table
 #   loop       accelopt run --target cuda, three tasks at the cpu size, T=2
 #   clock      the device's clock: silu at tiny (a 5 µs kernel, three
-#              runs), silu's example at paper with CUPTI's records and
-#              with events alone, each against the host's clock and the
-#              events beside it
+#              runs), silu's example at paper by the default clock (events
+#              around the work held behind a gate), events alone around
+#              the call, and CUPTI's records, each against the host's clock
+#              and the events beside it
 #   examples   the hand-written examples at paper, one run each
+#   baselines  the baselines of PAPER_TASKS (default: bmm bmm_softmax
+#              add_rmsnorm_matmul mamba) at paper, one profile each
 # What a lease of 15 minutes held on an H200 (docs/BENCHMARKS.md, the
 # second lease): facts to repeat in 41 s on a machine that had built
 # before, table 433 s (18 profiles at 7-78 s and cuBLAS), torch 37 s,
@@ -162,13 +165,20 @@ PY
             profile silu tiny nkibench/silu/examples/vector_loads.cu "$O/clock-silu-$r.json"
             line "$O/clock-silu-$r.json" "run $r"
         done
-        for c in default events; do
+        for c in default events cupti; do
             ACCELOPT_DEVICE_CLOCK=${ACCELOPT_DEVICE_CLOCK:-$c} profile silu paper \
                 nkibench/silu/examples/vector_loads.cu "$O/clock-paper-$c.json"
             line "$O/clock-paper-$c.json" "$c"
         done
         profile silu tiny tests/known-speed/cuda/silu_spin.cu "$O/clock-spin.json"
         line "$O/clock-spin.json" "spin 200 us"
+        ;;
+    baselines)
+        step "baselines at paper: ${PAPER_TASKS:=bmm bmm_softmax add_rmsnorm_matmul mamba}"
+        for t in $PAPER_TASKS; do
+            profile "$t" paper "nkibench/$t/baseline.cu" "$O/paper-$t-baseline.json"
+            line "$O/paper-$t-baseline.json" baseline
+        done
         ;;
     examples)
         step "the hand-written examples at paper"

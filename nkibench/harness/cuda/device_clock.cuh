@@ -1,11 +1,14 @@
 /* device_clock.cuh - the GPU's own time of the work one command launched,
- * for the cuda runner (runner.cu): CUPTI's activity records of every
- * kernel, copy and fill on every stream, from the first start to the last
- * end.  CUPTI is opened at run time (AO_CUPTI_LIB, the toolkit's
- * libcupti.so found when runner.o is built), before the seccomp filter, so
- * a machine without it, or a CUPTI that will not start, leaves the runner
- * with its CUDA events (which carry the launch: a few µs of host work
- * between the first event and the kernel's start).
+ * for the cuda runner (runner.cu).  By default CUDA events around the
+ * call's work held behind a gate (below), so they leave the launch out.
+ * On request (ACCELOPT_DEVICE_CLOCK=cupti), CUPTI's activity records of
+ * every kernel, copy and fill on every stream, from the first start to the
+ * last end: exact spans, but on the H200 VM measured here CUPTI added
+ * 200-400 µs of host time to every launch (docs/BENCHMARKS.md), which
+ * also widens the gaps between the kernels of a call.  CUPTI is opened at
+ * run time (AO_CUPTI_LIB, the toolkit's libcupti.so found when runner.o is
+ * built), before the seccomp filter; where it will not start, the runner
+ * falls back to the gate.
  *
  * Everything here runs in the kernel's process, so the figures are the
  * runner's word, never trusted alone: the profiler holds them against its
@@ -21,7 +24,36 @@
 #define AO_HAVE_CUPTI 1
 #endif
 
-enum { AO_CLOCK_NONE = 0, AO_CLOCK_EVENTS = 1, AO_CLOCK_CUPTI = 2 };
+/* device_clock's values (runner_proto.h): events around the call; CUPTI's
+ * records; events around the call's work queued behind a gate */
+enum { AO_CLOCK_NONE = 0, AO_CLOCK_EVENTS = 1, AO_CLOCK_CUPTI = 2, AO_CLOCK_GATED = 3 };
+/* clock_want's: the gate (the default), events alone, CUPTI */
+enum { AO_WANT_GATED = 0, AO_WANT_EVENTS = 1, AO_WANT_CUPTI = 2 };
+
+/* The gate: a trusted one-thread kernel launched ahead of the call, which
+ * holds the stream until the runner opens it (a word of mapped host
+ * memory) once the call has returned, or until AO_GATE_NS have passed on
+ * the GPU's clock.  The call's launches queue up behind it, so the first
+ * event, recorded right behind the gate, is stamped when the work can
+ * start rather than when the host began to launch it: the events then
+ * time the device's work, not the launch (a few µs of host work each).
+ * The limit keeps a call that waits for the device itself (cudaFree,
+ * cudaMemcpy) from waiting on the gate for long: the window then opens
+ * early and takes in host time, never less than the work.  The profiler
+ * allows for it (lib/profiler/profiler_int.h RUNNER_CLOCK_GATE_NS). */
+#define AO_GATE_NS 30000ull
+
+static __global__ void ao_gate(const volatile unsigned *open, unsigned long long most_ns)
+{
+    unsigned long long t0, t;
+
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        if (*open)
+            return;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < most_ns);
+}
 
 /* the window of the records delivered since the last ao_clock_take() */
 static struct {

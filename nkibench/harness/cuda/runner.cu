@@ -9,9 +9,10 @@
  *          synchronize;
  *   CALL   kernel() with device pointers, then a device-wide synchronize
  *          (the profiler's clock runs from `go` to `done`); the device's
- *          own time of the work it launched goes in device_ns: CUPTI's
- *          records from the first start to the last end, else CUDA events
- *          around the call (device_clock says which; device_clock.cuh);
+ *          own time of the work it launched goes in device_ns: CUDA
+ *          events around the call's work queued behind a gate, or CUPTI's
+ *          records, or events around the call (device_clock says which;
+ *          device_clock.cuh);
  *   FETCH  every tensor back to the region (inputs too: they must be
  *          unchanged), synchronously; sent only after a call whose
  *          tensors the profiler reads;
@@ -58,6 +59,12 @@ static void check(cudaError_t e, const char *what)
     _exit(AO_RUN_EXIT_DEVICE);
 }
 
+/* The gate unless events alone or CUPTI were asked for. */
+static int ao_hdr_want_gate(void)
+{
+    return ao_hdr->clock_want == AO_WANT_GATED || ao_hdr->clock_want == AO_WANT_CUPTI;
+}
+
 /* Drop the records of the runner's own copies and fills. */
 static void discard_records(int cupti)
 {
@@ -70,7 +77,9 @@ static void discard_records(int cupti)
 int main(int argc, char **argv)
 {
     uint64_t size, seq = 0;
-    int nptrs, l2 = 0, code, cupti = 0;
+    int nptrs, l2 = 0, code, cupti = 0, gated;
+    volatile unsigned *gate = NULL;
+    unsigned *gate_d = NULL;
     char *base = ao_runner_attach(argc, argv, &size, &nptrs, &code), *dev = NULL;
     void *flush = NULL;
     size_t flush_bytes;
@@ -97,8 +106,16 @@ int main(int argc, char **argv)
     ao_poison<<<1, 1>>>((uint32_t *)flush, 0, 0); /* loaded before the filter too */
     check(cudaGetLastError(), "launching the poison kernel");
     check(cudaDeviceSynchronize(), "starting the GPU");
+    /* the gate's word, mapped, and the gate loaded, before the filter */
+    check(cudaHostAlloc((void **)&gate, 64, cudaHostAllocMapped), "allocating the gate");
+    check(cudaHostGetDevicePointer((void **)&gate_d, (void *)gate, 0), "mapping the gate");
+    *gate = 1;
+    ao_gate<<<1, 1>>>(gate_d, 0);
+    check(cudaGetLastError(), "launching the gate");
+    check(cudaDeviceSynchronize(), "starting the gate");
+    gated = ao_hdr_want_gate();
     /* CUPTI up, its threads started and one window read, before the filter */
-    if (ao_hdr->clock_want != 1 && ao_clock_open()) {
+    if (ao_hdr->clock_want == AO_WANT_CUPTI && ao_clock_open()) {
         unsigned recs = 0;
         ao_empty<<<1, 1>>>();
         check(cudaGetLastError(), "launching the empty kernel");
@@ -107,6 +124,7 @@ int main(int argc, char **argv)
         (void)ao_clock_take(&recs);
         cupti = cupti && recs > 0;
     }
+    gated = gated && !cupti;
     if ((code = ao_runner_lockdown(base)) != 0)
         return code;
     for (;;) {
@@ -147,6 +165,11 @@ int main(int argc, char **argv)
             unsigned recs = 0;
             uint64_t ns;
             memcpy(dims, (const void *)ao_hdr->dims, sizeof dims);
+            if (gated) {
+                __atomic_store_n(gate, 0u, __ATOMIC_SEQ_CST);
+                ao_gate<<<1, 1>>>(gate_d, AO_GATE_NS);
+                check(cudaGetLastError(), "launching the gate");
+            }
             check(cudaEventRecord(ev0, 0), "recording an event");
             if (cmd == AO_RUN_CMD_CALL)
                 ao_call(ptrs, dims);
@@ -154,10 +177,12 @@ int main(int argc, char **argv)
                 ao_empty<<<1, 1>>>();
             check(cudaGetLastError(), "launching the kernel");
             check(cudaEventRecord(ev1, 0), "recording an event");
+            if (gated)
+                __atomic_store_n(gate, 1u, __ATOMIC_SEQ_CST);
             check(cudaDeviceSynchronize(), "running the kernel");
             check(cudaEventElapsedTime(&ms, ev0, ev1), "reading the events");
             ns = cupti && ao_clock_flush() == 0 ? ao_clock_take(&recs) : 0;
-            ao_hdr->device_clock = recs ? AO_CLOCK_CUPTI : AO_CLOCK_EVENTS;
+            ao_hdr->device_clock = recs ? AO_CLOCK_CUPTI : gated ? AO_CLOCK_GATED : AO_CLOCK_EVENTS;
             ao_hdr->events_ns = (uint64_t)((double)ms * 1e6);
             ao_hdr->device_ns = recs ? ns : ao_hdr->events_ns;
             ao_hdr->late_records = 0;
