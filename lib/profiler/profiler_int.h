@@ -242,21 +242,26 @@ int prof_device_unbelievable(const long long *host, const long long *dev, int n,
  * launch_ns, what the host's clock adds to the device's time for the
  * trusted reference at this shape (pools.c).  The allowance is launch_ns,
  * the longest a gate may hold the call's work (RUNNER_CLOCK_GATE_NS: the
- * cuda runner's AO_GATE_NS) and RUNNER_CLOCK_SLACK_NS.  Where the median
- * of raw less dev is within it, each call's latency lat[i] is its device
- * time; past it, each is its host time less the allowance: a runner that
- * under-reports gains the allowance at most.  A call whose DRAIN found
- * late records (late[i] > 0, work its window missed) is allowed launch_ns
- * alone.  *raised counts the calls our clock raised.
+ * cuda runner's AO_GATE_NS), RUNNER_CLOCK_SLACK_NS and a share of the
+ * device's median (1/RUNNER_CLOCK_SHARE: the host's late wake-up after a
+ * long wait grows with it).  Where the median of raw less dev is within
+ * it, each call's latency lat[i] is its device time; past it, each is its
+ * host time less the allowance: a runner that under-reports gains the
+ * allowance at most.  A call whose DRAIN found late records (late[i] > 0,
+ * work its window missed) is allowed launch_ns alone.  *raised counts the
+ * calls our clock raised.
  * 0: lat[] holds the latencies.  1 + reason: refused (a device time
- * longer than the host's clock around it, or the median gap beyond twice
- * the allowance and RUNNER_CLOCK_FAR_NS: not the call's time).  -1: no
- * device time to use (a call without one, or launch_ns unknown): the
- * host's clock stands. */
+ * longer than the host's clock around it; or a median device time under
+ * 1/RUNNER_CLOCK_FAR_SHARE of the host's excess over the allowance, that
+ * excess over RUNNER_CLOCK_FAR_NS: not the call's time).  -1: no device
+ * time to use (a call without one, or launch_ns unknown): the host's
+ * clock stands. */
 #define RUNNER_CLOCK_GATE_NS 30000
 #define RUNNER_CLOCK_SLACK_NS 10000
+#define RUNNER_CLOCK_SHARE 16
 #define RUNNER_CLOCK_OVER_NS 2000
-#define RUNNER_CLOCK_FAR_NS 20000
+#define RUNNER_CLOCK_FAR_NS 200000
+#define RUNNER_CLOCK_FAR_SHARE 64
 int prof_runner_clock(const long long *raw, const long long *dev, const unsigned *late, int n,
                       long long launch_ns, long long *lat, int *raised, char *reason, size_t len);
 int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,

@@ -19,6 +19,7 @@ if [ -n "$why" ]; then
     for f in nkibench/*/examples/*.cu; do
         skip "cuda on a GPU: the example $f at tiny" "$why"
     done
+    skip "cuda on a GPU: a 200 us kernel on the device's clock" "$why"
     skip "cuda on a GPU: run-time cheats" "$why"
     skip "cuda on a GPU: an honest kernel after each broken process" "$why"
     exit 0
@@ -101,6 +102,23 @@ for t in $TASKS; do
 done
 
 fi
+
+# the device's clock (issue 57): a kernel of a known least length (200 us
+# of the GPU's own timer) reads that on the device's clock, launch and
+# host left out (an H200 gave 203.8 us, spread 0.2%)
+spin=$RESULTS/cuda-spin.json
+prof silu tests/known-speed/cuda/silu_spin.cu "$spin"
+python3 - "$spin" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r.get("timing", {})
+print("# silu_spin: %s %.1f us by %s (host %.1f us, events around the call %.1f us)" % (
+      r["status"], r.get("latency_ns", 0) / 1e3, t.get("clock"), t.get("host_median_ns", 0) / 1e3,
+      t.get("events_median_ns", 0) / 1e3))
+sys.exit(0 if r["status"] == "ok" and t.get("clock", "").startswith("device") and
+         200e3 <= r["latency_ns"] <= 210e3 else 1)
+PY
+ok $? "a 200 us kernel reads 200-210 us on the device's clock"
 
 honest=$RESULTS/cuda-honest.json
 prof matmul tests/kernels/cuda/honest.cu "$honest"
