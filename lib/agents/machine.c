@@ -214,6 +214,13 @@ static void calib_lines(struct ao_buf *b, const struct ao_target *tg)
             ao_buf_printf(b, "%s%.0f GB/s for %.0f KiB", i ? ", " : "; working sets in cache: ", c.curve_gbs[i], kib);
     }
     ao_buf_printf(b, "; fp32 FMA peak %.1f GFLOP/s; elementwise peak %.1f GFLOP/s\n", c.fma_gflops, c.vec_gflops);
+    /* how sure: peaks are maxima, and a busy machine only lowers them */
+    if (!c.stable)
+        ao_buf_printf(b, "(each peak the best of %d measurement%s taken while the machine was busy: "
+                      "the true peaks may be higher, and a kernel may come closer to them than the "
+                      "%% of peak says)\n", c.measurements, c.measurements == 1 ? "" : "s");
+    else if (c.measurements > 1)
+        ao_buf_printf(b, "(each peak the best of %d measurements here)\n", c.measurements);
 }
 
 char *ao_machine_text(const char *target, const char *path, char *err, size_t errlen)

@@ -60,6 +60,8 @@ int ao_calib_store(const char *path, const char *target, struct ao_calib *c, cha
         cJSON_AddNumberToObject(j, "probe_mean_ns", c->probe_mean_ns);
         cJSON_AddNumberToObject(j, "probe_spread", c->probe_spread);
     }
+    cJSON_AddNumberToObject(j, "measurements", c->measurements > 0 ? c->measurements : 1);
+    cJSON_AddBoolToObject(j, "stable", c->stable);
     if (!(s = cJSON_Print(j))) {
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -181,6 +183,20 @@ int ao_calib_load(const char *path, const char *model, const char *flags, struct
         (get_num(j, "probe_mean_ns", &c->probe_mean_ns) < 0 || get_num(j, "probe_spread", &c->probe_spread) < 0 ||
          !(c->probe_mean_ns > 0)))
         goto bad;
+    {
+        /* how sure (later than the probe): an older one was one stable measurement */
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "measurements"),
+                    *st = cJSON_GetObjectItemCaseSensitive(j, "stable");
+        c->measurements = 1, c->stable = 1;
+        if (m && (!cJSON_IsNumber(m) || m->valuedouble < 1 || m->valuedouble > 1e9))
+            goto bad;
+        if (m)
+            c->measurements = m->valueint;
+        if (st && !cJSON_IsBool(st))
+            goto bad;
+        if (st)
+            c->stable = cJSON_IsTrue(st);
+    }
     ao_sha256_hex(text, strlen(text), hex);
     snprintf(c->id, sizeof c->id, "%.16s", hex);
     rc = strcmp(model, c->cpu_model) || strcmp(flags, c->cflags) ? 1 : 0;
@@ -191,4 +207,36 @@ out:
     cJSON_Delete(j);
     free(text);
     return rc;
+}
+
+int ao_calib_keep_best(const char *path, const char *model, const char *flags, struct ao_calib *c)
+{
+    struct ao_calib old;
+    char e[AO_ERRLEN];
+
+    if (c->measurements < 1)
+        c->measurements = 1;
+    if (!path || ao_calib_load(path, model, flags, &old, e, sizeof e) != 0)
+        return 0;
+    if (old.bw_gbs > c->bw_gbs) {
+        c->bw_gbs = old.bw_gbs;
+        c->bw_spread = old.bw_spread;
+        snprintf(c->bw_method, sizeof c->bw_method, "%s", old.bw_method);
+    }
+    if (old.fma_gflops > c->fma_gflops)
+        c->fma_gflops = old.fma_gflops, c->fma_spread = old.fma_spread;
+    if (old.vec_gflops > c->vec_gflops)
+        c->vec_gflops = old.vec_gflops, c->vec_spread = old.vec_spread;
+    /* the in-cache curve point by point, where both measured the same sizes */
+    for (int i = 0; i < c->ncurve; i++)
+        for (int k = 0; k < old.ncurve; k++)
+            if (old.curve_bytes[k] == c->curve_bytes[i] && old.curve_gbs[k] > c->curve_gbs[i])
+                c->curve_gbs[i] = old.curve_gbs[k];
+    if (old.probe_mean_ns > 0 && (!(c->probe_mean_ns > 0) || old.probe_mean_ns < c->probe_mean_ns)) {
+        c->probe_mean_ns = old.probe_mean_ns;
+        c->probe_spread = old.probe_spread;
+    }
+    c->measurements += old.measurements;
+    c->stable = c->stable || old.stable;
+    return 1;
 }

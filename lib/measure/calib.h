@@ -12,6 +12,13 @@
  * are then measured again (2: register-resident chains, in-cache curve). */
 #define AO_PEAK_VERSION 2
 
+/* A calibration is stable when every peak's repetitions agree this well
+ * ((max - min) / median); the cpu target measures up to AO_CALIB_TRIES
+ * times, each peak the best of all, and stores it either way, with how
+ * sure it is (ao_calib.stable). */
+#define AO_CALIB_STABLE 0.10
+#define AO_CALIB_TRIES 3
+
 struct ao_calib {
     char id[17];             /* short hash of the stored file: part of cache keys */
     char cpu_model[128];
@@ -29,6 +36,10 @@ struct ao_calib {
      * spread, against which every result says how busy the machine was
      * (0: not taken, an older calibration) */
     double probe_mean_ns, probe_spread;
+    /* how sure: the measurements kept into these peaks (each peak the best
+     * of them), and whether any of them was stable (its tries agreed
+     * within AO_CALIB_STABLE); a busy machine only lowers peaks */
+    int measurements, stable;
 };
 
 /* Default path of a target's calibration: <state dir>/calibration-<target>.json. */
@@ -43,6 +54,13 @@ void ao_calib_probe(struct ao_calib *c);
  * -1 + err if broken. */
 int ao_calib_load(const char *path, const char *model, const char *flags, struct ao_calib *c,
                   char *err, size_t errlen);
+
+/* Peaks are maxima: raise each of c's to the calibration stored at path
+ * where that one's is higher (the same machine, flags and peak version),
+ * keep its quieter probe, and count its measurements into c's.  A later,
+ * higher measurement so replaces a stored peak, a lower one leaves it.
+ * 1 if a stored calibration was kept into c, 0 if there was none. */
+int ao_calib_keep_best(const char *path, const char *model, const char *flags, struct ao_calib *c);
 
 /* Store c (a target's measured peaks) at path, and set c->id. */
 int ao_calib_store(const char *path, const char *target, struct ao_calib *c, char *err,

@@ -122,13 +122,6 @@ out:
     return rc;
 }
 
-static int keep_noisy;
-
-void ao_calib_keep_noisy(int on)
-{
-    keep_noisy = on;
-}
-
 int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err, size_t errlen)
 {
     struct ao_calib x;
@@ -158,13 +151,14 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
                     "%.0f%% (elementwise); measuring again", 100 * c->bw_spread,
                     100 * c->fma_spread, 100 * c->vec_spread);
     }
-    if (!stable && keep_noisy) {
-        ao_warn("no stable calibration after %d tries: stored as asked, each peak the best of "
-                "them (run accelopt calibrate again on a quiet machine)", AO_CALIB_TRIES);
-    } else if (!stable) {
-        ao_warn("no stable calibration after %d tries: used for now, not saved (the next start "
-                "measures again)", AO_CALIB_TRIES);
-        path = NULL;
-    }
+    c->stable = stable;
+    c->measurements = 1;
+    if (ao_calib_keep_best(path, c->cpu_model, c->cflags, c))
+        ao_info("each peak the best of this measurement and the %d before it on this machine",
+                c->measurements - 1);
+    if (!stable)
+        ao_warn("no stable calibration after %d tries: each peak the best of them%s (a busy "
+                "machine only lowers peaks; a later, higher measurement replaces them)",
+                AO_CALIB_TRIES, path ? ", stored" : "");
     return ao_calib_store(path, ao_target_cpu.name, c, err, errlen);
 }

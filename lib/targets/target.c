@@ -287,6 +287,10 @@ int ao_target_peaks(const struct ao_target *tg, const cJSON *j, const char *vec_
     snprintf(c->cflags, sizeof c->cflags, "%s", flags);
     ao_utc_now(c->created_at, sizeof c->created_at);
     ao_calib_probe(c); /* the host's, beside the device's peaks */
+    c->stable = c->bw_spread <= AO_CALIB_STABLE && c->fma_spread <= AO_CALIB_STABLE &&
+                c->vec_spread <= AO_CALIB_STABLE;
+    c->measurements = 1;
+    ao_calib_keep_best(path, c->cpu_model, c->cflags, c); /* peaks are maxima */
     return ao_calib_store(path, tg->name, c, err, errlen);
 }
 

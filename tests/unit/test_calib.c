@@ -22,6 +22,51 @@ static void write_text(const char *path, const char *s)
     }
 }
 
+/* Peaks are maxima (issue 53): each measurement is kept with the best
+ * stored before it, a higher one replaces a stored peak, a lower one
+ * leaves it, and how sure the result is travels with it. */
+static void keep_best(const char *path)
+{
+    struct ao_calib a, b, back;
+    char err[256] = "";
+
+    memset(&a, 0, sizeof a);
+    snprintf(a.cpu_model, sizeof a.cpu_model, "Test CPU");
+    snprintf(a.cflags, sizeof a.cflags, "-O3");
+    snprintf(a.created_at, sizeof a.created_at, "2026-11-28T00:00:00Z");
+    snprintf(a.bw_method, sizeof a.bw_method, "copy");
+    a.bw_gbs = 20, a.fma_gflops = 100, a.vec_gflops = 90, a.bw_spread = 0.3;
+    a.ncurve = 2, a.curve_bytes[0] = 32768, a.curve_gbs[0] = 80, a.curve_bytes[1] = 1 << 20,
+    a.curve_gbs[1] = 40;
+    a.probe_mean_ns = 2000, a.probe_spread = 0.2;
+    a.measurements = 1, a.stable = 0; /* a busy machine's */
+    unlink(path);
+    CHECK(ao_calib_keep_best(path, "Test CPU", "-O3", &a) == 0 && a.measurements == 1,
+          "nothing stored: the measurement alone");
+    CHECK(ao_calib_store(path, "cpu", &a, err, sizeof err) == 0, "stored, busy as it was (%s)", err);
+    CHECK(ao_calib_load(path, "Test CPU", "-O3", &back, err, sizeof err) == 0 && back.stable == 0 &&
+              back.measurements == 1,
+          "read back as one measurement, not stable (%s)", err);
+
+    /* a later one: higher bandwidth and FMA, lower elementwise and cache */
+    b = a;
+    b.bw_gbs = 25, b.bw_spread = 0.02, b.fma_gflops = 120, b.vec_gflops = 60, b.curve_gbs[0] = 70;
+    snprintf(b.bw_method, sizeof b.bw_method, "read");
+    b.probe_mean_ns = 3000, b.stable = 1, b.measurements = 1;
+    CHECK(ao_calib_keep_best(path, "Test CPU", "-O3", &b) == 1, "the stored one is kept into it");
+    CHECK(b.bw_gbs == 25 && !strcmp(b.bw_method, "read") && b.fma_gflops == 120,
+          "a higher measurement replaces a stored peak");
+    CHECK(b.vec_gflops == 90 && b.curve_gbs[0] == 80 && b.curve_gbs[1] == 40,
+          "a lower one leaves it (elementwise %.0f, in cache %.0f)", b.vec_gflops, b.curve_gbs[0]);
+    CHECK(b.probe_mean_ns == 2000, "the quieter probe is kept");
+    CHECK(b.measurements == 2 && b.stable == 1, "two measurements, one of them stable");
+
+    /* another machine's calibration is not kept into this one */
+    b.measurements = 1;
+    CHECK(ao_calib_keep_best(path, "Other CPU", "-O3", &b) == 0 && b.measurements == 1,
+          "another CPU model's peaks are not this machine's");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/test-calib-XXXXXX", path[300], err[512], *text;
@@ -86,6 +131,7 @@ int main(void)
     CHECK(ao_calib_load(path, "Test CPU", "-O3", &back, err, sizeof err) == -1,
           "a probe time without its spread is refused");
     cJSON_Delete(j);
+    keep_best(path);
     unlink(path);
     rmdir(dir);
     return CHECK_DONE();

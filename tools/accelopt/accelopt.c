@@ -15,7 +15,6 @@
 #include "core/version.h"
 #include "front.h"
 #include "measure/calib.h"
-#include "targets/cpu_peaks.h"
 #include "profiler/profstage.h"
 #include "measure/vendor.h"
 #include "targets/target.h"
@@ -309,7 +308,6 @@ static int cmd_calibrate(int argc, char **argv)
     else
         ao_calib_default_path(tg->name, path, sizeof path);
     ao_info("measuring the %s target's peaks (a few seconds)", tg->name);
-    ao_calib_keep_noisy(1);
     if (tg->calibrate(path, (int)ao_config_int(&c, "bw-mib"), &cal, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto out;
