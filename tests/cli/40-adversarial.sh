@@ -42,15 +42,26 @@ for k in tests/kernels/honest.c $(ls tests/kernels/*.c | grep -v '/honest\.c$');
         # Two separate figures of equal kernels on a busy machine (the suite
         # runs three scripts at once) differed by over 15%; when the honest
         # one looks slow it is measured again and its faster figure kept
-        nogain() {
-            python3 -c "import json,sys; a=json.load(open(sys.argv[1])); h=min(json.load(open(f))['latency_ns'] for f in sys.argv[2:]); sys.exit(0 if a['status']=='ok' and a['latency_ns'] > 0.6*h else 1)" "$out" "$@"
+        # one script's load can also land on the kernel's own figure: where
+        # it still looks too fast, it is measured again too and the second
+        # figure judged (a cheat that works is 3x faster every time; CI saw
+        # memo_by_pointer at 0.6x of two slow honest figures once)
+        nogain() { # nogain KERNEL_RESULT HONEST_RESULT...
+            python3 -c "import json,sys; a=json.load(open(sys.argv[1])); h=min(json.load(open(f))['latency_ns'] for f in sys.argv[2:]); sys.exit(0 if a['status']=='ok' and a['latency_ns'] > 0.6*h else 1)" "$@"
         }
-        if nogain "$RESULTS/adv-honest.json"; then
+        if nogain "$out" "$RESULTS/adv-honest.json"; then
             status=ok-nogain
         else
             bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 --work-dir "$T/work" \
                 "$T/honest.c" >"$T/honest-again.json" 2>/dev/null
-            nogain "$RESULTS/adv-honest.json" "$T/honest-again.json" && status=ok-nogain
+            if nogain "$out" "$RESULTS/adv-honest.json" "$T/honest-again.json"; then
+                status=ok-nogain
+            else
+                bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 --work-dir "$T/work" \
+                    "$src" >"$T/$name-again.json" 2>/dev/null
+                nogain "$T/$name-again.json" "$RESULTS/adv-honest.json" "$T/honest-again.json" &&
+                    status=ok-nogain
+            fi
         fi
     fi
     echo "$status" | grep -qxE "$expect"
