@@ -214,6 +214,12 @@ static void calib_lines(struct ao_buf *b, const struct ao_target *tg)
             ao_buf_printf(b, "%s%.0f GB/s for %.0f KiB", i ? ", " : "; working sets in cache: ", c.curve_gbs[i], kib);
     }
     ao_buf_printf(b, "; fp32 FMA peak %.1f GFLOP/s; elementwise peak %.1f GFLOP/s\n", c.fma_gflops, c.vec_gflops);
+    /* on one core: what clock that FMA rate means for each FMA width, so
+     * a model can hold it against the clock and the core it is told of */
+    if (strcmp(tg->name, "cpu") == 0)
+        ao_buf_printf(b, "The FMA peak implies %.0f MHz at 64 fp32 flops a cycle (two 512-bit FMA "
+                      "units) or %.0f MHz at 32 (two 256-bit units)\n", c.fma_gflops * 1e3 / 64,
+                      c.fma_gflops * 1e3 / 32);
     /* how sure: peaks are maxima, and a busy machine only lowers them */
     if (!c.stable)
         ao_buf_printf(b, "(each peak the best of %d measurement%s taken while the machine was busy: "

@@ -47,6 +47,9 @@ static void calibration_lines(void)
               strstr(text, "best of 3 measurements taken while the machine was busy") &&
               !strstr(text, "not calibrated"),
           "the prompt quotes the peaks and says they may be low, never 'not calibrated'");
+    CHECK(text && strstr(text, "implies 1562 MHz at 64 fp32 flops a cycle") &&
+              strstr(text, "or 3125 MHz at 32"),
+          "and the clock the FMA peak implies at each FMA width");
     free(text);
     c.stable = 1;
     CHECK(ao_calib_store(path, "cpu", &c, err, sizeof err) == 0, "stored again, one of them stable");
