@@ -176,6 +176,15 @@ static const struct ao_calib *fresh_calib(struct ao_profiler *p, char *err, size
     if (p->tg->calibrate(NULL, p->o.bw_mib, &p->fresh, err, errlen) < 0)
         return NULL;
     p->fresh_at = ao_now_ns();
+    if (p->o.calib_path) {
+        /* peaks are maxima: what this measurement found higher is kept for
+         * the next start (best effort: the verdict stands without it) */
+        struct ao_calib keep = p->fresh;
+        char e[AO_ERRLEN];
+        if (ao_calib_keep_best(p->o.calib_path, keep.cpu_model, keep.cflags, &keep) &&
+            ao_calib_store(p->o.calib_path, p->tg->name, &keep, e, sizeof e) < 0)
+            ao_warn("the fresh measurement of the machine was not kept: %s", e);
+    }
     return &p->fresh;
 }
 

@@ -12,6 +12,11 @@ struct ao_profiler_opts {
     const struct ao_target *target; /* whose kernels (NULL: the default, cpu) */
     const char *work_root;     /* where job directories go (default /tmp) */
     const struct ao_calib *calib; /* NULL: no % of peak (and said so) */
+    /* where calib is stored (NULL: nowhere): a fresh measurement of the
+     * machine (a kernel under the roofline) is kept into it for the next
+     * start, each peak the best (ao_calib_keep_best); this profiler goes on
+     * with calib as it was, so a run judges by one set of peaks */
+    const char *calib_path;
     double timeout_s;          /* wall limit for running one kernel */
     double compile_timeout_s;  /* wall limit for compiling one kernel */
     double budget_s;           /* measured time to aim for per kernel */

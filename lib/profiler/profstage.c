@@ -28,7 +28,8 @@ struct loaded_task {
 struct ao_profstage {
     struct ao_profstage_opts o;
     struct ao_calib calib;
-    int have_calib;
+    char calib_path[600];
+    int have_calib, calib_stored; /* calib came from calib_path, or was stored there */
     struct ao_profiler *prof;
     struct ao_redis *redis;
     struct cached *cache;
@@ -37,13 +38,13 @@ struct ao_profstage {
 
 static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
 {
-    char path[600];
+    char *path = s->calib_path;
     int rc;
 
     if (s->o.calib_path)
-        snprintf(path, sizeof path, "%s", s->o.calib_path);
+        snprintf(path, sizeof s->calib_path, "%s", s->o.calib_path);
     else
-        ao_calib_default_path(s->o.target->name, path, sizeof path);
+        ao_calib_default_path(s->o.target->name, path, sizeof s->calib_path);
     {
         char model[128], flags[128];
         s->o.target->machine(model, sizeof model, flags, sizeof flags);
@@ -71,7 +72,7 @@ static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
         if (s->o.target->calibrate(path, s->o.bw_mib, &s->calib, err, errlen) < 0)
             return -1;
     }
-    s->have_calib = 1;
+    s->have_calib = s->calib_stored = 1;
     return 0;
 }
 
@@ -88,6 +89,8 @@ struct ao_profstage *ao_profstage_new(const struct ao_profstage_opts *o, char *e
     if (s->o.target->available(err, errlen) < 0 || load_calibration(s, err, errlen) < 0)
         goto fail;
     s->o.prof.calib = s->have_calib ? &s->calib : NULL;
+    /* a measured one (not documented peaks) takes fresher, higher peaks */
+    s->o.prof.calib_path = s->calib_stored ? s->calib_path : NULL;
     if (!(s->prof = ao_profiler_new(&s->o.prof, err, errlen)))
         goto fail;
     if (o->redis_url && !(s->redis = ao_redis_new(o->redis_url, o->redis_prefix, err, errlen)))
