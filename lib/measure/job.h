@@ -42,9 +42,10 @@ struct ao_job_opts {
     int hold;                 /* set up now, exec at ao_job_release */
     int second;               /* a second runner alive beside the first (a head-to-head):
                                  its own cgroup slot; 2: the trusted reference's,
-                                 beside the kernels' jobs (a slot of its own: the
-                                 memory their runners touched stays charged to
-                                 theirs while the profiler maps it) */
+                                 beside the kernels' jobs (slot 3, apart from theirs:
+                                 the memory their runners touched stays charged to
+                                 their cgroup while the profiler maps it; trn's
+                                 profile tool uses slot 3 too, never at the same time) */
 };
 
 /* A kernel's directory, its running process and its shared region. */

@@ -27,12 +27,12 @@ static void launch_overhead(struct ao_profiler *p, struct pool *pl, struct ao_jo
 
     for (int k = 0; k < NOMINAL_CHECKS; k++) {
         double d = (double)dev[k];
-        int bad;
+        int bad = 0;
         /* a runner's own clock (runner_clock), else the device's profiles */
-        if (p->tg->runner_clock)
-            bad = dev[k] <= 0 && snprintf(e, sizeof e, "the runner reported none") > 0;
-        else
+        if (!p->tg->runner_clock)
             bad = p->tg->device_time(j->dir, k, &d, NULL, e, sizeof e) != 0;
+        else if ((bad = dev[k] <= 0))
+            snprintf(e, sizeof e, "the runner reported none");
         if (bad) {
             ao_warn("the reference's device time: %s; %s for '%s'", e,
                     p->tg->runner_clock ? "the host's clock times the kernels"

@@ -419,7 +419,10 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     struct dataset fresh;
     float *out[AO_MAX_TENSORS] = {0};
     double *ratio = NULL, max_err = 0;
-    long long *lat[2] = {NULL, NULL}, *dev[2] = {NULL, NULL}, spent = 0, kns = 0, t0 = ao_now_ns();
+    /* per round and side: our clock (raw), the runner's device time, and
+     * that held against ours (prof_runner_clock) */
+    long long *lat[2] = {NULL, NULL}, *dev[2] = {NULL, NULL}, *held[2] = {NULL, NULL};
+    long long spent = 0, kns = 0, t0 = ao_now_ns();
     unsigned *late[2] = {NULL, NULL};
     char *diag = NULL;
     cJSON *errors = cJSON_CreateArray(), *base_errors = cJSON_CreateArray(), *h;
@@ -445,6 +448,7 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||
         !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)) ||
         !(dev[0] = malloc(sizeof **dev * (size_t)max)) || !(dev[1] = malloc(sizeof **dev * (size_t)max)) ||
+        !(held[0] = malloc(sizeof **held * (size_t)max)) || !(held[1] = malloc(sizeof **held * (size_t)max)) ||
         !(late[0] = malloc(sizeof **late * (size_t)max)) || !(late[1] = malloc(sizeof **late * (size_t)max)))
         goto oom;
     for (int o = 0; o < t->noutputs; o++)
@@ -529,37 +533,24 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
         /* each side's own device times, held against our clock around the
          * same calls (prof_runner_clock), where both runners gave them */
         int v[2], raised[2];
-        long long *dl[2] = {malloc(sizeof **dl * (size_t)(n + 1)),
-                            malloc(sizeof **dl * (size_t)(n + 1))};
-        if (!dl[0] || !dl[1]) {
-            free(dl[0]);
-            free(dl[1]);
-            goto oom;
-        }
         for (int s = 0; s < 2; s++)
-            v[s] = prof_runner_clock(lat[s], dev[s], late[s], n, pl->launch_ns, dl[s], &raised[s],
+            v[s] = prof_runner_clock(lat[s], dev[s], late[s], n, pl->launch_ns, held[s], &raised[s],
                                      side[s]->reason, sizeof side[s]->reason);
         if (v[1] > 0) {
             jk.status = AO_V_REJECTED;
-            free(dl[0]);
-            free(dl[1]);
             goto verdict;
         }
         if (v[0] > 0) {
             snprintf(err, errlen, "the baseline's device times in its head-to-head: %s", jb.reason);
-            free(dl[0]);
-            free(dl[1]);
             goto fail;
         }
         if (v[0] == 0 && v[1] == 0) {
             for (int i = 0; i < n; i++) {
-                lat[0][i] = dl[0][i], lat[1][i] = dl[1][i];
+                lat[0][i] = held[0][i], lat[1][i] = held[1][i];
                 ratio[i] = lat[1][i] > 0 ? (double)lat[0][i] / (double)lat[1][i] : 0;
             }
             clock = (int)__atomic_load_n(&jk.hdr->device_clock, __ATOMIC_RELAXED);
         }
-        free(dl[0]);
-        free(dl[1]);
     }
     if (!p->tg->device_time && !clock) {
         /* One wake-up estimate off both sides' calls, the lower of the two
@@ -706,6 +697,7 @@ out:
     for (int s = 0; s < 2; s++) {
         free(lat[s]);
         free(dev[s]);
+        free(held[s]);
         free(late[s]);
     }
     ao_job_free(&jb);

@@ -163,20 +163,20 @@ static const char *cuda_cupti_lib(void)
     static const char *const where[] = {"lib64", "lib", "extras/CUPTI/lib64",
                                         "targets/x86_64-linux/lib", NULL};
     static char lib[PATH_MAX];
-    static int done;
-    char f[PATH_MAX + 64];
+    static int looked;
+    char f[PATH_MAX + 64], real[PATH_MAX];
 
-    for (int i = 0; !done && where[i]; i++) {
+    for (int i = 0; !looked && where[i]; i++) {
         snprintf(f, sizeof f, "%s/%s/libcupti.so", cuda_home(), where[i]);
         /* it reaches a macro of the runner's source: plain characters only */
-        if (access(f, R_OK) == 0 && realpath(f, lib) && strlen(lib) < 300 &&
-            strspn(lib, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") ==
-                strlen(lib))
-            done = 1;
-        else
-            lib[0] = '\0';
+        if (access(f, R_OK) == 0 && realpath(f, real) && strlen(real) < 300 &&
+            strspn(real, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") ==
+                strlen(real)) {
+            snprintf(lib, sizeof lib, "%s", real);
+            break;
+        }
     }
-    done = 1;
+    looked = 1;
     return lib;
 }
 
@@ -571,7 +571,7 @@ const struct ao_target ao_target_cuda = {
     .after_call = ao_target_fetch,
     .drain = 1,
     .poisons_on_device = 1, /* bmm's outputs are 1 GB a call at paper */
-    .runner_clock = 1,      /* CUPTI's records of the call's work, or events */
+    .runner_clock = 1,      /* events around the call's work behind a gate (device_clock.cuh) */
     .basis = cuda_basis,
     .vendor_name = "cublas sgemm",
     .vendor_sgemm = cuda_vendor_sgemm,
