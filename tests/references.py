@@ -125,7 +125,7 @@ int main(void)
 """
 
 
-def build(task, tdir, work):
+def build(task, tdir, work, ref=None, flags=("-O2",), name="ref"):
     dims = dims_in_order(task)
     sizes = task["sizes"]["tiny"]
     body = []
@@ -147,8 +147,8 @@ def build(task, tdir, work):
                     % (work, i, i, n, n))
     src = os.path.join(work, "main.c")
     open(src, "w").write(MAIN % {"proto": task["signature"], "body": "\n".join(body)})
-    exe = os.path.join(work, "ref")
-    r = subprocess.run(["gcc", "-O2", "-o", exe, src, os.path.join(tdir, "reference.c"), "-lm"],
+    exe = os.path.join(work, name)
+    r = subprocess.run(["gcc", *flags, "-o", exe, src, ref or os.path.join(tdir, "reference.c"), "-lm"],
                        capture_output=True, text=True)
     return exe if r.returncode == 0 else None, r.stderr
 
@@ -202,5 +202,20 @@ for path in tasks:
                 with np.errstate(over="ignore"):
                     ok(not np.isfinite(np.exp(np.float32(s))),
                        "%s: stress scores reach %.0f, past float exp's range" % (name, s))
+        # a reference rewritten for speed (loops reordered) gives the bits
+        # of its textbook form, both built as the profiler builds it
+        plain = os.path.join(home, "tests", "fixtures", "plain-references", name + ".c")
+        if os.path.exists(plain):
+            cpu = ("-O3", "-march=native", "-std=gnu11", "-ffp-contract=fast")
+            fast, d1 = build(task, tdir, work, flags=cpu, name="fast")
+            slow, d2 = build(task, tdir, work, ref=plain, flags=cpu, name="plain")
+            ok(fast and slow, "%s: both forms build %s" % (name, (d1 + d2)[:200]))
+            if fast and slow:
+                outs = []
+                for exe in (fast, slow):
+                    subprocess.run([exe], check=True)
+                    outs.append(open(os.path.join(work, "out0.f32"), "rb").read())
+                ok(outs[0] == outs[1] and len(outs[0]) > 0,
+                   "%s: reference.c gives its textbook form's bits (%d bytes)" % (name, len(outs[0])))
 
 done()

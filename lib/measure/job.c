@@ -459,27 +459,32 @@ static void watch_prepare(struct ao_job *j)
 }
 
 /* At `done`, while the runner may still run: copy the chosen pieces,
- * reading the clock every 16.  If we were away (descheduled) for more than
- * WATCH_GAP_NS anywhere from the DRAIN's post to the last piece, a kernel
- * could have finished its work meanwhile: the call is void (its caller
- * draws another in its place, ao_job.watch_void). */
+ * reading the clock after each (pieces are far apart: each can miss the
+ * TLB and the caches, and sixteen of them took longer than the limit
+ * below on a busy VM, voiding calls where nobody was away).  If we were
+ * away (descheduled) anywhere from the DRAIN's post to the last piece,
+ * a kernel could have finished its work meanwhile, unseen: the call is
+ * void (its caller draws another in its place, ao_job.watch_void).  Work
+ * hidden so is at most the gap, so a gap counts when it passes
+ * WATCH_GAP_NS and 1/WATCH_GAP_SHARE of the call: a 700 ms call was
+ * voided 41 times for gaps of microseconds (issue 53). */
 #define WATCH_GAP_NS 5000
+#define WATCH_GAP_SHARE 256
 
-static void watch_copy(struct ao_job *j)
+static void watch_copy(struct ao_job *j, long long call_ns)
 {
     size_t len;
 
     for (size_t i = 0; i < j->watch_k; i++) {
         unsigned char *at = watch_piece(j, (j->watch_a * i + j->watch_b) % j->watch_n, &len);
+        long long now;
         memcpy(j->seen + i * WATCH_CHUNK, at, len);
-        if (i % 16 == 15 || i + 1 == j->watch_k) {
-            long long now = ao_now_ns();
-            if (now - j->watch_last > j->watch_gap)
-                j->watch_gap = now - j->watch_last;
-            j->watch_last = now;
-        }
+        now = ao_now_ns();
+        if (now - j->watch_last > j->watch_gap)
+            j->watch_gap = now - j->watch_last;
+        j->watch_last = now;
     }
-    j->watch_void = j->watch_gap > WATCH_GAP_NS;
+    j->watch_void = j->watch_gap > WATCH_GAP_NS && j->watch_gap > call_ns / WATCH_GAP_SHARE;
 }
 
 /* After the runner is stopped: did any sampled piece change since? */
@@ -566,7 +571,7 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
     if (cmd == AO_RUN_CMD_CALL && t1 - t0 > j->longest_ns)
         j->longest_ns = t1 - t0;
     if (j->watch && cmd == AO_RUN_CMD_CALL)
-        watch_copy(j);
+        watch_copy(j, t1 - t0);
     if (hold && ao_job_hold(j, phase) < 0)
         return -1;
     if (j->watch && cmd == AO_RUN_CMD_CALL && outputs_moved(j)) {

@@ -393,13 +393,16 @@ out:
 /* Build and start one side of a head-to-head: 0, or -1 with j->status (a
  * verdict) or err. */
 static int h2h_side(struct ao_profiler *p, struct pool *pl, struct ao_job *j, const char *src,
-                    char **diag, char *err, size_t errlen)
+                    char **diag, long long *compile_ns, char *err, size_t errlen)
 {
-    long long cns;
+    long long cns = 0;
+    int rc;
 
-    if (prof_prepare_job(p, pl, j, src, err, errlen) < 0 ||
-        prof_start_job(p, j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
-        prof_compile_job(p, j, diag, &cns, err, errlen) < 0)
+    rc = prof_prepare_job(p, pl, j, src, err, errlen) < 0 ||
+         prof_start_job(p, j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
+         prof_compile_job(p, j, diag, &cns, err, errlen) < 0;
+    *compile_ns += cns;
+    if (rc)
         return -1;
     if (j->status)
         return -1;
@@ -415,25 +418,23 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     struct pool *pl;
     struct ao_job jb, jk; /* the baseline, the kernel */
     struct ao_job *side[2] = {&jb, &jk};
-    struct sample smp;
-    struct dataset fresh;
+    struct rounds rd;
     float *out[AO_MAX_TENSORS] = {0};
     double *ratio = NULL, max_err = 0;
     /* per round and side: our clock (raw), the runner's device time, and
      * that held against ours (prof_runner_clock) */
     long long *lat[2] = {NULL, NULL}, *dev[2] = {NULL, NULL}, *held[2] = {NULL, NULL};
-    long long spent = 0, kns = 0, t0 = ao_now_ns();
+    long long kns = 0, cns = 0, pool_ns = 0, t0 = ao_now_ns();
     unsigned *late[2] = {NULL, NULL};
     char *diag = NULL;
     cJSON *errors = cJSON_CreateArray(), *base_errors = cJSON_CreateArray(), *h;
     int n = 0, rc = -1, max = p->o.max_calls > H2H_MIN_ROUNDS ? p->o.max_calls : H2H_MIN_ROUNDS;
-    int force = -1, voided = 0, clock = 0;
+    int clock = 0;
 
     memset(&jb, 0, sizeof jb);
     memset(&jk, 0, sizeof jk);
     jb.second = 1; /* two runners at once: each in its own cgroup */
-    memset(&smp, 0, sizeof smp);
-    memset(&fresh, 0, sizeof fresh);
+    memset(&rd, 0, sizeof rd);
     if (!errors || !base_errors)
         goto oom;
     if (prof_static_check(base_source, err, errlen)) /* the baseline is the task's: it must pass */
@@ -442,22 +443,20 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
         jk.status = AO_V_REJECTED;
         goto verdict;
     }
+    pool_ns = ao_now_ns();
     if (!(pl = prof_pool_get(p, t, size, err, errlen)))
         goto fail;
-    smp.size = prof_sample_size(pl, CHECKED_H2H);
-    if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0 || !(ratio = malloc(sizeof *ratio * (size_t)max)) ||
-        !(lat[0] = malloc(sizeof **lat * (size_t)max)) || !(lat[1] = malloc(sizeof **lat * (size_t)max)) ||
-        !(dev[0] = malloc(sizeof **dev * (size_t)max)) || !(dev[1] = malloc(sizeof **dev * (size_t)max)) ||
-        !(held[0] = malloc(sizeof **held * (size_t)max)) || !(held[1] = malloc(sizeof **held * (size_t)max)) ||
-        !(late[0] = malloc(sizeof **late * (size_t)max)) || !(late[1] = malloc(sizeof **late * (size_t)max)))
+    pool_ns = ao_now_ns() - pool_ns;
+    if (!(ratio = malloc(sizeof *ratio * (size_t)max)) ||
+        !(held[0] = malloc(sizeof **held * (size_t)max)) || !(held[1] = malloc(sizeof **held * (size_t)max)))
         goto oom;
     for (int o = 0; o < t->noutputs; o++)
-        if (!(out[o] = malloc(sizeof(float) * ao_task_elems(t, t->ninputs + o, pl->dims))))
+        if (!(out[o] = prof_tensor_alloc(ao_task_elems(t, t->ninputs + o, pl->dims))))
             goto oom;
     /* both built, started, and correct on the check sets */
     for (int s = 0; s < 2; s++) {
         double scratch = 0;
-        if (h2h_side(p, pl, side[s], s ? source : base_source, &diag, err, errlen) < 0 ||
+        if (h2h_side(p, pl, side[s], s ? source : base_source, &diag, &cns, err, errlen) < 0 ||
             prof_correctness(pl, side[s], out, s ? errors : base_errors, s ? &max_err : &scratch, &kns) < 0) {
             if (!side[s]->status)
                 goto fail;
@@ -472,63 +471,30 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     }
     /* each side warmed up as a normal measurement warms up (no pattern of
      * calls tells the two kinds apart); then rounds: the same fresh inputs
-     * for both, in a random order, each call timed as any timed call is */
+     * for both, in a random order, each call timed as any timed call is
+     * (prof_rounds, the loop a measurement uses) */
     for (int s = 0; s < 2; s++)
         if (prof_warm_up(p, pl, side[s], &kns) < 0)
             goto side_failed;
-    if (p->tg->device_time) /* every round's executions profiled, none before */
-        jb.hdr->profile = jk.hdr->profile = 1;
-    while (n < max) {
-        int v = force >= 0 ? force : prof_sample_slot(p, &smp, n);
-        int first = (int)(ao_rng_next(&p->choice) & 1), away = 0;
-        struct dataset *d = &fresh;
-        if (v >= 0) {
-            d = &smp.in_out[v];
-            if (!d->t[0] && prof_dataset_alloc(t, d, pl->dims, 1) < 0)
-                goto oom;
-        }
-        for (int i = 0; i < t->ninputs; i++)
-            prof_fill_timed_wide(&p->rng, &t->t[i].dist, d->t[i],
-                                 ao_task_elems(t, i, pl->dims), prof_host_threads(p->tg));
-        for (int k = 0; k < 2; k++) {
-            int s = k ? !first : first;
-            long long e;
-            if ((n < 32 || n % 4 == 0) && prof_wake_sample(side[s], "in a timed call") < 0)
-                goto side_failed;
-            ao_job_place(side[s], pl->dims);
-            /* a sampled round reads both sides' outputs, so both are
-             * watched at their `done` and timed alike (the baseline's go to
-             * a scratch copy: it is the task's, and not checked) */
-            if ((e = prof_job_call(side[s], pl->dims, d->t, NULL, 0x7fc00000u,
-                                   v < 0 ? NULL : s == 1 ? d->t + t->ninputs : out, "in a timed call")) < 0)
-                goto side_failed;
-            lat[s][n] = side[s]->raw_ns; /* raw: the wake-up comes off below, the same for both */
-            dev[s][n] = (long long)__atomic_load_n(&side[s]->hdr->device_ns, __ATOMIC_RELAXED);
-            late[s][n] = __atomic_load_n(&side[s]->hdr->late_records, __ATOMIC_RELAXED);
-            spent += e;
-            away |= v >= 0 && side[s]->watch_void;
-        }
-        force = -1;
-        if (away && voided < WATCH_VOIDS_MAX) {
-            /* we were away at a side's `done` (timing.c): the round does
-             * not count, and another takes its place */
-            voided++;
-            force = v;
-            continue;
-        }
-        if (v >= 0) {
-            smp.call[v] = n;
-            if (v >= smp.n)
-                smp.n = v + 1;
-        }
-        n++;
-        if (n >= H2H_MIN_ROUNDS && spent >= (long long)(2 * p->o.budget_s * 1e9))
-            break;
+    rd.side[0] = &jb, rd.side[1] = &jk;
+    rd.nsides = 2;
+    rd.min = H2H_MIN_ROUNDS;
+    rd.max = max;
+    rd.budget_ns = (long long)(2 * p->o.budget_s * 1e9);
+    rd.smp.size = prof_sample_size(pl, CHECKED_H2H);
+    err[0] = '\0';
+    rc = prof_rounds(p, pl, &rd, err, errlen);
+    kns += rd.kernel_ns;
+    if (rc < 0) {
+        rc = -1;
+        if (jb.status || jk.status)
+            goto side_failed;
+        goto fail;
     }
-    for (int s = 0; s < 2; s++) {
-        side[s]->hdr->profile = 0;
-        ao_job_stop(side[s], "after its last call");
-    }
+    rc = -1;
+    n = rd.n;
+    for (int s = 0; s < 2; s++)
+        lat[s] = rd.raw[s], dev[s] = rd.dev[s], late[s] = rd.late[s];
     if (p->tg->runner_clock) {
         /* each side's own device times, held against our clock around the
          * same calls (prof_runner_clock), where both runners gave them */
@@ -646,7 +612,7 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
             }
         }
         /* then the sampled rounds against the reference */
-        if (prof_check_sample(p, pl, &jk, &smp, errors, &max_err, err, errlen) < 0)
+        if (prof_check_sample(p, pl, &jk, &rd.smp, errors, &max_err, err, errlen) < 0)
             goto fail;
         if (jk.status)
             goto verdict;
@@ -655,8 +621,8 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
             cJSON_AddNumberToObject(h, "speedup_low", low);
             cJSON_AddNumberToObject(h, "speedup_high", high);
             cJSON_AddNumberToObject(h, "rounds", n);
-            if (voided)
-                cJSON_AddNumberToObject(h, "rounds_voided", voided);
+            if (rd.voided)
+                cJSON_AddNumberToObject(h, "rounds_voided", rd.voided);
             cJSON_AddNumberToObject(h, "baseline_median_ns", sb.median);
             cJSON_AddNumberToObject(h, "baseline_spread", sb.spread);
             cJSON_AddNumberToObject(h, "kernel_median_ns", sk.median);
@@ -675,6 +641,20 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     jk.status = AO_V_OK;
 verdict:
     set_verdict(r, &jk, t, p->o.calib, max_err, &errors, t0);
+    if ((h = cJSON_CreateObject())) {
+        /* where the head-to-head's time went, as a profile's (both sides) */
+        long long ins = jb.inputs_ns + jk.inputs_ns;
+        cJSON_AddNumberToObject(h, "compile_ns", (double)cns);
+        cJSON_AddNumberToObject(h, "kernel_ns", (double)kns);
+        cJSON_AddNumberToObject(h, "checks_ns", (double)rd.smp.check_ns);
+        cJSON_AddNumberToObject(h, "references_ns", (double)pool_ns);
+        cJSON_AddNumberToObject(h, "inputs_ns", (double)ins);
+        if (rd.voided)
+            cJSON_AddNumberToObject(h, "calls_voided", rd.voided);
+        cJSON_AddNumberToObject(h, "overhead_ns", (double)(r->wall_ns - cns - kns));
+        cJSON_Delete(r->timing);
+        r->timing = h;
+    }
     rc = 0;
     goto out;
 side_failed:
@@ -689,17 +669,12 @@ fail:
     r->verdict = AO_V_INTERNAL_ERROR;
     set_str(&r->reason, err);
 out:
-    prof_sample_free(&smp);
-    prof_dataset_free(&fresh);
+    prof_rounds_free(&rd);
     for (int o = 0; o < t->noutputs; o++)
-        free(out[o]);
+        prof_tensor_free(out[o]);
     free(ratio);
-    for (int s = 0; s < 2; s++) {
-        free(lat[s]);
-        free(dev[s]);
+    for (int s = 0; s < 2; s++)
         free(held[s]);
-        free(late[s]);
-    }
     ao_job_free(&jb);
     ao_job_free(&jk);
     cJSON_Delete(errors);
@@ -712,6 +687,26 @@ out:
 static int decisive(const cJSON *h)
 {
     return ao_json_num(h, "speedup_low", NAN) > 1 || ao_json_num(h, "speedup_high", NAN) < 1;
+}
+
+/* A head-to-head measured twice costs both: their walls and their
+ * breakdowns summed into the one that stands. */
+static void timing_sum(struct ao_measurement *into, const struct ao_measurement *from)
+{
+    const cJSON *x;
+
+    into->wall_ns += from->wall_ns;
+    if (!into->timing || !from->timing)
+        return;
+    cJSON_ArrayForEach(x, from->timing) {
+        cJSON *y = cJSON_GetObjectItemCaseSensitive(into->timing, x->string);
+        if (!cJSON_IsNumber(x))
+            continue;
+        if (cJSON_IsNumber(y))
+            cJSON_SetNumberValue(y, y->valuedouble + x->valuedouble);
+        else
+            cJSON_AddNumberToObject(into->timing, x->string, x->valuedouble);
+    }
 }
 
 int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const char *size,
@@ -738,6 +733,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
         return -1;
     }
     if (again.verdict != AO_V_OK || !again.head_to_head) { /* it failed the second time: that stands */
+        timing_sum(&again, r);
         ao_measurement_release(r);
         *r = again;
         return 0;
@@ -766,6 +762,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
     cJSON_ReplaceItemInObjectCaseSensitive(h, "speedup_high", cJSON_CreateNumber(fmax(ao_json_num(h1, "speedup_high", NAN),
                                                                                      ao_json_num(h2, "speedup_high", NAN))));
     cJSON_AddItemToObject(h, "replicates", both);
+    timing_sum(r, &again);
     ao_measurement_release(&again);
     return 0;
 }
@@ -954,6 +951,7 @@ void ao_profiler_free(struct ao_profiler *p)
         p->pools = pl->next;
         prof_pool_free(pl);
     }
+    prof_tensors_release();
     ao_rmtree(p->root);
     ao_sandbox_cleanup();
     free(p->bpf);

@@ -129,6 +129,15 @@ struct sample {
     long long check_ns; /* what checking them took */
 };
 
+/* --- tensors.c --- */
+/* n floats, 64-byte aligned, not zeroed: a freed one of the same size
+ * where one is kept (no fresh pages to fault in), else new.  NULL when
+ * out of memory. */
+float *prof_tensor_alloc(size_t n);
+void prof_tensor_free(float *p);
+/* every kept block given back (the profiler's end) */
+void prof_tensors_release(void);
+
 /* --- inputs.c --- */
 void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n);
 /* Inputs of timed calls, drawn fresh for every call from generators seeded
@@ -264,6 +273,27 @@ int prof_device_unbelievable(const long long *host, const long long *dev, int n,
 #define RUNNER_CLOCK_FAR_SHARE 64
 int prof_runner_clock(const long long *raw, const long long *dev, const unsigned *late, int n,
                       long long launch_ns, long long *lat, int *raised, char *reason, size_t len);
+/* The timed calls of a measurement and of a head-to-head, one loop for
+ * both: rounds of one call per side (side[0] alone; or the baseline,
+ * side[0], and the kernel, side[1], in a random order on the same fresh
+ * inputs), a uniform sample of the rounds (smp) kept and their outputs
+ * read for the checks after.  The caller sets side, nsides, min, max,
+ * budget_ns, spread and smp.size; prof_rounds fills the rest. */
+struct rounds {
+    struct ao_job *side[2];
+    int nsides;
+    int min, max;        /* rounds at least, at most */
+    long long budget_ns; /* past min, stop once the rounds' calls took this long */
+    double spread;       /* ... or (one side) once its figure's spread is this; 0: never */
+    struct sample smp;   /* the kept rounds: the kernel's (the last side's) outputs */
+    long long *raw[2], *dev[2], *ev[2]; /* per side and round: our clock, the runner's */
+    unsigned *late[2];
+    int n, voided;
+    long long kernel_ns, inputs_ns; /* all the rounds' calls; the inputs drawn here */
+};
+/* 0; or -1, with a side's status set (its verdict) or err (our failure) */
+int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *err, size_t errlen);
+void prof_rounds_free(struct rounds *r);
 int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
                  double *max_err, struct timed *m, char *err, size_t errlen);
 

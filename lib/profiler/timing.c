@@ -69,7 +69,7 @@ static int check_sample_now(struct ao_profiler *p, struct pool *pl, struct ao_jo
     for (int k = 0; k < s->n; k++) {
         memcpy(s->refs[k].dims, pl->dims, sizeof s->refs[k].dims);
         for (int o = t->ninputs; o < t->ninputs + t->noutputs; o++)
-            if (!(s->refs[k].t[o] = malloc(sizeof(float) * ao_task_elems(t, o, pl->dims)))) {
+            if (!(s->refs[k].t[o] = prof_tensor_alloc(ao_task_elems(t, o, pl->dims)))) {
                 snprintf(err, errlen, "out of memory for the timed checks");
                 return -1;
             }
@@ -296,6 +296,153 @@ long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
     return e;
 }
 
+void prof_rounds_free(struct rounds *r)
+{
+    prof_sample_free(&r->smp);
+    for (int s = 0; s < 2; s++) {
+        free(r->raw[s]);
+        free(r->dev[s]);
+        free(r->ev[s]);
+        free(r->late[s]);
+        r->raw[s] = r->dev[s] = r->ev[s] = NULL;
+        r->late[s] = NULL;
+    }
+}
+
+/* Has a one-sided measurement's figure settled?  The device's own times
+ * where the runner gives them all (the host's clock scatters by tens of
+ * us around ~100 us calls), else our clock less the wake-up. */
+static int settled(const struct rounds *r, int clock, long long *lat, double spread)
+{
+    struct ao_stats st;
+
+    if (clock)
+        memcpy(lat, r->dev[0], sizeof *lat * (size_t)r->n);
+    else
+        take_wake(r->raw[0], lat, r->n, r->side[0]->wake_ns);
+    ao_stats_of(lat, r->n, &st);
+    return st.spread <= spread;
+}
+
+int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *err, size_t errlen)
+{
+    const struct ao_task *t = &pl->task;
+    struct ao_job *kj = r->side[r->nsides - 1]; /* the kernel's: its outputs are checked */
+    struct dataset fresh;
+    float *scratch[AO_MAX_TENSORS] = {0};
+    long long *lat = NULL, spent = 0;
+    int force = -1, clock = p->tg->runner_clock, rc = -1;
+    const char *bad;
+
+    memset(&fresh, 0, sizeof fresh);
+    r->n = r->voided = 0;
+    r->kernel_ns = r->inputs_ns = 0;
+    snprintf(err, errlen, "out of memory for the timed calls");
+    for (int s = 0; s < r->nsides; s++)
+        if (!(r->raw[s] = malloc(sizeof **r->raw * (size_t)r->max)) ||
+            !(r->dev[s] = malloc(sizeof **r->dev * (size_t)r->max)) ||
+            !(r->ev[s] = malloc(sizeof **r->ev * (size_t)r->max)) ||
+            !(r->late[s] = calloc((size_t)r->max, sizeof **r->late)))
+            goto out;
+    if (!(lat = malloc(sizeof *lat * (size_t)r->max)))
+        goto out;
+    /* two sides share each round's inputs (drawn once, copied to both);
+     * the baseline's outputs of a kept round go to a scratch copy: a
+     * kept round reads both sides', so both are watched alike */
+    if (r->nsides == 2) {
+        if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0)
+            goto out;
+        for (int o = 0; o < t->noutputs; o++)
+            if (!(scratch[o] = prof_tensor_alloc(ao_task_elems(t, t->ninputs + o, pl->dims))))
+                goto out;
+    }
+    /* a device that times itself profiles every timed call (and no other):
+     * the executions timed are the executions checked */
+    if (p->tg->device_time)
+        for (int s = 0; s < r->nsides; s++)
+            r->side[s]->hdr->profile = 1;
+    err[0] = '\0';
+    while (r->n < r->max) {
+        int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0;
+        int first = r->nsides == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
+        struct dataset *d = v >= 0 ? &r->smp.in_out[v] : r->nsides == 2 ? &fresh : NULL;
+        long long round_ns = 0;
+
+        force = -1;
+        if (v >= 0 && !d->t[0] && prof_dataset_alloc(t, d, pl->dims, 1) < 0) {
+            snprintf(err, errlen, "out of memory for the timed calls");
+            goto out;
+        }
+        if (d) {
+            /* drawn as an unchecked call's are (a lone side's unchecked
+             * inputs are drawn straight into its tensors by prof_job_call) */
+            long long t0 = ao_now_ns();
+            for (int i = 0; i < t->ninputs; i++)
+                prof_fill_timed_wide(&p->rng, &t->t[i].dist, d->t[i], ao_task_elems(t, i, pl->dims),
+                                     prof_host_threads(p->tg));
+            r->inputs_ns += ao_now_ns() - t0;
+        }
+        for (int k = 0; k < r->nsides; k++) {
+            int s = k ? !first : first;
+            struct ao_job *j = r->side[s];
+            float **out = v < 0 ? NULL : j == kj ? d->t + t->ninputs : scratch;
+            long long e;
+            if ((r->n < 32 || r->n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
+                goto out; /* spread over the calls, at most about 90 */
+            ao_job_place(j, pl->dims);
+            if ((e = prof_job_call(j, pl->dims, d ? d->t : NULL, d ? NULL : &p->rng, 0x7fc00000u, out,
+                                   "in a timed call")) < 0)
+                goto out;
+            if (v >= 0 && (bad = prof_inputs_changed(j, pl->dims, d->t))) {
+                j->status = AO_V_REJECTED;
+                snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call %d: "
+                         "inputs are read-only", bad, r->n);
+                goto out;
+            }
+            r->kernel_ns += e;
+            round_ns += e;
+            /* written by the kernel's process: held against our clock
+             * (prof_runner_clock) where it is the latency, else reported */
+            r->raw[s][r->n] = j->raw_ns; /* raw: the wake-up comes off after */
+            r->dev[s][r->n] = (long long)__atomic_load_n(&j->hdr->device_ns, __ATOMIC_RELAXED);
+            r->late[s][r->n] = __atomic_load_n(&j->hdr->late_records, __ATOMIC_RELAXED);
+            r->ev[s][r->n] = (long long)__atomic_load_n(&j->hdr->events_ns, __ATOMIC_RELAXED);
+            clock = clock && r->dev[s][r->n] > 0;
+            away |= v >= 0 && j->watch_void;
+        }
+        if (away && r->voided < WATCH_VOIDS_MAX) {
+            /* we were away at a side's `done`: neither the round's times
+             * nor its outputs count, and another takes its place */
+            r->voided++;
+            force = v;
+            continue;
+        }
+        if (v >= 0) {
+            r->smp.call[v] = r->n;
+            if (v >= r->smp.n)
+                r->smp.n = v + 1;
+        }
+        r->n++;
+        spent += round_ns;
+        if (r->n >= r->min && (spent >= r->budget_ns ||
+                               (r->spread > 0 && r->nsides == 1 && settled(r, clock, lat, r->spread))))
+            break;
+    }
+    rc = 0;
+out:
+    for (int s = 0; s < r->nsides; s++) {
+        if (r->side[s]->hdr)
+            r->side[s]->hdr->profile = 0;
+        ao_job_stop(r->side[s], "after its last call");
+    }
+    kj->inputs_ns += r->inputs_ns;
+    prof_dataset_free(&fresh);
+    for (int o = 0; o < t->noutputs; o++)
+        prof_tensor_free(scratch[o]);
+    free(lat);
+    return rc;
+}
+
 /* Correctness on the check sets, then timed calls on fresh inputs, a
  * uniform sample of them (secretly chosen) checked against the reference
  * afterwards. */
@@ -304,16 +451,13 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, *raw = NULL, *dev = NULL, *ev = NULL, e = 0;
-    unsigned *late = NULL;
-    int n = 0, min_calls, rc = -1, clock = p->tg->runner_clock;
-    struct sample smp;
-    const char *bad;
+    long long *lat = NULL, *raw, *dev, e = 0;
+    unsigned *late;
+    int n, min_calls, rc = -1;
+    struct rounds r;
 
-    memset(&smp, 0, sizeof smp);
-    smp.size = prof_sample_size(pl, CHECKED_TIMED);
+    memset(&r, 0, sizeof r);
     snprintf(err, errlen, "out of memory while measuring");
-
     m->kernel_ns = 0;
     m->voided = 0;
     m->clock = m->raised = 0;
@@ -322,95 +466,36 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         goto out;
     m->wake_ns = j->wake_ns;
     for (int o = 0; o < t->noutputs; o++)
-        if (!(out[o] = malloc(sizeof(float) * ao_task_elems(t, t->ninputs + o, pl->dims))))
+        if (!(out[o] = prof_tensor_alloc(ao_task_elems(t, t->ninputs + o, pl->dims))))
             goto out;
-    if (!(lat = malloc(sizeof *lat * (size_t)p->o.max_calls)) ||
-        !(raw = malloc(sizeof *raw * (size_t)p->o.max_calls)) ||
-        !(dev = malloc(sizeof *dev * (size_t)p->o.max_calls)) ||
-        !(late = calloc((size_t)p->o.max_calls, sizeof *late)) ||
-        !(ev = malloc(sizeof *ev * (size_t)p->o.max_calls)))
+    if (!(lat = malloc(sizeof *lat * (size_t)p->o.max_calls)))
         goto out;
     if (prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
         goto out;
     if ((e = prof_warm_up(p, pl, j, &m->kernel_ns)) < 0)
         goto out;
     min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
-    min_calls = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
-    /* a device that times itself profiles every timed call (and no other):
-     * the executions timed are the executions checked */
-    if (p->tg->device_time)
-        j->hdr->profile = 1;
-    for (long long spent = 0, force = -1; n < p->o.max_calls;) {
-        int v = force >= 0 ? (int)force : prof_sample_slot(p, &smp, n);
-        force = -1;
-        if ((n < 32 || n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
-            goto out; /* spread over the calls, at most about 90 */
-        ao_job_place(j, pl->dims);
-        if (v >= 0) {
-            /* drawn as an unchecked call's are, and kept to check later */
-            struct dataset *d = &smp.in_out[v];
-            long long t0 = ao_now_ns();
-            if (!d->t[0] && prof_dataset_alloc(t, d, pl->dims, 1) < 0)
-                goto out;
-            for (int i = 0; i < t->ninputs; i++)
-                prof_fill_timed_wide(&p->rng, &t->t[i].dist, d->t[i],
-                                     ao_task_elems(t, i, pl->dims), prof_host_threads(p->tg));
-            j->inputs_ns += ao_now_ns() - t0;
-            if ((e = prof_job_call(j, pl->dims, d->t, NULL, 0x7fc00000u, d->t + t->ninputs,
-                                   "in a timed call")) < 0)
-                goto out;
-            if ((bad = prof_inputs_changed(j, pl->dims, d->t))) {
-                j->status = AO_V_REJECTED;
-                snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call "
-                         "%d: inputs are read-only", bad, n);
-                goto out;
-            }
-            if (j->watch_void && m->voided < WATCH_VOIDS_MAX) {
-                /* we were away at its `done`: neither its time nor its
-                 * outputs count, and another call takes its place */
-                m->voided++;
-                m->kernel_ns += e;
-                force = v;
-                continue;
-            }
-            smp.call[v] = n;
-            if (v >= smp.n)
-                smp.n = v + 1;
-        } else {
-            /* values the kernel's process has never seen */
-            if ((e = prof_job_call(j, pl->dims, NULL, &p->rng, 0x7fc00000u, NULL, "in a timed call")) < 0)
-                goto out;
-        }
-        m->kernel_ns += e;
-        spent += e;
-        /* written by the kernel's process: held against our clock
-         * (prof_runner_clock) where it is the latency, else only reported */
-        dev[n] = (long long)__atomic_load_n(&j->hdr->device_ns, __ATOMIC_RELAXED);
-        late[n] = __atomic_load_n(&j->hdr->late_records, __ATOMIC_RELAXED);
-        ev[n] = (long long)__atomic_load_n(&j->hdr->events_ns, __ATOMIC_RELAXED);
-        clock = clock && dev[n] > 0;
-        raw[n++] = j->raw_ns;
-        if (n >= min_calls) {
-            /* enough calls when the figure that will be quoted is steady:
-             * the device's own times, where the runner gives them (the
-             * host's clock scatters by tens of us around ~100 us calls) */
-            if (clock)
-                memcpy(lat, dev, sizeof *lat * (size_t)n);
-            else
-                take_wake(raw, lat, n, j->wake_ns);
-            ao_stats_of(lat, n, &m->st);
-            if (m->st.spread <= p->o.target_spread || spent >= (long long)(p->o.budget_s * 1e9))
-                break;
-        }
-    }
-    j->hdr->profile = 0;
+    r.side[0] = j;
+    r.nsides = 1;
+    r.min = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
+    r.max = p->o.max_calls;
+    r.budget_ns = (long long)(p->o.budget_s * 1e9);
+    r.spread = p->o.target_spread;
+    r.smp.size = prof_sample_size(pl, CHECKED_TIMED);
+    rc = prof_rounds(p, pl, &r, err, errlen);
+    m->kernel_ns += r.kernel_ns;
+    m->voided = r.voided;
+    if (rc < 0)
+        goto out;
+    rc = -1;
+    n = r.n;
+    raw = r.raw[0], dev = r.dev[0], late = r.late[0];
     take_wake(raw, lat, n, j->wake_ns);
     ao_stats_of(lat, n, &m->st);
     ao_stats_of(dev, n, &m->device);
-    ao_stats_of(ev, n, &m->events);
+    ao_stats_of(r.ev[0], n, &m->events);
     m->wake_ns = j->wake_ns;
     m->wake_u_ns = wake_uncertainty(j);
-    ao_job_stop(j, "after its last call");
     if (p->tg->device_time) {
         /* the latency is the device's own time of the executions */
         long long dns[DEVICE_VIEWS], hns[DEVICE_VIEWS];
@@ -456,18 +541,14 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         }
     }
     err[0] = '\0';
-    if (prof_check_sample(p, pl, j, &smp, errors, max_err, err, errlen) < 0)
+    if (prof_check_sample(p, pl, j, &r.smp, errors, max_err, err, errlen) < 0)
         goto out;
-    m->check_ns = smp.check_ns;
+    m->check_ns = r.smp.check_ns;
     rc = 0;
 out:
-    prof_sample_free(&smp);
+    prof_rounds_free(&r);
     for (int o = 0; o < t->noutputs; o++)
-        free(out[o]);
+        prof_tensor_free(out[o]);
     free(lat);
-    free(raw);
-    free(dev);
-    free(late);
-    free(ev);
     return rc;
 }

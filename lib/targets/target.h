@@ -70,7 +70,8 @@ struct ao_target {
     void (*runner_sandbox)(struct ao_sandbox_spec *s);
     /* Around a timed call, its inputs and poisoned outputs written to the
      * shared region: make them the runner's (untimed), and after the call
-     * bring every tensor back.  0, or -1 with the job's verdict set. */
+     * bring every tensor back.  0, or -1 with the job's verdict set.  Both
+     * NULL where the runner reads the shared region itself (cpu). */
     int (*before_call)(struct ao_job *j, const char *phase);
     int (*after_call)(struct ao_job *j, const char *phase);
     /* Can a call's work go on after its `done`: a device that runs on

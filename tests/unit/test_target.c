@@ -41,7 +41,10 @@ int main(void)
             const struct ao_target *d = ao_target_find(all[i]);
             CHECK(d && d->convention && d->calibrate && d->machine && d->available &&
                       d->harness && d->harness_files && d->build_command && d->build_mem_bytes > 0 &&
-                      d->check_build && d->runner_filter && d->before_call && d->basis &&
+                      d->check_build && d->runner_filter && d->basis &&
+                      /* a device's tensors go there and back; the cpu's stay */
+                      (!strcmp(d->name, "cpu") ? !d->before_call && !d->after_call
+                                               : d->before_call && d->after_call) &&
                       (d->vendor_sgemm ? d->vendor_name != NULL : !strcmp(d->name, "trn")),
                   "the %s driver provides every operation", all[i]);
         }
