@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# idle-cost.sh [-X KEY=VALUE...] - what a run costs while it waits on its
+# model (issue 53): `accelopt run` over all fourteen tasks at the tiny size
+# against a scripted model server that takes 10 minutes a call; once every
+# baseline is profiled and the model calls are in flight (no new request
+# for 10 s), the CPU time of the run and all its processes over 20 s, as %
+# of one core, and the processes counted.  Extra arguments go to the run
+# (e.g. -X fetch.wait.max.ms=5, to see the old setting).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+T=$(mktemp -d /tmp/accelopt-idle-XXXXXX)
+RUN_PID= LLM_PID=
+cleanup() {
+    [ -z "$RUN_PID" ] || kill -INT "$RUN_PID" 2>/dev/null || true
+    [ -z "$RUN_PID" ] || wait "$RUN_PID" 2>/dev/null || true
+    [ -z "$LLM_PID" ] || kill "$LLM_PID" 2>/dev/null || true
+    rm -rf "$T"
+}
+trap cleanup EXIT
+echo '{"*": [{"content": "a plan that never comes", "delay": 600}]}' >"$T/script.json"
+/usr/bin/python3 tests/llm_server.py "$T/script.json" "$T/port" "$T/requests.jsonl" 2>"$T/llm.err" &
+LLM_PID=$!
+for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+tasks=$(ls nkibench | while read -r t; do [ -f "nkibench/$t/task.json" ] && echo "$t"; done)
+# shellcheck disable=SC2086
+bin/accelopt run $tasks --size tiny --iters 4 --beam 1 --plans 2 --samples 1 \
+    --llm-url "http://127.0.0.1:$(cat "$T/port")/v1" --llm-model scripted --out "$T/run" \
+    --log warn "$@" >"$T/run.out" 2>"$T/run.err" &
+RUN_PID=$!
+# the calls are in flight once no new one came for 10 s
+last=-1 same=0
+while [ $same -lt 10 ]; do
+    sleep 1
+    n=$(wc -l <"$T/requests.jsonl" 2>/dev/null || echo 0)
+    if [ "$n" -gt 0 ] && [ "$n" = "$last" ]; then same=$((same + 1)); else same=0; fi
+    last=$n
+    kill -0 "$RUN_PID" 2>/dev/null || { echo "the run ended early:"; cat "$T/run.err"; exit 1; }
+done
+tree() { # the run and its descendants
+    local all=$1 p
+    for p in $(pgrep -P "$1"); do all="$all $(tree "$p")"; done
+    echo "$all"
+}
+ticks() {
+    local s=0 p
+    for p in $1; do
+        [ -r "/proc/$p/stat" ] || continue
+        # utime and stime: fields 14 and 15 (the command has no spaces here)
+        s=$((s + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+    done
+    echo $s
+}
+procs=$(tree "$RUN_PID")
+a=$(ticks "$procs")
+sleep 20
+b=$(ticks "$procs")
+hz=$(getconf CLK_TCK)
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); run options: ${*:-(none)}"
+echo "model calls in flight: $last; processes: $(echo "$procs" | wc -w)"
+echo "idle: $(echo "scale=2; 100 * ($b - $a) / $hz / 20" | bc)% of one core over 20 s (the run and every stage together)"
