@@ -58,10 +58,6 @@ float *prof_tensor_alloc(size_t n)
         base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (base == MAP_FAILED)
             return NULL;
-        /* the first touch of each page costs 12x writing it after (a VM:
-         * 70 ms for 117 MB against 5): in huge pages where the kernel has
-         * them, a 2 MiB fault each */
-        madvise(base, bytes, MADV_HUGEPAGE);
     }
     return data_of(base, bytes);
 }
