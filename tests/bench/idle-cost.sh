@@ -31,7 +31,7 @@ RUN_PID=$!
 last=-1 same=0
 while [ $same -lt 10 ]; do
     sleep 1
-    n=$(wc -l <"$T/requests.jsonl" 2>/dev/null || echo 0)
+    n=$( { cat "$T/requests.jsonl" 2>/dev/null || true; } | wc -l)
     if [ "$n" -gt 0 ] && [ "$n" = "$last" ]; then same=$((same + 1)); else same=0; fi
     last=$n
     kill -0 "$RUN_PID" 2>/dev/null || { echo "the run ended early:"; cat "$T/run.err"; exit 1; }
@@ -51,10 +51,16 @@ ticks() {
     echo $s
 }
 procs=$(tree "$RUN_PID")
+for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done >"$T/ticks-a"
 a=$(ticks "$procs")
 sleep 20
 b=$(ticks "$procs")
+for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done >"$T/ticks-b"
 hz=$(getconf CLK_TCK)
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); run options: ${*:-(none)}"
 echo "model calls in flight: $last; processes: $(echo "$procs" | wc -w)"
 echo "idle: $(echo "scale=2; 100 * ($b - $a) / $hz / 20" | bc)% of one core over 20 s (the run and every stage together)"
+echo "by program (% of one core; processes):"
+join "$T/ticks-a" "$T/ticks-b" | while read -r p x y; do
+    echo "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -d' ' -f1 | xargs -r basename) $((y - x))"
+done | awk -v hz="$hz" '{t[$1] += $2; n[$1]++} END {for (k in t) printf "  %-22s %6.2f%%  %d\n", k, 100 * t[k] / hz / 20, n[k]}' | sort -k2 -rn
