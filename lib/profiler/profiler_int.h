@@ -120,10 +120,10 @@ struct timed {
 };
 
 /* Which timed call each kept sample came from, with its inputs and the
- * kernel's outputs (t[ninputs..]); refs[] gets the reference's outputs. */
+ * kernel's outputs (t[ninputs..]). */
 struct sample {
     int call[CHECKED_MAX];
-    struct dataset in_out[CHECKED_MAX], refs[CHECKED_MAX];
+    struct dataset in_out[CHECKED_MAX];
     int n;    /* kept so far */
     int size; /* to keep (sample_size) */
     long long check_ns; /* what checking them took */
@@ -198,11 +198,14 @@ int prof_start_job(struct ao_profiler *p, struct ao_job *j, const struct ao_task
                    const long long *dims, double timeout_s, int hold, char *err, size_t errlen);
 
 /* --- pools.c --- */
-/* The reference's outputs for inputs sets[k][0..ninputs), written to
- * refs[k] (the task's outputs), in a fresh process of the pool's built
- * reference.  0, or -1 + err. */
-int prof_ref_outputs(struct ao_profiler *p, struct pool *pl, struct dataset *sets,
-                     struct dataset *refs, int n, char *err, size_t errlen);
+/* The reference's outputs for inputs sets[k][0..ninputs), in a fresh
+ * process of the pool's built reference, each handed to each(ctx, k, ref)
+ * in turn (ref's outputs hold set k's until the next); each returns -1 to
+ * stop there (it found a verdict).  0, or -1 + err when the reference
+ * itself failed. */
+int prof_ref_outputs(struct ao_profiler *p, struct pool *pl, const struct dataset *sets, int n,
+                     int (*each)(void *ctx, int k, const struct dataset *ref), void *ctx,
+                     char *err, size_t errlen);
 /* The target's trusted part of the task's runner, in a directory of its own. */
 int prof_build_harness(struct ao_profiler *p, struct pool *pl, char *err, size_t errlen);
 void prof_pool_free(struct pool *pl);

@@ -32,10 +32,8 @@ static void take_wake(const long long *raw, long long *lat, int n, long long wak
 
 void prof_sample_free(struct sample *s)
 {
-    for (int k = 0; k < CHECKED_MAX; k++) {
+    for (int k = 0; k < CHECKED_MAX; k++)
         prof_dataset_free(&s->in_out[k]);
-        prof_dataset_free(&s->refs[k]);
-    }
 }
 
 /* How many timed calls a measurement checks: `most` (CHECKED_TIMED, or
@@ -56,39 +54,33 @@ int prof_sample_slot(struct ao_profiler *p, struct sample *s, int n)
     return ao_reservoir_slot(n, s->size, n < s->size ? 0 : ao_rng_next(&p->choice));
 }
 
-/* The kept timed calls against the reference on their own inputs: sets
- * j->status on a wrong one; -1 + err when the reference itself failed. */
-static int check_sample_now(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
-                            struct sample *s, cJSON *errors, double *max_err, char *err,
-                            size_t errlen)
+/* One kept timed call against the reference's outputs on its inputs */
+struct sample_check {
+    struct ao_job *j;
+    const struct ao_task *t;
+    struct sample *s;
+    cJSON *errors;
+    double *max_err;
+};
+
+static int check_one(void *ctx, int k, const struct dataset *ref)
 {
-    const struct ao_task *t = &pl->task;
+    struct sample_check *c = ctx;
+    const struct ao_task *t = c->t;
     float *out[AO_MAX_TENSORS] = {0};
     char set[32];
 
-    for (int k = 0; k < s->n; k++) {
-        memcpy(s->refs[k].dims, pl->dims, sizeof s->refs[k].dims);
-        for (int o = t->ninputs; o < t->ninputs + t->noutputs; o++)
-            if (!(s->refs[k].t[o] = prof_tensor_alloc(ao_task_elems(t, o, pl->dims)))) {
-                snprintf(err, errlen, "out of memory for the timed checks");
-                return -1;
-            }
-    }
-    if (prof_ref_outputs(p, pl, s->in_out, s->refs, s->n, err, errlen) < 0)
+    for (int o = 0; o < t->noutputs; o++)
+        out[o] = c->s->in_out[k].t[t->ninputs + o];
+    snprintf(set, sizeof set, "timed%d", c->s->call[k]);
+    if (prof_check_outputs(c->j, t, out, ref, set, c->errors, c->max_err) < 0) {
+        /* right on the check sets, wrong when timed: a replay, a race,
+         * or a kernel that changes its ways once checks seem over */
+        c->j->status = AO_V_REJECTED;
+        snprintf(c->j->reason + strlen(c->j->reason), sizeof c->j->reason - strlen(c->j->reason),
+                 " (in a timed call, after passing the correctness checks: outputs "
+                 "must be computed from the inputs of each call)");
         return -1;
-    for (int k = 0; k < s->n; k++) {
-        for (int o = 0; o < t->noutputs; o++)
-            out[o] = s->in_out[k].t[t->ninputs + o];
-        snprintf(set, sizeof set, "timed%d", s->call[k]);
-        if (prof_check_outputs(j, t, out, &s->refs[k], set, errors, max_err) < 0) {
-            /* right on the check sets, wrong when timed: a replay, a race,
-             * or a kernel that changes its ways once checks seem over */
-            j->status = AO_V_REJECTED;
-            snprintf(j->reason + strlen(j->reason), sizeof j->reason - strlen(j->reason),
-                     " (in a timed call, after passing the correctness checks: outputs "
-                     "must be computed from the inputs of each call)");
-            return 0;
-        }
     }
     return 0;
 }
@@ -96,12 +88,13 @@ static int check_sample_now(struct ao_profiler *p, struct pool *pl, struct ao_jo
 int prof_check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
                       struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen)
 {
+    struct sample_check c = {j, &pl->task, s, errors, max_err};
     long long t0 = ao_now_ns();
     int rc;
 
     if (s->n == 0)
         return 0;
-    rc = check_sample_now(p, pl, j, s, errors, max_err, err, errlen);
+    rc = prof_ref_outputs(p, pl, s->in_out, s->n, check_one, &c, err, errlen);
     s->check_ns = ao_now_ns() - t0;
     return rc;
 }
