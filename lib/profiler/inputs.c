@@ -307,6 +307,23 @@ int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long lo
     return 0;
 }
 
+int prof_outputs_alloc(const struct ao_task *t, struct dataset *d, const long long *dims)
+{
+    memcpy(d->dims, dims, sizeof d->dims);
+    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++)
+        if (!d->t[i] && !(d->t[i] = prof_tensor_alloc(ao_task_elems(t, i, dims))))
+            return -1;
+    return 0;
+}
+
+void prof_draw_timed(struct ao_rng *r, const struct ao_profiler *p, const struct ao_task *t,
+                     struct dataset *d)
+{
+    for (int i = 0; i < t->ninputs; i++)
+        prof_fill_timed_wide(r, &t->t[i].dist, d->t[i], ao_task_elems(t, i, d->dims),
+                             prof_host_threads(p->tg));
+}
+
 void prof_dataset_free(struct dataset *d)
 {
     for (int i = 0; i < AO_MAX_TENSORS; i++) {

@@ -150,7 +150,8 @@ out:
     return rc;
 }
 
-int prof_ref_outputs(struct ao_profiler *p, struct pool *pl, const struct dataset *sets, int n,
+int prof_ref_outputs(struct ao_profiler *p, struct pool *pl, int n,
+                     void (*draw)(void *ctx, int k, struct dataset *in),
                      int (*each)(void *ctx, int k, const struct dataset *ref), void *ctx,
                      char *err, size_t errlen)
 {
@@ -161,14 +162,13 @@ int prof_ref_outputs(struct ao_profiler *p, struct pool *pl, const struct datase
 
     memset(&j, 0, sizeof j);
     memset(&ref, 0, sizeof ref);
-    memcpy(ref.dims, pl->dims, sizeof ref.dims);
-    /* one set of outputs, each set's read into it in turn and judged at
-     * once: a buffer per set was 117 MB each for silu, faulted in afresh */
-    for (int o = t->ninputs; o < t->ninputs + t->noutputs; o++)
-        if (!(ref.t[o] = prof_tensor_alloc(ao_task_elems(t, o, pl->dims)))) {
-            snprintf(err, errlen, "out of memory for the timed checks");
-            goto out;
-        }
+    /* one set of inputs and outputs, each set's drawn and read into it in
+     * turn and judged at once: a buffer per set was 117 MB each for silu,
+     * faulted in afresh */
+    if (prof_dataset_alloc(t, &ref, pl->dims, 1) < 0) {
+        snprintf(err, errlen, "out of memory for the timed checks");
+        goto out;
+    }
     snprintf(j.dir, sizeof j.dir, "%s", pl->refdir);
     /* the kernels' jobs are alive: bmm's 1 GB outputs at paper, charged to
      * their cgroup, left this one no room in it (issue 57) */
@@ -177,8 +177,9 @@ int prof_ref_outputs(struct ao_profiler *p, struct pool *pl, const struct datase
         (j.sb.sync_fd >= 0 && ao_job_release(&j, err, errlen) < 0))
         goto out;
     for (int k = 0; k < n; k++) {
+        draw(ctx, k, &ref);
         ao_job_place(&j, pl->dims);
-        if (prof_job_call(&j, pl->dims, sets[k].t, NULL, 0x7fc00000u, ref.t + t->ninputs,
+        if (prof_job_call(&j, pl->dims, ref.t, NULL, 0x7fc00000u, ref.t + t->ninputs,
                           "checking a timed call") < 0) {
             snprintf(err, errlen, "the reference of '%s' failed on a timed call's inputs: %s",
                      t->name, j.reason);

@@ -33,7 +33,7 @@ static void take_wake(const long long *raw, long long *lat, int n, long long wak
 void prof_sample_free(struct sample *s)
 {
     for (int k = 0; k < CHECKED_MAX; k++)
-        prof_dataset_free(&s->in_out[k]);
+        prof_dataset_free(&s->out[k]);
 }
 
 /* How many timed calls a measurement checks: `most` (CHECKED_TIMED, or
@@ -56,12 +56,22 @@ int prof_sample_slot(struct ao_profiler *p, struct sample *s, int n)
 
 /* One kept timed call against the reference's outputs on its inputs */
 struct sample_check {
+    struct ao_profiler *p;
     struct ao_job *j;
     const struct ao_task *t;
     struct sample *s;
     cJSON *errors;
     double *max_err;
 };
+
+/* kept call k's inputs, drawn again from the state they were drawn from */
+static void redraw(void *ctx, int k, struct dataset *in)
+{
+    struct sample_check *c = ctx;
+    struct ao_rng r = c->s->seed[k];
+
+    prof_draw_timed(&r, c->p, c->t, in);
+}
 
 static int check_one(void *ctx, int k, const struct dataset *ref)
 {
@@ -71,7 +81,7 @@ static int check_one(void *ctx, int k, const struct dataset *ref)
     char set[32];
 
     for (int o = 0; o < t->noutputs; o++)
-        out[o] = c->s->in_out[k].t[t->ninputs + o];
+        out[o] = c->s->out[k].t[t->ninputs + o];
     snprintf(set, sizeof set, "timed%d", c->s->call[k]);
     if (prof_check_outputs(c->j, t, out, ref, set, c->errors, c->max_err) < 0) {
         /* right on the check sets, wrong when timed: a replay, a race,
@@ -88,13 +98,13 @@ static int check_one(void *ctx, int k, const struct dataset *ref)
 int prof_check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
                       struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen)
 {
-    struct sample_check c = {j, &pl->task, s, errors, max_err};
+    struct sample_check c = {p, j, &pl->task, s, errors, max_err};
     long long t0 = ao_now_ns();
     int rc;
 
     if (s->n == 0)
         return 0;
-    rc = prof_ref_outputs(p, pl, s->in_out, s->n, check_one, &c, err, errlen);
+    rc = prof_ref_outputs(p, pl, s->n, redraw, check_one, &c, err, errlen);
     s->check_ns = ao_now_ns() - t0;
     return rc;
 }
@@ -339,16 +349,16 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
             goto out;
     if (!(lat = malloc(sizeof *lat * (size_t)r->max)))
         goto out;
-    /* two sides share each round's inputs (drawn once, copied to both);
-     * the baseline's outputs of a kept round go to a scratch copy: a
-     * kept round reads both sides', so both are watched alike */
-    if (r->nsides == 2) {
-        if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0)
-            goto out;
+    /* a kept round's inputs, and two sides' every round's, are drawn into
+     * fresh (once, copied to both sides); the baseline's outputs of a kept
+     * round go to a scratch copy: a kept round reads both sides', so both
+     * are watched alike */
+    if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0)
+        goto out;
+    if (r->nsides == 2)
         for (int o = 0; o < t->noutputs; o++)
             if (!(scratch[o] = prof_tensor_alloc(ao_task_elems(t, t->ninputs + o, pl->dims))))
                 goto out;
-    }
     /* a device that times itself profiles every timed call (and no other):
      * the executions timed are the executions checked */
     if (p->tg->device_time)
@@ -358,27 +368,28 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
     while (r->n < r->max) {
         int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0;
         int first = r->nsides == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
-        struct dataset *d = v >= 0 ? &r->smp.in_out[v] : r->nsides == 2 ? &fresh : NULL;
+        struct dataset *d = v >= 0 || r->nsides == 2 ? &fresh : NULL;
         long long round_ns = 0;
 
         force = -1;
-        if (v >= 0 && !d->t[0] && prof_dataset_alloc(t, d, pl->dims, 1) < 0) {
+        if (v >= 0 && prof_outputs_alloc(t, &r->smp.out[v], pl->dims) < 0) {
             snprintf(err, errlen, "out of memory for the timed calls");
             goto out;
         }
         if (d) {
             /* drawn as an unchecked call's are (a lone side's unchecked
-             * inputs are drawn straight into its tensors by prof_job_call) */
+             * inputs are drawn straight into its tensors by prof_job_call);
+             * a kept one's generator state kept to draw them again */
             long long t0 = ao_now_ns();
-            for (int i = 0; i < t->ninputs; i++)
-                prof_fill_timed_wide(&p->rng, &t->t[i].dist, d->t[i], ao_task_elems(t, i, pl->dims),
-                                     prof_host_threads(p->tg));
+            if (v >= 0)
+                r->smp.seed[v] = p->rng;
+            prof_draw_timed(&p->rng, p, t, d);
             r->inputs_ns += ao_now_ns() - t0;
         }
         for (int k = 0; k < r->nsides; k++) {
             int s = k ? !first : first;
             struct ao_job *j = r->side[s];
-            float **out = v < 0 ? NULL : j == kj ? d->t + t->ninputs : scratch;
+            float **out = v < 0 ? NULL : j == kj ? r->smp.out[v].t + t->ninputs : scratch;
             long long e;
             if ((r->n < 32 || r->n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
                 goto out; /* spread over the calls, at most about 90 */

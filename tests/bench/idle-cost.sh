@@ -5,12 +5,15 @@
 # baseline is profiled and the model calls are in flight (no new request
 # for 10 s), the CPU time of the run and all its processes over 20 s, as %
 # of one core, and the processes counted.  Extra arguments go to the run
-# (e.g. -X fetch.wait.max.ms=5, to see the old setting).
+# (e.g. -X fetch.wait.max.ms=50, to see another setting).  LOAD=N then
+# holds N busy loops beside it for HOLD seconds (default 120) and counts
+# what the stages logged of lost group sessions (a rebalance under load).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 T=$(mktemp -d /tmp/accelopt-idle-XXXXXX)
-RUN_PID= LLM_PID=
+RUN_PID= LLM_PID= BUSY=
 cleanup() {
+    [ -z "$BUSY" ] || kill $BUSY 2>/dev/null || true
     [ -z "$RUN_PID" ] || kill -INT "$RUN_PID" 2>/dev/null || true
     [ -z "$RUN_PID" ] || wait "$RUN_PID" 2>/dev/null || true
     [ -z "$LLM_PID" ] || kill "$LLM_PID" 2>/dev/null || true
@@ -64,3 +67,8 @@ echo "by program (% of one core; processes):"
 join "$T/ticks-a" "$T/ticks-b" | while read -r p x y; do
     echo "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -d' ' -f1 | xargs -r basename) $((y - x))"
 done | awk -v hz="$hz" '{t[$1] += $2; n[$1]++} END {for (k in t) printf "  %-22s %6.2f%%  %d\n", k, 100 * t[k] / hz / 20, n[k]}' | sort -k2 -rn
+if [ "${LOAD:-0}" -gt 0 ]; then
+    for _ in $(seq "$LOAD"); do (while :; do :; done) & BUSY="$BUSY $!"; done
+    sleep "${HOLD:-120}"
+    echo "under $LOAD busy loops for ${HOLD:-120} s (load $(cut -d' ' -f1 /proc/loadavg)): lost group sessions logged: $(cat "$T"/run/logs/*.log 2>/dev/null | grep -c -i -E 'SESSTMOUT|session timed out|assignment lost' || true)"
+fi

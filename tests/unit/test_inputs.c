@@ -96,6 +96,16 @@ int main(void)
             same += a[i] == a[i + W / 4] && a[i + 1] == a[i + 1 + W / 4];
         CHECK(same < W / 1000, "over threads: two calls and two slices draw different values "
               "(%zu equal)", same);
+        {
+            /* a kept timed call's inputs are drawn again from the state
+             * they were drawn from, for the reference: bit for bit */
+            struct ao_rng first = {{7, 8, 9, 10}}, kept = first, again = kept;
+            prof_fill_timed_wide(&first, &nor, a, W, 4);
+            prof_fill_timed_wide(&again, &nor, b, W, 4);
+            CHECK(memcmp(a, b, W * sizeof *a) == 0 && memcmp(&again, &first, sizeof first) == 0,
+                  "the same generator state draws the same %zu values again, and leaves the "
+                  "generator where the first draw did", W);
+        }
         /* and poisoned: every value the word, nothing past the end */
         a[W] = 1.0f;
         prof_poison(a, W, 0x7fc00000u, 4);
