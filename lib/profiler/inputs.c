@@ -103,10 +103,22 @@ static inline struct lanes lanes_seed(struct ao_rng *r)
     return l;
 }
 
+/* v's values at p[i..], as many as are left of n: a whole vector stored as
+ * one (a length that varies made a call to memcpy of every 8 values, two
+ * thirds of the fill's time).  The next i. */
+static inline __attribute__((always_inline)) size_t store_lanes(float *p, size_t i, size_t n,
+                                                                const vf32 *v)
+{
+    if (n - i >= LANES)
+        memcpy(p + i, v, sizeof *v);
+    else
+        memcpy(p + i, v, (n - i) * sizeof(float));
+    return i + LANES;
+}
+
 /* Two sets of lanes, A and B, side by side: their steps do not wait on
  * each other.  A normal takes one word from each; uniforms take A's and
- * B's in turn.  Whole vectors are stored as one (a length that varies made
- * a call to memcpy of every 8 values: two thirds of the fill's time). */
+ * B's in turn. */
 static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r,
                                                              const struct ao_dist *x, float *p,
                                                              size_t n)
@@ -121,7 +133,6 @@ static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r,
     size_t i = 0;
 
     while (i < n) {
-        size_t left;
         LANES_NEXT(a0, a1, a2, a3, h);
         LANES_NEXT(b0, b1, b2, b3, g);
         if (x->kind == AO_DIST_UNIFORM) {
@@ -133,20 +144,9 @@ static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r,
             if (x->kind == AO_DIST_ABS_NORMAL)
                 v0 = (vf32)((vu32)v0 & 0x7fffffffu);
         }
-        left = n - i;
-        if (left >= LANES)
-            memcpy(p + i, &v0, sizeof v0);
-        else
-            memcpy(p + i, &v0, left * sizeof(float));
-        i += LANES;
-        if (x->kind != AO_DIST_UNIFORM || i >= n)
-            continue;
-        left = n - i;
-        if (left >= LANES)
-            memcpy(p + i, &v1, sizeof v1);
-        else
-            memcpy(p + i, &v1, left * sizeof(float));
-        i += LANES;
+        i = store_lanes(p, i, n, &v0);
+        if (x->kind == AO_DIST_UNIFORM && i < n)
+            i = store_lanes(p, i, n, &v1);
     }
 }
 
