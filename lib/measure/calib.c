@@ -177,6 +177,7 @@ int ao_calib_load(const char *path, const char *model, const char *flags, struct
         }
         if (c->ncurve == 0)
             goto bad;
+        ao_calib_curve_bound(c); /* a file stored before the merges kept it */
     }
     /* the probe came later than the peaks: an older calibration has none */
     if (cJSON_GetObjectItemCaseSensitive(j, "probe_mean_ns") &&
@@ -209,6 +210,15 @@ out:
     return rc;
 }
 
+void ao_calib_curve_bound(struct ao_calib *c)
+{
+    for (int i = c->ncurve - 1; i >= 0; i--) {
+        double below = i + 1 < c->ncurve ? c->curve_gbs[i + 1] : c->bw_gbs;
+        if (c->curve_gbs[i] < below)
+            c->curve_gbs[i] = below;
+    }
+}
+
 int ao_calib_keep_best(const char *path, const char *model, const char *flags, struct ao_calib *c)
 {
     struct ao_calib old;
@@ -236,6 +246,7 @@ int ao_calib_keep_best(const char *path, const char *model, const char *flags, s
         c->probe_mean_ns = old.probe_mean_ns;
         c->probe_spread = old.probe_spread;
     }
+    ao_calib_curve_bound(c); /* a kept bandwidth above this one's curve raises it */
     c->measurements += old.measurements;
     c->stable = c->stable || old.stable;
     return 1;

@@ -55,6 +55,12 @@ void ao_calib_probe(struct ao_calib *c);
 int ao_calib_load(const char *path, const char *model, const char *flags, struct ao_calib *c,
                   char *err, size_t errlen);
 
+/* The in-cache curve never below what a larger working set reached, nor
+ * its last point below the memory bandwidth: each point raised to the
+ * next's (the last to bw_gbs).  After any merge of maxima, which raise
+ * the points and the bandwidth each on its own. */
+void ao_calib_curve_bound(struct ao_calib *c);
+
 /* Peaks are maxima: raise each of c's to the calibration stored at path
  * where that one's is higher (the same machine, flags and peak version),
  * keep its quieter probe, and count its measurements into c's.  A later,

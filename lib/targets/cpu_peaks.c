@@ -102,9 +102,7 @@ static int calib_once(int bw_mib, struct ao_calib *c, char *err, size_t errlen)
             goto bad;
         /* never below what a larger working set reached: the bound stays an
          * upper bound even where one measurement came out low */
-        for (int i = c->ncurve - 1; i >= 0; i--)
-            c->curve_gbs[i] = fmax(c->curve_gbs[i], i + 1 < c->ncurve ? c->curve_gbs[i + 1] :
-                                   c->bw_gbs);
+        ao_calib_curve_bound(c);
     }
     ao_cpu_model(c->cpu_model, sizeof c->cpu_model);
     snprintf(c->cflags, sizeof c->cflags, "%s", AO_CPU_CFLAGS);
@@ -140,6 +138,7 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
             c->vec_gflops = fmax(c->vec_gflops, x.vec_gflops);
             for (int i = 0; i < c->ncurve && i < x.ncurve; i++)
                 c->curve_gbs[i] = fmax(c->curve_gbs[i], x.curve_gbs[i]);
+            ao_calib_curve_bound(c); /* a try's higher bandwidth raises the curve's tail */
             c->bw_spread = x.bw_spread;
             c->fma_spread = x.fma_spread;
             c->vec_spread = x.vec_spread;

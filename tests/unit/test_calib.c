@@ -61,6 +61,17 @@ static void keep_best(const char *path)
     CHECK(b.probe_mean_ns == 2000, "the quieter probe is kept");
     CHECK(b.measurements == 2 && b.stable == 1, "two measurements, one of them stable");
 
+    /* a stored bandwidth above this measurement's curve raises the curve:
+     * the largest working set is never slower than memory, nor a smaller
+     * one than a larger (tests/cli/30-baselines.sh holds stored files to it) */
+    CHECK(ao_calib_store(path, "cpu", &b, err, sizeof err) == 0, "stored (%s)", err);
+    a.bw_gbs = 10, a.measurements = 1;
+    a.curve_bytes[0] = 65536, a.curve_gbs[0] = 30, a.curve_bytes[1] = 4 << 20, a.curve_gbs[1] = 12;
+    CHECK(ao_calib_keep_best(path, "Test CPU", "-O3", &a) == 1 && a.bw_gbs == 25 &&
+              a.curve_gbs[1] == 25 && a.curve_gbs[0] == 30,
+          "the curve kept falling and above the bandwidth: %.0f, %.0f over %.0f GB/s",
+          a.curve_gbs[0], a.curve_gbs[1], a.bw_gbs);
+
     /* another machine's calibration is not kept into this one */
     b.measurements = 1;
     CHECK(ao_calib_keep_best(path, "Other CPU", "-O3", &b) == 0 && b.measurements == 1,
