@@ -219,6 +219,25 @@ void ao_calib_curve_bound(struct ao_calib *c)
     }
 }
 
+void ao_calib_raise(struct ao_calib *c, const struct ao_calib *x)
+{
+    if (x->bw_gbs > c->bw_gbs) {
+        c->bw_gbs = x->bw_gbs;
+        c->bw_spread = x->bw_spread;
+        snprintf(c->bw_method, sizeof c->bw_method, "%s", x->bw_method);
+    }
+    if (x->fma_gflops > c->fma_gflops)
+        c->fma_gflops = x->fma_gflops, c->fma_spread = x->fma_spread;
+    if (x->vec_gflops > c->vec_gflops)
+        c->vec_gflops = x->vec_gflops, c->vec_spread = x->vec_spread;
+    /* the in-cache curve point by point, where both measured the same sizes */
+    for (int i = 0; i < c->ncurve; i++)
+        for (int k = 0; k < x->ncurve; k++)
+            if (x->curve_bytes[k] == c->curve_bytes[i] && x->curve_gbs[k] > c->curve_gbs[i])
+                c->curve_gbs[i] = x->curve_gbs[k];
+    ao_calib_curve_bound(c); /* a higher bandwidth of x's raises c's curve */
+}
+
 int ao_calib_keep_best(const char *path, const char *model, const char *flags, struct ao_calib *c)
 {
     struct ao_calib old;
@@ -228,25 +247,11 @@ int ao_calib_keep_best(const char *path, const char *model, const char *flags, s
         c->measurements = 1;
     if (!path || ao_calib_load(path, model, flags, &old, e, sizeof e) != 0)
         return 0;
-    if (old.bw_gbs > c->bw_gbs) {
-        c->bw_gbs = old.bw_gbs;
-        c->bw_spread = old.bw_spread;
-        snprintf(c->bw_method, sizeof c->bw_method, "%s", old.bw_method);
-    }
-    if (old.fma_gflops > c->fma_gflops)
-        c->fma_gflops = old.fma_gflops, c->fma_spread = old.fma_spread;
-    if (old.vec_gflops > c->vec_gflops)
-        c->vec_gflops = old.vec_gflops, c->vec_spread = old.vec_spread;
-    /* the in-cache curve point by point, where both measured the same sizes */
-    for (int i = 0; i < c->ncurve; i++)
-        for (int k = 0; k < old.ncurve; k++)
-            if (old.curve_bytes[k] == c->curve_bytes[i] && old.curve_gbs[k] > c->curve_gbs[i])
-                c->curve_gbs[i] = old.curve_gbs[k];
+    ao_calib_raise(c, &old);
     if (old.probe_mean_ns > 0 && (!(c->probe_mean_ns > 0) || old.probe_mean_ns < c->probe_mean_ns)) {
         c->probe_mean_ns = old.probe_mean_ns;
         c->probe_spread = old.probe_spread;
     }
-    ao_calib_curve_bound(c); /* a kept bandwidth above this one's curve raises it */
     c->measurements += old.measurements;
     c->stable = c->stable || old.stable;
     return 1;

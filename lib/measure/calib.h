@@ -61,6 +61,11 @@ int ao_calib_load(const char *path, const char *model, const char *flags, struct
  * the points and the bandwidth each on its own. */
 void ao_calib_curve_bound(struct ao_calib *c);
 
+/* Peaks are maxima: each of c's raised to x's where that is higher (its
+ * spread and method with it), the curve point by point at the sizes both
+ * measured, then bounded (ao_calib_curve_bound). */
+void ao_calib_raise(struct ao_calib *c, const struct ao_calib *x);
+
 /* Peaks are maxima: raise each of c's to the calibration stored at path
  * where that one's is higher (the same machine, flags and peak version),
  * keep its quieter probe, and count its measurements into c's.  A later,

@@ -2,7 +2,6 @@
  * the kernels' own flags and run, the best of each series kept, measured
  * again while noisy */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,15 +129,8 @@ int ao_calib_measure(const char *path, int bw_mib, struct ao_calib *c, char *err
             return -1;
         ao_calib_probe(c);
         if (try) { /* each peak is the best any try reached: a busy core only lowers them */
-            if (x.bw_gbs > c->bw_gbs) {
-                c->bw_gbs = x.bw_gbs;
-                snprintf(c->bw_method, sizeof c->bw_method, "%s", x.bw_method);
-            }
-            c->fma_gflops = fmax(c->fma_gflops, x.fma_gflops);
-            c->vec_gflops = fmax(c->vec_gflops, x.vec_gflops);
-            for (int i = 0; i < c->ncurve && i < x.ncurve; i++)
-                c->curve_gbs[i] = fmax(c->curve_gbs[i], x.curve_gbs[i]);
-            ao_calib_curve_bound(c); /* a try's higher bandwidth raises the curve's tail */
+            ao_calib_raise(c, &x);
+            /* how steady the machine is now: the last try's spreads judge it */
             c->bw_spread = x.bw_spread;
             c->fma_spread = x.fma_spread;
             c->vec_spread = x.vec_spread;
