@@ -56,10 +56,10 @@ void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
 
 /* Inputs of timed calls, drawn fresh for every call.  They cost more than
  * many kernels (adamw at the cpu size: 32M values a call, 6 ns each drawn
- * one by one from the profiler's generator), so eight xoshiro128** streams
- * run side by side in vector registers, each seeded afresh for every call
- * from the profiler's secret generator: a call's values tell nothing of the
- * next call's.  Uniforms take 24 bits; normals are a scaled sum of four
+ * one by one from the profiler's generator), so sixteen xoshiro128**
+ * streams (two sets of eight) run side by side in vector registers, each
+ * seeded afresh for every call from the profiler's secret generator: a
+ * call's values tell nothing of the next call's.  Uniforms take 24 bits; normals are a scaled sum of four
  * 16-bit uniforms (mean and spread kept).  The verified timed sets are
  * drawn the same way, so a kernel cannot tell a checked timed call from an
  * unchecked one. */
@@ -297,20 +297,13 @@ void prof_poison(float *p, size_t n, uint32_t word, int threads)
     run_parts(&proto, NULL, threads, part);
 }
 
-int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,
-                       int with_outputs)
+int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims, int which)
 {
-    memcpy(d->dims, dims, sizeof d->dims);
-    for (int i = 0; i < t->ninputs + (with_outputs ? t->noutputs : 0); i++)
-        if (!(d->t[i] = prof_tensor_alloc(ao_task_elems(t, i, dims))))
-            return -1;
-    return 0;
-}
+    int from = which & PROF_INPUTS ? 0 : t->ninputs,
+        to = which & PROF_OUTPUTS ? t->ninputs + t->noutputs : t->ninputs;
 
-int prof_outputs_alloc(const struct ao_task *t, struct dataset *d, const long long *dims)
-{
     memcpy(d->dims, dims, sizeof d->dims);
-    for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++)
+    for (int i = from; i < to; i++)
         if (!d->t[i] && !(d->t[i] = prof_tensor_alloc(ao_task_elems(t, i, dims))))
             return -1;
     return 0;

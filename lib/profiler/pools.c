@@ -165,7 +165,7 @@ int prof_ref_outputs(struct ao_profiler *p, struct pool *pl, int n,
     /* one set of inputs and outputs, each set's drawn and read into it in
      * turn and judged at once: a buffer per set was 117 MB each for silu,
      * faulted in afresh */
-    if (prof_dataset_alloc(t, &ref, pl->dims, 1) < 0) {
+    if (prof_dataset_alloc(t, &ref, pl->dims, PROF_INPUTS | PROF_OUTPUTS) < 0) {
         snprintf(err, errlen, "out of memory for the timed checks");
         goto out;
     }
@@ -293,7 +293,7 @@ struct pool *prof_pool_get(struct ao_profiler *p, const struct ao_task *t, const
     for (int s = 0; s < pl->nchecks; s++) {
         const long long *d = s < NOMINAL_CHECKS ? pl->dims : xdims;
         int stress = s == STRESS_CHECK && t->has_stress;
-        if (prof_dataset_alloc(t, &pl->check[s], d, 1) < 0)
+        if (prof_dataset_alloc(t, &pl->check[s], d, PROF_INPUTS | PROF_OUTPUTS) < 0)
             goto oom;
         for (int i = 0; i < t->ninputs; i++)
             prof_fill_wide(&p->rng, stress ? &t->t[i].stress : &t->t[i].dist, pl->check[s].t[i],

@@ -421,15 +421,14 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     struct rounds rd;
     float *out[AO_MAX_TENSORS] = {0};
     double *ratio = NULL, max_err = 0;
-    /* per round and side: our clock (raw), the runner's device time, and
-     * that held against ours (prof_runner_clock) */
-    long long *lat[2] = {NULL, NULL}, *dev[2] = {NULL, NULL}, *held[2] = {NULL, NULL};
+    /* per round and side: the latency (rd.raw's, then as below), and the
+     * runner's device time held against our clock (prof_runner_clock) */
+    long long *lat[2] = {NULL, NULL}, *held[2] = {NULL, NULL};
     long long kns = 0, cns = 0, pool_ns = 0, t0 = ao_now_ns();
-    unsigned *late[2] = {NULL, NULL};
     char *diag = NULL;
     cJSON *errors = cJSON_CreateArray(), *base_errors = cJSON_CreateArray(), *h;
     int n = 0, rc = -1, max = p->o.max_calls > H2H_MIN_ROUNDS ? p->o.max_calls : H2H_MIN_ROUNDS;
-    int clock = 0;
+    int clock = 0, timed;
 
     memset(&jb, 0, sizeof jb);
     memset(&jk, 0, sizeof jk);
@@ -483,25 +482,19 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     rd.budget_ns = (long long)(2 * p->o.budget_s * 1e9);
     rd.smp.size = prof_sample_size(pl, CHECKED_H2H);
     err[0] = '\0';
-    rc = prof_rounds(p, pl, &rd, err, errlen);
+    timed = prof_rounds(p, pl, &rd, err, errlen);
     kns += rd.kernel_ns;
-    if (rc < 0) {
-        rc = -1;
-        if (jb.status || jk.status)
-            goto side_failed;
-        goto fail;
-    }
-    rc = -1;
+    if (timed < 0)
+        goto side_failed; /* a side's verdict, or our failure (err) */
     n = rd.n;
-    for (int s = 0; s < 2; s++)
-        lat[s] = rd.raw[s], dev[s] = rd.dev[s], late[s] = rd.late[s];
+    lat[0] = rd.raw[0], lat[1] = rd.raw[1]; /* the host's raw times, until replaced below */
     if (p->tg->runner_clock) {
         /* each side's own device times, held against our clock around the
          * same calls (prof_runner_clock), where both runners gave them */
         int v[2], raised[2];
         for (int s = 0; s < 2; s++)
-            v[s] = prof_runner_clock(lat[s], dev[s], late[s], n, pl->launch_ns, held[s], &raised[s],
-                                     side[s]->reason, sizeof side[s]->reason);
+            v[s] = prof_runner_clock(lat[s], rd.dev[s], rd.late[s], n, pl->launch_ns, held[s],
+                                     &raised[s], side[s]->reason, sizeof side[s]->reason);
         if (v[1] > 0) {
             jk.status = AO_V_REJECTED;
             goto verdict;
@@ -658,6 +651,8 @@ verdict:
     rc = 0;
     goto out;
 side_failed:
+    if (!jb.status && !jk.status) /* ours, not a side's: err says why */
+        goto fail;
     if (jb.status) {
         snprintf(err, errlen, "the baseline failed its head-to-head: %s", jb.reason);
         goto fail;

@@ -160,10 +160,11 @@ void prof_poison(float *p, size_t n, uint32_t word, int threads);
 double prof_rel_l2(const float *k, const float *r, size_t n, int threads);
 /* how many threads those may use for this target (1: the cpu's; drive.c) */
 int prof_host_threads(const struct ao_target *tg);
-int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims,
-                       int with_outputs);
-/* the outputs alone (t[ninputs..]) */
-int prof_outputs_alloc(const struct ao_task *t, struct dataset *d, const long long *dims);
+/* d's tensors at dims, which: PROF_INPUTS, PROF_OUTPUTS or both (those d
+ * has already are kept).  0, or -1 out of memory. */
+#define PROF_INPUTS 1
+#define PROF_OUTPUTS 2
+int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims, int which);
 /* A timed call's inputs drawn from the generator r into d (the same state
  * draws the same values) */
 void prof_draw_timed(struct ao_rng *r, const struct ao_profiler *p, const struct ao_task *t,

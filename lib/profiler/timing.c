@@ -353,7 +353,7 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
      * fresh (once, copied to both sides); the baseline's outputs of a kept
      * round go to a scratch copy: a kept round reads both sides', so both
      * are watched alike */
-    if (prof_dataset_alloc(t, &fresh, pl->dims, 0) < 0)
+    if (prof_dataset_alloc(t, &fresh, pl->dims, PROF_INPUTS) < 0)
         goto out;
     if (r->nsides == 2)
         for (int o = 0; o < t->noutputs; o++)
@@ -372,7 +372,7 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
         long long round_ns = 0;
 
         force = -1;
-        if (v >= 0 && prof_outputs_alloc(t, &r->smp.out[v], pl->dims) < 0) {
+        if (v >= 0 && prof_dataset_alloc(t, &r->smp.out[v], pl->dims, PROF_OUTPUTS) < 0) {
             snprintf(err, errlen, "out of memory for the timed calls");
             goto out;
         }
@@ -455,9 +455,8 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, *raw, *dev, e = 0;
-    unsigned *late;
-    int n, min_calls, rc = -1;
+    long long *lat = NULL, e = 0;
+    int n, min_calls, timed, rc = -1;
     struct rounds r;
 
     memset(&r, 0, sizeof r);
@@ -486,17 +485,15 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     r.budget_ns = (long long)(p->o.budget_s * 1e9);
     r.spread = p->o.target_spread;
     r.smp.size = prof_sample_size(pl, CHECKED_TIMED);
-    rc = prof_rounds(p, pl, &r, err, errlen);
+    timed = prof_rounds(p, pl, &r, err, errlen);
     m->kernel_ns += r.kernel_ns;
     m->voided = r.voided;
-    if (rc < 0)
+    if (timed < 0)
         goto out;
-    rc = -1;
     n = r.n;
-    raw = r.raw[0], dev = r.dev[0], late = r.late[0];
-    take_wake(raw, lat, n, j->wake_ns);
+    take_wake(r.raw[0], lat, n, j->wake_ns);
     ao_stats_of(lat, n, &m->st);
-    ao_stats_of(dev, n, &m->device);
+    ao_stats_of(r.dev[0], n, &m->device);
     ao_stats_of(r.ev[0], n, &m->events);
     m->wake_ns = j->wake_ns;
     m->wake_u_ns = wake_uncertainty(j);
@@ -517,7 +514,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         }
         /* the device's word against our clock around the same executions */
         for (int i = 0; i < k; i++)
-            hns[i] = raw[which[i]];
+            hns[i] = r.raw[0][which[i]];
         if (prof_device_unbelievable(hns, dns, k, pl->launch_ns, j->reason, sizeof j->reason)) {
             j->status = AO_V_REJECTED;
             goto out;
@@ -529,8 +526,8 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         m->wake_u_ns = 0; /* the device's clock has no wake-up in it */
     }
     if (p->tg->runner_clock) {
-        int raised = 0, v = prof_runner_clock(raw, dev, late, n, pl->launch_ns, lat, &raised,
-                                              j->reason, sizeof j->reason);
+        int raised = 0, v = prof_runner_clock(r.raw[0], r.dev[0], r.late[0], n, pl->launch_ns, lat,
+                                              &raised, j->reason, sizeof j->reason);
         if (v > 0) {
             j->status = AO_V_REJECTED;
             goto out;
