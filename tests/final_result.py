@@ -7,7 +7,8 @@ step by step, signed with ACCELOPT_SIGN_KEY_FILE as a profiler signs them:
     final_result.py forged:WHAT SENT  a comparison not asked for: of another
                                    slot (WHAT slot) or of another kernel (sha)
     final_result.py final:X SENT   the final head-to-head, speedup X (its
-                                   medians 1010 ns and 1010/X ns)
+                                   medians 1010 ns and 1010/X ns; interval
+                                   0.95X-1.05X, or final:X:LOW:HIGH)
     final_result.py failed SENT    the final head-to-head, the best incorrect
 
 SENT: what the selector sent last (JSON Lines).
@@ -57,10 +58,11 @@ elif step.startswith("forged:"):
     out.append(res(k, latency_ns=100.0, speedup=10.0, head_to_head={"speedup": 10.0, "speedup_low": 9.0,
               "speedup_high": 11.0, "rounds": 21, "baseline_median_ns": 1000.0, "kernel_median_ns": 100.0}))
 elif step.startswith("final"):
-    sp = float(step.split(":")[1])
+    f = [float(x) for x in step.split(":")[1:]]
+    sp, lo, hi = (f[0], f[1], f[2]) if len(f) == 3 else (f[0], f[0] * 0.95, f[0] * 1.05)
     k = next(m for m in msgs if m["type"] == "kernel" and m["id"].endswith(":final"))
-    out.append(res(k, latency_ns=1000.0 / sp, head_to_head={"speedup": sp, "speedup_low": sp * 0.95,
-              "speedup_high": sp * 1.05, "rounds": 21, "baseline_median_ns": 1010.0,
+    out.append(res(k, latency_ns=1000.0 / sp, head_to_head={"speedup": sp, "speedup_low": lo,
+              "speedup_high": hi, "rounds": 21, "baseline_median_ns": 1010.0,
               "baseline_spread": 0.01, "kernel_median_ns": 1010.0 / sp, "kernel_spread": 0.01}))
 import hmac, os
 key = bytes.fromhex(open(os.environ["ACCELOPT_SIGN_KEY_FILE"]).read().strip())

@@ -353,7 +353,7 @@ static void speedup_how(char *buf, size_t len, const cJSON *d)
         snprintf(buf, len, "%.3f-%.3f, head to head", ao_json_num(d, "speedup_low", NAN),
                  ao_json_num(d, "speedup_high", NAN));
     else if (strcmp(how, "no_gain") == 0 && h)
-        snprintf(buf, len, "no gain: best %.3fx (%.3f-%.3f)", ao_json_num(h, "speedup", NAN),
+        snprintf(buf, len, "no significant gain: %.3fx (%.3f-%.3f)", ao_json_num(h, "speedup", NAN),
                  ao_json_num(h, "speedup_low", NAN), ao_json_num(h, "speedup_high", NAN));
     else if (strcmp(how, "baseline") == 0)
         snprintf(buf, len, "nothing beat baseline");
@@ -370,7 +370,7 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
     struct ao_buf sum = {0}, why = {0};
     int rc = 0, tried = 0, worked = 0, written = 0, gained = 0, ended = 0;
 
-    ao_buf_printf(&sum, "%-22s %-16s %5s %7s %6s %12s %12s %8s %-36s %17s %8s\n", "task", "stopped", "iters",
+    ao_buf_printf(&sum, "%-22s %-16s %5s %7s %6s %12s %12s %8s %-41s %17s %8s\n", "task", "stopped", "iters",
                   "kernels", "failed", "baseline_us", "best_us", "speedup", "(95% interval, how)",
                   "pct_of_peak", "search");
     for (int i = 0; i < n; i++) {
@@ -413,6 +413,18 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                          t[i].ext[0] ? t[i].ext : ao_target_default()->ext) < 0
                      ? too_long(err, errlen, dir)
                      : ao_write_file(path, src, strlen(src), err, errlen);
+        }
+        if (rc == 0 && d && best && best->source && strcmp(ao_json_str(d, "speedup_method", ""), "no_gain") == 0) {
+            /* no significant gain: best.c is the baseline, and the search's
+             * best is kept beside it, for the user to judge */
+            const char *ext = t[i].ext[0] ? t[i].ext : ao_target_default()->ext;
+            char iv[80];
+            rc = ao_name(path, sizeof path, "%s/%s/candidate.%s", dir, t[i].task, ext) < 0
+                     ? too_long(err, errlen, dir)
+                     : ao_write_file(path, best->source, strlen(best->source), err, errlen);
+            speedup_how(iv, sizeof iv, d);
+            ao_buf_printf(&why, "%s: %s against the baseline head to head: best.%s is the baseline, and the "
+                          "search's best is kept as candidate.%s\n", t[i].task, iv, ext, ext);
         }
         if (rc == 0 && st) {
             rc = ao_name(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
@@ -495,7 +507,7 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         {
             char iv[80], b[6][24];
             speedup_how(iv, sizeof iv, d);
-            ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6d %12s %12s %8s %-36s %8s -> %6s %8s\n",
+            ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6d %12s %12s %8s %-41s %8s -> %6s %8s\n",
                           t[i].task, stopped ? stopped : "?", st ? (double)s.completed : 0.0,
                           st ? (double)s.kernels : 0.0, tally.failed,
                           num(b[0], base / 1e3, 2, ""), num(b[1], bestns / 1e3, 2, ""),

@@ -1310,7 +1310,8 @@ stop:
             ao_warn("no gain found: %s, so best.* is the baseline (exit status %d)",
                     o.none_written ? "no kernel was written (every candidate was a duplicate plan, or the "
                                      "search had no move left)"
-                    : R->n == 1 ? "no kernel beat the baseline" : "in no task did a kernel beat its baseline",
+                    : R->n == 1 ? "no kernel beat the baseline beyond the noise"
+                                 : "in no task did a kernel beat its baseline beyond the noise",
                     AO_EXIT_NO_GAIN);
             code = AO_EXIT_NO_GAIN;
         }

@@ -153,6 +153,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     struct ao_run_usage u = ao_runstore_usage(sel->store, run);
     double base = st->baseline_ns, t_min = NAN;
     const cJSON *h0 = cJSON_GetArrayItem(st->history, 0);
+    const struct ao_target *tg = ao_target_get(st->target, NULL, 0);
     const char *method;
     char id[AO_ID_BUF], why[700];
     double quoted;
@@ -188,11 +189,17 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
         /* the work is the task's, so % of peak goes as 1/latency */
         d.baseline_latency_ns = hb;
         d.baseline_pct_of_peak = isfinite(t_min) ? t_min / hb : NAN;
-        if (sp < 1) {
+        struct ao_sel_cmp c = {1, sp, ao_json_num(h, "speedup_low", NAN), ao_json_num(h, "speedup_high", NAN)};
+        if (ao_sel_cmp_verdict(&c) != AO_CMP_FASTER) {
+            /* a gain is the comparisons' "faster": its interval leaves 1
+             * out and it is at least AO_CMP_MIN_GAIN; anything else is no
+             * significant gain, and the result stays the baseline */
             method = "no_gain";
-            snprintf(why, sizeof why, "%s%sno gain found: the search's best measured %.3fx (%.3f-%.3f) "
-                     "against the baseline head to head, so the result is the baseline", reason ? reason : "",
-                     reason ? "; " : "", sp, ao_json_num(h, "speedup_low", NAN), ao_json_num(h, "speedup_high", NAN));
+            snprintf(why, sizeof why, "%s%sno significant gain: the search's best measured %.3fx (%.3f-%.3f) "
+                     "against the baseline head to head, %s, so the result is the baseline (the search's best "
+                     "is kept as candidate.%s)", reason ? reason : "", reason ? "; " : "", sp, c.low, c.high,
+                     sp < 1 ? "slower" : c.low <= 1 ? "an interval that holds 1" : "under the 2% a gain must be",
+                     tg ? tg->ext : "c");
             reason = why;
             as_baseline = 1;
         } else {

@@ -49,8 +49,8 @@ function speedupHow(d) {
     return `speedup, head to head (95%: ${d.speedup_low.toFixed(3)}–${d.speedup_high.toFixed(3)})`;
   if (d.speedup_method === "baseline") return "speedup (nothing beat the baseline)";
   if (d.speedup_method === "no_gain" && d.head_to_head)
-    return `speedup (no gain: the search's best measured ${fmt.x(d.head_to_head.speedup)} head to head, ` +
-      `95%: ${d.head_to_head.speedup_low.toFixed(3)}–${d.head_to_head.speedup_high.toFixed(3)}; the result is the baseline)`;
+    return `speedup (no significant gain: the search's best measured ${fmt.x(d.head_to_head.speedup)} head to head, ` +
+      `95%: ${d.head_to_head.speedup_low.toFixed(3)}–${d.head_to_head.speedup_high.toFixed(3)}; the result is the baseline, the search's best is candidate.c)`;
   if (d.speedup_method === "none") return "speedup (none claimed: the best failed its head-to-head; the result is the baseline)";
   return "speedup (search figure: no head-to-head)";
 }
@@ -140,7 +140,7 @@ function overview(main) {
             fmt.int(h.length ? h.length - 1 : 0), fmt.int((t.kernels || []).length),
             fmt.us(q.base), fmt.us(q.best),
             fmt.x(d.speedup) + (d.speedup_low != null ? ` (${d.speedup_low.toFixed(3)}–${d.speedup_high.toFixed(3)})` :
-                                d.speedup_method === "no_gain" ? " (no gain)" : ""),
+                                d.speedup_method === "no_gain" ? " (no significant gain)" : ""),
             fmt.pct(q.pct0), fmt.pct(q.pct1), fmt.x(d.search_speedup)];
   });
   sec.append(table(["task", "stopped", "iterations", "kernels", "baseline", "best", "speedup",
