@@ -142,6 +142,17 @@ if m == "head_to_head":
     assert d["baseline_latency_ns"] == h["baseline_median_ns"], d
     assert abs(d["baseline_latency_ns"] / d["best_latency_ns"] - d["speedup"]) < 1e-9 * d["speedup"], d
 assert rc == (0 if m == "head_to_head" and d["speedup_low"] > 1 else 3), (rc, m, d["speedup"])
+# the history says why the kept best is the best (issue 54): the row of
+# best.c, each measured child's decision, and the search's ranking, in
+# which the kept best is the fastest, whatever each measured alone
+h = [json.loads(l) for l in open(sys.argv[1] + "/matmul/history.jsonl")]
+assert [k["kernel_id"] for k in h if k.get("best")] == [d["best"]["kernel_id"]], "one row is best.c's"
+kids = [k for k in h if k["iter"] > 0 and k["status"] == "ok"]
+assert kids and all(k["decision"].startswith(("kept", "not kept")) for k in kids), kids
+if m in ("head_to_head", "search"):
+    top = min(k["search_latency_ns"] for k in kids)
+    b = next(k for k in h if k.get("best"))
+    assert b["kept"] and b["search_latency_ns"] == top == d["best"]["search_latency_ns"], (b, top)
 print("# matmul: %s %.3fx, search %.3fx, exit %d" % (m, d["speedup"], d["search_speedup"], rc))
 PY
 ok $? "summary.txt's row and best.c are the done's, and the exit status says whether it gained (exit $rc)"

@@ -120,6 +120,34 @@ assert "<img src=\"x\"" not in dom and "<b>bold</b>" not in dom
 assert "compile_error" in dom and "planner" in dom and "executor" in dom
 PY
 ok $? "the model's markup shows as text; the failure class and the roles' tokens are on the page"
+# the page's figures are the table's (issue 54): the failed kernels'
+# count, and the steps from the baseline to the best end at the table's
+# search figure, then its quoted speedup
+agree() { # agree DOM RUN-DIR
+    $M - "$1" "$2" <<'PY'
+import json, re, sys
+dom, d = open(sys.argv[1]).read(), sys.argv[2]
+rows = [l.split() for l in open(d + "/summary.txt") if l.startswith(("matmul ", "silu "))]
+failed = sum(int(r[4]) for r in rows)
+card = re.search(r'<div class="card"><b>([0-9,]+)</b><span>kernels that failed</span>', dom)
+assert card and int(card.group(1).replace(",", "")) == failed, (card and card.group(0), failed)
+done = json.load(open(d + "/matmul/done.json"))
+assert done["kernels_failed"] == int(rows[0][4]), (done["kernels_failed"], rows[0])
+sec = dom[dom.index("From the baseline to the best"):]
+table = sec[:sec.index("</table>")]
+cells = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
+         for tr in re.findall(r"<tr>(.*?)</tr>", table)]
+cells = [c for c in cells if c]
+last, final = cells[-2], cells[-1]
+assert last[5] == "%.3f×" % done["search_speedup"] and rows[0][-1] == "%.3fx" % done["search_speedup"], (last, rows[0])
+assert final[0] == "final" and final[5].startswith("%.3f×" % done["speedup"]) and rows[0][7] == "%.3fx" % done["speedup"], (final, rows[0])
+print("# failed %d; search %s; quoted %s" % (failed, last[5], final[5]))
+PY
+}
+if [ -n "$CHROMIUM" ]; then
+    agree "$T/failures.dom" "$T/fail"
+    ok $? "the report's failed count and its steps to the best are the table's figures"
+fi
 
 # --- an interrupted run --------------------------------------------------------
 # (logs at info: the selector says when an iteration closes; full-length

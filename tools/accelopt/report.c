@@ -10,6 +10,7 @@
 #include "report.h"
 #include "state/beam.h"
 #include "state/runstate.h"
+#include "state/select.h"
 #include "targets/target.h"
 #include "wire/msg.h"
 #include "wire/names.h"
@@ -141,10 +142,60 @@ static const char *num(char *buf, double v, int decimals, const char *unit)
     return buf;
 }
 
+/* Why the search kept a kernel or left it (issue 54), on its history row:
+ * its comparison with its parent (cmp: that result, or NULL), the latency
+ * the search ranked it at (the iteration's "ranked"), whether it went
+ * into the next beam ("kept"), and in words. */
+static void add_decision(cJSON *o, const cJSON *r, const cJSON *cmp, const cJSON *hist, long long iter,
+                         const char *slot, const char *best_id)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(cmp, "head_to_head"), *k;
+    double ranked = ao_json_num(cJSON_GetObjectItemCaseSensitive(hist, "ranked"), slot, NAN);
+    double own = ao_json_num(r, "latency_ns", NAN);
+    char at[64], why[400], how[200] = "";
+    int kept = 0;
+
+    if (best_id && strcmp(ao_json_str(r, "kernel_id", ""), best_id) == 0)
+        cJSON_AddTrueToObject(o, "best");
+    if (iter == 0 || strcmp(ao_json_str(r, "status", ""), "ok") != 0)
+        return;
+    snprintf(at, sizeof at, "%lld:%.40s", iter, slot);
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(hist, "kept"))
+        kept |= cJSON_IsString(k) && strcmp(k->valuestring, at) == 0;
+    if (h) {
+        struct ao_sel_cmp c = {1, ao_json_num(h, "speedup", NAN), ao_json_num(h, "speedup_low", NAN),
+                               ao_json_num(h, "speedup_high", NAN)};
+        enum ao_cmp_verdict v = ao_sel_cmp_verdict(&c);
+        cJSON *p = cJSON_AddObjectToObject(o, "against_parent");
+        if (p) {
+            cJSON_AddNumberToObject(p, "speedup", c.speedup);
+            cJSON_AddNumberToObject(p, "speedup_low", c.low);
+            cJSON_AddNumberToObject(p, "speedup_high", c.high);
+            cJSON_AddStringToObject(p, "verdict", ao_sel_cmp_name(v));
+        }
+        snprintf(how, sizeof how, "head to head with its parent %.3fx (%.3f-%.3f), %s", c.speedup, c.low,
+                 c.high, v == AO_CMP_TIE ? "a tie: ranked at its parent's latency" : ao_sel_cmp_name(v));
+    } else if (isfinite(ranked)) {
+        snprintf(how, sizeof how, "not compared with its parent: ranked at its own measurement, never ahead of "
+                 "its parent");
+    }
+    if (isfinite(ranked))
+        cJSON_AddNumberToObject(o, "search_latency_ns", ranked);
+    cJSON_AddBoolToObject(o, "kept", kept);
+    if (!isfinite(ranked)) /* an iteration closed before the rankings were written, or dropped */
+        snprintf(why, sizeof why, "%s", kept ? "kept" : "not kept");
+    else
+        snprintf(why, sizeof why, "%s: measured alone at %.1f us, ranked at %.1f us%s%s", kept ? "kept" : "not kept",
+                 own / 1e3, ranked / 1e3, how[0] ? "; " : "", how);
+    cJSON_AddStringToObject(o, "decision", why);
+}
+
 /* Every kernel of the run with its parent, plan and result, one per line;
- * the failed ones (past the baseline) counted in *tally. */
-static int write_history(struct ao_runstore *rs, const char *run, long long iters,
-                         const char *path, struct fail_tally *tally, char *err, size_t errlen)
+ * the failed ones (past the baseline) counted in *tally; each with why it
+ * was kept or not (add_decision), from the run's history and best. */
+static int write_history(struct ao_runstore *rs, const char *run, long long iters, const cJSON *history,
+                         const char *best_id, const char *path, struct fail_tally *tally, char *err,
+                         size_t errlen)
 {
     static const char *const keep[] = {
         "iter", "slot", "kernel_id", "parent", "sha256", "plan", "plan_text", "status", "reason",
@@ -158,13 +209,22 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
         return snprintf(err, errlen, "cannot write '%s'", path), -1;
     for (long long i = 0; i <= iters; i++) {
         char key[AO_KEY_MAX];
-        cJSON *slots, *it, **v;
+        cJSON *slots, *cmps, *it, **v;
+        const cJSON *hist = NULL, *hx;
         int n, k = 0;
 
         if (ao_name(key, sizeof key, AO_KEY_ITER, run, i) < 0 || !(slots = ao_rs_hgetall(rs, key, err, errlen))) {
             rc = -1;
             break;
         }
+        if (ao_name(key, sizeof key, AO_KEY_CMP, run, i) < 0 || !(cmps = ao_rs_hgetall(rs, key, err, errlen))) {
+            cJSON_Delete(slots);
+            rc = -1;
+            break;
+        }
+        cJSON_ArrayForEach(hx, history)
+            if (ao_json_num(hx, "iter", -1) == (double)i)
+                hist = hx;
         n = cJSON_GetArraySize(slots);
         if ((v = calloc((size_t)n + 1, sizeof *v))) {
             cJSON_ArrayForEach(it, slots)
@@ -190,6 +250,12 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
                     if (x)
                         cJSON_AddItemToObject(o, keep[q], cJSON_Duplicate(x, 1));
                 }
+                if (o && r) {
+                    const cJSON *ct = cJSON_GetObjectItemCaseSensitive(cmps, v[k]->string);
+                    cJSON *cmp = cJSON_IsString(ct) ? cJSON_Parse(ct->valuestring) : NULL;
+                    add_decision(o, r, cmp, hist, i, v[k]->string, best_id);
+                    cJSON_Delete(cmp);
+                }
                 if (o && (line = cJSON_PrintUnformatted(o))) {
                     fprintf(f, "%s\n", line);
                     cJSON_free(line);
@@ -200,6 +266,7 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
             free(v);
         }
         cJSON_Delete(slots);
+        cJSON_Delete(cmps);
     }
     if (fclose(f) != 0 && rc == 0)
         rc = -1, snprintf(err, errlen, "cannot write '%s'", path);
@@ -428,7 +495,9 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
         }
         if (rc == 0 && st) {
             rc = ao_name(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
-                                                                             : write_history(rs, t[i].run, s.iter, path, &tally, err, errlen);
+                 : write_history(rs, t[i].run, s.iter, s.history,
+                                 ao_json_str(d ? dbest : fast, "kernel_id", best ? best->kernel_id : NULL), path,
+                                 &tally, err, errlen);
         }
         {
             /* what the candidates came to, in words that say which was which */
@@ -499,6 +568,12 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                 } else if (best) {
                     cJSON_AddItemToObject(dj, "best", ao_beam_member_json(best));
                 }
+            }
+            if (dj && st) { /* the table's counts, for every page that quotes them */
+                cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_failed");
+                cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_duplicate");
+                cJSON_AddNumberToObject(dj, "kernels_failed", tally.failed);
+                cJSON_AddNumberToObject(dj, "kernels_duplicate", tally.duplicates);
             }
             rc = ao_name(path, sizeof path, "%s/%s/done.json", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
                  : dj ? write_json(path, dj, err, errlen) : ao_errf(err, errlen, "out of memory");

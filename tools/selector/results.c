@@ -270,6 +270,34 @@ static int apply_compare(struct selector *sel, struct ao_io *io, const char *run
     return 0;
 }
 
+/* What the choice rested on, for the history (issue 54): each correct
+ * child's latency as the search ranked it ("ranked", slot: ns: its
+ * comparison with its parent applied, ao_select_chain), and the slots of
+ * the new beam, best first ("kept": "ITER:SLOT", or "baseline").  A child measured fast alone but kept out by its
+ * comparison shows here why.  0, or -1 out of memory. */
+static int add_ranking(cJSON *hist, const struct closing *cl, const struct ao_beam *beam,
+                       const struct ao_beam *newbeam)
+{
+    cJSON *ranked = cJSON_AddObjectToObject(hist, "ranked"), *kept = cJSON_AddArrayToObject(hist, "kept");
+
+    if (!ranked || !kept)
+        return -1;
+    for (int x = beam->n; x < cl->nk; x++)
+        if (cl->kids[x].slot && !cl->k[x].dropped && !cJSON_AddNumberToObject(ranked, cl->kids[x].slot, cl->k[x].latency_ns))
+            return -1;
+    for (int j = 0; j < newbeam->n; j++) {
+        const struct ao_beam_member *m = &newbeam->m[j];
+        char at[64];
+        if (m->iter > 0 && m->slot)
+            snprintf(at, sizeof at, "%lld:%.40s", m->iter, m->slot);
+        else
+            snprintf(at, sizeof at, "baseline");
+        if (!cJSON_AddItemToArray(kept, cJSON_CreateString(at)))
+            return -1;
+    }
+    return 0;
+}
+
 /* Every slot of the iteration has its result: choose, then pairs or on. */
 int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                         const struct ao_beam *beam, const char *slots_key)
@@ -379,6 +407,8 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
             if (cl.cmp_missing)
                 cJSON_AddNumberToObject(hist, "compare_missing", cl.cmp_missing);
         }
+        if (iter > 0 && add_ranking(hist, &cl, beam, &newbeam) < 0)
+            goto oom;
         cJSON_AddNumberToObject(hist, "seconds", sel_now_s() - st->opened);
         cJSON_AddItemToArray(st->history, hist);
         hist = NULL;

@@ -118,7 +118,8 @@ function progress(t) { /* the paper's figure: best so far per iteration */
 function overview(main) {
   const tasks = DATA.tasks || [];
   const allK = tasks.flatMap(kernelsOf);
-  const fails = allK.filter((k) => k.status !== "ok" && k.status !== "duplicate").length;
+  /* the table's count (summary.txt): duplicates and a search out of moves failed nothing */
+  const fails = tasks.reduce((a, t) => a + ((t.done && t.done.kernels_failed) || 0), 0);
   let tokens = 0, usd = 0;
   for (const t of tasks) {
     const u = (t.usage && t.usage.total) || {};
@@ -132,7 +133,7 @@ function overview(main) {
     Math.exp(speedups.reduce((a, b) => a + Math.log(b), 0) / speedups.length) : null;
   sec.append(el("div", {class: "cards"},
     card(String(tasks.length), "tasks"), card(fmt.int(allK.length), "kernels evaluated"),
-    card(fmt.int(fails), "kernels that failed (duplicates aside)"), card(fmt.x(geo), "geometric-mean speedup"),
+    card(fmt.int(fails), "kernels that failed"), card(fmt.x(geo), "geometric-mean speedup"),
     card(fmt.int(tokens), "model tokens"), card(fmt.usd(usd), "model cost")));
   const rows = tasks.map((t) => {
     const d = t.done || {}, h = d.history || [], q = quoted(d);
@@ -289,15 +290,27 @@ function taskSection(main, t, ti, titles) {
   if (!chain.length) {
     sec.append(el("p", {class: "note"}, "No kernel was measured."));
   } else {
+    /* each step as the search ranked it (its comparison with its parent
+       applied), against the baseline's measurement: the last row is the
+       table's "search" figure; the quoted speedup is the final head-to-head's */
+    const d = t.done || {}, base = d.search_baseline_latency_ns;
     const rows = chain.map((k, i) => {
       const seen = (k.memory_seen || []).map((id) => titles.get(id) ? `${titles.get(id)} (${id})` : id);
+      const ranked = i === 0 ? base : k.search_latency_ns;
       return [fmt.int(k.iter), i === 0 ? "the baseline" : firstLine(k.plan_text),
-              fmt.us(k.latency_ns), i === 0 ? "—" : fmt.x(k.speedup),
-              fmt.x(k.speedup_vs_baseline != null ? k.speedup_vs_baseline : i === 0 ? 1 : null),
+              fmt.us(k.latency_ns), fmt.us(ranked),
+              i === 0 ? "—" : k.against_parent ?
+                `${fmt.x(k.against_parent.speedup)} (${k.against_parent.verdict})` : "not compared",
+              fmt.x(base && ranked ? base / ranked : null),
               seen.length ? seen.join("; ") : "—"];
     });
-    sec.append(table(["iteration", "plan", "latency", "vs parent", "vs baseline",
-                      "memory items the plan saw"], rows, [1, 0, 1, 1, 1, 0]));
+    if (d.speedup != null)
+      rows.push(["final", "head to head against the baseline", fmt.us(d.best_latency_ns), "—", "—",
+                 fmt.x(d.speedup) + (d.speedup_low != null ?
+                   ` (${d.speedup_low.toFixed(3)}–${d.speedup_high.toFixed(3)})` :
+                   d.speedup_method === "no_gain" ? " (no significant gain)" : ""), "—"]);
+    sec.append(table(["iteration", "plan", "measured alone", "as the search ranked it", "vs parent, head to head",
+                      "vs baseline", "memory items the plan saw"], rows, [1, 0, 1, 1, 1, 1, 0]));
   }
 
   /* every kernel, with its diff against its parent */
