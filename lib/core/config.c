@@ -156,6 +156,48 @@ static int load_env(struct ao_config *c, char *err, size_t errlen)
     return 0;
 }
 
+/* The edit distance of a and b (at most 32 characters each; longer: far). */
+static int distance(const char *a, size_t na, const char *b)
+{
+    size_t nb = strlen(b);
+    int row[33];
+
+    if (na > 32 || nb > 32)
+        return 99;
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[nb];
+}
+
+/* The option a mistyped long name most likely meant: one it begins, or one
+ * within two edits (git's "did you mean"); NULL when none is close. */
+static const char *nearest(const struct ao_config *c, const char *name, size_t n)
+{
+    const char *best = NULL;
+    int bd = 3;
+
+    for (int j = 0; j < c->nopts; j++) {
+        const char *o = c->opts[j].name;
+        int d = n >= 3 && strncmp(o, name, n) == 0 ? 1 : distance(name, n, o);
+        if (d < bd)
+            bd = d, best = o;
+    }
+    return best;
+}
+
 /* Parse flags into c; with only_config, look for --config alone. */
 static int load_flags(struct ao_config *c, int argc, char **argv, int only_config,
                       char *err, size_t errlen)
@@ -197,7 +239,11 @@ static int load_flags(struct ao_config *c, int argc, char **argv, int only_confi
                     k = j;
         }
         if (k < 0) {
-            snprintf(err, errlen, "unknown option '%s' (see --help)", a);
+            const char *near = a[1] == '-' ? nearest(c, a + 2, strcspn(a + 2, "=")) : NULL;
+            if (near)
+                snprintf(err, errlen, "unknown option '%s'; did you mean --%s? (see --help)", a, near);
+            else
+                snprintf(err, errlen, "unknown option '%s' (see --help)", a);
             return -1;
         }
         if (c->opts[k].kind == AO_OPT_BOOL) {

@@ -544,6 +544,38 @@ fail:
     return NULL;
 }
 
+int ao_kafka_brokers_check(const char *brokers, char *err, size_t errlen)
+{
+    const char *p = brokers;
+
+    if (!brokers || !*brokers)
+        return ao_errf(err, errlen, "--brokers is empty: give HOST:PORT[,HOST:PORT...]");
+    while (*p) {
+        size_t n = strcspn(p, ","), h;
+        const char *e = p, *end = p + n, *colon = NULL, *scheme = strstr(p, "://");
+        char *stop;
+        long port;
+        if (n == 0)
+            return ao_errf(err, errlen, "--brokers '%.100s' has an empty entry", brokers);
+        if (scheme && scheme < end)
+            e = scheme + 3;
+        for (const char *q = e; q < end; q++)
+            colon = *q == ':' ? q : colon; /* the last: an IPv6 host holds some */
+        h = colon ? (size_t)(colon - e) : 0;
+        if (!colon || h == 0 ||
+            (e[0] == '[' ? e[h - 1] != ']'
+                         : strspn(e, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") != h))
+            return ao_errf(err, errlen, "--brokers entry '%.*s' is not HOST:PORT", (int)(n < 100 ? n : 100), p);
+        port = strtol(colon + 1, &stop, 10);
+        if (stop != end || colon + 1 == end || port < 1 || port > 65535)
+            return ao_errf(err, errlen, "--brokers entry '%.*s' has no port of 1-65535", (int)(n < 100 ? n : 100), p);
+        p = *end ? end + 1 : end;
+        if (*end && !*p)
+            return ao_errf(err, errlen, "--brokers '%.100s' ends with a comma", brokers);
+    }
+    return 0;
+}
+
 /* The last thing librdkafka complained of, for the one line a probe says. */
 static void quiet_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {

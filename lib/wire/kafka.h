@@ -15,6 +15,13 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
                               const char *const *topics, const char *props, char *err,
                               size_t errlen);
 
+/* Is brokers a bootstrap list: HOST:PORT[,HOST:PORT...], each maybe with a
+ * scheme (SSL://host:9093), a host name or address ([::1] for IPv6) and a
+ * port of 1-65535?  An empty list, or one a script got wrong (an address
+ * file not written yet), is refused here, before any client waits on it.
+ * 0, or -1 + err. */
+int ao_kafka_brokers_check(const char *brokers, char *err, size_t errlen);
+
 /* Can the brokers be reached?  Asks them for their metadata, waiting
  * timeout_s at most, librdkafka's own log lines kept quiet (kcat's
  * behaviour: a tool facing no broker says so once and exits).  0, or -1 +

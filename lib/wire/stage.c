@@ -37,6 +37,13 @@ int ao_tool_setup(const char *tool, struct ao_config *c, const struct ao_option 
     }
     if (ao_log_level_parse(ao_config_str(c, "log"), &lv) == 0)
         ao_log_set_level(lv);
+    for (int i = 0; i < n; i++) /* every tool that talks to brokers: a list that cannot work is a usage error */
+        if (strcmp(opts[i].name, "brokers") == 0 && ao_config_str(c, "brokers") &&
+            ao_kafka_brokers_check(ao_config_str(c, "brokers"), err, sizeof err) < 0) {
+            ao_err("%s", err);
+            *code = AO_EXIT_USAGE;
+            return -1;
+        }
     return 0;
 }
 

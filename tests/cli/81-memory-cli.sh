@@ -219,3 +219,13 @@ left=$(A list --json --redis "$REDIS_URL" | $M -c "import json,sys; print(sum(1 
 [ "$k0" -eq "$n1" ] && grep -q "would remove" "$T/fg0.out" && [ $rc -eq 0 ] && [ "$left" -eq 0 ] &&
     [ "$(A list --json --redis "$REDIS_URL" | wc -l)" -eq "$((n1 - $(grep -c "\"run\":\"$run1\"" "$T/r1/memory.jsonl")))" ]
 ok $? "memory forget --run on a redis takes out that run's items, and --dry-run only says so"
+# an item ID that names nothing fails as show's does (issue 54); the ones
+# that name items are forgotten all the same, as rm does
+some=$(A list --json --redis "$REDIS_URL" | head -1 | $M -c "import json,sys; print(json.loads(sys.stdin.read())['id'])")
+A show mem:doesnotexist --redis "$REDIS_URL" >/dev/null 2>&1
+rs=$?
+A forget mem:doesnotexist "$some" --redis "$REDIS_URL" >"$T/fg2.out" 2>&1
+rf=$?
+[ $rs -eq 1 ] && [ $rf -eq 1 ] && grep -q "no item mem:doesnotexist" "$T/fg2.out" &&
+    ! A list --json --redis "$REDIS_URL" | grep -q "\"id\":\"$some\""
+ok $? "memory forget of an unknown id exits 1 like show (show $rs, forget $rf), and still forgets the known one"

@@ -243,6 +243,32 @@ static int remove_ids(struct ao_redis *r, const char *key, const cJSON *items, c
 
 static int chosen(const cJSON *it, const struct ao_config *c);
 
+/* forget's item IDs that name no item (said, each): like rm of a missing
+ * file, the others are forgotten and the command fails (show's status).
+ * found(id, ctx) says whether an id is there. */
+static int ids_missing(const struct ao_config *c, int (*found)(const char *id, const void *ctx), const void *ctx,
+                       const char *key)
+{
+    int missing = 0;
+
+    for (int i = 1; i < c->nargs; i++)
+        if (!found(c->args[i], ctx)) {
+            ao_err("no item %s in %s", c->args[i], key);
+            missing++;
+        }
+    return missing;
+}
+
+static int in_items(const char *id, const void *ctx)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, (const cJSON *)ctx)
+        if (!strcmp(ao_json_str(it, "id", ""), id))
+            return 1;
+    return 0;
+}
+
 /* forget, on a memory in a redis: the chosen items, removed at once. */
 static int forget_in_redis(struct ao_redis *r, const char *key, const cJSON *items,
                            const struct ao_config *c)
@@ -259,7 +285,7 @@ static int forget_in_redis(struct ao_redis *r, const char *key, const cJSON *ite
     code = n ? remove_ids(r, key, items, ids, n, ao_config_bool(c, "dry-run"))
              : (ao_info("nothing in %s to forget", key), AO_EXIT_OK);
     free(ids);
-    return code;
+    return ids_missing(c, in_items, items, key) && code == AO_EXIT_OK ? AO_EXIT_FAIL : code;
 }
 
 static int cmd_prune(struct ao_redis *r, const char *key, const cJSON *items,
@@ -326,11 +352,25 @@ static int chosen(const cJSON *it, const struct ao_config *c)
     return take;
 }
 
-/* memstore_forget's choice on this machine's memory: chosen, and said. */
+/* memstore_forget's choice on this machine's memory: chosen, and said;
+ * the IDs named that were seen kept in seen (an item's id, once each). */
+struct forget_pass {
+    const struct ao_config *c;
+    cJSON *seen;
+};
+
 static int forget_here(const cJSON *it, void *ctx)
 {
-    const struct ao_config *c = ctx;
+    struct forget_pass *f = ctx;
+    const struct ao_config *c = f->c;
 
+    if (f->seen) { /* its id is all ids_missing reads */
+        cJSON *id = cJSON_CreateObject();
+        if (id && cJSON_AddStringToObject(id, "id", ao_json_str(it, "id", "")))
+            cJSON_AddItemToArray(f->seen, id);
+        else
+            cJSON_Delete(id);
+    }
     if (!chosen(it, c))
         return 0;
     printf("%s %s  ", ao_config_bool(c, "dry-run") ? "would forget" : "forget", ao_json_str(it, "id", "?"));
@@ -377,14 +417,21 @@ static int from_machine(struct ao_config *c, const char *verb, const char *key)
     }
     if (!forget_wants(c))
         return AO_EXIT_USAGE;
-    if (memstore_forget(key, forget_here, c, ao_config_bool(c, "dry-run"), &removed, &left, err,
-                        sizeof err) < 0) {
-        ao_err("%s", err);
-        return AO_EXIT_FAIL;
+    {
+        struct forget_pass f = {c, cJSON_CreateArray()};
+        int missing;
+        if (!f.seen || memstore_forget(key, forget_here, &f, ao_config_bool(c, "dry-run"), &removed, &left, err,
+                                       sizeof err) < 0) {
+            ao_err("%s", f.seen ? err : "out of memory");
+            cJSON_Delete(f.seen);
+            return AO_EXIT_FAIL;
+        }
+        ao_info("%s %d item%s of this machine's memory %s; %d left", ao_config_bool(c, "dry-run")
+                ? "would forget" : "forgot", removed, removed == 1 ? "" : "s", key, left);
+        missing = ids_missing(c, in_items, f.seen, key);
+        cJSON_Delete(f.seen);
+        return missing ? AO_EXIT_FAIL : AO_EXIT_OK;
     }
-    ao_info("%s %d item%s of this machine's memory %s; %d left", ao_config_bool(c, "dry-run")
-            ? "would forget" : "forgot", removed, removed == 1 ? "" : "s", key, left);
-    return AO_EXIT_OK;
 }
 
 static int from_file(const struct ao_config *c, const char *verb, const char *file)
