@@ -25,8 +25,17 @@ id=$(sed -n 's/^# accelopt run \([^:]*\):.*/\1/p' "$T/r/run.conf")
 [ -n "$id" ] && grep -qx 'iters = 3' "$T/r/run.conf" && [ "$(wc -l <"$T/r/tasks")" = 2 ]
 ok $? "the run's settings and tasks are kept beside its results (run.conf, tasks)"
 
-ACCELOPT_LOG=info bin/accelopt run --resume "$id" --out "$T/r" --json >"$T/r2.jsonl" 2>"$T/r2.err"
+ACCELOPT_LOG=info bin/accelopt run --resume "$id" --out "$T/r" --json >"$T/r2.jsonl" 2>"$T/r2.err" &
+pid=$!
+seen=0 # accelopt status lists the resumed run while it goes on (issue 54)
+while kill -0 $pid 2>/dev/null; do
+    bin/accelopt status 2>/dev/null | grep -q "^$id-" && { seen=1; break; }
+    sleep 0.2
+done
+wait $pid
 run_ended $?; ok $? "accelopt run --resume $id goes on and finishes"
+[ $seen = 1 ] && grep -q "run $id: 2 tasks resumed" "$T/r2.err" && grep -q "resuming after iteration 1 " "$T/r2.err"
+ok $? "a resumed run says so, and where each task goes on from, and accelopt status lists it meanwhile"
 grep -q "the broker lost what was in flight; sending the phase's messages again" "$T/r/logs/selector.log"
 ok $? "the selector sends each run's open phase again (the embedded broker is new)"
 

@@ -803,6 +803,11 @@ static void resumed_dones(struct run *R)
         }
         if (R->t[i].done)
             ao_info("run %s: had finished (%s)", R->t[i].run, ao_json_str(R->t[i].done, "stopped", "?"));
+        else if (st.history) /* said where it goes on from, before the stages take it */
+            ao_info("run %s: resuming after iteration %lld (%lld kernels measured)", R->t[i].run, st.completed,
+                    st.kernels);
+        else
+            ao_info("run %s: resuming from its start (nothing measured yet)", R->t[i].run);
         cJSON_Delete(out);
         ao_run_state_release(&st);
     }
@@ -1217,8 +1222,8 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("%s", err);
         goto stop;
     }
-    ao_info("run %s: %d task%s submitted at size %s", R->id, R->n, R->n == 1 ? "" : "s",
-            ao_config_str(&R->c, "size"));
+    ao_info("run %s: %d task%s %s at size %s", R->id, R->n, R->n == 1 ? "" : "s",
+            R->resuming ? "resumed" : "submitted", ao_config_str(&R->c, "size"));
     if (!R->waits) { /* the run ids, for status and scripts */
         for (int i = 0; i < R->n; i++)
             printf("%s\n", R->t[i].run);
