@@ -40,9 +40,22 @@ fi
 # --- a baseline of the user's own that does not compile ----------------------------
 printf 'void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)\n{ this is not C; }\n' >"$T/broken.c"
 timed broken bin/accelopt run matmul --baseline "$T/broken.c" --iters 1 --out "$T/broken"
-[ $rc -eq 1 ] && fast 120 && grep -q "matmul: the baseline did not pass: compile_error" "$T/broken.err" &&
-    grep -q "error: unknown type name 'this'" "$T/broken.err"
-ok $? "run --baseline FILE that does not compile: exit 1 with the compiler's own words, in ${secs}s"
+# (issue 54) found by a compile before anything starts, the compiler's
+# words naming the user's file, and nothing left of the refused run
+[ $rc -eq 1 ] && fast 10 && grep -q "$T/broken.c: the baseline does not pass: compile_error" "$T/broken.err" &&
+    grep -q "^$T/broken.c:2:.*error: unknown type name 'this'" "$T/broken.err" && ! grep -q "kernel\.c" "$T/broken.err" &&
+    [ ! -e "$T/broken" ]
+ok $? "run --baseline FILE that does not compile: exit 1 with the compiler's own words on FILE, in ${secs}s, nothing started"
+
+# a baseline that builds but fails its checks: the run's own verdict, and
+# the table counts it as the one failed kernel
+sed 's/out\[(long)i \* N + j\] += a \* rhs/out[(long)i * N + j] -= a * rhs/' nkibench/matmul/baseline.c >"$T/wrong.c"
+bin/accelopt run matmul --size tiny --baseline "$T/wrong.c" --iters 1 --out "$T/wrong" >"$T/wrong.out" 2>"$T/wrong.err"
+rc=$?
+row=$(grep '^matmul ' "$T/wrong/summary.txt")
+[ $rc -eq 1 ] && grep -q "matmul: the baseline did not pass: incorrect" "$T/wrong.err" &&
+    [ "$(echo "$row" | awk '{print $2, $4, $5}')" = "baseline_failed 1 1" ]
+ok $? "run --baseline FILE that computes the wrong thing: exit 1, and its row says 1 kernel, 1 failed ($row)"
 
 # --- a task directory named like a task: the hint -----------------------------------
 mkdir -p "$T/cwd"

@@ -105,7 +105,8 @@ static int slot_cmp(const void *a, const void *b)
  * are one reason; each kept with its first full text. */
 #define TALLY_MAX 16
 struct fail_tally {
-    int kernels, failed, duplicates, exhausted;
+    int kernels, failed, duplicates, exhausted; /* the model's kernels (past the baseline) */
+    int baseline_failed;                        /* and the baseline, which counts in the table */
     int n, count[TALLY_MAX];
     char key[TALLY_MAX][96], text[TALLY_MAX][200];
 };
@@ -234,6 +235,7 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
                 cJSON *r = cJSON_Parse(v[k]->valuestring), *o = cJSON_CreateObject();
                 const char *status = ao_json_str(r, "status", NULL);
                 char *line;
+                tally->baseline_failed |= i == 0 && status && strcmp(status, "ok") != 0;
                 if (i > 0 && status) {
                     tally->kernels++;
                     if (ao_verdict_of(status) == AO_V_DUPLICATE) {
@@ -572,7 +574,7 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
             if (dj && st) { /* the table's counts, for every page that quotes them */
                 cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_failed");
                 cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_duplicate");
-                cJSON_AddNumberToObject(dj, "kernels_failed", tally.failed);
+                cJSON_AddNumberToObject(dj, "kernels_failed", tally.failed + tally.baseline_failed);
                 cJSON_AddNumberToObject(dj, "kernels_duplicate", tally.duplicates);
             }
             rc = ao_name(path, sizeof path, "%s/%s/done.json", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
@@ -584,7 +586,7 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
             speedup_how(iv, sizeof iv, d);
             ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6d %12s %12s %8s %-41s %8s -> %6s %8s\n",
                           t[i].task, stopped ? stopped : "?", st ? (double)s.completed : 0.0,
-                          st ? (double)s.kernels : 0.0, tally.failed,
+                          st ? (double)s.kernels : 0.0, tally.failed + tally.baseline_failed,
                           num(b[0], base / 1e3, 2, ""), num(b[1], bestns / 1e3, 2, ""),
                           num(b[2], sp, 3, "x"), isfinite(sp) ? iv : "-",
                           num(b[3], 100 * pct0, 2, "%"), num(b[4], 100 * pct1, 2, "%"),

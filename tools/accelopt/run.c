@@ -31,8 +31,10 @@
 #include "front.h"
 #include "memfile.h"
 #include "localruns.h"
+#include "measure/measurement.h"
 #include "models.h"
 #include "procs.h"
+#include "profiler/profile.h"
 #include "report.h"
 #include "memstore.h"
 #include "state/memory.h"
@@ -215,6 +217,53 @@ static int role_builtin(const char *role);
  * copied into the run's directory (task/<name>/: its files, FILE as its
  * baseline) and the run is of that copy, so that the stages, the final
  * head-to-head and --resume all read the same baseline. */
+/* --baseline FILE builds, and passes its target's checks of what was
+ * built: found out now, with a compile in the sandbox, not after the
+ * whole stack starts; the compiler's words name the user's file, not the
+ * job's kernel.c.  0, or -1 + err. */
+static int baseline_builds(struct run *R, const struct ao_task *t, const char *file, char *err, size_t errlen)
+{
+    struct ao_profiler_opts po = AO_PROFILER_DEFAULTS;
+    struct ao_profiler *p;
+    struct ao_measurement m;
+    struct ao_buf words = {0};
+    char job[64], *src;
+    const char *d;
+    int rc;
+
+    if (!(po.target = ao_target_get(ao_config_str(&R->c, "target"), err, errlen)) ||
+        !(src = ao_read_file(file, NULL, err, errlen)))
+        return -1;
+    if (!(p = ao_profiler_new(&po, err, errlen))) {
+        free(src);
+        return -1;
+    }
+    ao_measurement_init(&m);
+    rc = ao_profiler_build(p, t, src, &m, err, errlen);
+    if (rc == 0 && m.verdict != AO_V_OK) {
+        snprintf(job, sizeof job, "kernel.%s", R->t[0].ext);
+        for (d = m.diagnostics ? m.diagnostics : ""; *d;) { /* kernel.c:4:5: -> FILE:4:5: */
+            const char *at = strstr(d, job);
+            size_t n = at ? (size_t)(at - d) : strlen(d);
+            ao_buf_append(&words, d, n);
+            if (!at)
+                break;
+            ao_buf_printf(&words, "%s", file);
+            d = at + strlen(job);
+        }
+        if (words.data)
+            ao_terminal_safe(words.data); /* the compiler quotes the kernel: it may hold escapes */
+        rc = ao_errf(err, errlen, "%s: the baseline does not pass: %s (%s)%s%.1500s", file,
+                     ao_verdict_name(m.verdict), m.reason ? m.reason : "no reason given",
+                     words.len ? ":\n" : "", words.data ? words.data : "");
+    }
+    ao_buf_release(&words);
+    ao_measurement_release(&m);
+    ao_profiler_free(p);
+    free(src);
+    return rc;
+}
+
 static int own_baseline(struct run *R, const char *file, char *err, size_t errlen)
 {
     char dir[RUN_DIR_MAX + 200], path[RUN_DIR_MAX + 400], from[1200], *src;
@@ -255,6 +304,16 @@ static int own_baseline(struct run *R, const char *file, char *err, size_t errle
     if (ao_task_from_user(dir, &task, err, errlen) < 0) /* a task root of this run's stages now */
         return -1;
     snprintf(R->t[0].spec, sizeof R->t[0].spec, "%s", task.dir);
+    if (baseline_builds(R, &task, file, err, errlen) < 0) {
+        /* refused before it started: nothing of it is left (the --out
+         * directory too, when this run made it and it holds nothing else) */
+        char top[RUN_DIR_MAX + 8];
+        ao_rmtree(dir);
+        if (ao_name(top, sizeof top, "%s/task", R->dir) == 0)
+            rmdir(top);
+        rmdir(R->dir);
+        return -1;
+    }
     ao_info("%s: the run starts from %s (the task copied to %s with it as its baseline)", R->t[0].task, file, dir);
     return 0;
 }
