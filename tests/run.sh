@@ -20,13 +20,23 @@ took= # "SECONDS NAME" lines, for tests/durations
 # tally NAME OUT RC SECONDS: count one finished test's TAP lines and print
 # its line (with what failed, and its stderr's tail)
 tally() {
-    local name=$1 out=$2 rc=$3 t=$4 p f k
+    local name=$1 out=$2 rc=$3 t=$4 p f k plan ran
     k=$(grep -c '^ok .* # SKIP' "$out")
     p=$(($(grep -c '^ok ' "$out") - k))
     f=$(grep -c '^not ok ' "$out")
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
         f=1
         echo "not ok - $name exited with status $rc"
+    fi
+    # a script that checked nothing, or fewer than it planned, cannot
+    # have passed (a glob that matched nothing, an exit halfway)
+    plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$out" | tail -1) ran=$((p + f + k))
+    if [ "$ran" -eq 0 ]; then
+        f=$((f + 1))
+        echo "not ok - $name ran no test"
+    elif [ -n "$plan" ] && [ "$plan" -ne "$ran" ]; then
+        f=$((f + 1))
+        echo "not ok - $name planned $plan tests and ran $ran"
     fi
     grep '^not ok \|^ok .* # SKIP' "$out"
     if [ "$f" -gt 0 ]; then
@@ -182,6 +192,7 @@ for t in $(ls tests/faults/[0-9]*.sh tests/cli/[0-9]*.sh |
     start_script "${t#tests/}" "$t"
 done
 while [ "${#running[@]}" -gt 0 ]; do finish_one; done
+ran_any=$((pass + fail + skipped))
 run_one "references" /usr/bin/python3 tests/references.py
 run_one "schemas" /usr/bin/python3 tests/schemas.py
 run_one "build/clang" clang_build
@@ -189,5 +200,10 @@ run_one "build/clang" clang_build
 # a whole run's seconds per script, to refresh tests/durations from
 [ -z "${ACCELOPT_ONLY:-}" ] && { sed -n '/^#/p' tests/durations
     printf '%s' "$took" | grep ' [a-z]*/[0-9]' | sort -k1,1nr; } >build/test-durations
+if [ "$ran_any" -eq 0 ] && [ -n "${ACCELOPT_ONLY:-}" ] && ! selected references && ! selected schemas &&
+    ! selected build/clang; then
+    echo "not ok - no test matches '$ACCELOPT_ONLY' (make test T=...: a part of a test's path)"
+    fail=$((fail + 1))
+fi
 echo "$pass passed, $fail failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
 [ "$fail" -eq 0 ]

@@ -24,6 +24,8 @@ for path in sorted(glob.glob("schemas/*.json")):
     schemas[name] = jsonschema.Draft202012Validator(s)
 
 
+ok(len(schemas) >= 10, "the schemas were read (%d)" % len(schemas))  # a glob that matched nothing checks nothing
+
 RECORDS = {"config"}  # schemas of records inside messages, not of messages
 
 
@@ -39,9 +41,12 @@ def validate(msg, where):
     ok(not errs, "%s validates as %s%s" % (where, msg["type"], (": " + str(getattr(errs[0], "message", errs[0]))) if errs else ""))
 
 
+examples = 0
 for path in sorted(glob.glob("schemas/examples/*.jsonl")):
     for i, line in enumerate(open(path)):
         validate(json.loads(line), "%s:%d" % (path, i + 1))
+        examples += 1
+ok(examples >= len(schemas) - len(RECORDS), "an example at least per message type was checked (%d)" % examples)
 
 # results the CLI tests kept
 kept = os.path.join(os.environ.get("ACCELOPT_TEST_TMP", "/nonexistent"), "results")

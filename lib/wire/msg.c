@@ -205,6 +205,8 @@ static const struct ao_field done_fields[] = {
     F(struct ao_done_msg, stopped, AO_F_STR, 1),
     F(struct ao_done_msg, iterations, AO_F_INT, 1),
     F(struct ao_done_msg, kernels_evaluated, AO_F_INT, 1),
+    F(struct ao_done_msg, kernels_failed, AO_F_INT, 0),
+    F(struct ao_done_msg, kernels_duplicate, AO_F_INT, 0),
     F(struct ao_done_msg, best, AO_F_JSON, 0),
     F(struct ao_done_msg, speedup, AO_F_NUM, 0),
     F(struct ao_done_msg, pct_of_peak, AO_F_NUM, 0),

@@ -93,6 +93,9 @@ struct ao_done_msg {
     char *stopped, *reason;
     cJSON *best, *history, *tokens;
     long long iterations, kernels_evaluated, slots_lost;
+    /* the run's report writes these into done.json (the table's counts);
+     * the selector's message leaves them absent */
+    long long kernels_failed, kernels_duplicate;
     double cost_usd, speedup, pct_of_peak, baseline_latency_ns, slot_deadline_s;
     double speedup_low, speedup_high, search_speedup; /* the head-to-head's interval; the search's figure */
     /* the quoted figures, all from one measurement (the final head-to-head
