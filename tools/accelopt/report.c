@@ -21,6 +21,23 @@ static int too_long(char *err, size_t errlen, const char *dir)
     return ao_errf(err, errlen, "the paths under '%s' are too long", dir);
 }
 
+cJSON *report_done_of(struct ao_runstore *rs, const char *run)
+{
+    struct ao_run_state st;
+    char err[AO_ERRLEN];
+    cJSON *out = NULL, *it, *done = NULL;
+
+    if (ao_run_state_load(rs, run, &st, err, sizeof err) > 0 && st.phase == AO_PHASE_DONE &&
+        ao_runstore_json(rs, run, "phase_outbox", &out, err, sizeof err) > 0) {
+        cJSON_ArrayForEach(it, out)
+            if (!done && !strcmp(ao_json_str(it, "topic", ""), AO_TOPIC_RUNS))
+                done = cJSON_DetachItemFromObjectCaseSensitive(it, "msg");
+    }
+    cJSON_Delete(out);
+    ao_run_state_release(&st);
+    return done;
+}
+
 cJSON *report_run_row(struct ao_runstore *rs, const char *run)
 {
     struct ao_run_state st;

@@ -21,6 +21,10 @@ struct run_task {
  * phase, iter, iters, kernels, failures, speedup, pct_of_peak, tokens,
  * cost_usd, age_s.  NULL on OOM. */
 cJSON *report_run_row(struct ao_runstore *rs, const char *run);
+
+/* A finished run's done message, from its last phase's messages in the run
+ * store (the selector keeps them to send again); NULL when it has none. */
+cJSON *report_done_of(struct ao_runstore *rs, const char *run);
 /* One line per task (iteration, kernels, failures, best speedup, % of peak,
  * tokens, cost), redrawn in place on a terminal. */
 void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,

@@ -313,6 +313,7 @@ static int task_of(struct ao_runstore *rs, const char *k, struct run_task *t)
         return 0;
     }
     snprintf(t->task, sizeof t->task, "%s", st.task);
+    t->done = report_done_of(rs, t->run); /* a finished run's own figures, as its run wrote them */
     tg = ao_target_find(st.target);
     snprintf(t->ext, sizeof t->ext, "%s", (tg ? tg : ao_target_default())->ext);
     ao_run_state_release(&st);
@@ -368,6 +369,8 @@ static int from_redis(const struct ao_config *c, const char *id, const char *dir
     }
     rc = report_write(dir, rs, t, n, NULL, NULL, err, errlen);
 out:
+    for (int i = 0; t && i < n; i++)
+        cJSON_Delete(t[i].done);
     free(t);
     ao_runstore_free(rs);
     ao_redis_free(r);

@@ -851,23 +851,17 @@ static void resumed_dones(struct run *R)
     for (int i = 0; i < R->n; i++) {
         struct ao_run_state st;
         char err[AO_ERRLEN];
-        cJSON *out = NULL, *it;
-        if (ao_run_state_load(R->rs, R->t[i].run, &st, err, sizeof err) > 0 && st.phase == AO_PHASE_DONE &&
-            ao_runstore_json(R->rs, R->t[i].run, "phase_outbox", &out, err, sizeof err) > 0) {
-            cJSON_ArrayForEach(it, out)
-                if (!R->t[i].done && !strcmp(ao_json_str(it, "topic", ""), AO_TOPIC_RUNS)) {
-                    R->t[i].done = cJSON_DetachItemFromObjectCaseSensitive(it, "msg");
-                    R->ndone += R->t[i].done != NULL;
-                }
-        }
+        int have;
+        if (!R->t[i].done && (R->t[i].done = report_done_of(R->rs, R->t[i].run)))
+            R->ndone++;
+        have = ao_run_state_load(R->rs, R->t[i].run, &st, err, sizeof err) > 0;
         if (R->t[i].done)
             ao_info("run %s: had finished (%s)", R->t[i].run, ao_json_str(R->t[i].done, "stopped", "?"));
-        else if (st.history) /* said where it goes on from, before the stages take it */
+        else if (have && st.history) /* said where it goes on from, before the stages take it */
             ao_info("run %s: resuming after iteration %lld (%lld kernels measured)", R->t[i].run, st.completed,
                     st.kernels);
         else
             ao_info("run %s: resuming from its start (nothing measured yet)", R->t[i].run);
-        cJSON_Delete(out);
         ao_run_state_release(&st);
     }
 }
