@@ -4,7 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "agents/machine.h"
 #include "core/util.h"
@@ -13,7 +17,58 @@
 
 #define MACHINE_TEXT_MAX 4096 /* an operator's description, at most */
 
-/* The x86 vector extensions a kernel may use, as /proc/cpuinfo names them. */
+/* The instruction-set extensions the kernels' compiler enables with
+ * -march=native here, from its own predefined macros (`gcc -march=native
+ * -dM -E`): what a kernel's intrinsics may use, which /proc/cpuinfo's flags
+ * only suggest (issue 55).  The macros are the compiler's names, less the
+ * underscores: AVX512DQ, AVX512VBMI, FMA, ...  0 when the compiler told
+ * nothing (then /proc/cpuinfo's flags are quoted, said so). */
+int ao_machine_isa_from_macros(const char *macros, struct ao_buf *b)
+{
+    static const char *const families[] = {"__AVX", "__FMA", "__F16C", "__BMI", "__GFNI", "__VAES",
+                                           "__VPCLMULQDQ", "__AMX", "__SHA__", "__SSE4_2", "__POPCNT",
+                                           "__LZCNT", "__ARM_NEON", "__ARM_FEATURE_SVE"};
+    char names[96][48];
+    int n = 0;
+
+    for (const char *l = macros ? macros : ""; *l && n < 96; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        char name[64];
+        size_t len;
+        if (strncmp(l, "#define __", 10) != 0 || sscanf(l + 8, "%63s", name) != 1)
+            continue;
+        for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+            if (strncmp(name, families[i], strlen(families[i])) == 0) {
+                len = strlen(name);
+                /* __AVX512DQ__ -> AVX512DQ; __ARM_NEON -> ARM_NEON */
+                len -= len > 4 && strcmp(name + len - 2, "__") == 0 ? 2 : 0;
+                snprintf(names[n++], sizeof names[0], "%.*s", (int)(len - 2), name + 2);
+                break;
+            }
+    }
+    qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp); /* gcc's order is its hash's */
+    for (int i = 0; i < n; i++)
+        ao_buf_printf(b, "%s%s", i ? ", " : "Instruction sets the kernels' compiler enables here (" AO_CPU_CC
+                      " -march=native, from its predefined macros): ", names[i]);
+    if (n)
+        ao_buf_printf(b, "\n");
+    return n;
+}
+
+static int isa_from_compiler(struct ao_buf *b)
+{
+    char *argv[] = {(char *)AO_CPU_CC, (char *)"-march=native", (char *)"-dM", (char *)"-E", (char *)"-x",
+                    (char *)"c", (char *)"/dev/null", NULL};
+    char e[AO_ERRLEN], *out = NULL;
+    int st = 0, n = 0;
+
+    if (ao_spawn(argv, NULL, &out, 1 << 20, &st, e, sizeof e) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        n = ao_machine_isa_from_macros(out, b);
+    free(out);
+    return n;
+}
+
+/* The x86 vector extensions a kernel may use, as /proc/cpuinfo names them:
+ * where the compiler could not be asked. */
 static void isa_line(const char *cpuinfo, struct ao_buf *b)
 {
     static const char *const flags[][2] = {
@@ -37,7 +92,7 @@ static void isa_line(const char *cpuinfo, struct ao_buf *b)
         snprintf(word, sizeof word, " %s", flags[i][0]);
         for (char *p = line; (p = strstr(p, word)); p += strlen(word))
             if (p[strlen(word)] == ' ' || p[strlen(word)] == '\0') {
-                ao_buf_printf(b, "%s%s", n++ ? ", " : "Vector ISA: ", flags[i][1]);
+                ao_buf_printf(b, "%s%s", n++ ? ", " : "Vector ISA (/proc/cpuinfo's flags; the compiler could not be asked): ", flags[i][1]);
                 break;
             }
     }
@@ -46,22 +101,85 @@ static void isa_line(const char *cpuinfo, struct ao_buf *b)
     free(info);
 }
 
-/* "L1d 48 KiB, L1i 32 KiB, L2 1280 KiB, L3 48 MiB (shared by 2 CPUs)" */
-static void cache_line(struct ao_buf *b)
+static void cache_size(struct ao_buf *b, long kib)
+{
+    if (kib >= 4096 && kib % 1024 == 0)
+        ao_buf_printf(b, "%ld MiB", kib / 1024);
+    else
+        ao_buf_printf(b, "%ld KiB", kib);
+}
+
+/* Where /sys has no cache directory (some virtual machines): the caches as
+ * CPUID describes them to the core that asks (leaf 4 on Intel, 0x8000001D
+ * on AMD: type, level, ways, partitions, line size and sets per level).
+ * The hypervisor may filter CPUID, but it is what the guest's compiler and
+ * libraries see too.  0 when it told nothing. */
+static int cache_line_cpuid(struct ao_buf *b)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, bx, c, d, leaf, line = 64;
+    char vendor[13] = "";
+    int n = 0;
+
+    if (!__get_cpuid(0, &a, &bx, &c, &d))
+        return 0;
+    memcpy(vendor, &bx, 4), memcpy(vendor + 4, &d, 4), memcpy(vendor + 8, &c, 4);
+    if (strcmp(vendor, "GenuineIntel") == 0 && a >= 4) {
+        leaf = 4;
+    } else if (strcmp(vendor, "AuthenticAMD") == 0 && __get_cpuid(0x80000000, &a, &bx, &c, &d) &&
+               a >= 0x8000001d && __get_cpuid(0x80000001, &a, &bx, &c, &d) && (c & (1u << 22))) {
+        leaf = 0x8000001d; /* with the topology extensions */
+    } else {
+        return 0;
+    }
+    for (unsigned i = 0; i < 8; i++) {
+        unsigned type, level, ways, parts, sets, sharing;
+        __cpuid_count(leaf, i, a, bx, c, d);
+        if (!(type = a & 0x1f))
+            break;
+        if (type == 2)
+            continue; /* instructions */
+        level = (a >> 5) & 7;
+        sharing = ((a >> 14) & 0xfff) + 1;
+        line = (bx & 0xfff) + 1;
+        parts = ((bx >> 12) & 0x3ff) + 1;
+        ways = ((bx >> 22) & 0x3ff) + 1;
+        sets = c + 1;
+        ao_buf_printf(b, "%sL%u%s ", n++ ? ", " : "Caches (CPUID, as core 0 reports them: /sys has none here): ",
+                      level, type == 1 ? "d" : "");
+        cache_size(b, (long)((unsigned long long)ways * parts * line * sets / 1024));
+        ao_buf_printf(b, " (%u-way", ways);
+        if (sharing > 1)
+            ao_buf_printf(b, ", shared by up to %u logical CPUs", sharing);
+        ao_buf_printf(b, ")");
+    }
+    if (n)
+        ao_buf_printf(b, "; a %u-byte line\n", line);
+    return n;
+#else
+    (void)b;
+    return 0;
+#endif
+}
+
+/* "L1d 48 KiB, L1i 32 KiB, L2 1280 KiB, L3 48 MiB (shared by 2 CPUs)",
+ * from the cache directory of cpu0 under sys (/sys/devices/system/cpu/cpu0),
+ * else from CPUID; where neither says, nothing (never a guess). */
+void ao_machine_caches(const char *sys, struct ao_buf *b)
 {
     int n = 0;
 
     for (int i = 0; i < 8; i++) {
-        char path[120], e[AO_ERRLEN], *level, *type, *size, *shared;
+        char path[600], e[AO_ERRLEN], *level, *type, *size, *shared;
         int cpus = 0;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        snprintf(path, sizeof path, "%s/cache/index%d/level", sys, i);
         if (!(level = ao_read_file(path, NULL, e, sizeof e)))
             break;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        snprintf(path, sizeof path, "%s/cache/index%d/type", sys, i);
         type = ao_read_file(path, NULL, e, sizeof e);
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        snprintf(path, sizeof path, "%s/cache/index%d/size", sys, i);
         size = ao_read_file(path, NULL, e, sizeof e);
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
+        snprintf(path, sizeof path, "%s/cache/index%d/shared_cpu_list", sys, i);
         if ((shared = ao_read_file(path, NULL, e, sizeof e))) { /* "0-1,4": count the CPUs */
             for (char *p = shared, *q; *p;) {
                 long lo = strtol(p, &q, 10), hi = lo;
@@ -76,13 +194,9 @@ static void cache_line(struct ao_buf *b)
             }
         }
         if (type && size && strncmp(type, "Instruction", 11) != 0) {
-            long kib = strtol(size, NULL, 10);
-            ao_buf_printf(b, "%sL%ld%s ", n++ ? ", " : "Caches (as core 0 sees them): ", strtol(level, NULL, 10),
-                          strncmp(type, "Data", 4) == 0 ? "d" : "");
-            if (kib >= 4096 && kib % 1024 == 0)
-                ao_buf_printf(b, "%ld MiB", kib / 1024);
-            else
-                ao_buf_printf(b, "%ld KiB", kib);
+            ao_buf_printf(b, "%sL%ld%s ", n++ ? ", " : "Caches (as core 0 sees them, from /sys): ",
+                          strtol(level, NULL, 10), strncmp(type, "Data", 4) == 0 ? "d" : "");
+            cache_size(b, strtol(size, NULL, 10));
             if (cpus > 1)
                 ao_buf_printf(b, " (shared by %d CPUs)", cpus);
         }
@@ -93,6 +207,8 @@ static void cache_line(struct ao_buf *b)
     }
     if (n)
         ao_buf_printf(b, "; a 64-byte line\n");
+    else
+        cache_line_cpuid(b);
 }
 
 /* A /proc/cpuinfo field of the first CPU ("cpu family"), or NULL: its
@@ -253,8 +369,9 @@ char *ao_machine_text(const char *target, const char *path, char *err, size_t er
         info = ao_read_file("/proc/cpuinfo", NULL, e, sizeof e);
         sib = ao_read_file("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list", NULL, e, sizeof e);
         thp = ao_read_file("/sys/kernel/mm/transparent_hugepage/shmem_enabled", NULL, e, sizeof e);
-        isa_line(info, &b);
-        cache_line(&b);
+        if (!isa_from_compiler(&b))
+            isa_line(info, &b);
+        ao_machine_caches("/sys/devices/system/cpu/cpu0", &b);
         ao_machine_core(info, sib, thp, &b);
         free(info);
         free(sib);

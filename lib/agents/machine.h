@@ -19,6 +19,18 @@ char *ao_machine_text(const char *target, const char *path, char *err, size_t er
  * profiler hands memory to a kernel (issue 47: what a real model asked
  * for).  Appended to b. */
 struct ao_buf;
+
+/* The instruction-set extensions in a compiler's predefined macros (the
+ * output of `gcc -march=native -dM -E -x c /dev/null`), one line:
+ * "Instruction sets ...: AVX, AVX2, AVX512F, AVX512DQ, FMA, ...".  The
+ * count named (0: none, nothing appended). */
+int ao_machine_isa_from_macros(const char *macros, struct ao_buf *b);
+
+/* The caches of core 0, one line: from sys (a cpu directory of sysfs:
+ * /sys/devices/system/cpu/cpu0), else from CPUID (x86), each line saying
+ * which; nothing where neither tells.  Appended to b. */
+void ao_machine_caches(const char *sys, struct ao_buf *b);
+
 void ao_machine_core(const char *cpuinfo, const char *siblings, const char *shmem_thp, struct ao_buf *b);
 
 #endif

@@ -4,6 +4,8 @@
  * how the tensors reach a kernel */
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agents/machine.h"
@@ -61,6 +63,79 @@ static void calibration_lines(void)
     rmdir(dir);
 }
 
+/* The caches (issue 55): from /sys where it has them, said so; from CPUID
+ * where it has none (some virtual machines), said so, with the same levels
+ * as /sys gives on a machine that has both; a made-up sysfs is read as it
+ * says. */
+static void caches(void)
+{
+    char dir[] = "/tmp/test-caches-XXXXXX", path[700];
+    struct ao_buf sys = {0}, cpuid = {0}, fake = {0};
+    static const char *const files[][2] = {{"level", "1\n"}, {"type", "Data\n"}, {"size", "48K\n"},
+                                           {"shared_cpu_list", "0,96\n"}};
+
+    ao_machine_caches("/sys/devices/system/cpu/cpu0", &sys);
+    ao_machine_caches("/nonexistent", &cpuid);
+#if defined(__x86_64__)
+    CHECK(cpuid.data && strstr(cpuid.data, "Caches (CPUID") && strstr(cpuid.data, "L1d ") &&
+              strstr(cpuid.data, "-way") && strstr(cpuid.data, "-byte line\n"),
+          "no cache directory: the caches from CPUID, said so, with their ways and line");
+    if (sys.data && cpuid.data) { /* both: the same L1d and L2 sizes */
+        const char *x = strstr(sys.data, "L1d "), *y = strstr(cpuid.data, "L1d ");
+        size_t nx = x ? strcspn(x, ",(;") : 0, ny = y ? strcspn(y, ",(;") : 0;
+        while (nx && x[nx - 1] == ' ')
+            nx--;
+        while (ny && y[ny - 1] == ' ')
+            ny--;
+        CHECK(x && y && nx == ny && nx > 5 && strncmp(x, y, nx) == 0, "CPUID's L1d is the one /sys gives (%.*s; %.*s)",
+              (int)nx, x ? x : "", (int)ny, y ? y : "");
+    }
+#endif
+    CHECK(!sys.data || strstr(sys.data, "Caches (as core 0 sees them, from /sys): "), "/sys's caches say where they came from");
+    if (mkdtemp(dir)) {
+        snprintf(path, sizeof path, "%s/cache", dir);
+        mkdir(path, 0700);
+        snprintf(path, sizeof path, "%s/cache/index0", dir);
+        mkdir(path, 0700);
+        for (int i = 0; i < 4; i++) {
+            char err[128];
+            snprintf(path, sizeof path, "%s/cache/index0/%s", dir, files[i][0]);
+            ao_write_file(path, files[i][1], strlen(files[i][1]), err, sizeof err);
+        }
+        ao_machine_caches(dir, &fake);
+        CHECK(fake.data && strstr(fake.data, "L1d 48 KiB (shared by 2 CPUs); a 64-byte line"),
+              "a cache directory is read as it says (%s)", fake.data ? fake.data : "nothing");
+        for (int i = 0; i < 4; i++) {
+            snprintf(path, sizeof path, "%s/cache/index0/%s", dir, files[i][0]);
+            unlink(path);
+        }
+        snprintf(path, sizeof path, "%s/cache/index0", dir);
+        rmdir(path);
+        snprintf(path, sizeof path, "%s/cache", dir);
+        rmdir(path);
+        rmdir(dir);
+    }
+    ao_buf_release(&sys);
+    ao_buf_release(&cpuid);
+    ao_buf_release(&fake);
+}
+
+/* The ISA line is the compiler's own view of -march=native (issue 55):
+ * every extension macro, by its name, sorted; nothing else. */
+static void isa(void)
+{
+    struct ao_buf b = {0}, none = {0};
+    int n = ao_machine_isa_from_macros("#define __SSE2__ 1\n#define __AVX512VBMI__ 1\n#define __x86_64 1\n"
+                                       "#define __AVX512DQ__ 1\n#define __FMA__ 1\n#define __AVX2__ 1\n"
+                                       "#define __GFNI__ 1\n#define __AVX512F__ 1\n", &b);
+
+    CHECK(n == 6 && b.data && strstr(b.data, "-march=native, from its predefined macros): AVX2, AVX512DQ, "
+                                             "AVX512F, AVX512VBMI, FMA, GFNI\n"),
+          "the compiler's extensions, sorted, without the underscores (%s)", b.data ? b.data : "none");
+    CHECK(ao_machine_isa_from_macros("#define __x86_64 1\n", &none) == 0 && !none.data, "none: no line");
+    ao_buf_release(&b);
+}
+
 int main(void)
 {
     char *zen4 = core("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
@@ -94,5 +169,7 @@ int main(void)
     free(odd);
     free(none);
     calibration_lines();
+    caches();
+    isa();
     return CHECK_DONE();
 }
