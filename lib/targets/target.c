@@ -220,9 +220,25 @@ void ao_target_tensors_text(const struct ao_task *t, const char *size, const lon
     ao_buf_printf(b, ".\nSizes it is timed at (%s):", size);
     for (int d = 0; d < t->ndims; d++)
         ao_buf_printf(b, " %s=%lld", t->dims[d], dims[d]);
-    ao_buf_printf(b, "; correctness is also checked at one more shape it does not announce, so "
-                  "handle any size. Tolerance: relative L2 error below %g%s.\n", t->tolerance,
-                  tolerance_note);
+    /* the rule of the unannounced shape (pools.c, extra_shape), so that a
+     * kernel knows which sizes to handle: never zero, never past the timed */
+    ao_buf_printf(b, "; correctness is also checked at one more shape it does not announce: each size ");
+    for (int d = 0, k = 0; d < t->ndims; d++)
+        if (t->dim_fixed[d])
+            ao_buf_printf(b, "%s %s", k++ ? "," : "but", t->dims[d]);
+    for (int d = 0; d < t->ndims; d++)
+        if (t->dim_fixed[d]) {
+            ao_buf_printf(b, " (fixed) ");
+            break;
+        }
+    ao_buf_printf(b, "that can shrink is drawn between half the timed size and one less");
+    for (int d = 0, k = 0; d < t->ndims; d++)
+        if (!t->dim_fixed[d] && t->dim_multiple[d] > 1)
+            ao_buf_printf(b, "%s %s a multiple of %d", k++ ? "," : ", with", t->dims[d], t->dim_multiple[d]);
+    ao_buf_printf(b, "; no size is ever zero, so handle remainders, not empty tensors");
+    for (int i = 0; i < t->nconstraints; i++)
+        ao_buf_printf(b, "%s %s = %s", i ? "," : "; always", t->constraints[i][0], t->constraints[i][1]);
+    ao_buf_printf(b, ". Tolerance: relative L2 error below %g%s.\n", t->tolerance, tolerance_note);
 }
 
 int ao_target_write_stub(const struct ao_task *t, const char *dir, const char *decl,

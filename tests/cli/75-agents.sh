@@ -138,6 +138,14 @@ $M tests/msgs.py candidate matmul - '{"plans": 1}' |
 jl "$LLM_LOG" -1 "r['messages'][0]['content']" >"$T/auto-system.txt"
 bw=$($M -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["bandwidth_gbs"])' \
     "$ACCELOPT_STATE_DIR/calibration-cpu.json")
+# the unannounced check shape as the problem states it (issue 55): the
+# sizes that stay fixed, the relation between sizes, never zero
+$M tests/msgs.py candidate rope_single_freq_apply - '{"plans": 1}' |
+    ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_MODEL=plan-m bin/accelopt-planner >/dev/null 2>&1
+jl "$LLM_LOG" -1 "r['messages'][1]['content']" >"$T/rope-user.txt"
+grep -q "each size but R, H (fixed) that can shrink is drawn between half the timed size and one less; no size is ever zero" "$T/rope-user.txt" &&
+    grep -q "always R = 2\*H" "$T/rope-user.txt"
+ok $? "the problem states the check shape: rope's R and H fixed, R = 2*H always, no size zero"
 # caches where /sys says them; a VM without: from CPUID, said so, or no line, never a guess
 if [ -r /sys/devices/system/cpu/cpu0/cache/index0/size ]; then
     caches() { grep -q "^Caches (as core 0 sees them, from /sys): L1d [0-9]* KiB" "$T/auto-system.txt"; }
