@@ -103,6 +103,34 @@ static int llm_plan(struct ao_agent *a, const struct ao_plan_ask *q, struct ao_p
 }
 
 /* A kernel out of a reply: k->source, or why not in k->error. */
+/* What the model said before its code (issue 55: an executor says what it
+ * did beyond or against the plan): the text before the first fence, after
+ * any reasoning it closed, trimmed, at most NOTES_MAX bytes cut on a
+ * character's start.  Data, like the code; NULL when there is none. */
+#define NOTES_MAX 500
+static char *notes_of(const char *reply)
+{
+    const char *s = reply, *e, *t;
+    size_t n;
+
+    if (!reply)
+        return NULL;
+    for (t = reply; (t = strstr(t, "</think>")); t += 8)
+        s = t + 8;
+    for (e = s; *e; e += strcspn(e, "\n") + (e[strcspn(e, "\n")] != 0))
+        if (strncmp(e + strspn(e, " \t"), "```", 3) == 0 || strncmp(e + strspn(e, " \t"), "~~~", 3) == 0)
+            break;
+    s += strspn(s, " \t\r\n");
+    while (e > s && strchr(" \t\r\n", e[-1]))
+        e--;
+    if ((n = (size_t)(e - s)) == 0)
+        return NULL;
+    if (n > NOTES_MAX)
+        for (n = NOTES_MAX; n > 0 && (s[n] & 0xc0) == 0x80; n--)
+            ;
+    return strndup(s, n);
+}
+
 static int take_code(const struct ao_plan_msg *p, char *reply, char *failed, struct ao_kernel_msg *k)
 {
     char why[AO_ERRLEN];
@@ -111,6 +139,8 @@ static int take_code(const struct ao_plan_msg *p, char *reply, char *failed, str
         k->error = failed;
     } else if (!(k->source = ao_extract_code(reply, p->env.target, why, sizeof why))) {
         k->error = strdup(why);
+    } else {
+        k->notes = notes_of(reply);
     }
     free(reply);
     return 0;

@@ -88,6 +88,7 @@ int ao_result_of(const struct ao_kernel_msg *k, const struct ao_measurement *m, 
         dup_str(&r->parent, k->parent) < 0 || dup_str(&r->slot, k->slot) < 0 ||
         dup_str(&r->size, k->size) < 0 || dup_str(&r->source, k->source) < 0 ||
         dup_str(&r->plan, k->plan) < 0 || dup_str(&r->plan_text, k->plan_text) < 0 ||
+        dup_str(&r->notes, k->notes) < 0 ||
         dup_str(&r->task_sha256, task_sha256) < 0 || dup_str(&r->model, k->model) < 0 ||
         dup_json(&r->tokens, k->tokens) < 0 || dup_json(&r->memory_seen, k->memory_seen) < 0 ||
         dup_str(&r->status, ao_verdict_name(m->verdict)) < 0 || dup_str(&r->reason, m->reason) < 0 ||

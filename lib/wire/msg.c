@@ -101,6 +101,7 @@ static const struct ao_field kernel_fields[] = {
     F(struct ao_kernel_msg, cost_usd, AO_F_NUM, 0),
     F(struct ao_kernel_msg, model, AO_F_STR, 0),
     F(struct ao_kernel_msg, duplicate_of, AO_F_STR, 0),
+    F(struct ao_kernel_msg, notes, AO_F_STR, 0),
     F(struct ao_kernel_msg, attempt, AO_F_INT, 0),
 };
 TYPE(ao_msg_kernel, "kernel", struct ao_kernel_msg, kernel_fields);
@@ -144,6 +145,7 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, plan, AO_F_STR, 0),
     F(struct ao_result_msg, plan_text, AO_F_STR, 0),
     F(struct ao_result_msg, memory_seen, AO_F_JSON, 0),
+    F(struct ao_result_msg, notes, AO_F_STR, 0),
     F(struct ao_result_msg, head_to_head, AO_F_JSON, 0),
     F(struct ao_result_msg, device_profile, AO_F_JSON, 0),
     F(struct ao_result_msg, failure, AO_F_JSON, 0),

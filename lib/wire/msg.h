@@ -47,6 +47,7 @@ struct ao_kernel_msg {
     char *source, *sha256, *parent, *plan, *plan_text, *slot, *size, *task_path, *task_sha256,
         *error, *model;
     char *duplicate_of; /* the earlier plan or kernel it repeats: not profiled */
+    char *notes;        /* the model's words before its code: what it did beyond the plan */
     char *baseline_source; /* set: measure head to head against this (the run's end) */
     long long attempt;  /* 1, or the fix attempt */
     double parent_latency_ns, baseline_latency_ns, cost_usd;
@@ -65,6 +66,7 @@ struct ao_result_msg {
     long long repeats, wall_ns, attempt, attempts;
     int steady, cached;
     cJSON *rel_l2, *sandbox, *timing, *tokens, *fixes, *memory_seen;
+    char *notes; /* the kernel's: the model's words on what it did beyond the plan */
     cJSON *head_to_head; /* the final measurement against the baseline, if asked */
     cJSON *device_profile; /* the device's own timing and counters (trn) */
     cJSON *failure;        /* a failure's class and code (trn) */

@@ -50,6 +50,8 @@ $M tests/msgs.py plan matmul "Tile the k loop by 64." - '{"samples": 2}' |
 [ "$(wc -l <"$T/l-kernels.jsonl")" -eq 2 ]; ok $? "executor: K kernels for a plan"
 [ "$(sed -n 1p "$T/l-kernels.jsonl" | $M -c 'import json,sys; print(json.load(sys.stdin)["source"] == open(sys.argv[1]).read())' "$T/k256.c")" = True ]
 ok $? "the code block is taken out of the prose, exactly"
+sed -n 1p "$T/l-kernels.jsonl" | $M -c 'import json,sys; k = json.load(sys.stdin); sys.exit(0 if k.get("notes") == "Here is the kernel with the plan applied." else 1)'
+ok $? "what the executor said before its code is the kernel's notes (what it did beyond the plan)"
 sed -n 2p "$T/l-kernels.jsonl" | grep -q '"error":"the reply had no code block"'
 ok $? "a reply with no block is a failed slot with the reason"
 $M -c "

@@ -219,7 +219,7 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
         "iter", "slot", "kernel_id", "parent", "sha256", "plan", "plan_text", "status", "reason",
         "latency_ns", "spread", "repeats", "speedup", "speedup_vs_baseline", "pct_of_peak", "max_rel_l2",
         "cached", "wall_ns", "machine_load", "machine_slowdown", "source", "model", "attempts", "fixes", "tokens",
-        "memory_seen"};
+        "memory_seen", "notes"};
     FILE *f = fopen(path, "w");
     int rc = 0;
 
