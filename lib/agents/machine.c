@@ -301,8 +301,9 @@ void ao_machine_core(const char *cpuinfo, const char *siblings, const char *shme
                   "that change between calls (never page-aligned on purpose); the outputs are the "
                   "same memory every call (no page faults while timed), filled with NaN by the "
                   "profiler before each call; the inputs are written just before each call from "
-                  "the kernel's core, so they start in its caches; other processes may run on "
-                  "the other cores while a kernel is timed\n");
+                  "the kernel's core, so those that fit in its caches start there (the problem says "
+                  "how large they are); other processes may run on the other cores while a kernel "
+                  "is timed\n");
     ao_buf_printf(b, "The roofline's t_memory_ns counts each input read once and each output "
                   "written once; a store to a line not in cache may first read it "
                   "(read-for-ownership), which it does not count\n");

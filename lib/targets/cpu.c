@@ -20,11 +20,54 @@ static const char *const cpu_tags[] = {"", "c", "c11", "c99", "c17", "h", "cpp",
 
 /* The C prototype, then the tensors in the order the kernel takes them:
  * host pointers to row-major float32 arrays, then the sizes as int. */
+/* "12.0 MiB", "768 KiB" */
+static void bytes_text(struct ao_buf *b, double n)
+{
+    if (n >= 1 << 20)
+        ao_buf_printf(b, "%.1f MiB", n / (1 << 20));
+    else
+        ao_buf_printf(b, "%.0f KiB", n / 1024);
+}
+
+/* What the roofline counts for this task at this size, and how (issue 55):
+ * the bytes it moves, the inputs' and outputs' share, the flops of each
+ * kind and what one flop is; which bandwidth t_memory_ns takes and which
+ * inputs can start in the caches is the machine block's to say. */
+static void cpu_work(const struct ao_task *t, const long long *dims, struct ao_buf *b)
+{
+    double mm, vec, bytes, in = 0, out = 0;
+    char e[AO_ERRLEN];
+
+    if (ao_task_work(t, dims, &mm, &vec, &bytes, e, sizeof e) < 0)
+        return;
+    for (int i = 0; i < t->ninputs + t->noutputs; i++) {
+        double n = 4;
+        for (int d = 0; d < t->t[i].rank; d++)
+            n *= (double)dims[t->t[i].dim[d]];
+        *(i < t->ninputs ? &in : &out) += n;
+    }
+    ao_buf_printf(b, "What the roofline counts at this size: ");
+    bytes_text(b, bytes);
+    ao_buf_printf(b, " moved (bytes = %s: the inputs, ", t->bytes);
+    bytes_text(b, in);
+    ao_buf_printf(b, " in all, read once; the outputs, ");
+    bytes_text(b, out);
+    ao_buf_printf(b, ", written once), %.0f matmul flops (mm_flops = %s: a multiply-add is two) and %.0f "
+                  "other flops (vec_flops = %s: each exp, division, max, add or multiply on an element is one "
+                  "flop, at the elementwise peak of plain vector multiplies and adds, so where exps or "
+                  "divisions dominate no kernel reaches t_elementwise_ns). t_memory_ns divides the bytes by the "
+                  "bandwidth the machine block gives for a working set of that size (memory's beyond its "
+                  "largest cache level). The inputs are written from the kernel's core just before each call: "
+                  "what fits in its caches starts there, the rest comes from memory.\n",
+                  mm, t->mm_flops, vec, t->vec_flops);
+}
+
 static void cpu_convention(const struct ao_task *t, const char *size, const long long *dims,
                            struct ao_buf *b)
 {
     ao_buf_printf(b, "%s;\n\n", t->signature);
     ao_target_tensors_text(t, size, dims, "", b);
+    cpu_work(t, dims, b);
     ao_buf_printf(b, "Compiled with: %s\n", ao_target_cpu.compiler);
 }
 

@@ -148,6 +148,12 @@ jl "$LLM_LOG" -1 "r['messages'][1]['content']" >"$T/rope-user.txt"
 grep -q "each size but R, H (fixed) that can shrink is drawn between half the timed size and one less; no size is ever zero" "$T/rope-user.txt" &&
     grep -q "always R = 2\*H" "$T/rope-user.txt"
 ok $? "the problem states the check shape: rope's R and H fixed, R = 2*H always, no size zero"
+# and what the roofline counts for it at this size: rope at tiny (R=16,
+# L=1024, H=8) moves 4*(2*R*L + 2*H*L) bytes, reads 128 KiB of inputs and
+# writes 64 KiB, and does 3*R*L elementwise flops, an exp or a division one
+grep -qF "What the roofline counts at this size: 192 KiB moved (bytes = 4*(2*R*L + 2*H*L): the inputs, 128 KiB in all, read once; the outputs, 64 KiB, written once)" "$T/rope-user.txt" &&
+    grep -qF "49152 other flops (vec_flops = 3*R*L: each exp, division" "$T/rope-user.txt"
+ok $? "the problem says what the roofline counts at this size, and what one elementwise flop is"
 # caches where /sys says them; a VM without: from CPUID, said so, or no line, never a guess
 if [ -r /sys/devices/system/cpu/cpu0/cache/index0/size ]; then
     caches() { grep -q "^Caches (as core 0 sees them, from /sys): L1d [0-9]* KiB" "$T/auto-system.txt"; }
