@@ -57,6 +57,8 @@ assert all(u.count("Plans already proposed") <= 1 for u in users), [u[-800:] for
 # title, and each is asked for another rank of idea
 for u in users[1:]:
     assert "- Widen the j tile to 256 columns." in u and "- Unroll" not in u, u[-400:]
+    # not a repeat, but the same idea another way is allowed (issue 55)
+    assert "must not repeat one of these" in u and "may take the same idea another way" in u, u[-600:]
 assert sorted(u.split("would rank number ")[1][:1] for u in users[1:]) == ["1", "2"], users[1:]
 hist = [json.loads(l) for l in open(sys.argv[2])]
 texts = sorted({h["plan_text"].split("\n")[0] for h in hist if h["iter"] == 1})

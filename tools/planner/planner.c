@@ -549,8 +549,12 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                 }
                 if (!erc && !p->duplicate_of && strcmp(mode, "distinct") == 0) {
                     if (!earlier.len)
-                        ao_buf_printf(&earlier, "Plans already proposed for this kernel (yours must be "
-                                      "a different idea, not a variant of one of these):\n");
+                        ao_buf_printf(&earlier, "Plans already proposed for this kernel, each to be "
+                                      "measured on its own from this same kernel (yours must not repeat one "
+                                      "of these or only change its numbers; it may take the same idea "
+                                      "another way, another blocking or another loop to vectorize, where "
+                                      "that is more promising than a different idea: then say how it "
+                                      "differs):\n");
                     ao_buf_printf(&earlier, "- %s\n", title[0] ? title : "(untitled)");
                 }
             }
