@@ -24,6 +24,7 @@ static const struct ao_field fields[] = {
     M(spread, AO_F_NUM),
     M(t_min_ns, AO_F_NUM),
     M(t_memory_ns, AO_F_NUM),
+    M(memory_bw_gbs, AO_F_NUM),
     M(t_matmul_ns, AO_F_NUM),
     M(t_elementwise_ns, AO_F_NUM),
     M(pct_of_peak, AO_F_NUM),
@@ -104,6 +105,7 @@ int ao_result_of(const struct ao_kernel_msg *k, const struct ao_measurement *m, 
     r->spread = m->spread;
     r->t_min_ns = m->t_min_ns;
     r->t_memory_ns = m->t_memory_ns;
+    r->memory_bw_gbs = m->memory_bw_gbs;
     r->t_matmul_ns = m->t_matmul_ns;
     r->t_elementwise_ns = m->t_elementwise_ns;
     r->pct_of_peak = m->pct_of_peak;

@@ -17,6 +17,7 @@ struct ao_measurement {
     char *calibration; /* the id of the peaks pct_of_peak is of */
     double latency_ns, latency_min_ns, spread; /* median, minimum, IQR/median of the timed calls */
     double t_min_ns, t_memory_ns, t_matmul_ns, t_elementwise_ns, pct_of_peak;
+    double memory_bw_gbs; /* the bandwidth t_memory_ns takes: measured here for a working set of that size */
     double max_rel_l2, tolerance;
     /* the 1-minute load average per online CPU when it was measured: how
      * busy the machine was (issue 47: a model read drift as regressions) */

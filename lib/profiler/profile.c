@@ -217,6 +217,7 @@ static int roofline_hold(struct ao_profiler *p, const struct ao_task *t, const s
     tb = bytes / ao_calib_bw_for(c, bytes), tm = mm / c->fma_gflops, tv = vec / c->vec_gflops;
     r->t_min_ns = fmax(tb, fmax(tm, tv));
     r->t_memory_ns = tb; /* the three terms, so a model sees which resource is near */
+    r->memory_bw_gbs = ao_calib_bw_for(c, bytes); /* and which level's bandwidth the first assumes */
     r->t_matmul_ns = tm;
     r->t_elementwise_ns = tv;
     set_str(&r->bound, r->t_min_ns == tb ? "memory" : r->t_min_ns == tm ? "matmul" : "elementwise");

@@ -10,7 +10,7 @@
 #define P(name, kind) {#name, kind, offsetof(struct ao_kernel_profile, name), 0, NULL}
 static const struct ao_field profile_fields[] = {
     P(latency_min_ns, AO_F_NUM), P(spread, AO_F_NUM),      P(t_min_ns, AO_F_NUM),
-    P(bound, AO_F_STR),          P(t_memory_ns, AO_F_NUM), P(t_matmul_ns, AO_F_NUM),
+    P(bound, AO_F_STR),          P(t_memory_ns, AO_F_NUM), P(memory_bw_gbs, AO_F_NUM), P(t_matmul_ns, AO_F_NUM),
     P(t_elementwise_ns, AO_F_NUM), P(speedup_vs_baseline, AO_F_NUM), P(max_rel_l2, AO_F_NUM),
     P(repeats, AO_F_INT),        P(machine_load, AO_F_NUM), P(machine_slowdown, AO_F_NUM),
     P(machine_spread, AO_F_NUM), P(machine_spread_calibrated, AO_F_NUM), P(counters, AO_F_JSON),
@@ -110,6 +110,7 @@ int ao_beam_member_of(struct ao_beam_member *m, const struct ao_result_msg *r, l
     p->spread = r->spread;
     p->t_min_ns = r->t_min_ns;
     p->t_memory_ns = r->t_memory_ns;
+    p->memory_bw_gbs = r->memory_bw_gbs;
     p->t_matmul_ns = r->t_matmul_ns;
     p->t_elementwise_ns = r->t_elementwise_ns;
     p->speedup_vs_baseline = r->speedup_vs_baseline;

@@ -15,7 +15,7 @@
  * measurement (a candidate's `profile`); absent fields are NAN, NULL and
  * AO_ABSENT_INT. */
 struct ao_kernel_profile {
-    double latency_min_ns, spread, t_min_ns, t_memory_ns, t_matmul_ns, t_elementwise_ns,
+    double latency_min_ns, spread, t_min_ns, t_memory_ns, memory_bw_gbs, t_matmul_ns, t_elementwise_ns,
         speedup_vs_baseline, max_rel_l2;
     double machine_load; /* the load per CPU when it was measured (result.json) */
     double machine_slowdown, machine_spread, machine_spread_calibrated; /* the probe's (result.json) */

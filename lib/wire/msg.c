@@ -125,6 +125,7 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, tolerance, AO_F_NUM, 0),
     F(struct ao_result_msg, t_min_ns, AO_F_NUM, 0),
     F(struct ao_result_msg, t_memory_ns, AO_F_NUM, 0),
+    F(struct ao_result_msg, memory_bw_gbs, AO_F_NUM, 0),
     F(struct ao_result_msg, t_matmul_ns, AO_F_NUM, 0),
     F(struct ao_result_msg, t_elementwise_ns, AO_F_NUM, 0),
     F(struct ao_result_msg, machine_load, AO_F_NUM, 0),

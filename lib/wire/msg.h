@@ -61,6 +61,7 @@ struct ao_result_msg {
     double latency_ns, latency_min_ns, spread, t_min_ns, pct_of_peak, speedup,
         speedup_vs_baseline, max_rel_l2, tolerance;
     double t_memory_ns, t_matmul_ns, t_elementwise_ns; /* the roofline's three terms */
+    double memory_bw_gbs; /* the bandwidth t_memory_ns takes (the calibration's, for a working set that size) */
     double machine_load; /* the 1-minute load average per CPU when it was measured */
     double machine_slowdown, machine_spread, machine_spread_calibrated; /* the probe's, measurement.h */
     long long repeats, wall_ns, attempt, attempts;

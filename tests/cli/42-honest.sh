@@ -25,6 +25,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 sys.exit(0 if 0 <= r['machine_load'] < 1000 else 1)" "$RESULTS/honest-pragmas.json"
 ok $? "a result says how busy the machine was (machine_load: the load average per CPU; issue 47)"
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+# matmul at tiny moves 4*(M*K + K*N + M*N) bytes: t_memory_ns at the bandwidth quoted
+sys.exit(0 if abs(r['t_memory_ns'] * r['memory_bw_gbs'] - 4 * (96*128 + 128*160 + 96*160)) < 1e-6 * 192512 else 1)" "$RESULTS/honest-pragmas.json"
+ok $? "a result says which bandwidth t_memory_ns takes (memory_bw_gbs: $(field "$RESULTS/honest-pragmas.json" "r.get('memory_bw_gbs')") GB/s; issue 55)"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1]))
 sys.exit(0 if 0 < r['machine_slowdown'] < 100 and r['machine_spread'] >= 0 and r['machine_spread_calibrated'] >= 0 else 1)" "$RESULTS/honest-pragmas.json"
 ok $? "...and how much slower the profiler's own probe ran than when calibrated ($(field "$RESULTS/honest-pragmas.json" "round(r['machine_slowdown'], 2)")x)"
