@@ -9,7 +9,7 @@ import sys
 
 import jsonschema
 
-from tap import done, ok
+from tap import done, ok, skip
 
 
 schemas = {}
@@ -57,7 +57,10 @@ for path in sorted(glob.glob(kept + "/*")):
         if line:
             validate(json.loads(line), os.path.basename(path))
             count += 1
-ok(count >= 10 or not os.path.isdir(kept), "the tests kept real results to check (%d)" % count)
+if count == 0 and os.environ.get("ACCELOPT_ONLY"):  # a slice without the CLI scripts keeps none
+    skip("the tests kept real results to check", "no CLI script ran in this slice (%s)" % os.environ["ACCELOPT_ONLY"])
+else:
+    ok(count >= 10 or not os.path.isdir(kept), "the tests kept real results to check (%d)" % count)
 
 fields = json.loads(subprocess.check_output(["build/tests/test_msg", "--fields"]))
 for name, v in schemas.items():

@@ -14,6 +14,12 @@ def ok(cond, desc):
     return cond
 
 
+def skip(desc, why):
+    global n
+    n += 1
+    print("ok %d - %s # SKIP %s" % (n, desc, why))
+
+
 def done():
     print("1..%d" % n)
     sys.exit(1 if failed else 0)
