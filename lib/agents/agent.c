@@ -347,19 +347,50 @@ char *ao_profile_text(const cJSON *profile)
 #define MEM_FIELD_MAX AO_MEMORY_SUMMARY_MAX
 #define MEM_SNIPPET_MAX AO_MEMORY_SNIPPET_MAX
 #define MEM_TEXT_MAX 24000
+/* The code point at s (UTF-8) and its length in *len; a byte that starts
+ * no valid sequence is itself, length 1. */
+static unsigned long code_point(const unsigned char *s, size_t *len)
+{
+    unsigned long c = s[0];
+    size_t n = c >= 0xf0 && c < 0xf8 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+
+    if (n > 1) {
+        c &= 0x3f >> (n - 1);
+        for (size_t i = 1; i < n; i++) {
+            if ((s[i] & 0xc0) != 0x80) {
+                *len = 1;
+                return s[0];
+            }
+            c = c << 6 | (s[i] & 0x3f);
+        }
+    }
+    *len = n;
+    return c;
+}
+
+/* An item's text inside its fence (issue 56): no angle bracket of any
+ * script survives as one (each becomes &lt; or &gt;, so nothing in an item
+ * can be read as a tag, ours or another), and the characters that hide
+ * between the letters of a tag (controls but newline and tab, zero-width
+ * and format characters, the soft hyphen, bidi controls) are dropped. */
 static void fenced(struct ao_buf *b, const char *s, size_t max)
 {
-    size_t n = 0;
-    for (; *s && n < max; s++, n++) {
-        if (*s == '<') { /* no fence tag inside an item: "<memory", "</ MEMORY_ITEM", ... */
-            const char *t = s + 1;
-            t += strspn(t, " \t\r\n/");
-            if (strncasecmp(t, "memory", 6) == 0) {
-                ao_buf_append(b, "(", 1);
-                continue;
+    static const unsigned long lt[] = {'<', 0xff1c, 0xfe64, 0x2039, 0x3008, 0x27e8, 0x2329, 0x276e, 0x2770, 0x29fc};
+    static const unsigned long gt[] = {'>', 0xff1e, 0xfe65, 0x203a, 0x3009, 0x27e9, 0x232a, 0x276f, 0x2771, 0x29fd};
+    size_t n = 0, len;
+
+    for (; *s && n < max; s += len, n += len) {
+        unsigned long c = code_point((const unsigned char *)s, &len);
+        int done = 0;
+        for (size_t i = 0; i < sizeof lt / sizeof lt[0] && !done; i++)
+            if (c == lt[i] || c == gt[i]) {
+                ao_buf_printf(b, c == lt[i] ? "&lt;" : "&gt;");
+                done = 1;
             }
-        }
-        ao_buf_append(b, s, 1);
+        if (done || (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0xad || (c >= 0x200b && c <= 0x200f) ||
+            (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) || c == 0xfeff || c == 0x180e)
+            continue;
+        ao_buf_append(b, s, len);
     }
     if (*s)
         ao_buf_printf(b, " [cut at %zu characters]", max);

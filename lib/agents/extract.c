@@ -225,6 +225,18 @@ static char *snippet(const struct block *bl)
     return trimmed(p, q);
 }
 
+/* Control characters out, but newline and tab, in place. */
+static void drop_controls(char *s)
+{
+    char *w = s;
+
+    for (; s && *s; s++)
+        if (!(((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t') || *s == 0x7f))
+            *w++ = *s;
+    if (w)
+        *w = '\0';
+}
+
 int ao_extract_summary(const char *reply, struct ao_summary *s, char *reason, size_t len)
 {
     struct block bl[MAX_BLOCKS];
@@ -282,6 +294,9 @@ int ao_extract_summary(const char *reply, struct ao_summary *s, char *reason, si
     if (!(s->before = n > 0 ? snippet(&bl[0]) : strdup("")) ||
         !(s->after = n > 1 ? snippet(&bl[1]) : strdup("")))
         goto oom;
+    /* a lesson is text every later prompt quotes, and memory import takes
+     * none with a control character: no CR of a CRLF reply, no escape */
+    drop_controls(s->title), drop_controls(s->summary), drop_controls(s->before), drop_controls(s->after);
     rc = 0;
     goto out;
 oom:

@@ -245,6 +245,15 @@ int ao_memory_item_check(const cJSON *item, char *err, size_t errlen)
             return snprintf(err, errlen, "%s is %zu bytes, over the limit of %zu", limits[i].name,
                             strlen(v->valuestring), limits[i].max), -1;
     }
+    { /* text a prompt will quote: no control character but newline and tab (issue 56) */
+        const cJSON *v;
+        cJSON_ArrayForEach(v, item)
+            if (cJSON_IsString(v))
+                for (const unsigned char *c = (const unsigned char *)v->valuestring; *c; c++)
+                    if ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
+                        return snprintf(err, errlen, "%s holds a control character (0x%02x): only newline "
+                                        "and tab are text", v->string ? v->string : "a field", *c), -1;
+    }
     if (!all_of(ao_json_str(item, "id", ""), ALNUM ":._-"))
         return snprintf(err, errlen, "id must be letters, digits, ':', '.', '_' or '-'"), -1;
     if (!all_of(ao_json_str(item, "task", ""), ALNUM "._-"))
