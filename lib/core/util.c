@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,9 +219,19 @@ int ao_replace_file(const char *path, const void *p, size_t n, char *err, size_t
 {
     char tmp[PATH_MAX];
 
+    int fd = -1;
+
     if (ao_name(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) < 0)
         return ao_errf(err, errlen, "the path '%s' is too long", path);
-    if (ao_write_file(tmp, p, n, err, errlen) < 0) {
+    /* a new file, never through a link someone planted at the name (issue
+     * 56): what is there is taken away, once, and the name made anew */
+    for (int tries = 0; tries < 2 && fd < 0; tries++)
+        if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 && errno == EEXIST)
+            unlink(tmp);
+    if (fd < 0)
+        return ao_errf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+    if (write(fd, p, n) != (ssize_t)n || close(fd) != 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
         unlink(tmp);
         return -1;
     }
@@ -374,13 +385,16 @@ const char *ao_state_dir(void)
     const char *env = getenv("ACCELOPT_STATE_DIR");
     const char *xdg = getenv("XDG_STATE_HOME");
     const char *h = getenv("HOME");
+    struct passwd *pw;
 
     if (env && *env)
         return env;
     if (xdg && *xdg)
         snprintf(dir, sizeof dir, "%s/accelopt", xdg);
-    else
-        snprintf(dir, sizeof dir, "%s/.local/state/accelopt", h && *h ? h : "/tmp");
+    else if ((h && *h) || ((pw = getpwuid(geteuid())) && (h = pw->pw_dir) && *h))
+        snprintf(dir, sizeof dir, "%s/.local/state/accelopt", h);
+    else /* no home: nothing is kept, never in a place another user could prepare (issue 56) */
+        snprintf(dir, sizeof dir, "/nonexistent/accelopt-state");
     return dir;
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -78,6 +79,63 @@ static void keep_best(const char *path)
           "another CPU model's peaks are not this machine's");
 }
 
+/* The calibration is treated like the signing key (issue 56): a link
+ * planted at its temporary name is not followed, a file another user could
+ * write (or owns) is not read, a peak of 1e999 is no peak, and without HOME
+ * the state directory is no place another user could prepare. */
+static void untrusted(const char *dir, const char *path, const struct ao_calib *c)
+{
+    char victim[400], tmp[400], err[512] = "", *v = NULL, *text;
+    struct ao_calib back;
+    const char *env[3] = {"ACCELOPT_STATE_DIR", "XDG_STATE_HOME", "HOME"};
+    char *saved[3];
+
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    write_text(victim, "root's own file\n");
+    chmod(victim, 0600);
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    unlink(tmp);
+    CHECK(symlink(victim, tmp) == 0, "a link planted at the calibration's temporary name");
+    CHECK(ao_calib_store(path, "cpu", c, err, sizeof err) == 0 && (v = ao_read_file(victim, NULL, err, sizeof err)) &&
+              strcmp(v, "root's own file\n") == 0 && ao_calib_load(path, "Test CPU", "-O3", &back, err, sizeof err) == 0,
+          "saving goes around it: the link's target is untouched, the calibration written (%s)", err);
+    free(v);
+    unlink(victim);
+    chmod(path, 0666);
+    CHECK(ao_calib_load(path, "Test CPU", "-O3", &back, err, sizeof err) == -1 && strstr(err, "not safe"),
+          "a calibration others can write is not read (%s)", err);
+    chmod(path, 0600);
+    if (geteuid() == 0 && chown(path, 65534, 65534) == 0) {
+        CHECK(ao_calib_load(path, "Test CPU", "-O3", &back, err, sizeof err) == -1 && strstr(err, "not safe"),
+              "nor one another user owns (%s)", err);
+        (void)!chown(path, 0, 0);
+    }
+    text = ao_read_file(path, NULL, err, sizeof err);
+    if (text && strstr(text, "\"fma_gflops\":")) {
+        char *at = strstr(text, "\"fma_gflops\":") + 13, *end = at + strcspn(at, ",\n");
+        char *bad = malloc(strlen(text) + 16);
+        if (bad) {
+            sprintf(bad, "%.*s1e999%s", (int)(at - text), text, end);
+            write_text(path, bad);
+            CHECK(ao_calib_load(path, "Test CPU", "-O3", &back, err, sizeof err) == -1,
+                  "a peak written as 1e999 (infinity) is refused");
+            free(bad);
+        }
+    }
+    free(text);
+    for (int i = 0; i < 3; i++) {
+        saved[i] = getenv(env[i]) ? strdup(getenv(env[i])) : NULL;
+        unsetenv(env[i]);
+    }
+    CHECK(strncmp(ao_state_dir(), "/tmp", 4) != 0, "without HOME the state directory is not under /tmp (%s)",
+          ao_state_dir());
+    for (int i = 0; i < 3; i++) {
+        if (saved[i])
+            setenv(env[i], saved[i], 1);
+        free(saved[i]);
+    }
+}
+
 int main(void)
 {
     char dir[] = "/tmp/test-calib-XXXXXX", path[300], err[512], *text;
@@ -142,6 +200,7 @@ int main(void)
     CHECK(ao_calib_load(path, "Test CPU", "-O3", &back, err, sizeof err) == -1,
           "a probe time without its spread is refused");
     cJSON_Delete(j);
+    untrusted(dir, path, &c);
     keep_best(path);
     unlink(path);
     rmdir(dir);
