@@ -830,7 +830,7 @@ static int runner_filter(const char *const *more, void **bpf, size_t *len, char 
 {
     static const char *const allowed[] = {
         "read", "write", "close", "fstat", "newfstatat", "lseek", "munmap", "mremap", "brk",
-        "madvise", "futex", "exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "getpid",
+        "futex", "exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "getpid",
         "gettid", "getrandom", "clock_gettime", "clock_getres", "gettimeofday", "sched_yield",
         "sched_getaffinity",
         /* the kernel's way of resuming a timed sleep that a stop interrupted
@@ -850,6 +850,18 @@ static int runner_filter(const char *const *more, void **bpf, size_t *len, char 
             if (nr != __NR_SCMP_ERROR && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) < 0)
                 goto out;
         }
+    /* advice that changes no data (issue 56: MADV_REMOVE punched the
+     * shared tensor memory out from under the profiler): what malloc and
+     * the drivers give, and nothing that frees, pages out or merges */
+    {
+        static const int advice[] = {MADV_NORMAL, MADV_RANDOM, MADV_SEQUENTIAL, MADV_WILLNEED, MADV_DONTNEED,
+                                     MADV_FREE, MADV_DONTFORK, MADV_DOFORK, MADV_HUGEPAGE, MADV_NOHUGEPAGE,
+                                     MADV_DONTDUMP, MADV_DODUMP};
+        for (size_t i = 0; i < sizeof advice / sizeof advice[0]; i++)
+            if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(madvise), 1,
+                                 SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)advice[i])) < 0)
+                goto out;
+    }
     /* memory may be mapped and protected, but never executable: no JIT,
      * no patching of the harness or of libc */
     if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
