@@ -85,8 +85,10 @@ int ao_calib_store(const char *path, const char *target, struct ao_calib *c, cha
     }
     /* like the signing key (issue 56): into a directory of ours alone,
      * through a new file that follows no link */
-    if (ao_dir_ours_alone(slash ? (dir[0] ? dir : "/") : ".", "the calibration's directory", err, errlen) < 0)
+    if (ao_calib_place_ok(path, err, errlen) < 0) {
+        rc = -2;
         goto out;
+    }
     rc = ao_replace_file(path, s, strlen(s), err, errlen); /* read by profilers beside us */
 out:
     cJSON_free(s);
@@ -132,6 +134,17 @@ static int get_num(const cJSON *j, const char *key, double *dst)
     return 0;
 }
 
+int ao_calib_place_ok(const char *path, char *err, size_t errlen)
+{
+    char dir[PATH_MAX], *slash;
+
+    if (ao_name(dir, sizeof dir, "%s", path) < 0)
+        return ao_errf(err, errlen, "the calibration's path '%.200s...' is too long", path);
+    if ((slash = strrchr(dir, '/')))
+        *slash = '\0';
+    return ao_dir_ours_alone(slash ? (dir[0] ? dir : "/") : ".", "the calibration's directory", err, errlen);
+}
+
 int ao_calib_load(const char *path, const char *model, const char *flags, struct ao_calib *c,
                   char *err, size_t errlen)
 {
@@ -144,18 +157,13 @@ int ao_calib_load(const char *path, const char *model, const char *flags, struct
     if (access(path, F_OK) < 0)
         return 1;
     { /* peaks judge every kernel: only our own file, in a directory of ours alone (issue 56) */
-        char dir[PATH_MAX], *slash;
         struct stat st;
-        snprintf(dir, sizeof dir, "%s", path);
-        slash = strrchr(dir, '/');
-        if (slash)
-            *slash = '\0';
-        if (ao_dir_ours_alone(slash ? (dir[0] ? dir : "/") : ".", "the calibration's directory", err, errlen) < 0)
-            return -1;
+        if (ao_calib_place_ok(path, err, errlen) < 0)
+            return -2;
         if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
             snprintf(err, errlen, "calibration '%s' is not safe to read (it must be a file of yours that "
                      "only you can write)", path);
-            return -1;
+            return -2;
         }
     }
     if (!(text = ao_read_file(path, NULL, e, sizeof e))) {

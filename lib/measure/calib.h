@@ -49,9 +49,14 @@ void ao_calib_default_path(const char *target, char *buf, size_t len);
  * quieter one: called with each try of the peaks, the quietest is kept. */
 void ao_calib_probe(struct ao_calib *c);
 
+/* Is path's directory ours alone (ao_dir_ours_alone), as the calibration's
+ * must be to be read or written?  0, or -1 + err. */
+int ao_calib_place_ok(const char *path, char *err, size_t errlen);
+
 /* Load a stored calibration.  Returns 0, 1 if there is none (or it belongs
  * to another model than this machine's, or other flags: measure again),
- * -1 + err if broken. */
+ * -1 + err if broken, -2 + err if it is not ours alone to trust (a file
+ * another user owns or may write, or in such a directory: issue 56). */
 int ao_calib_load(const char *path, const char *model, const char *flags, struct ao_calib *c,
                   char *err, size_t errlen);
 

@@ -50,6 +50,11 @@ static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
         s->o.target->machine(model, sizeof model, flags, sizeof flags);
         rc = ao_calib_load(path, model, flags, &s->calib, err, errlen);
     }
+    if (rc == -2) { /* peaks another user could have set judge nothing; none are kept there either */
+        ao_warn("%s: not read, and results will carry no %% of peak", err);
+        memset(&s->calib, 0, sizeof s->calib);
+        return 0;
+    }
     if (rc < 0)
         return -1;
     if (rc == 1 && s->o.target->documented_peaks && s->o.target->documented_peaks(&s->calib) == 0) {

@@ -169,10 +169,12 @@ int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (ao_sign_key_load(io->key, err, errlen) < 0) {
+    int rc;
+
+    if ((rc = ao_sign_key_load(io->key, err, errlen)) < 0) {
         free(io->key);
         io->key = NULL;
-        return -1;
+        return rc;
     }
     io->verify = verify;
     return 0;

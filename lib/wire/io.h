@@ -86,7 +86,7 @@ struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq)
 /* Load the deployment's key (sign.h): every message sent is signed with it,
  * and with verify, every message received must carry its signature or is a
  * dead letter.  A broker is shared, so its consumers verify; a pipe is the
- * operator's own.  0 or -1 + err. */
+ * operator's own.  0, or -1 or -2 + err as ao_sign_key_load. */
 int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen);
 
 int ao_io_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms);

@@ -154,7 +154,7 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
         /* with HOME unset the state dir is under /tmp: another user may
          * have made it, or a key in it, first */
         if (ao_mkdirs(ao_state_dir(), 0700) == 0 && ao_dir_ours_alone(ao_state_dir(), "the signing key's directory", err, errlen) < 0)
-            return -1;
+            return -2;
         /* written whole under a name of its own, then linked into place:
          * stages started together (a pipe of them) never read a key half
          * written, and the first link wins */
@@ -182,12 +182,12 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
     if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
         snprintf(err, errlen, "the signing key '%s' is not a file of yours (owner uid %u): "
                  "whoever owns it can sign as this deployment", path, (unsigned)st.st_uid);
-        return -1;
+        return -2;
     }
     if (st.st_mode & 077) {
         snprintf(err, errlen, "the signing key '%s' may be read by others (mode %03o): chmod 600",
                  path, (unsigned)(st.st_mode & 0777));
-        return -1;
+        return -2;
     }
     if (!(text = ao_read_file_max(path, 4096, NULL, e, sizeof e))) {
         snprintf(err, errlen, "%s", e);
@@ -196,8 +196,10 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
     rc = parse_key(text, key);
     memset(text, 0, strlen(text));
     free(text);
-    if (rc < 0)
+    if (rc < 0) {
         snprintf(err, errlen, "the signing key '%s' is not %d hex digits", path,
                  2 * AO_SIGN_KEY_BYTES);
+        return -2;
+    }
     return rc;
 }

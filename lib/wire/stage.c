@@ -52,6 +52,7 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
                   char **argv, int *code)
 {
     char err[AO_ERRLEN], group[128];
+    int rc;
     const char *brokers;
     const char *dlq;
 
@@ -141,9 +142,9 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
         }
     }
     /* every message out is signed; on a broker, every message in must be */
-    if (ao_io_set_key(s->io, brokers != NULL, err, sizeof err) < 0) {
+    if ((rc = ao_io_set_key(s->io, brokers != NULL, err, sizeof err)) < 0) {
         ao_err("%s", err);
-        *code = AO_EXIT_FAIL;
+        *code = rc == -2 ? AO_EXIT_USAGE : AO_EXIT_FAIL; /* an unsafe place or key: a setting */
         return 0;
     }
     *code = AO_EXIT_OK;

@@ -52,3 +52,17 @@ ok $? "eight stages started at once share one whole signing key (mode 600, no te
 bin/accelopt run matmul --plan-mode greedy >/dev/null 2>"$T/pm.err"
 [ $? -eq 2 ] && grep -q "plan-mode is distinct or independent, not 'greedy'" "$T/pm.err"
 ok $? "accelopt run --plan-mode greedy exits 2 and says what it takes"
+
+# a state directory another user could write is a setting a restart will
+# not fix (issue 56): exit 2, said, and nothing of a run is written
+mkdir -p "$T/open-state" && chmod 777 "$T/open-state"
+ACCELOPT_STATE_DIR=$T/open-state bin/accelopt run matmul --size tiny --iters 1 --out "$T/open-run" >/dev/null 2>"$T/os1.err"
+r1=$?
+ACCELOPT_STATE_DIR=$T/open-state bin/accelopt calibrate >/dev/null 2>"$T/os2.err"
+r2=$?
+echo '{}' | ACCELOPT_STATE_DIR=$T/open-state bin/accelopt-planner >/dev/null 2>"$T/os3.err"
+r3=$?
+[ $r1 -eq 2 ] && [ $r2 -eq 2 ] && [ $r3 -eq 2 ] && [ ! -e "$T/open-run" ] &&
+    grep -q "is not safe" "$T/os1.err" && grep -q "is not safe" "$T/os2.err" && grep -q "is not safe" "$T/os3.err"
+ok $? "an unsafe state directory exits 2: run $r1 (nothing written), calibrate $r2, a stage $r3"
+echo "1..$n"

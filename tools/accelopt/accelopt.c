@@ -307,6 +307,17 @@ static int cmd_calibrate(int argc, char **argv)
         snprintf(path, sizeof path, "%s", ao_config_str(&c, "calibration"));
     else
         ao_calib_default_path(tg->name, path, sizeof path);
+    { /* a place another user could write is a setting to fix, found before the measuring */
+        char dir[sizeof path];
+        snprintf(dir, sizeof dir, "%s", path);
+        if (strrchr(dir, '/') && strrchr(dir, '/') != dir)
+            *strrchr(dir, '/') = '\0', (void)ao_mkdirs(dir, 0700);
+        if (ao_calib_place_ok(path, err, sizeof err) < 0) {
+            ao_err("%s", err);
+            code = AO_EXIT_USAGE;
+            goto out;
+        }
+    }
     ao_info("measuring the %s target's peaks (a few seconds)", tg->name);
     if (tg->calibrate(path, (int)ao_config_int(&c, "bw-mib"), &cal, err, sizeof err) < 0) {
         ao_err("%s", err);

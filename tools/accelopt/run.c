@@ -1231,6 +1231,17 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("%s", err);
         goto out;
     }
+    { /* the deployment's key, from a state directory of ours alone: an
+       * unsafe one is a setting (2), said before anything starts (issue 56) */
+        struct ao_sign_key key;
+        int krc = ao_sign_key_load(&key, err, sizeof err);
+        memset(&key, 0, sizeof key);
+        if (krc < 0) {
+            ao_err("%s", err);
+            code = krc == -2 ? AO_EXIT_USAGE : AO_EXIT_FAIL;
+            goto out;
+        }
+    }
     /* the first thing written: nothing is left behind by a run refused above */
     if (!R->submit && ao_config_str(&R->c, "baseline") && !R->resuming &&
         own_baseline(R, ao_config_str(&R->c, "baseline"), err, sizeof err) < 0) {
