@@ -412,6 +412,21 @@ static int h2h_side(struct ao_profiler *p, struct pool *pl, struct ao_job *j, co
     return prof_measure_wake(j);
 }
 
+/* Is source the task's own baseline, byte for byte (the final head-to-head's
+ * other side), rather than a kernel a model wrote (a comparison's parent)? */
+static int is_task_baseline(const struct ao_profiler *p, const struct ao_task *t, const char *source)
+{
+    char path[700], e[AO_ERRLEN], *base;
+    int same;
+
+    if (ao_name(path, sizeof path, "%s/baseline.%s", t->dir, p->tg->ext) < 0 ||
+        !(base = ao_read_file(path, NULL, e, sizeof e)))
+        return 0;
+    same = strcmp(base, source) == 0;
+    free(base);
+    return same;
+}
+
 static int compare_once(struct ao_profiler *p, const struct ao_task *t, const char *size,
                         const char *source, const char *base_source, struct ao_measurement *r,
                         char *err, size_t errlen)
@@ -437,8 +452,16 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     memset(&rd, 0, sizeof rd);
     if (!errors || !base_errors)
         goto oom;
-    if (prof_static_check(base_source, err, errlen)) /* the baseline is the task's: it must pass */
-        goto fail;
+    /* the other side is the task's own baseline (the final head-to-head),
+     * or a parent the model wrote (a comparison): that one is checked and
+     * held to the roofline as the kernel is (issue 56) */
+    rd.check_both = !is_task_baseline(p, t, base_source);
+    if (prof_static_check(base_source, rd.check_both ? jb.reason : err, rd.check_both ? sizeof jb.reason : errlen)) {
+        if (!rd.check_both) /* the task's baseline: it must pass */
+            goto fail;
+        jb.status = AO_V_REJECTED;
+        goto parent_failed;
+    }
     if (prof_static_check(source, jk.reason, sizeof jk.reason)) {
         jk.status = AO_V_REJECTED;
         goto verdict;
@@ -460,6 +483,8 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
             prof_correctness(pl, side[s], out, s ? errors : base_errors, s ? &max_err : &scratch, &kns) < 0) {
             if (!side[s]->status)
                 goto fail;
+            if (s == 0 && rd.check_both) /* a parent: its failure is its own, and voids the comparison */
+                goto parent_failed;
             if (s == 0) { /* the baseline is the task's own: it must pass */
                 snprintf(err, errlen, "the baseline failed its head-to-head: %s", jb.reason);
                 goto fail;
@@ -482,6 +507,9 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     rd.max = max;
     rd.budget_ns = (long long)(2 * p->o.budget_s * 1e9);
     rd.smp.size = prof_sample_size(pl, CHECKED_H2H);
+    /* the other side is the task's own baseline (the final head-to-head),
+     * or a parent the model wrote (a comparison): that one is checked and
+     * held to the roofline as the kernel is (issue 56) */
     err[0] = '\0';
     timed = prof_rounds(p, pl, &rd, err, errlen);
     kns += rd.kernel_ns;
@@ -605,9 +633,29 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
                 goto verdict;
             }
         }
-        /* then the sampled rounds against the reference */
-        if (prof_check_sample(p, pl, &jk, &rd.smp, errors, &max_err, err, errlen) < 0)
-            goto fail;
+        if (rd.check_both) { /* the parent: the same rule, on its side's calls */
+            long long wu = p->tg->device_time || clock ? 0 : ao_low_tail(jb.wakes, jb.nwakes);
+            struct ao_measurement mb;
+            int rechecked = 0;
+            ao_measurement_init(&mb);
+            if (roofline_hold(p, t, pl, (double)sb.min, wu, sb.median, &mb, &jb, &rechecked, err, errlen) < 0) {
+                ao_measurement_release(&mb);
+                goto fail;
+            }
+            ao_measurement_release(&mb);
+            if (jb.status)
+                goto parent_failed;
+        }
+        /* then the sampled rounds against the reference (both sides' where
+         * both are untrusted, on one reference per round) */
+        {
+            double base_err = 0;
+            if (prof_check_rounds(p, pl, &rd, base_errors, &base_err, errors, &max_err, err, errlen) < 0 &&
+                !jb.status && !jk.status)
+                goto fail;
+        }
+        if (jb.status)
+            goto parent_failed;
         if (jk.status)
             goto verdict;
         if ((h = cJSON_CreateObject())) {
@@ -633,6 +681,15 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
         }
     }
     jk.status = AO_V_OK;
+    goto verdict;
+parent_failed: /* no comparison with a kernel that cheats on its own side */
+    {
+        char why[sizeof jb.reason];
+        snprintf(why, sizeof why, "%s", jb.reason);
+        jk.status = AO_V_REJECTED;
+        snprintf(jk.reason, sizeof jk.reason, "the kernel it was measured against (its parent, the "
+                 "head-to-head's other side) failed there, so the comparison says nothing: %.300s", why);
+    }
 verdict:
     set_verdict(r, &jk, t, p->o.calib, max_err, &errors, t0);
     if ((h = cJSON_CreateObject())) {

@@ -54,7 +54,8 @@ int prof_sample_slot(struct ao_profiler *p, struct sample *s, int n)
     return ao_reservoir_slot(n, s->size, n < s->size ? 0 : ao_rng_next(&p->choice));
 }
 
-/* One kept timed call against the reference's outputs on its inputs */
+/* One kept timed call against the reference's outputs on its inputs; with
+ * j0, the first side's outputs of the same call (out0) before */
 struct sample_check {
     struct ao_profiler *p;
     struct ao_job *j;
@@ -62,6 +63,10 @@ struct sample_check {
     struct sample *s;
     cJSON *errors;
     double *max_err;
+    struct ao_job *j0;
+    struct dataset *out0;
+    cJSON *errors0;
+    double *max_err0;
 };
 
 /* kept call k's inputs, drawn again from the state they were drawn from */
@@ -80,9 +85,17 @@ static int check_one(void *ctx, int k, const struct dataset *ref)
     float *out[AO_MAX_TENSORS] = {0};
     char set[32];
 
+    snprintf(set, sizeof set, "timed%d", c->s->call[k]);
+    if (c->j0) { /* the other side's outputs of the same round, first */
+        for (int o = 0; o < t->noutputs; o++)
+            out[o] = c->out0[k].t[t->ninputs + o];
+        if (prof_check_outputs(c->j0, t, out, ref, set, c->errors0, c->max_err0) < 0) {
+            c->j0->status = AO_V_REJECTED;
+            return -1;
+        }
+    }
     for (int o = 0; o < t->noutputs; o++)
         out[o] = c->s->out[k].t[t->ninputs + o];
-    snprintf(set, sizeof set, "timed%d", c->s->call[k]);
     if (prof_check_outputs(c->j, t, out, ref, set, c->errors, c->max_err) < 0) {
         /* right on the check sets, wrong when timed: a replay, a race,
          * or a kernel that changes its ways once checks seem over */
@@ -95,10 +108,25 @@ static int check_one(void *ctx, int k, const struct dataset *ref)
     return 0;
 }
 
+int prof_check_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, cJSON *errors0, double *max_err0,
+                      cJSON *errors, double *max_err, char *err, size_t errlen)
+{
+    struct sample_check c = {p, r->side[r->nsides - 1], &pl->task, &r->smp, errors, max_err,
+                             r->check_both ? r->side[0] : NULL, r->out0, errors0, max_err0};
+    long long t0 = ao_now_ns();
+    int rc;
+
+    if (r->smp.n == 0)
+        return 0;
+    rc = prof_ref_outputs(p, pl, r->smp.n, redraw, check_one, &c, err, errlen);
+    r->smp.check_ns = ao_now_ns() - t0;
+    return rc;
+}
+
 int prof_check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
                       struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen)
 {
-    struct sample_check c = {p, j, &pl->task, s, errors, max_err};
+    struct sample_check c = {p, j, &pl->task, s, errors, max_err, NULL, NULL, NULL, NULL};
     long long t0 = ao_now_ns();
     int rc;
 
@@ -302,6 +330,8 @@ long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
 void prof_rounds_free(struct rounds *r)
 {
     prof_sample_free(&r->smp);
+    for (int k = 0; k < CHECKED_MAX; k++)
+        prof_dataset_free(&r->out0[k]);
     for (int s = 0; s < 2; s++) {
         free(r->raw[s]);
         free(r->dev[s]);
@@ -372,7 +402,8 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
         long long round_ns = 0;
 
         force = -1;
-        if (v >= 0 && prof_dataset_alloc(t, &r->smp.out[v], pl->dims, PROF_OUTPUTS) < 0) {
+        if (v >= 0 && (prof_dataset_alloc(t, &r->smp.out[v], pl->dims, PROF_OUTPUTS) < 0 ||
+                       (r->check_both && prof_dataset_alloc(t, &r->out0[v], pl->dims, PROF_OUTPUTS) < 0))) {
             snprintf(err, errlen, "out of memory for the timed calls");
             goto out;
         }
@@ -389,7 +420,8 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
         for (int k = 0; k < r->nsides; k++) {
             int s = k ? !first : first;
             struct ao_job *j = r->side[s];
-            float **out = v < 0 ? NULL : j == kj ? r->smp.out[v].t + t->ninputs : scratch;
+            float **out = v < 0 ? NULL : j == kj ? r->smp.out[v].t + t->ninputs
+                                               : r->check_both ? r->out0[v].t + t->ninputs : scratch;
             long long e;
             if ((r->n < 32 || r->n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
                 goto out; /* spread over the calls, at most about 90 */

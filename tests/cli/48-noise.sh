@@ -201,6 +201,30 @@ assert not bad, bad
 print("# skip_when_no_repeats head to head:", [(r["status"], r.get("speedup")) for r in quiet])
 PY
 ok $? "a kernel that skips where no input repeats gets no gain head to head: it sees the repeats there too (alone: $(field "$T/skip-alone.json" "r['status']"))"
+# --- both sides of a comparison are untrusted (issue 56, part 1) -----------
+# a parent the model wrote takes the head-to-head's other side: one that
+# skips its work on most calls (and so made its children look 0.71x) is
+# checked and held to the roofline there too, and the comparison is refused
+# with why; an honest parent (the baseline with a comment) compares as ever
+$M - >"$T/par-in.jsonl" <<'PY'
+import json
+base = open("nkibench/matmul/baseline.c").read()
+cheat = open("tests/h2h/skip_rounds.c").read()
+for i, (par, name) in enumerate([(cheat, "cheat"), (cheat, "cheat"), (base + "\n/* a comment */\n", "honest")]):
+    print(json.dumps(dict(type="kernel", v=1, id="par-%s-%d" % (name, i), run="p", task="matmul", target="cpu",
+                          iter=1, size="tiny", source=base + "\n/* child %d */\n" % i, baseline_source=par)))
+PY
+bin/accelopt-profiler <"$T/par-in.jsonl" >"$T/par-out.jsonl" 2>"$T/par.err"
+$M - "$T/par-out.jsonl" <<'PY'
+import json, sys
+rs = {r["kernel_id"]: r for r in (json.loads(l) for l in open(sys.argv[1])) if r.get("type") == "result"}
+assert len(rs) == 3, list(rs)
+for k in ("par-cheat-0", "par-cheat-1"):
+    assert rs[k]["status"] == "rejected" and "the kernel it was measured against" in rs[k]["reason"], rs[k].get("reason")
+assert rs["par-honest-2"]["status"] == "ok" and "head_to_head" in rs["par-honest-2"], rs["par-honest-2"].get("reason")
+print("# parent cheats:", [rs[k]["reason"][-60:] for k in ("par-cheat-0", "par-cheat-1")])
+PY
+ok $? "a parent that skips its work on its side of a comparison is caught there: the comparison refused, an honest parent's compared"
 # A kernel that skips its work on 55% of calls everywhere, given straight
 # to a head-to-head: refused every time, by the roofline or by the sampled
 # rounds (CHECKED_H2H of them, however busy the machine: the reference's
