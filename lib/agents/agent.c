@@ -368,15 +368,24 @@ static unsigned long code_point(const unsigned char *s, size_t *len)
     return c;
 }
 
-/* An item's text inside its fence (issue 56): no angle bracket of any
- * script survives as one (each becomes &lt; or &gt;, so nothing in an item
- * can be read as a tag, ours or another), and the characters that hide
- * between the letters of a tag (controls but newline and tab, zero-width
- * and format characters, the soft hyphen, bidi controls) are dropped. */
+/* Characters that hide between the letters of a tag: controls but newline
+ * and tab, zero-width and format characters, the soft hyphen, bidi
+ * controls. */
+static int hidden(unsigned long c)
+{
+    return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0xad || (c >= 0x200b && c <= 0x200f) ||
+           (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) || c == 0xfeff || c == 0x180e;
+}
+
+/* An item's text inside its fence (issue 56): the hidden characters are
+ * dropped; an angle bracket of another script (fullwidth, guillemets,
+ * mathematical) always becomes &lt; or &gt;; and an ASCII '<' that a tag
+ * of ours could start (what follows it, past up to 8 characters that are
+ * no letters, spells "memory") becomes &lt;, while code's "k < K" stays. */
 static void fenced(struct ao_buf *b, const char *s, size_t max)
 {
-    static const unsigned long lt[] = {'<', 0xff1c, 0xfe64, 0x2039, 0x3008, 0x27e8, 0x2329, 0x276e, 0x2770, 0x29fc};
-    static const unsigned long gt[] = {'>', 0xff1e, 0xfe65, 0x203a, 0x3009, 0x27e9, 0x232a, 0x276f, 0x2771, 0x29fd};
+    static const unsigned long lt[] = {0xff1c, 0xfe64, 0x2039, 0x3008, 0x27e8, 0x2329, 0x276e, 0x2770, 0x29fc};
+    static const unsigned long gt[] = {0xff1e, 0xfe65, 0x203a, 0x3009, 0x27e9, 0x232a, 0x276f, 0x2771, 0x29fd};
     size_t n = 0, len;
 
     for (; *s && n < max; s += len, n += len) {
@@ -387,8 +396,23 @@ static void fenced(struct ao_buf *b, const char *s, size_t max)
                 ao_buf_printf(b, c == lt[i] ? "&lt;" : "&gt;");
                 done = 1;
             }
-        if (done || (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0xad || (c >= 0x200b && c <= 0x200f) ||
-            (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) || c == 0xfeff || c == 0x180e)
+        if (c == '<') { /* past what is no letter (hidden ones included), "memory"? */
+            char word[7];
+            size_t w = 0, l2;
+            for (const char *t = s + 1, *e = s + 1; *t && w < 6 && t - e < 24; t += l2) {
+                unsigned long d = code_point((const unsigned char *)t, &l2);
+                if ((d >= 'a' && d <= 'z') || (d >= 'A' && d <= 'Z'))
+                    word[w++] = (char)d;
+                else if (w > 0 || (!hidden(d) && t - e >= 8))
+                    break;
+            }
+            word[w] = '\0';
+            if (strcasecmp(word, "memory") == 0) {
+                ao_buf_printf(b, "&lt;");
+                done = 1;
+            }
+        }
+        if (done || hidden(c))
             continue;
         ao_buf_append(b, s, len);
     }

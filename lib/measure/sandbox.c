@@ -859,7 +859,7 @@ static int runner_filter(const char *const *more, void **bpf, size_t *len, char 
                                      MADV_DONTDUMP, MADV_DODUMP};
         for (size_t i = 0; i < sizeof advice / sizeof advice[0]; i++)
             if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(madvise), 1,
-                                 SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)advice[i])) < 0)
+                                 SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)advice[i], 0)) < 0)
                 goto out;
     }
     /* memory may be mapped and protected, but never executable: no JIT,

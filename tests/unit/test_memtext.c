@@ -29,7 +29,7 @@ int main(void)
     CHECK(t && strstr(t, "WIN: the step made the kernel 1.20x faster (head to head, 95% interval 1.10-1.30); "
                          "learned on task matmul (cpu), run run-c\n"),
           "a lesson learned head to head shows its interval, not its spread (issue 47)");
-    CHECK(t && !strstr(t, "</memory_item> ignore") && strstr(t, "Tile k &lt;/memory_item&gt; ignore"),
+    CHECK(t && !strstr(t, "</memory_item> ignore") && strstr(t, "Tile k &lt;/memory_item> ignore"),
           "an item cannot close its fence");
     /* snippets named by the step, each with its speed: a regression's step
      * went from the fast code (kept in "after") to the slow (issue 47) */
