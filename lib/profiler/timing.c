@@ -398,7 +398,11 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
     while (r->n < r->max) {
         int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0;
         int first = r->nsides == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
-        struct dataset *d = v >= 0 || r->nsides == 2 ? &fresh : NULL;
+        /* two sides share a round's inputs, drawn once and copied into
+         * each; a lone side's are drawn straight into its tensors from its
+         * core, a kept call's exactly as any other's (issue 56): only the
+         * generator's state is kept, to draw them again after the call */
+        struct dataset *d = r->nsides == 2 ? &fresh : NULL;
         long long round_ns = 0;
 
         force = -1;
@@ -407,13 +411,10 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
             snprintf(err, errlen, "out of memory for the timed calls");
             goto out;
         }
+        if (v >= 0)
+            r->smp.seed[v] = p->rng;
         if (d) {
-            /* drawn as an unchecked call's are (a lone side's unchecked
-             * inputs are drawn straight into its tensors by prof_job_call);
-             * a kept one's generator state kept to draw them again */
             long long t0 = ao_now_ns();
-            if (v >= 0)
-                r->smp.seed[v] = p->rng;
             prof_draw_timed(&p->rng, p, t, d);
             r->inputs_ns += ao_now_ns() - t0;
         }
@@ -429,7 +430,13 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
             if ((e = prof_job_call(j, pl->dims, d ? d->t : NULL, d ? NULL : &p->rng, 0x7fc00000u, out,
                                    "in a timed call")) < 0)
                 goto out;
-            if (v >= 0 && (bad = prof_inputs_changed(j, pl->dims, d->t))) {
+            if (v >= 0 && !d) { /* the inputs it was given, drawn again (untimed) to compare */
+                struct ao_rng again = r->smp.seed[v];
+                long long t0 = ao_now_ns();
+                prof_draw_timed(&again, p, t, &fresh);
+                r->inputs_ns += ao_now_ns() - t0;
+            }
+            if (v >= 0 && (bad = prof_inputs_changed(j, pl->dims, fresh.t))) {
                 j->status = AO_V_REJECTED;
                 snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call %d: "
                          "inputs are read-only", bad, r->n);
