@@ -102,7 +102,6 @@ static int llm_plan(struct ao_agent *a, const struct ao_plan_ask *q, struct ao_p
     return rc;
 }
 
-/* A kernel out of a reply: k->source, or why not in k->error. */
 /* What the model said before its code (issue 55: an executor says what it
  * did beyond or against the plan): the text before the first fence, after
  * any reasoning it closed, trimmed, at most NOTES_MAX bytes cut on a
@@ -131,6 +130,8 @@ static char *notes_of(const char *reply)
     return strndup(s, n);
 }
 
+/* A kernel out of a reply: k->source (with the words before it in
+ * k->notes), or why not in k->error. */
 static int take_code(const struct ao_plan_msg *p, char *reply, char *failed, struct ao_kernel_msg *k)
 {
     char why[AO_ERRLEN];

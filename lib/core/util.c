@@ -218,7 +218,6 @@ int ao_write_file(const char *path, const void *p, size_t n, char *err, size_t e
 int ao_replace_file(const char *path, const void *p, size_t n, char *err, size_t errlen)
 {
     char tmp[PATH_MAX];
-
     int fd = -1;
 
     if (ao_name(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) < 0)

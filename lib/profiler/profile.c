@@ -507,9 +507,6 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     rd.max = max;
     rd.budget_ns = (long long)(2 * p->o.budget_s * 1e9);
     rd.smp.size = prof_sample_size(pl, CHECKED_H2H);
-    /* the other side is the task's own baseline (the final head-to-head),
-     * or a parent the model wrote (a comparison): that one is checked and
-     * held to the roofline as the kernel is (issue 56) */
     err[0] = '\0';
     timed = prof_rounds(p, pl, &rd, err, errlen);
     kns += rd.kernel_ns;
@@ -527,6 +524,10 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
         if (v[1] > 0) {
             jk.status = AO_V_REJECTED;
             goto verdict;
+        }
+        if (v[0] > 0 && rd.check_both) {
+            jb.status = AO_V_REJECTED;
+            goto parent_failed;
         }
         if (v[0] > 0) {
             snprintf(err, errlen, "the baseline's device times in its head-to-head: %s", jb.reason);
@@ -711,6 +712,8 @@ verdict:
 side_failed:
     if (!jb.status && !jk.status) /* ours, not a side's: err says why */
         goto fail;
+    if (jb.status && rd.check_both)
+        goto parent_failed;
     if (jb.status) {
         snprintf(err, errlen, "the baseline failed its head-to-head: %s", jb.reason);
         goto fail;

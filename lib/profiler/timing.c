@@ -108,33 +108,32 @@ static int check_one(void *ctx, int k, const struct dataset *ref)
     return 0;
 }
 
+/* c's kept calls against one reference each, timed into its sample */
+static int check_kept(struct pool *pl, struct sample_check *c, char *err, size_t errlen)
+{
+    long long t0 = ao_now_ns();
+    int rc;
+
+    if (c->s->n == 0)
+        return 0;
+    rc = prof_ref_outputs(c->p, pl, c->s->n, redraw, check_one, c, err, errlen);
+    c->s->check_ns = ao_now_ns() - t0;
+    return rc;
+}
+
 int prof_check_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, cJSON *errors0, double *max_err0,
                       cJSON *errors, double *max_err, char *err, size_t errlen)
 {
     struct sample_check c = {p, r->side[r->nsides - 1], &pl->task, &r->smp, errors, max_err,
                              r->check_both ? r->side[0] : NULL, r->out0, errors0, max_err0};
-    long long t0 = ao_now_ns();
-    int rc;
-
-    if (r->smp.n == 0)
-        return 0;
-    rc = prof_ref_outputs(p, pl, r->smp.n, redraw, check_one, &c, err, errlen);
-    r->smp.check_ns = ao_now_ns() - t0;
-    return rc;
+    return check_kept(pl, &c, err, errlen);
 }
 
 int prof_check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
                       struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen)
 {
     struct sample_check c = {p, j, &pl->task, s, errors, max_err, NULL, NULL, NULL, NULL};
-    long long t0 = ao_now_ns();
-    int rc;
-
-    if (s->n == 0)
-        return 0;
-    rc = prof_ref_outputs(p, pl, s->n, redraw, check_one, &c, err, errlen);
-    s->check_ns = ao_now_ns() - t0;
-    return rc;
+    return check_kept(pl, &c, err, errlen);
 }
 
 /* Correctness on every check set, poisoned with NaN, the first again with
@@ -379,10 +378,11 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
             goto out;
     if (!(lat = malloc(sizeof *lat * (size_t)r->max)))
         goto out;
-    /* a kept round's inputs, and two sides' every round's, are drawn into
-     * fresh (once, copied to both sides); the baseline's outputs of a kept
-     * round go to a scratch copy: a kept round reads both sides', so both
-     * are watched alike */
+    /* fresh: two sides' every round's inputs (drawn once, copied to both),
+     * or a lone side's kept call's drawn again after it to compare; the
+     * first side's outputs of a kept round go to out0 where they are
+     * checked (check_both), else to a scratch copy: a kept round reads
+     * both sides', so both are watched alike */
     if (prof_dataset_alloc(t, &fresh, pl->dims, PROF_INPUTS) < 0)
         goto out;
     if (r->nsides == 2)

@@ -18,8 +18,6 @@
 
 static const char *const cpu_tags[] = {"", "c", "c11", "c99", "c17", "h", "cpp", "c++", "cc", NULL};
 
-/* The C prototype, then the tensors in the order the kernel takes them:
- * host pointers to row-major float32 arrays, then the sizes as int. */
 /* "12.0 MiB", "768 KiB" */
 static void bytes_text(struct ao_buf *b, double n)
 {
@@ -62,6 +60,8 @@ static void cpu_work(const struct ao_task *t, const long long *dims, struct ao_b
                   mm, t->mm_flops, vec, t->vec_flops);
 }
 
+/* The C prototype, then the tensors in the order the kernel takes them:
+ * host pointers to row-major float32 arrays, then the sizes as int. */
 static void cpu_convention(const struct ao_task *t, const char *size, const long long *dims,
                            struct ao_buf *b)
 {

@@ -165,12 +165,12 @@ int ao_io_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
 
 int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen)
 {
+    int rc;
+
     if (!io->key && !(io->key = calloc(1, sizeof *io->key))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc;
-
     if ((rc = ao_sign_key_load(io->key, err, errlen)) < 0) {
         free(io->key);
         io->key = NULL;

@@ -151,8 +151,8 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
         int fd;
         snprintf(def, sizeof def, "%s/sign.key", ao_state_dir());
         path = def;
-        /* with HOME unset the state dir is under /tmp: another user may
-         * have made it, or a key in it, first */
+        /* a state dir another user can write (or made first) could hold a
+         * key of theirs: a setting to fix (-2) */
         if (ao_mkdirs(ao_state_dir(), 0700) == 0 && ao_dir_ours_alone(ao_state_dir(), "the signing key's directory", err, errlen) < 0)
             return -2;
         /* written whole under a name of its own, then linked into place:

@@ -232,3 +232,6 @@ rf=$?
 [ $rs -eq 1 ] && [ $rf -eq 1 ] && grep -q "no item mem:doesnotexist" "$T/fg2.out" &&
     ! A list --json --redis "$REDIS_URL" | grep -q "\"id\":\"$some\""
 ok $? "memory forget of an unknown id exits 1 like show (show $rs, forget $rf), and still forgets the known one"
+env -u ACCELOPT_REDIS bin/accelopt memory forget mem:doesnotexist >/dev/null 2>"$T/fg3.err"
+[ $? -eq 1 ] && grep -q "no item mem:doesnotexist in memory:target:cpu" "$T/fg3.err"
+ok $? "...and so on this machine's memory, without a redis"

@@ -243,30 +243,27 @@ static int remove_ids(struct ao_redis *r, const char *key, const cJSON *items, c
 
 static int chosen(const cJSON *it, const struct ao_config *c);
 
-/* forget's item IDs that name no item (said, each): like rm of a missing
- * file, the others are forgotten and the command fails (show's status).
- * found(id, ctx) says whether an id is there. */
-static int ids_missing(const struct ao_config *c, int (*found)(const char *id, const void *ctx), const void *ctx,
-                       const char *key)
+/* forget's item IDs (args[1..]): seen[i] set for each one an item of the
+ * memory bears */
+static void note_named(const struct ao_config *c, const char *id, unsigned char *seen)
+{
+    for (int i = 1; i < c->nargs; i++)
+        seen[i] |= !strcmp(id, c->args[i]);
+}
+
+/* The IDs named that no item bore, said each: like rm of a missing file,
+ * the others are forgotten and the command fails (show's status).  How
+ * many. */
+static int ids_missing(const struct ao_config *c, const unsigned char *seen, const char *key)
 {
     int missing = 0;
 
     for (int i = 1; i < c->nargs; i++)
-        if (!found(c->args[i], ctx)) {
+        if (!seen[i]) {
             ao_err("no item %s in %s", c->args[i], key);
             missing++;
         }
     return missing;
-}
-
-static int in_items(const char *id, const void *ctx)
-{
-    const cJSON *it;
-
-    cJSON_ArrayForEach(it, (const cJSON *)ctx)
-        if (!strcmp(ao_json_str(it, "id", ""), id))
-            return 1;
-    return 0;
 }
 
 /* forget, on a memory in a redis: the chosen items, removed at once. */
@@ -274,18 +271,27 @@ static int forget_in_redis(struct ao_redis *r, const char *key, const cJSON *ite
                            const struct ao_config *c)
 {
     const char **ids = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof *ids);
+    unsigned char *seen = calloc((size_t)c->nargs + 1, 1);
     const cJSON *it;
     int n = 0, code;
 
-    if (!ids)
+    if (!ids || !seen) {
+        free(ids);
+        free(seen);
         return ao_err("out of memory"), AO_EXIT_FAIL;
-    cJSON_ArrayForEach(it, items)
+    }
+    cJSON_ArrayForEach(it, items) {
+        note_named(c, ao_json_str(it, "id", ""), seen);
         if (chosen(it, c))
             ids[n++] = ao_json_str(it, "id", "");
+    }
     code = n ? remove_ids(r, key, items, ids, n, ao_config_bool(c, "dry-run"))
              : (ao_info("nothing in %s to forget", key), AO_EXIT_OK);
+    if (ids_missing(c, seen, key) && code == AO_EXIT_OK)
+        code = AO_EXIT_FAIL;
     free(ids);
-    return ids_missing(c, in_items, items, key) && code == AO_EXIT_OK ? AO_EXIT_FAIL : code;
+    free(seen);
+    return code;
 }
 
 static int cmd_prune(struct ao_redis *r, const char *key, const cJSON *items,
@@ -353,10 +359,10 @@ static int chosen(const cJSON *it, const struct ao_config *c)
 }
 
 /* memstore_forget's choice on this machine's memory: chosen, and said;
- * the IDs named that were seen kept in seen (an item's id, once each). */
+ * the IDs named noted as seen (note_named) */
 struct forget_pass {
     const struct ao_config *c;
-    cJSON *seen;
+    unsigned char *seen;
 };
 
 static int forget_here(const cJSON *it, void *ctx)
@@ -364,13 +370,7 @@ static int forget_here(const cJSON *it, void *ctx)
     struct forget_pass *f = ctx;
     const struct ao_config *c = f->c;
 
-    if (f->seen) { /* its id is all ids_missing reads */
-        cJSON *id = cJSON_CreateObject();
-        if (id && cJSON_AddStringToObject(id, "id", ao_json_str(it, "id", "")))
-            cJSON_AddItemToArray(f->seen, id);
-        else
-            cJSON_Delete(id);
-    }
+    note_named(c, ao_json_str(it, "id", ""), f->seen);
     if (!chosen(it, c))
         return 0;
     printf("%s %s  ", ao_config_bool(c, "dry-run") ? "would forget" : "forget", ao_json_str(it, "id", "?"));
@@ -418,18 +418,18 @@ static int from_machine(struct ao_config *c, const char *verb, const char *key)
     if (!forget_wants(c))
         return AO_EXIT_USAGE;
     {
-        struct forget_pass f = {c, cJSON_CreateArray()};
+        struct forget_pass f = {c, calloc((size_t)c->nargs + 1, 1)};
         int missing;
         if (!f.seen || memstore_forget(key, forget_here, &f, ao_config_bool(c, "dry-run"), &removed, &left, err,
                                        sizeof err) < 0) {
             ao_err("%s", f.seen ? err : "out of memory");
-            cJSON_Delete(f.seen);
+            free(f.seen);
             return AO_EXIT_FAIL;
         }
         ao_info("%s %d item%s of this machine's memory %s; %d left", ao_config_bool(c, "dry-run")
                 ? "would forget" : "forgot", removed, removed == 1 ? "" : "s", key, left);
-        missing = ids_missing(c, in_items, f.seen, key);
-        cJSON_Delete(f.seen);
+        missing = ids_missing(c, f.seen, key);
+        free(f.seen);
         return missing ? AO_EXIT_FAIL : AO_EXIT_OK;
     }
 }

@@ -213,10 +213,6 @@ static int resolve_tasks(struct run *R, char *err, size_t errlen)
 
 static int role_builtin(const char *role);
 
-/* --baseline FILE: the user's kernel is where the run starts.  The task is
- * copied into the run's directory (task/<name>/: its files, FILE as its
- * baseline) and the run is of that copy, so that the stages, the final
- * head-to-head and --resume all read the same baseline. */
 /* --baseline FILE builds, and passes its target's checks of what was
  * built: found out now, with a compile in the sandbox, not after the
  * whole stack starts; the compiler's words name the user's file, not the
@@ -264,6 +260,10 @@ static int baseline_builds(struct run *R, const struct ao_task *t, const char *f
     return rc;
 }
 
+/* --baseline FILE: the user's kernel is where the run starts.  The task is
+ * copied into the run's directory (task/<name>/: its files, FILE as its
+ * baseline) and the run is of that copy, so that the stages, the final
+ * head-to-head and --resume all read the same baseline. */
 static int own_baseline(struct run *R, const char *file, char *err, size_t errlen)
 {
     char dir[RUN_DIR_MAX + 200], path[RUN_DIR_MAX + 400], from[1200], *src;

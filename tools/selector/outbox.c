@@ -194,11 +194,13 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
             /* a gain is the comparisons' "faster": its interval leaves 1
              * out and it is at least AO_CMP_MIN_GAIN; anything else is no
              * significant gain, and the result stays the baseline */
+            char small[48];
+            snprintf(small, sizeof small, "under the %.2fx a gain must reach", AO_CMP_MIN_GAIN);
             method = "no_gain";
             snprintf(why, sizeof why, "%s%sno significant gain: the search's best measured %.3fx (%.3f-%.3f) "
                      "against the baseline head to head, %s, so the result is the baseline (the search's best "
                      "is kept as candidate.%s)", reason ? reason : "", reason ? "; " : "", sp, c.low, c.high,
-                     sp < 1 ? "slower" : c.low <= 1 ? "an interval that holds 1" : "under the 2% a gain must be",
+                     sp < 1 ? "slower" : c.low <= 1 ? "an interval that holds 1" : small,
                      tg ? tg->ext : "c");
             reason = why;
             as_baseline = 1;
