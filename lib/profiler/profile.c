@@ -647,18 +647,18 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
             if (jb.status)
                 goto parent_failed;
         }
-        /* then the sampled rounds against the reference (both sides' where
-         * both are untrusted, on one reference per round) */
-        {
-            double base_err = 0;
-            if (prof_check_rounds(p, pl, &rd, base_errors, &base_err, errors, &max_err, err, errlen) < 0 &&
-                !jb.status && !jk.status)
-                goto fail;
-        }
-        if (jb.status)
-            goto parent_failed;
+        /* then the sampled rounds against the reference; where the kernel's
+         * pass, a parent's that disagreed with them on the same inputs are
+         * the parent's fault (prof_rounds, sides_agree) */
+        if (prof_check_sample(p, pl, &jk, &rd.smp, errors, &max_err, err, errlen) < 0)
+            goto fail;
         if (jk.status)
             goto verdict;
+        if (rd.disagree[0]) {
+            jb.status = AO_V_REJECTED;
+            snprintf(jb.reason, sizeof jb.reason, "%s", rd.disagree);
+            goto parent_failed;
+        }
         if ((h = cJSON_CreateObject())) {
             cJSON_AddNumberToObject(h, "speedup", speedup);
             cJSON_AddNumberToObject(h, "speedup_low", low);

@@ -301,10 +301,11 @@ struct rounds {
     long long budget_ns; /* past min, stop once the rounds' calls took this long */
     double spread;       /* ... or (one side) once its figure's spread is this; 0: never */
     struct sample smp;   /* the kept rounds: the kernel's (the last side's) outputs */
-    /* and the first side's, where it is untrusted too (a comparison with
-     * a parent the model wrote, issue 56): checked on the same inputs */
+    /* the first side untrusted too (a comparison with a parent the model
+     * wrote, issue 56): its kept rounds' outputs held against the kernel's
+     * of the same inputs; the first disagreement, in words, or "" */
     int check_both;
-    struct dataset out0[CHECKED_MAX];
+    char disagree[300];
     long long *raw[2], *dev[2], *ev[2]; /* per side and round: our clock, the runner's */
     unsigned *late[2];
     int n, voided;
@@ -312,11 +313,6 @@ struct rounds {
 };
 /* 0; or -1, with a side's status set (its verdict) or err (our failure) */
 int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *err, size_t errlen);
-/* The kept rounds of both sides (r->check_both) against the reference, one
- * reference per kept round: the first side's (j0) first.  0, or -1 with a
- * side's status set or err. */
-int prof_check_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, cJSON *errors0, double *max_err0,
-                      cJSON *errors, double *max_err, char *err, size_t errlen);
 void prof_rounds_free(struct rounds *r);
 int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
                  double *max_err, struct timed *m, char *err, size_t errlen);

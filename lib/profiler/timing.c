@@ -54,8 +54,7 @@ int prof_sample_slot(struct ao_profiler *p, struct sample *s, int n)
     return ao_reservoir_slot(n, s->size, n < s->size ? 0 : ao_rng_next(&p->choice));
 }
 
-/* One kept timed call against the reference's outputs on its inputs; with
- * j0, the first side's outputs of the same call (out0) before */
+/* One kept timed call against the reference's outputs on its inputs */
 struct sample_check {
     struct ao_profiler *p;
     struct ao_job *j;
@@ -63,10 +62,6 @@ struct sample_check {
     struct sample *s;
     cJSON *errors;
     double *max_err;
-    struct ao_job *j0;
-    struct dataset *out0;
-    cJSON *errors0;
-    double *max_err0;
 };
 
 /* kept call k's inputs, drawn again from the state they were drawn from */
@@ -86,14 +81,6 @@ static int check_one(void *ctx, int k, const struct dataset *ref)
     char set[32];
 
     snprintf(set, sizeof set, "timed%d", c->s->call[k]);
-    if (c->j0) { /* the other side's outputs of the same round, first */
-        for (int o = 0; o < t->noutputs; o++)
-            out[o] = c->out0[k].t[t->ninputs + o];
-        if (prof_check_outputs(c->j0, t, out, ref, set, c->errors0, c->max_err0) < 0) {
-            c->j0->status = AO_V_REJECTED;
-            return -1;
-        }
-    }
     for (int o = 0; o < t->noutputs; o++)
         out[o] = c->s->out[k].t[t->ninputs + o];
     if (prof_check_outputs(c->j, t, out, ref, set, c->errors, c->max_err) < 0) {
@@ -108,32 +95,38 @@ static int check_one(void *ctx, int k, const struct dataset *ref)
     return 0;
 }
 
-/* c's kept calls against one reference each, timed into its sample */
-static int check_kept(struct pool *pl, struct sample_check *c, char *err, size_t errlen)
-{
-    long long t0 = ao_now_ns();
-    int rc;
-
-    if (c->s->n == 0)
-        return 0;
-    rc = prof_ref_outputs(c->p, pl, c->s->n, redraw, check_one, c, err, errlen);
-    c->s->check_ns = ao_now_ns() - t0;
-    return rc;
-}
-
-int prof_check_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, cJSON *errors0, double *max_err0,
-                      cJSON *errors, double *max_err, char *err, size_t errlen)
-{
-    struct sample_check c = {p, r->side[r->nsides - 1], &pl->task, &r->smp, errors, max_err,
-                             r->check_both ? r->side[0] : NULL, r->out0, errors0, max_err0};
-    return check_kept(pl, &c, err, errlen);
-}
-
 int prof_check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
                       struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen)
 {
-    struct sample_check c = {p, j, &pl->task, s, errors, max_err, NULL, NULL, NULL, NULL};
-    return check_kept(pl, &c, err, errlen);
+    struct sample_check c = {p, j, &pl->task, s, errors, max_err};
+    long long t0 = ao_now_ns();
+    int rc;
+
+    if (s->n == 0)
+        return 0;
+    rc = prof_ref_outputs(p, pl, s->n, redraw, check_one, &c, err, errlen);
+    s->check_ns = ao_now_ns() - t0;
+    return rc;
+}
+
+/* A kept round's first side (an untrusted parent, r->check_both) against
+ * the kernel's outputs of the same inputs: both right means within the
+ * tolerance of the reference each, so within twice it of each other; the
+ * kernel's are checked against the reference afterwards, so a
+ * disagreement is the parent's once the kernel passes.  The first noted in
+ * r->disagree. */
+static void sides_agree(const struct ao_profiler *p, const struct ao_task *t, struct rounds *r, int v,
+                        float *const *first)
+{
+    for (int o = 0; o < t->noutputs && !r->disagree[0]; o++) {
+        const float *k = r->smp.out[v].t[t->ninputs + o];
+        double e = prof_rel_l2(first[o], k, ao_task_elems(t, t->ninputs + o, r->smp.out[v].dims),
+                               prof_host_threads(p->tg));
+        if (!(e <= 2 * t->tolerance))
+            snprintf(r->disagree, sizeof r->disagree, "output '%s' in timed round %d is %.3g (relative L2) "
+                     "from the kernel's on the same inputs, over twice the tolerance %.3g",
+                     t->t[t->ninputs + o].name, r->n, e, t->tolerance);
+    }
 }
 
 /* Correctness on every check set, poisoned with NaN, the first again with
@@ -329,8 +322,6 @@ long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
 void prof_rounds_free(struct rounds *r)
 {
     prof_sample_free(&r->smp);
-    for (int k = 0; k < CHECKED_MAX; k++)
-        prof_dataset_free(&r->out0[k]);
     for (int s = 0; s < 2; s++) {
         free(r->raw[s]);
         free(r->dev[s]);
@@ -380,9 +371,9 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
         goto out;
     /* fresh: two sides' every round's inputs (drawn once, copied to both),
      * or a lone side's kept call's drawn again after it to compare; the
-     * first side's outputs of a kept round go to out0 where they are
-     * checked (check_both), else to a scratch copy: a kept round reads
-     * both sides', so both are watched alike */
+     * first side's outputs of a kept round go to a scratch copy (held
+     * against the kernel's where it is untrusted): a kept round reads both
+     * sides', so both are watched alike */
     if (prof_dataset_alloc(t, &fresh, pl->dims, PROF_INPUTS) < 0)
         goto out;
     if (r->nsides == 2)
@@ -406,8 +397,7 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
         long long round_ns = 0;
 
         force = -1;
-        if (v >= 0 && (prof_dataset_alloc(t, &r->smp.out[v], pl->dims, PROF_OUTPUTS) < 0 ||
-                       (r->check_both && prof_dataset_alloc(t, &r->out0[v], pl->dims, PROF_OUTPUTS) < 0))) {
+        if (v >= 0 && prof_dataset_alloc(t, &r->smp.out[v], pl->dims, PROF_OUTPUTS) < 0) {
             snprintf(err, errlen, "out of memory for the timed calls");
             goto out;
         }
@@ -421,8 +411,7 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
         for (int k = 0; k < r->nsides; k++) {
             int s = k ? !first : first;
             struct ao_job *j = r->side[s];
-            float **out = v < 0 ? NULL : j == kj ? r->smp.out[v].t + t->ninputs
-                                               : r->check_both ? r->out0[v].t + t->ninputs : scratch;
+            float **out = v < 0 ? NULL : j == kj ? r->smp.out[v].t + t->ninputs : scratch;
             long long e;
             if ((r->n < 32 || r->n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
                 goto out; /* spread over the calls, at most about 90 */
@@ -460,6 +449,8 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
             force = v;
             continue;
         }
+        if (v >= 0 && r->check_both)
+            sides_agree(p, t, r, v, scratch);
         if (v >= 0) {
             r->smp.call[v] = r->n;
             if (v >= r->smp.n)
