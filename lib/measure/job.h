@@ -86,6 +86,7 @@ struct ao_job {
      * drawn or copied in and outputs poisoned, the tensors handed to the
      * device, and brought back */
     long long inputs_ns, to_device_ns, from_device_ns;
+    int inputs_copied; /* calls whose inputs were copied in (the check sets) rather than drawn */
     /* a call whose outputs are read next (prof_job_call, host targets):
      * a sample of them copied the moment it says done and compared once
      * it is stopped, so a kernel that goes on writing after a `done` it

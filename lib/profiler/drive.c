@@ -310,6 +310,7 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
      * a device's are copied by DMA, so they are drawn on all the others */
     if (!j->tg->after_call)
         ao_job_on_runner(j);
+    j->inputs_copied += in != NULL;
     for (int i = 0; i < t->ninputs; i++) {
         size_t n = ao_task_elems(t, i, dims);
         if (in)

@@ -1,6 +1,7 @@
 /* timing.c - one measurement: correctness on the check sets, warm-up,
  * the timed calls until the spread or the budget says stop, and the
  * reservoir of timed calls checked after */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +320,33 @@ long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
     return e;
 }
 
+/* The stand-in for a head-to-head's other side (issue 56).  In a
+ * head-to-head another kernel runs on the same core between a kernel's own
+ * calls: its check sets and warm-up before or after the kernel's, then one
+ * call a round before or after the kernel's, in a random order.  A lone
+ * measurement puts the stand-in in the same places, for as long as another
+ * side would take: our thread busy on the runner's core (so the core is
+ * as awake after it as after another kernel).  It leaves the caches alone:
+ * a cache swept at random made the lone figure two figures, and its spread
+ * never settled (docs/BENCHMARKS.md). */
+static long long stand_in(struct ao_job *j, long long ns)
+{
+    long long t0 = ao_now_ns(), now = t0;
+
+    ao_job_on_runner(j);
+    while (now - t0 < ns)
+        now = ao_now_ns();
+    ao_job_off_runner(j);
+    return now - t0;
+}
+
+/* A stand-in's length against the kernel's: one drawn per measurement,
+ * log-uniform from 1/2 to 2, as another kernel's could be */
+double prof_stand_in_ratio(struct ao_profiler *p)
+{
+    return exp2(2 * ao_rng_unit(&p->choice) - 1);
+}
+
 void prof_rounds_free(struct rounds *r)
 {
     prof_sample_free(&r->smp);
@@ -353,13 +381,15 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
     struct ao_job *kj = r->side[r->nsides - 1]; /* the kernel's: its outputs are checked */
     struct dataset fresh;
     float *scratch[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, spent = 0;
+    long long *lat = NULL, spent = 0, slot_ns = kj->raw_ns; /* the last call's, until a round's */
+    /* slots a round: each side's call, or a lone side's and the stand-in's */
+    int slots = r->nsides == 2 || r->stand_in > 0 ? 2 : 1;
     int force = -1, clock = p->tg->runner_clock, rc = -1;
     const char *bad;
 
     memset(&fresh, 0, sizeof fresh);
     r->n = r->voided = 0;
-    r->kernel_ns = r->inputs_ns = 0;
+    r->kernel_ns = r->inputs_ns = r->stand_in_ns = 0;
     snprintf(err, errlen, "out of memory for the timed calls");
     for (int s = 0; s < r->nsides; s++)
         if (!(r->raw[s] = malloc(sizeof **r->raw * (size_t)r->max)) ||
@@ -369,11 +399,10 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
             goto out;
     if (!(lat = malloc(sizeof *lat * (size_t)r->max)))
         goto out;
-    /* fresh: two sides' every round's inputs (drawn once, copied to both),
-     * or a lone side's kept call's drawn again after it to compare; the
-     * first side's outputs of a kept round go to a scratch copy (held
-     * against the kernel's where it is untrusted): a kept round reads both
-     * sides', so both are watched alike */
+    /* fresh: a kept round's inputs drawn again after its calls, to compare;
+     * the first side's outputs of a kept round
+     * go to a scratch copy (held against the kernel's where it is
+     * untrusted): a kept round reads both sides', so both are watched alike */
     if (prof_dataset_alloc(t, &fresh, pl->dims, PROF_INPUTS) < 0)
         goto out;
     if (r->nsides == 2)
@@ -385,15 +414,17 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
     if (p->tg->device_time)
         for (int s = 0; s < r->nsides; s++)
             r->side[s]->hdr->profile = 1;
+    if (r->lead_ns > 0) /* as another side's check sets and warm-up after the kernel's */
+        r->stand_in_ns += stand_in(kj, r->lead_ns);
     err[0] = '\0';
     while (r->n < r->max) {
-        int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0;
-        int first = r->nsides == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
-        /* two sides share a round's inputs, drawn once and copied into
-         * each; a lone side's are drawn straight into its tensors from its
-         * core, a kept call's exactly as any other's (issue 56): only the
-         * generator's state is kept, to draw them again after the call */
-        struct dataset *d = r->nsides == 2 ? &fresh : NULL;
+        int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0, drawn = 0;
+        int first = slots == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
+        /* every side's inputs drawn straight into its tensors from its
+         * core, from the round's one generator state: the same inputs for
+         * both sides, and a kept call's written exactly as any other's
+         * (issue 56); a kept round's drawn again after, to compare */
+        struct ao_rng gen = p->rng, next = gen;
         long long round_ns = 0;
 
         force = -1;
@@ -402,28 +433,31 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
             goto out;
         }
         if (v >= 0)
-            r->smp.seed[v] = p->rng;
-        if (d) {
-            long long t0 = ao_now_ns();
-            prof_draw_timed(&p->rng, p, t, d);
-            r->inputs_ns += ao_now_ns() - t0;
-        }
-        for (int k = 0; k < r->nsides; k++) {
+            r->smp.seed[v] = gen;
+        for (int k = 0; k < slots; k++) {
             int s = k ? !first : first;
-            struct ao_job *j = r->side[s];
-            float **out = v < 0 ? NULL : j == kj ? r->smp.out[v].t + t->ninputs : scratch;
-            long long e;
+            struct ao_job *j;
+            float **out;
+            long long e, t0 = ao_now_ns();
+            if (s >= r->nsides) { /* the stand-in: as long as another side's would be */
+                r->stand_in_ns += stand_in(kj, (long long)(r->stand_in * (double)slot_ns));
+                continue;
+            }
+            j = r->side[s];
+            out = v < 0 ? NULL : j == kj ? r->smp.out[v].t + t->ninputs : scratch;
             if ((r->n < 32 || r->n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
                 goto out; /* spread over the calls, at most about 90 */
             ao_job_place(j, pl->dims);
-            if ((e = prof_job_call(j, pl->dims, d ? d->t : NULL, d ? NULL : &p->rng, 0x7fc00000u, out,
-                                   "in a timed call")) < 0)
+            next = gen;
+            if ((e = prof_job_call(j, pl->dims, NULL, &next, 0x7fc00000u, out, "in a timed call")) < 0)
                 goto out;
-            if (v >= 0 && !d) { /* the inputs it was given, drawn again (untimed) to compare */
-                struct ao_rng again = r->smp.seed[v];
-                long long t0 = ao_now_ns();
+            slot_ns = ao_now_ns() - t0;
+            if (v >= 0 && !drawn) { /* the inputs it was given, drawn again (untimed) to compare */
+                struct ao_rng again = gen;
+                long long t1 = ao_now_ns();
                 prof_draw_timed(&again, p, t, &fresh);
-                r->inputs_ns += ao_now_ns() - t0;
+                r->inputs_ns += ao_now_ns() - t1;
+                drawn = 1;
             }
             if (v >= 0 && (bad = prof_inputs_changed(j, pl->dims, fresh.t))) {
                 j->status = AO_V_REJECTED;
@@ -442,6 +476,7 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
             clock = clock && r->dev[s][r->n] > 0;
             away |= v >= 0 && j->watch_void;
         }
+        p->rng = next; /* past the round's inputs */
         if (away && r->voided < WATCH_VOIDS_MAX) {
             /* we were away at a side's `done`: neither the round's times
              * nor its outputs count, and another takes its place */
@@ -485,7 +520,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, e = 0;
+    long long *lat = NULL, e = 0, before;
     int n, min_calls, timed, rc = -1;
     struct rounds r;
 
@@ -493,6 +528,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     snprintf(err, errlen, "out of memory while measuring");
     m->kernel_ns = 0;
     m->voided = 0;
+    m->stand_in_ns = 0;
     m->clock = m->raised = 0;
     m->launch_ns = 0;
     if (prof_measure_wake(j) < 0)
@@ -503,6 +539,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
             goto out;
     if (!(lat = malloc(sizeof *lat * (size_t)p->o.max_calls)))
         goto out;
+    before = ao_now_ns();
     if (prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
         goto out;
     if ((e = prof_warm_up(p, pl, j, &m->kernel_ns)) < 0)
@@ -510,6 +547,13 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
     r.side[0] = j;
     r.nsides = 1;
+    /* the stand-in for a head-to-head's other side: its calls as long as
+     * the kernel's times a ratio drawn once, and half the time its check
+     * sets and warm-up between the kernel's and the rounds, as a
+     * head-to-head's second side's sit after its first's (issue 56) */
+    r.stand_in = prof_stand_in_ratio(p);
+    if (ao_rng_next(&p->choice) & 1)
+        r.lead_ns = (long long)(r.stand_in * (double)(ao_now_ns() - before));
     r.min = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
     r.max = p->o.max_calls;
     r.budget_ns = (long long)(p->o.budget_s * 1e9);
@@ -518,6 +562,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     timed = prof_rounds(p, pl, &r, err, errlen);
     m->kernel_ns += r.kernel_ns;
     m->voided = r.voided;
+    m->stand_in_ns = r.stand_in_ns;
     if (timed < 0)
         goto out;
     n = r.n;

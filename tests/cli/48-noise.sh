@@ -225,6 +225,64 @@ assert rs["par-honest-2"]["status"] == "ok" and "head_to_head" in rs["par-honest
 print("# parent cheats:", [rs[k]["reason"][-60:] for k in ("par-cheat-0", "par-cheat-1")])
 PY
 ok $? "a parent that skips its work on its side of a comparison is caught there: the comparison refused, an honest parent's compared"
+# --- no gap tells a lone measurement from a head-to-head (issue 56, part 2)
+# Two kernels count the gaps before their first timed calls longer than
+# 2/5 of their own call (another kernel's call between two of theirs): one
+# writes nothing once it finds none (alone, it thinks), the other once it
+# finds some (head to head).  Before, the first was refused alone and
+# passed head to head, the second the other way round.  A lone
+# measurement's stand-in now sits where another side's calls would, for as
+# long: each is judged the same in both kinds (2 of 3 each, against a
+# parent as fast: the naive loops without the count).  A third writes
+# nothing past a pause between its check sets and its warm-up (the other
+# side's warm-up sat there): now none in either kind, so it passes both.
+$M - tests/h2h/wrong_when_alone.c tests/h2h/wrong_head_to_head.c tests/h2h/wrong_after_a_pause.c >"$T/tell-in.jsonl" <<'PY'
+import json, sys
+par = ("void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)\n{\n"
+       "    for (int i = 0; i < M; i++)\n        for (int j = 0; j < N; j++) {\n            float acc = 0;\n"
+       "            for (int k = 0; k < K; k++)\n                acc += lhs[(long)i * K + k] * rhs[(long)k * N + j];\n"
+       "            out[(long)i * N + j] = acc;\n        }\n}\n")
+for path in sys.argv[1:]:
+    name = path.split("/")[-1][:-2]
+    for i in range(3):
+        print(json.dumps(dict(type="kernel", v=1, id="%s-%d" % (name, i), run="t", task="matmul", target="cpu",
+                              iter=1, size="tiny", source=open(path).read() + "\n/* %d */\n" % i,
+                              baseline_source=par + "/* parent %d */\n" % i)))
+PY
+for k in wrong_when_alone wrong_head_to_head wrong_after_a_pause; do
+    for i in 1 2 3; do
+        bin/accelopt profile --task matmul --size tiny --json tests/h2h/$k.c 2>/dev/null | head -1 >>"$T/tell-alone.jsonl"
+    done
+done
+bin/accelopt-profiler <"$T/tell-in.jsonl" >"$T/tell-out.jsonl" 2>"$T/tell.err"
+$M - "$T/tell-alone.jsonl" "$T/tell-out.jsonl" <<'PY'
+import json, sys
+alone = [json.loads(l)["status"] for l in open(sys.argv[1])]
+h2h = {r["kernel_id"]: r for r in (json.loads(l) for l in open(sys.argv[2])) if r.get("type") == "result"}
+names = ("wrong_when_alone", "wrong_head_to_head", "wrong_after_a_pause")
+assert len(alone) == 9 and len(h2h) == 9, (alone, list(h2h))
+seen = {k: (alone[3 * n:3 * n + 3], [h2h["%s-%d" % (k, i)]["status"] for i in range(3)]) for n, k in enumerate(names)}
+print("# alone, head to head:", seen)
+for k, want in zip(names, ("ok", "rejected", "ok")):
+    for kind in seen[k]:
+        assert kind.count(want) >= 2, (k, want, seen[k])
+PY
+ok $? "a kernel that counts the gaps between its calls finds the same alone as head to head: judged alike in both"
+# every timed call's inputs are drawn where the kernel runs, a sampled
+# call's as any other's (issue 56, part 3: a sampled call's were drawn
+# elsewhere and copied in): only the check sets are copied, the five calls
+# of correctness (three nominal sets, the other shape, the first again
+# repoisoned), per side and head-to-head
+$M - "$T/tell-alone.jsonl" "$T/tell-out.jsonl" <<'PY'
+import json, sys
+alone = [json.loads(l)["timing"]["inputs_copied_calls"] for l in open(sys.argv[1])]
+h2h = [r["timing"]["inputs_copied_calls"] for r in (json.loads(l) for l in open(sys.argv[2]))
+       if r.get("type") == "result" and r["status"] == "ok"]
+print("# calls whose inputs were copied in: alone", alone, "head to head", h2h)
+assert alone and set(alone) == {5}, alone
+assert h2h and set(h2h) <= {10, 20}, h2h
+PY
+ok $? "only the check sets' inputs are copied in: every timed call's, sampled or not, drawn where the kernel runs"
 # A kernel that skips its work on 55% of calls everywhere, given straight
 # to a head-to-head: refused every time, by the roofline or by the sampled
 # rounds (CHECKED_H2H of them, however busy the machine: the reference's
