@@ -448,6 +448,8 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     cJSON *errors = cJSON_CreateArray(), *base_errors = cJSON_CreateArray(), *h;
     int n = 0, rc = -1, max = p->o.max_calls > H2H_MIN_ROUNDS ? p->o.max_calls : H2H_MIN_ROUNDS;
     int clock = 0, timed, first;
+    double scratch = 0; /* the baseline's largest error: not reported */
+    struct checks_after after;
 
     memset(&jb, 0, sizeof jb);
     memset(&jk, 0, sizeof jk);
@@ -487,21 +489,18 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
         if (s == 0 && jb.cpu >= 0)
             jk.pin = jb.cpu + 1;
     }
-    /* each side's check sets and warm-up, as a normal measurement makes
-     * them, one side after the other in a random order: the first finds
-     * the second's between its warm-up and the rounds, as a lone
-     * measurement's kernel finds the stand-in there half the time (issue
-     * 56).  Then rounds: the same fresh inputs for both, in a random order,
-     * each call timed as any timed call is (prof_rounds, the loop a
-     * measurement uses) */
+    /* the sides in a random order (issue 56): the first's check sets and
+     * warm-up, the second's warm-up, the rounds, then the second's check
+     * sets; a lone measurement makes its calls as one side or the other,
+     * half the time each, with a stand-in for the other's.  The rounds:
+     * the same fresh inputs for both, in a random order, each call timed
+     * as any timed call is (prof_rounds, the loop a measurement uses) */
     first = (int)(ao_rng_next(&p->choice) & 1);
-    for (int k = 0; k < 2; k++) {
-        int s = k ? !first : first;
-        double scratch = 0;
-        if (prof_correctness(pl, side[s], out, s ? errors : base_errors, s ? &max_err : &scratch, &kns) < 0 ||
-            prof_warm_up(p, pl, side[s], &kns) < 0)
-            goto side_failed;
-    }
+    if (prof_correctness(pl, side[first], out, first ? errors : base_errors, first ? &max_err : &scratch, &kns) < 0 ||
+        prof_warm_up(p, pl, side[first], &kns) < 0 || prof_warm_up(p, pl, side[!first], &kns) < 0)
+        goto side_failed;
+    after = (struct checks_after){side[!first], out, first ? base_errors : errors, first ? &scratch : &max_err, &kns};
+    rd.after = &after;
     rd.side[0] = &jb, rd.side[1] = &jk;
     rd.nsides = 2;
     rd.min = H2H_MIN_ROUNDS;

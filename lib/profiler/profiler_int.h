@@ -34,6 +34,9 @@
  * reference at a large size: silu at the cpu size takes ~0.5 s a call),
  * and never fewer than CHECKED_MIN: (1-f)^3 is 12.5% at f = 1/2 */
 #define CHECKED_MIN 3
+/* the stand-in for a head-to-head's other side spins this long at its end,
+ * on the runner's core, and waits before (timing.c) */
+#define STAND_IN_SPIN_NS 1000000
 #define CHECK_BUDGET_S 2.0
 #define POOLS_MAX_BYTES (3ull << 30) /* older pools are dropped past this */
 #define STRESS_CHECK 2 /* this check set draws from the stress distributions */
@@ -291,6 +294,15 @@ int prof_device_unbelievable(const long long *host, const long long *dev, int n,
 #define RUNNER_CLOCK_FAR_SHARE 64
 int prof_runner_clock(const long long *raw, const long long *dev, const unsigned *late, int n,
                       long long launch_ns, long long *lat, int *raised, char *reason, size_t len);
+/* Check sets to run on a side once its rounds are over (prof_rounds):
+ * prof_correctness's arguments */
+struct checks_after {
+    struct ao_job *j;
+    float **out;
+    cJSON *errors;
+    double *max_err;
+    long long *kernel_ns;
+};
 /* The timed calls of a measurement and of a head-to-head, one loop for
  * both: rounds of one call per side (side[0] alone; or the baseline,
  * side[0], and the kernel, side[1], in a random order on the same fresh
@@ -316,6 +328,10 @@ struct rounds {
      * rounds, as another side's check sets and warm-up (0: none) */
     double stand_in;
     long long lead_ns;
+    /* a side whose check sets run after its rounds, before its runner
+     * stops (issue 56: a head-to-head's second side, half of the lone
+     * measurements); NULL: none */
+    struct checks_after *after;
     int n, voided;
     long long kernel_ns, inputs_ns; /* all the rounds' calls; the inputs drawn here */
     long long stand_in_ns;          /* the stand-in's time */

@@ -1,10 +1,12 @@
 /* timing.c - one measurement: correctness on the check sets, warm-up,
  * the timed calls until the spread or the budget says stop, and the
  * reservoir of timed calls checked after */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/rng.h"
 #include "core/util.h"
@@ -293,10 +295,10 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
 }
 
 /* Warm up: warmup_s of running, so the core has left any low-power state
- * before the clock counts.  The correctness calls just ran at these sizes
- * (the last one at the timed size), so one call that outlasts warmup_s is
- * enough: a second would cost a slow kernel a whole call (issue 28;
- * docs/BENCHMARKS.md).  The same calls in the same order in a normal
+ * before the clock counts.  One call that outlasts warmup_s is enough (its
+ * pages faulted in, whether or not the check sets ran first): a second
+ * would cost a slow kernel a whole call (issue 28; docs/BENCHMARKS.md).
+ * The same calls in the same order in a normal
  * measurement and in each side of a head-to-head, so a kernel cannot tell
  * the two apart by them (issue 46): two on fresh inputs, then the same
  * inputs again.  The last call's time (it sizes the run), or -1. */
@@ -325,17 +327,25 @@ long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
  * calls: its check sets and warm-up before or after the kernel's, then one
  * call a round before or after the kernel's, in a random order.  A lone
  * measurement puts the stand-in in the same places, for as long as another
- * side would take: our thread busy on the runner's core (so the core is
- * as awake after it as after another kernel).  It leaves the caches alone:
- * a cache swept at random made the lone figure two figures, and its spread
- * never settled (docs/BENCHMARKS.md). */
+ * side would take.  It waits, leaving the core to whatever else the machine
+ * runs (spinning the whole time cost a core for seconds a profile), then
+ * spins its last STAND_IN_SPIN_NS on the runner's core, so the core is as
+ * awake for the kernel's next call as after another kernel's.  It leaves
+ * the caches alone: one that swept them at random made the lone figure two
+ * figures (docs/BENCHMARKS.md). */
 static long long stand_in(struct ao_job *j, long long ns)
 {
     long long t0 = ao_now_ns(), now = t0;
 
+    if (ns > STAND_IN_SPIN_NS) {
+        long long wait = ns - STAND_IN_SPIN_NS;
+        struct timespec ts = {(time_t)(wait / 1000000000), (long)(wait % 1000000000)};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+    }
     ao_job_on_runner(j);
-    while (now - t0 < ns)
-        now = ao_now_ns();
+    while ((now = ao_now_ns()) - t0 < ns)
+        ;
     ao_job_off_runner(j);
     return now - t0;
 }
@@ -499,11 +509,16 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
     }
     rc = 0;
 out:
-    for (int s = 0; s < r->nsides; s++) {
+    for (int s = 0; s < r->nsides; s++)
         if (r->side[s]->hdr)
             r->side[s]->hdr->profile = 0;
-        ao_job_stop(r->side[s], "after its last call");
+    if (rc == 0 && r->after) {
+        struct checks_after *a = r->after;
+        if (prof_correctness(pl, a->j, a->out, a->errors, a->max_err, a->kernel_ns) < 0)
+            rc = -1; /* its status says why */
     }
+    for (int s = 0; s < r->nsides; s++)
+        ao_job_stop(r->side[s], "after its last call");
     kj->inputs_ns += r->inputs_ns;
     prof_dataset_free(&fresh);
     for (int o = 0; o < t->noutputs; o++)
@@ -521,8 +536,9 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
     long long *lat = NULL, e = 0, before;
-    int n, min_calls, timed, rc = -1;
+    int n, min_calls, timed, checks_first, rc = -1;
     struct rounds r;
+    struct checks_after after = {j, out, errors, max_err, &m->kernel_ns};
 
     memset(&r, 0, sizeof r);
     snprintf(err, errlen, "out of memory while measuring");
@@ -539,21 +555,27 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
             goto out;
     if (!(lat = malloc(sizeof *lat * (size_t)p->o.max_calls)))
         goto out;
-    before = ao_now_ns();
-    if (prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
+    /* as either side of a head-to-head (issue 56), half the time each: the
+     * first's check sets, warm-up, the stand-in for the second's warm-up,
+     * then the rounds; or the second's warm-up, the rounds, then its
+     * check sets.  Every call past the check sets is liable to be checked
+     * (the sampled rounds), so their place changes no verdict */
+    checks_first = (int)(ao_rng_next(&p->choice) & 1);
+    if (checks_first && prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
         goto out;
+    before = ao_now_ns();
     if ((e = prof_warm_up(p, pl, j, &m->kernel_ns)) < 0)
         goto out;
     min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
     r.side[0] = j;
     r.nsides = 1;
     /* the stand-in for a head-to-head's other side: its calls as long as
-     * the kernel's times a ratio drawn once, and half the time its check
-     * sets and warm-up between the kernel's and the rounds, as a
-     * head-to-head's second side's sit after its first's (issue 56) */
+     * the kernel's times a ratio drawn once */
     r.stand_in = prof_stand_in_ratio(p);
-    if (ao_rng_next(&p->choice) & 1)
+    if (checks_first)
         r.lead_ns = (long long)(r.stand_in * (double)(ao_now_ns() - before));
+    else
+        r.after = &after;
     r.min = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
     r.max = p->o.max_calls;
     r.budget_ns = (long long)(p->o.budget_s * 1e9);
