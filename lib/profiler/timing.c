@@ -331,8 +331,8 @@ long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
  * runs (spinning the whole time cost a core for seconds a profile), then
  * spins its last STAND_IN_SPIN_NS on the runner's core, so the core is as
  * awake for the kernel's next call as after another kernel's.  It leaves
- * the caches alone: one that swept them at random made the lone figure two
- * figures (docs/BENCHMARKS.md). */
+ * the caches alone, so a lone figure stays the kernel's as it was (another
+ * kernel's call would have evicted some: ARCHITECTURE's threat table). */
 static long long stand_in(struct ao_job *j, long long ns)
 {
     long long t0 = ao_now_ns(), now = t0;
