@@ -57,7 +57,7 @@ CFLAGS   ?= -O2 -g
 PKG_MISSING := $(if $(shell pkg-config --exists $(PKGS) 2>/dev/null && echo y),,\
                  $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) 2>/dev/null && echo y),,$(p))))
 ifneq ($(PKG_MISSING),)
-ifneq ($(filter-out deps report-libs clean uninstall,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out deps report-libs kafka clean uninstall,$(or $(MAKECMDGOALS),all)),)
 $(error pkg-config knows no $(strip $(PKG_MISSING)): run `make deps` first, or `make deps $(or $(MAKECMDGOALS),all)`)
 endif
 endif
@@ -151,13 +151,26 @@ deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q '^install ok installed' || echo $$p; done); \
 	command -v npm >/dev/null || missing="$$missing npm"; \
+	command -v java >/dev/null || missing="$$missing openjdk-17-jre-headless"; \
+	command -v mvn >/dev/null || missing="$$missing maven"; \
 	if [ -n "$$missing" ]; then \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  echo "installing:" $$missing; \
 	  $$sudo apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing; \
 	else echo "deps: all installed"; fi
-	$(Q)$(MAKE) --no-print-directory report-libs
+	$(Q)$(MAKE) --no-print-directory report-libs kafka
+
+# Apache Kafka (KRaft) from Maven Central, at the versions of its pom, for
+# the tests that run against a real broker and for pipeline/kafka/broker.sh
+KAFKA_LIB := $(BUILD)/kafka/lib
+kafka: $(KAFKA_LIB)/.done
+$(KAFKA_LIB)/.done: pipeline/kafka/pom.xml
+	@echo "  MVN   $(KAFKA_LIB)"
+	$(Q)rm -rf $(KAFKA_LIB)
+	$(Q)mvn -q -B -f pipeline/kafka/pom.xml dependency:copy-dependencies \
+	    -DoutputDirectory=$(abspath $(KAFKA_LIB)) -DincludeScope=runtime
+	$(Q)touch $@
 
 # The report's libraries (Vega, Vega-Lite, jsdiff), from the npm registry at
 # the versions and hashes of package-lock.json; accelopt report inlines them.
@@ -279,7 +292,7 @@ fuzz-msg:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps report-libs test check test-cuda run clean fuzz-msg clang-build man install uninstall
+.PHONY: all deps report-libs kafka test check test-cuda run clean fuzz-msg clang-build man install uninstall
 # keep the unit tests' objects (made on the way to a test binary); nothing
 # else is secondary, so a missing flags stamp rebuilds what it should
 .SECONDARY: $(UNIT_SRC:%.c=$(BUILD)/%.o)

@@ -28,6 +28,10 @@
 #define BATCH_MAX 5000
 #define BATCH_NS (100 * 1000000LL)
 #define CLOSE_NS (10 * 1000000000LL) /* to leave the group at exit */
+#define MAKE_TOPICS_MAX 64
+#define MAKE_TOPICS_MS 30000
+/* librdkafka's mock cluster names itself so (rd_kafka_clusterid) */
+#define MOCK_CLUSTER_ID "mockCluster"
 
 struct kafka_priv {
     rd_kafka_t *consumer, *producer;
@@ -446,15 +450,13 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
         goto fail;
     }
     /* Latency defaults (-X may override them): a stage hands each message
-     * on at once (no linger, no Nagle delay; its commit flushes anyway), and an idle fetch
-     * returns soon, so a message waits milliseconds, not half a second, at
-     * each of an iteration's hops (the 2.0.2 mock cluster does not answer a
-     * waiting fetch early when data arrives). */
+     * on at once (no linger, no Nagle delay; its commit flushes anyway).
+     * An idle fetch waits as long as the client's default (a broker answers
+     * it as soon as a message comes), but for the embedded broker's: below. */
     /* A stage's message may take minutes of model calls (a candidate's
      * plans, at 30-60 s a call): the default 5 min between polls would make
      * a busy stage leave its group and its work be redone by another. */
     if (rd_kafka_conf_set(cc, "max.poll.interval.ms", "1800000", e, sizeof e) ||
-        rd_kafka_conf_set(cc, "fetch.wait.max.ms", "5", e, sizeof e) ||
         rd_kafka_conf_set(pc, "linger.ms", "0", e, sizeof e) ||
         rd_kafka_conf_set(cc, "socket.nagle.disable", "true", e, sizeof e) ||
         rd_kafka_conf_set(pc, "socket.nagle.disable", "true", e, sizeof e)) {
@@ -495,6 +497,23 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
     if (!topics || !topics[0]) { /* produce only */
         rd_kafka_conf_destroy(cc);
         return io;
+    }
+    /* The embedded broker (librdkafka's mock cluster, 2.0.2) answers a
+     * waiting fetch only when the wait is over, however soon a message
+     * comes: there an idle fetch returns after 5 ms, so a message waits
+     * milliseconds, not half a second, at each of an iteration's hops (at
+     * the CPU an idle poll costs: docs/BENCHMARKS.md, "An idle run"). */
+    if (!strstr(props ? props : "", "fetch.wait.max.ms=")) {
+        char *id = rd_kafka_clusterid(p->producer, 2000);
+        int mock = id && strncmp(id, MOCK_CLUSTER_ID, strlen(MOCK_CLUSTER_ID)) == 0;
+        if (id)
+            rd_kafka_mem_free(p->producer, id);
+        if (mock && rd_kafka_conf_set(cc, "fetch.wait.max.ms", "5", e, sizeof e)) {
+            snprintf(err, errlen, "kafka settings: %s", e);
+            goto fail;
+        }
+        ao_debug("kafka: %s broker: %s idle fetch", mock ? "the embedded" : "a real",
+                 mock ? "a 5 ms" : "the client's long");
     }
     /* A stage that keeps state per run (the selector) must get a run's
      * partition of every topic it reads: the range assignor gives a member
@@ -542,6 +561,79 @@ fail:
         kafka_close(io);
     free(io);
     return NULL;
+}
+
+int ao_kafka_make_topics(const char *brokers, const char *props, const char *const *topics, int partitions,
+                         int replication, int *made, char *err, size_t errlen)
+{
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_t *rk = NULL;
+    rd_kafka_NewTopic_t *nt[MAKE_TOPICS_MAX];
+    rd_kafka_AdminOptions_t *o = NULL;
+    rd_kafka_queue_t *q = NULL;
+    rd_kafka_event_t *ev = NULL;
+    const rd_kafka_topic_result_t **res;
+    size_t nres = 0;
+    int n = 0, rc = -1;
+    char e[256];
+
+    *made = 0;
+    if (!conf || configure(conf, brokers, props, err, errlen) < 0)
+        goto out;
+    if (!(rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, e, sizeof e))) {
+        snprintf(err, errlen, "cannot make a kafka client: %s", e);
+        goto out;
+    }
+    conf = NULL;
+    for (; topics[n]; n++)
+        if (n == MAKE_TOPICS_MAX ||
+            !(nt[n] = rd_kafka_NewTopic_new(topics[n], partitions, replication, e, sizeof e))) {
+            snprintf(err, errlen, "topic '%s': %s", topics[n], n == MAKE_TOPICS_MAX ? "too many" : e);
+            goto out;
+        }
+    q = rd_kafka_queue_new(rk);
+    o = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+    if (!q || !o || rd_kafka_AdminOptions_set_operation_timeout(o, MAKE_TOPICS_MS, e, sizeof e) ||
+        rd_kafka_AdminOptions_set_request_timeout(o, MAKE_TOPICS_MS, e, sizeof e)) {
+        snprintf(err, errlen, "kafka admin settings: %s", e);
+        goto out;
+    }
+    rd_kafka_CreateTopics(rk, nt, (size_t)n, o, q);
+    if (!(ev = rd_kafka_queue_poll(q, MAKE_TOPICS_MS + 5000))) {
+        snprintf(err, errlen, "the brokers %s did not answer the topics' creation", brokers);
+        goto out;
+    }
+    if (rd_kafka_event_error(ev)) {
+        snprintf(err, errlen, "making the topics on %s: %s", brokers, rd_kafka_event_error_string(ev));
+        goto out;
+    }
+    res = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &nres);
+    for (size_t i = 0; i < nres; i++) {
+        rd_kafka_resp_err_t te = rd_kafka_topic_result_error(res[i]);
+        if (te == RD_KAFKA_RESP_ERR_NO_ERROR)
+            (*made)++;
+        else if (te != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+            const char *why = rd_kafka_topic_result_error_string(res[i]);
+            snprintf(err, errlen, "topic '%s': %s", rd_kafka_topic_result_name(res[i]),
+                     why ? why : rd_kafka_err2str(te));
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (ev)
+        rd_kafka_event_destroy(ev);
+    if (o)
+        rd_kafka_AdminOptions_destroy(o);
+    if (q)
+        rd_kafka_queue_destroy(q);
+    for (int i = 0; i < n && i < MAKE_TOPICS_MAX; i++)
+        rd_kafka_NewTopic_destroy(nt[i]);
+    if (rk)
+        rd_kafka_destroy(rk);
+    if (conf)
+        rd_kafka_conf_destroy(conf);
+    return rc;
 }
 
 int ao_kafka_brokers_check(const char *brokers, char *err, size_t errlen)

@@ -29,6 +29,13 @@ int ao_kafka_brokers_check(const char *brokers, char *err, size_t errlen);
 int ao_kafka_reachable(const char *brokers, const char *props, double timeout_s, char *err,
                        size_t errlen);
 
+/* Make `topics` (NULL-terminated) on a cluster, each with `partitions`
+ * partitions and `replication` replicas (-1: the cluster's default); those
+ * that exist are left as they are.  *made counts the new ones.  0, or -1 +
+ * err naming the first topic refused and why. */
+int ao_kafka_make_topics(const char *brokers, const char *props, const char *const *topics, int partitions,
+                         int replication, int *made, char *err, size_t errlen);
+
 /* An embedded Kafka-protocol broker (librdkafka's mock cluster) with
  * `topics` (NULL-terminated: a deployment's are ao_topics(), targets/
  * target.h) made, each with `partitions` partitions.  Returns its

@@ -1013,11 +1013,11 @@ static int setup(struct run *R, char *err, size_t errlen)
         /* the done messages, and the dead letters of tasks refused */
         static const char *const topics[] = {AO_TOPIC_RUNS, AO_TOPIC_DLQ, NULL};
         snprintf(group, sizeof group, "accelopt-run-%s", R->id);
-        /* a done comes once a task: its idle fetch can wait 20x a stage's,
-         * for a quarter of the CPU an idle consumer takes on the cores the
-         * profiler times on (docs/BENCHMARKS.md; -X, after it, may set it
-         * again) */
-        snprintf(props, sizeof props, "fetch.wait.max.ms=100\n%s", R->props);
+        /* a done comes once a task: on the embedded broker its idle fetch
+         * can wait 20x a stage's, for a quarter of the CPU an idle consumer
+         * takes on the cores the profiler times on (docs/BENCHMARKS.md; -X,
+         * after it, may set it again); a real one long-polls */
+        snprintf(props, sizeof props, "%s%s", R->broker ? "fetch.wait.max.ms=100\n" : "", R->props);
         if (!(R->io = ao_io_kafka_new("run", R->brokers, group, R->waits ? topics : NULL, props,
                                       err, errlen)) ||
             ao_io_set_key(R->io, 1, err, errlen) < 0) /* tasks signed, done messages checked */

@@ -27,6 +27,11 @@
 
 static const struct ao_option broker_opts[] = {
     {"partitions", 'p', AO_OPT_INT, "12", "N", "partitions of each accelopt topic"},
+    {"brokers", 'b', AO_OPT_STR, NULL, "HOST:PORT", "make the accelopt topics on these brokers (a real "
+     "cluster) and exit, instead of serving"},
+    {"replication", 0, AO_OPT_INT, "-1", "N", "with --brokers: each topic's replicas (-1: the cluster's "
+     "default)"},
+    {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "with --brokers: a librdkafka setting (repeatable)"},
     {"control", 0, AO_OPT_BOOL, "0", NULL, "read fault-injection commands from stdin "
      "(down, up, rtt MS, errors API N ERROR, clear)"},
     AO_COMMON_OPTIONS,
@@ -53,6 +58,15 @@ static const struct ao_option relay_opts[] = {
     AO_COMMON_OPTIONS,
 };
 
+static int topics_count(void)
+{
+    int n = 0;
+
+    for (const char *const *t = ao_topics(); *t; t++)
+        n++;
+    return n;
+}
+
 int cmd_broker(int argc, char **argv)
 {
     struct ao_config c;
@@ -68,8 +82,25 @@ int cmd_broker(int argc, char **argv)
         ao_err("broker takes no arguments and at least one partition");
         goto out;
     }
-    ao_signals_install();
     code = AO_EXIT_FAIL;
+    if (ao_config_str(&c, "brokers")) { /* a real cluster: its topics, made once */
+        int made = 0;
+        if (ao_kafka_reachable(ao_config_str(&c, "brokers"), ao_config_str(&c, "kafka"), BROKER_WAIT_S, err,
+                               sizeof err) < 0 ||
+            ao_kafka_make_topics(ao_config_str(&c, "brokers"), ao_config_str(&c, "kafka"), ao_topics(),
+                                 (int)ao_config_int(&c, "partitions"), (int)ao_config_int(&c, "replication"),
+                                 &made, err, sizeof err) < 0) {
+            ao_err("%s", err);
+            goto out;
+        }
+        /* what it did is its output, as the address is a served broker's */
+        if (printf("%d topics made on %s (%d there already)\n", made, ao_config_str(&c, "brokers"),
+                   topics_count() - made) < 0 || fflush(stdout) != 0)
+            goto out;
+        code = AO_EXIT_OK;
+        goto out;
+    }
+    ao_signals_install();
     if (!(b = ao_broker_new(ao_topics(), (int)ao_config_int(&c, "partitions"), addr, sizeof addr, err,
                             sizeof err))) {
         ao_err("%s", err);
