@@ -8,6 +8,8 @@
 # (e.g. -X fetch.wait.max.ms=50, to see another setting).  LOAD=N then
 # holds N busy loops beside it for HOLD seconds (default 120) and counts
 # what the stages logged of lost group sessions (a rebalance under load).
+# BROKER_PID=P counts an outside broker's process too, apart (a real Kafka
+# named by --brokers: issue 58).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 T=$(mktemp -d /tmp/accelopt-idle-XXXXXX)
@@ -54,15 +56,19 @@ ticks() {
     echo $s
 }
 procs=$(tree "$RUN_PID")
+broker_a=$( [ -z "${BROKER_PID:-}" ] || ticks "$BROKER_PID")
 for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done >"$T/ticks-a"
 a=$(ticks "$procs")
 sleep 20
 b=$(ticks "$procs")
+broker_b=$( [ -z "${BROKER_PID:-}" ] || ticks "$BROKER_PID")
 for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done >"$T/ticks-b"
 hz=$(getconf CLK_TCK)
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); run options: ${*:-(none)}"
 echo "model calls in flight: $last; processes: $(echo "$procs" | wc -w)"
 echo "idle: $(echo "scale=2; 100 * ($b - $a) / $hz / 20" | bc)% of one core over 20 s (the run and every stage together)"
+[ -z "${BROKER_PID:-}" ] ||
+    echo "the outside broker (pid $BROKER_PID): $(echo "scale=2; 100 * ($broker_b - $broker_a) / $hz / 20" | bc)% of one core over the same 20 s"
 echo "by program (% of one core; processes):"
 join "$T/ticks-a" "$T/ticks-b" | while read -r p x y; do
     echo "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -d' ' -f1 | xargs -r basename) $((y - x))"
