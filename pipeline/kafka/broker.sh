@@ -63,6 +63,7 @@ transaction.state.log.min.isr=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+group.min.session.timeout.ms=1000
 log.retention.hours=168
 PROPS
     cat >"$dir/log4j2.properties" <<LOG

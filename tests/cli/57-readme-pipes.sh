@@ -10,7 +10,7 @@ export ACCELOPT_BUDGET=0.05 ACCELOPT_WARMUP=0.01 # these test the plumbing, not 
 # blocks BLOCK-NAME MARKER: the README's sh block holding MARKER, in $T/NAME/run.sh
 block() {
     mkdir -p "$T/$1"
-    for d in bin tests nkibench pipeline; do ln -s "$ACCELOPT_HOME/$d" "$T/$1/$d"; done
+    for d in bin tests nkibench pipeline build; do ln -s "$ACCELOPT_HOME/$d" "$T/$1/$d"; done
     $M - "$2" "$T/$1/run.sh" <<'PY'
 import re, sys
 found = [b for b in re.findall(r"```sh\n(.*?)```", open("README.md").read(), re.S) if sys.argv[1] in b]
@@ -43,6 +43,23 @@ PY
     ok $? "README: the broker example leaves nothing running (no profiler on $addr, nothing listening there)"
 else
     ok 1 "README: the broker example is there"
+fi
+
+# --- a run on a real Kafka broker of our own (issue 58) ------------------------
+block realkafka 'pipeline/kafka/broker.sh start runs/kafka'
+if ! command -v java >/dev/null || ! ls build/kafka/lib/kafka_2.13-*.jar >/dev/null 2>&1; then
+    skip "README: a run on a real Kafka broker, pasted as written" "no java, or no Kafka in build/kafka/lib (make kafka)"
+elif [ -s "$T/realkafka/run.sh" ]; then
+    pasted realkafka
+    [ $rc -eq 0 ] || [ $rc -eq 3 ] # 3: no gain found, a run that went to its end
+    ok $? "README: a run on a real Kafka broker (start, topics, run, stop) ends, pasted as written (exit $rc$(
+        [ $rc -le 3 ] || echo ": $(tail -c 300 "$T/realkafka/err.txt")"))"
+    # (exit 3 under bash -e stops the block before its last line: stopped here)
+    [ $rc -eq 3 ] && (cd "$T/realkafka" && pipeline/kafka/broker.sh stop runs/kafka)
+    ! pgrep -f "$T/realkafka/runs/kafka" >/dev/null
+    ok $? "README: broker.sh stop leaves no broker running"
+else
+    ok 1 "README: the real Kafka example is there"
 fi
 
 # --- the whole loop through pipes, then one pass at a time ----------------------

@@ -13,7 +13,7 @@ if ! command -v java >/dev/null || ! ls build/kafka/lib/kafka_2.13-*.jar >/dev/n
 fi
 KD=$T/kafka
 stop_kafka() { pipeline/kafka/broker.sh stop "$KD"; }
-trap 'stop_kafka; at_exit' EXIT
+trap 'stop_services; stop_kafka; at_exit' EXIT
 B=$(pipeline/kafka/broker.sh start "$KD" 2>"$T/kafka-start.err")
 case $B in 127.0.0.1:[0-9]*) ok 0 "broker.sh starts a one-node KRaft broker and prints its address ($B)" ;;
     *) ok 1 "broker.sh starts a one-node KRaft broker: $(tail -3 "$T/kafka-start.err")"; exit 1 ;; esac

@@ -5,7 +5,7 @@
 . tests/faults/cluster.sh
 ensure_calibration
 
-start_broker && start_fsync_redis broker
+start_broker mock && start_fsync_redis broker # its faults are the mock's commands
 ok $? "a broker with fault control and a redis"
 start_stages
 SUBMIT_OPTS="--iters 3 --beam 2 --plans 2 --samples 1 --topk 2" submit_runs "$T/runs" matmul silu swiglu

@@ -10,14 +10,27 @@ FAST="-X session.timeout.ms=4000 -X heartbeat.interval.ms=400" # quick group rej
 T=$T/$(basename "$0" .sh) # a directory of its own: the tests share ACCELOPT_TEST_TMP
 mkdir -p "$T/logs"
 
-# start_broker: sets B (its address); `broker_ctl CMD` sends a fault command
+# start_broker [mock]: sets B (its address).  A real Kafka broker (4.x,
+# KRaft: pipeline/kafka/broker.sh, its topics made by `accelopt broker
+# --brokers`) where make kafka brought one; `mock`, or none here: the
+# embedded broker (librdkafka's mock cluster), which alone takes the fault
+# commands of `broker_ctl CMD` (down, up, rtt, request errors: 30-broker).
 start_broker() {
+    if [ "${1:-}" != mock ] && command -v java >/dev/null && ls build/kafka/lib/kafka_2.13-*.jar >/dev/null 2>&1; then
+        KAFKA_DIR=$T/kafka
+        B=$(pipeline/kafka/broker.sh start "$KAFKA_DIR" 2>"$T/logs/broker.log") &&
+            bin/accelopt broker --brokers "$B" >>"$T/logs/broker.log" 2>&1 || return 1
+        trap 'stop_services; pipeline/kafka/broker.sh stop "$KAFKA_DIR"; at_exit' EXIT
+        echo "# broker: Kafka ($B)"
+        return 0
+    fi
     mkfifo "$T/broker.ctl"
     bin/accelopt broker --control <"$T/broker.ctl" >"$T/broker.out" 2>"$T/logs/broker.log" &
     SERVICE_PIDS="$SERVICE_PIDS $!"
     exec 7>"$T/broker.ctl" # held open: the broker reads commands until the test ends
     for _ in $(seq 100); do [ -s "$T/broker.out" ] && break; sleep 0.05; done
     B=$(head -1 "$T/broker.out")
+    echo "# broker: the embedded mock cluster ($B)"
     [ -n "$B" ]
 }
 broker_ctl() { echo "$*" >&7; }
