@@ -185,8 +185,11 @@ ok $? "traces the build forged in place of the runner's are never read: $st ($(f
   sed 's/^def kernel(x):/def kernel(x):\n    CALLS[0] += 1/; s/            r = nl.divide(t, nl.add(e, 1.0))/            r = nl.multiply(nl.divide(t, nl.add(e, 1.0)), 0.0 if CALLS[0] > 5 else 1.0)/' \
       nkibench/silu/baseline.py; } >"$T/stateful.py"
 prof "$T/stateful.py" >"$T/stateful.json" 2>/dev/null
-[ "$(field "$T/stateful.json" "r['status']")" = rejected ] && grep -q "in a timed call" "$T/stateful.json"
-ok $? "a kernel that turns wrong once its checks seem over is caught by the secret checks of timed executions"
+# (by the sampled timed calls; or, half the time, by the check sets that
+# then come after the timed calls: issue 56)
+st=$(field "$T/stateful.json" "r['status']")
+{ [ "$st" = rejected ] && grep -q "in a timed call" "$T/stateful.json"; } || [ "$st" = incorrect ]
+ok $? "a kernel that turns wrong once its checks seem over is caught by the secret checks of timed executions or the check sets after them ($st)"
 
 # the planner is shown the device's counters by the profiler's names, in NKI's prompts
 start_llm tplan '{"*": [{"content": "Keep x in SBUF across both loops."}]}'
