@@ -49,19 +49,25 @@ for k in tests/kernels/honest.c $(ls tests/kernels/*.c | grep -v '/honest\.c$');
         nogain() { # nogain KERNEL_RESULT HONEST_RESULT...
             python3 -c "import json,sys; a=json.load(open(sys.argv[1])); h=min(json.load(open(f))['latency_ns'] for f in sys.argv[2:]); sys.exit(0 if a['status']=='ok' and a['latency_ns'] > 0.6*h else 1)" "$@"
         }
+        # (up to three times each: a busy minute of the suite, brokers
+        # starting beside it, once held all three honest figures up)
         if nogain "$out" "$RESULTS/adv-honest.json"; then
             status=ok-nogain
         else
-            bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 --work-dir "$T/work" \
-                "$T/honest.c" >"$T/honest-again.json" 2>/dev/null
-            if nogain "$out" "$RESULTS/adv-honest.json" "$T/honest-again.json"; then
-                status=ok-nogain
-            else
+            for again in 1 2 3; do
+                bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 --work-dir "$T/work" \
+                    "$T/honest.c" >"$T/honest-again-$again.json" 2>/dev/null
+                if nogain "$out" "$RESULTS/adv-honest.json" "$T"/honest-again-*.json; then
+                    status=ok-nogain
+                    break
+                fi
                 bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 --work-dir "$T/work" \
                     "$src" >"$T/$name-again.json" 2>/dev/null
-                nogain "$T/$name-again.json" "$RESULTS/adv-honest.json" "$T/honest-again.json" &&
+                if nogain "$T/$name-again.json" "$RESULTS/adv-honest.json" "$T"/honest-again-*.json; then
                     status=ok-nogain
-            fi
+                    break
+                fi
+            done
         fi
     fi
     echo "$status" | grep -qxE "$expect"
