@@ -11,7 +11,11 @@ set -u
 cd "$(dirname "$0")/.."
 unset ACCELOPT_HOME ACCELOPT_TEST_TMP ACCELOPT_STATE_DIR # this tree, and a run's own dirs
 . tests/env.sh
-trap 'rm -rf "$ACCELOPT_TEST_TMP"' EXIT
+# the suite's one real Kafka broker (issue 58), started by the first test
+# that asks for it (tests/cli/helpers.sh, test_kafka), each test on topics
+# of its own prefix; ACCELOPT_TEST_KAFKA=0: the embedded mock everywhere
+export ACCELOPT_TEST_KAFKA_DIR=$ACCELOPT_TEST_TMP/kafka
+trap 'pipeline/kafka/broker.sh stop "$ACCELOPT_TEST_KAFKA_DIR"; rm -rf "$ACCELOPT_TEST_TMP"' EXIT
 
 pass=0
 fail=0

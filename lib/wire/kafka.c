@@ -44,10 +44,24 @@ struct kafka_priv {
     rd_kafka_topic_partition_list_t *owned; /* the current assignment */
     unsigned generation;                    /* bumped by every rebalance */
     int closing;                            /* leaving the group: it commits itself */
-    char keyed_topic[128];                  /* the first input topic, for ao_io_owns */
+    char keyed_topic[AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX]; /* the first input topic, for ao_io_owns */
     int keyed_partitions;
     int ready_fd; /* a pipe to tell the supervisor of the first assignment, or -1 */
+    char prefix[AO_TOPIC_PREFIX_MAX + 1]; /* the site's namespace: before every topic and group */
+    size_t plen;
 };
+
+/* A topic's name on the cluster, and back: the stages name topics without
+ * the deployment's prefix. */
+static int on_cluster(const char *prefix, const char *topic, char *out, size_t n)
+{
+    return ao_name(out, n, "%s%s", prefix ? prefix : "", topic);
+}
+
+static const char *unprefixed(const struct kafka_priv *p, const char *name)
+{
+    return p && p->plen && strncmp(name, p->prefix, p->plen) == 0 ? name + p->plen : name;
+}
 
 static int32_t partition_of(const rd_kafka_topic_t *rkt, const void *key, size_t keylen,
                             int32_t count, void *topic_opaque, void *msg_opaque)
@@ -56,7 +70,7 @@ static int32_t partition_of(const rd_kafka_topic_t *rkt, const void *key, size_t
      * from a random start: producers that started together (a stage's
      * replicas) do not all begin on partition 0 */
     static unsigned next, seeded;
-    if (ao_topic_spread(rd_kafka_topic_name(rkt))) {
+    if (ao_topic_spread(unprefixed(topic_opaque, rd_kafka_topic_name(rkt)))) {
         int at = ao_spread_partition(key, keylen, (long)(intptr_t)msg_opaque - 1, count);
         if (at >= 0)
             return at;
@@ -125,7 +139,7 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
     m->raw = rm->payload ? rm->payload : "";
     m->len = rm->payload ? rm->len : 0;
     m->size = m->len;
-    m->topic = rd_kafka_topic_name(rm->rkt);
+    m->topic = unprefixed(p, rd_kafka_topic_name(rm->rkt));
     m->partition = rm->partition;
     m->offset = rm->offset;
     {
@@ -142,9 +156,14 @@ static int kafka_emit(struct ao_io *io, const char *topic, const char *key, long
 {
     struct kafka_priv *p = io->priv;
     rd_kafka_resp_err_t e;
+    char name[AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX];
 
+    if (on_cluster(p->prefix, topic, name, sizeof name) < 0) {
+        snprintf(io->err, sizeof io->err, "topic name '%.100s' is too long", topic);
+        return -1;
+    }
     for (;;) {
-        e = rd_kafka_producev(p->producer, RD_KAFKA_V_TOPIC(topic),
+        e = rd_kafka_producev(p->producer, RD_KAFKA_V_TOPIC(name),
                               RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
                               RD_KAFKA_V_VALUE((void *)json, strlen(json)),
                               /* the batch place, for partition_of (0: none) */
@@ -427,24 +446,30 @@ static int ready_fd_from_env(void)
     return (int)fd;
 }
 
-struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char *group,
-                              const char *const *topics, const char *props, char *err,
-                              size_t errlen)
+struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *site, const char *group,
+                              const char *const *topics, char *err, size_t errlen)
 {
     struct ao_io *io = calloc(1, sizeof *io);
     struct kafka_priv *p = calloc(1, sizeof *p);
     rd_kafka_conf_t *cc = rd_kafka_conf_new(), *pc = rd_kafka_conf_new();
     rd_kafka_topic_partition_list_t *subs = NULL;
-    char e[512];
+    const char *brokers = site->brokers, *props = site->props;
+    char e[512], name[AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX];
 
     if (!io || !p || !cc || !pc) {
         snprintf(err, errlen, "out of memory");
+        free(p); /* kafka_close frees only what it was given */
+        p = NULL;
         goto fail;
     }
     io->ops = &kafka_ops;
     io->stage = stage;
     io->priv = p;
     p->ready_fd = -1;
+    if (ao_kafka_prefix_check(site->prefix, err, errlen) < 0)
+        goto fail;
+    snprintf(p->prefix, sizeof p->prefix, "%s", site->prefix ? site->prefix : "");
+    p->plen = strlen(p->prefix);
     if (!(p->batch = rd_kafka_topic_partition_list_new(8))) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -466,7 +491,11 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
     if (configure(cc, brokers, props, err, errlen) < 0 ||
         configure(pc, brokers, props, err, errlen) < 0)
         goto fail;
-    if (rd_kafka_conf_set(cc, "group.id", group, e, sizeof e) ||
+    if (on_cluster(p->prefix, group, name, sizeof name) < 0) {
+        snprintf(err, errlen, "consumer group '%.100s' is too long", group);
+        goto fail;
+    }
+    if (rd_kafka_conf_set(cc, "group.id", name, e, sizeof e) ||
         rd_kafka_conf_set(cc, "enable.auto.offset.store", "false", e, sizeof e) ||
         rd_kafka_conf_set(cc, "auto.offset.reset", "earliest", e, sizeof e) ||
         rd_kafka_conf_set(pc, "enable.idempotence", "true", e, sizeof e)) {
@@ -478,6 +507,7 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
     {
         rd_kafka_topic_conf_t *tc = rd_kafka_topic_conf_new();
         rd_kafka_topic_conf_set_partitioner_cb(tc, partition_of);
+        rd_kafka_topic_conf_set_opaque(tc, p); /* partition_of's topic_opaque */
         rd_kafka_conf_set_default_topic_conf(pc, tc);
     }
     if (!(p->producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, e, sizeof e))) {
@@ -530,7 +560,10 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
             goto fail;
         }
     }
-    snprintf(p->keyed_topic, sizeof p->keyed_topic, "%s", topics[0]);
+    if (on_cluster(p->prefix, topics[0], p->keyed_topic, sizeof p->keyed_topic) < 0) {
+        snprintf(err, errlen, "topic name '%.100s' is too long", topics[0]);
+        goto fail;
+    }
     p->ready_fd = ready_fd_from_env();
     rd_kafka_conf_set_rebalance_cb(cc, on_rebalance);
     rd_kafka_conf_set_consume_cb(cc, drop_while_closing);
@@ -542,8 +575,13 @@ struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char
     cc = NULL;
     rd_kafka_poll_set_consumer(p->consumer);
     subs = rd_kafka_topic_partition_list_new(4);
-    for (int i = 0; topics[i]; i++)
-        rd_kafka_topic_partition_list_add(subs, topics[i], RD_KAFKA_PARTITION_UA);
+    for (int i = 0; topics[i]; i++) {
+        if (on_cluster(p->prefix, topics[i], name, sizeof name) < 0) {
+            snprintf(err, errlen, "topic name '%.100s' is too long", topics[i]);
+            goto fail;
+        }
+        rd_kafka_topic_partition_list_add(subs, name, RD_KAFKA_PARTITION_UA);
+    }
     if (rd_kafka_subscribe(p->consumer, subs)) {
         snprintf(err, errlen, "cannot subscribe to '%s'", topics[0]);
         goto fail;
@@ -563,9 +601,11 @@ fail:
     return NULL;
 }
 
-int ao_kafka_make_topics(const char *brokers, const char *props, const char *const *topics, int partitions,
+int ao_kafka_make_topics(const struct ao_kafka_site *site, const char *const *topics, int partitions,
                          int replication, int *made, char *err, size_t errlen)
 {
+    const char *brokers = site->brokers;
+    char name[AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_t *rk = NULL;
     rd_kafka_NewTopic_t *nt[MAKE_TOPICS_MAX];
@@ -578,7 +618,8 @@ int ao_kafka_make_topics(const char *brokers, const char *props, const char *con
     char e[256];
 
     *made = 0;
-    if (!conf || configure(conf, brokers, props, err, errlen) < 0)
+    if (ao_kafka_prefix_check(site->prefix, err, errlen) < 0 || !conf ||
+        configure(conf, brokers, site->props, err, errlen) < 0)
         goto out;
     if (!(rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, e, sizeof e))) {
         snprintf(err, errlen, "cannot make a kafka client: %s", e);
@@ -586,8 +627,8 @@ int ao_kafka_make_topics(const char *brokers, const char *props, const char *con
     }
     conf = NULL;
     for (; topics[n]; n++)
-        if (n == MAKE_TOPICS_MAX ||
-            !(nt[n] = rd_kafka_NewTopic_new(topics[n], partitions, replication, e, sizeof e))) {
+        if (n == MAKE_TOPICS_MAX || on_cluster(site->prefix, topics[n], name, sizeof name) < 0 ||
+            !(nt[n] = rd_kafka_NewTopic_new(name, partitions, replication, e, sizeof e))) {
             snprintf(err, errlen, "topic '%s': %s", topics[n], n == MAKE_TOPICS_MAX ? "too many" : e);
             goto out;
         }
@@ -668,6 +709,27 @@ int ao_kafka_brokers_check(const char *brokers, char *err, size_t errlen)
     return 0;
 }
 
+int ao_kafka_prefix_check(const char *prefix, char *err, size_t errlen)
+{
+    static const char legal[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+
+    if (!prefix)
+        return 0;
+    if (strlen(prefix) > AO_TOPIC_PREFIX_MAX)
+        return ao_errf(err, errlen, "--topic-prefix is over %d characters", AO_TOPIC_PREFIX_MAX);
+    if (strspn(prefix, legal) != strlen(prefix))
+        return ao_errf(err, errlen, "--topic-prefix '%.64s' holds a character no Kafka topic may "
+                       "(only A-Z a-z 0-9 . _ -)", prefix);
+    return 0;
+}
+
+struct ao_kafka_site ao_kafka_site_of(const struct ao_config *c)
+{
+    struct ao_kafka_site s = {ao_config_str(c, "brokers"), ao_config_str(c, "topic-prefix"),
+                              ao_config_str(c, "kafka")};
+    return s;
+}
+
 /* The last thing librdkafka complained of, for the one line a probe says. */
 static void quiet_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
@@ -678,16 +740,16 @@ static void quiet_log_cb(const rd_kafka_t *rk, int level, const char *fac, const
         snprintf(last, AO_ERRLEN, "%s", p ? p + 2 : buf);
 }
 
-int ao_kafka_reachable(const char *brokers, const char *props, double timeout_s, char *err,
-                       size_t errlen)
+int ao_kafka_reachable(const struct ao_kafka_site *site, double timeout_s, char *err, size_t errlen)
 {
+    const char *brokers = site->brokers;
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_t *rk = NULL;
     const struct rd_kafka_metadata *md = NULL;
     rd_kafka_resp_err_t e;
     char last[AO_ERRLEN] = "", m[256];
 
-    if (!conf || configure(conf, brokers, props, err, errlen) < 0) {
+    if (!conf || configure(conf, brokers, site->props, err, errlen) < 0) {
         if (conf)
             rd_kafka_conf_destroy(conf);
         return conf ? -1 : ao_errf(err, errlen, "out of memory");

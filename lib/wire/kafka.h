@@ -6,14 +6,36 @@
 
 #include <stddef.h>
 
+#include "core/config.h"
 #include "wire/io.h"
 
+/* A Kafka cluster as the operator names it: the bootstrap brokers, the
+ * deployment's namespace on it (prefix: put before every topic and consumer
+ * group, so that deployments share a cluster without seeing each other's
+ * messages; NULL or "": none) and librdkafka settings as "key=value" lines
+ * (props: the -X flags; values are never logged). */
+struct ao_kafka_site {
+    const char *brokers, *prefix, *props;
+};
+#define AO_TOPIC_PREFIX_MAX 64
+/* The option row of --topic-prefix, beside --brokers in every tool's table. */
+#define AO_TOPIC_PREFIX_OPTION                                                                  \
+    {"topic-prefix", 0, AO_OPT_STR, NULL, "PREFIX", "put PREFIX before every Kafka topic and consumer " \
+     "group: one cluster, many deployments"}
+/* The site a tool's options name (--brokers, --topic-prefix, -X: its
+ * table must have all three). */
+struct ao_kafka_site ao_kafka_site_of(const struct ao_config *c);
+
 /* A transport that consumes topics (a NULL-terminated list; NULL or empty:
- * it only produces) in a consumer group and produces keyed messages.  props holds librdkafka settings as
- * "key=value" lines (the -X flags; values are never logged).  NULL + err. */
-struct ao_io *ao_io_kafka_new(const char *stage, const char *brokers, const char *group,
-                              const char *const *topics, const char *props, char *err,
-                              size_t errlen);
+ * it only produces) in a consumer group and produces keyed messages.  The
+ * topics and group are named without the site's prefix, and so are the
+ * topics of the messages it hands out.  NULL + err. */
+struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *site, const char *group,
+                              const char *const *topics, char *err, size_t errlen);
+
+/* Is prefix one a topic name can start with: at most AO_TOPIC_PREFIX_MAX
+ * of Kafka's letters (A-Z a-z 0-9 . _ -)?  0, or -1 + err. */
+int ao_kafka_prefix_check(const char *prefix, char *err, size_t errlen);
 
 /* Is brokers a bootstrap list: HOST:PORT[,HOST:PORT...], each maybe with a
  * scheme (SSL://host:9093), a host name or address ([::1] for IPv6) and a
@@ -26,14 +48,13 @@ int ao_kafka_brokers_check(const char *brokers, char *err, size_t errlen);
  * timeout_s at most, librdkafka's own log lines kept quiet (kcat's
  * behaviour: a tool facing no broker says so once and exits).  0, or -1 +
  * a one-line err naming the brokers and librdkafka's last complaint. */
-int ao_kafka_reachable(const char *brokers, const char *props, double timeout_s, char *err,
-                       size_t errlen);
+int ao_kafka_reachable(const struct ao_kafka_site *site, double timeout_s, char *err, size_t errlen);
 
-/* Make `topics` (NULL-terminated) on a cluster, each with `partitions`
- * partitions and `replication` replicas (-1: the cluster's default); those
+/* Make `topics` (NULL-terminated, after the site's prefix) on a cluster,
+ * each with `partitions` partitions and `replication` replicas (-1: the cluster's default); those
  * that exist are left as they are.  *made counts the new ones.  0, or -1 +
  * err naming the first topic refused and why. */
-int ao_kafka_make_topics(const char *brokers, const char *props, const char *const *topics, int partitions,
+int ao_kafka_make_topics(const struct ao_kafka_site *site, const char *const *topics, int partitions,
                          int replication, int *made, char *err, size_t errlen);
 
 /* An embedded Kafka-protocol broker (librdkafka's mock cluster) with

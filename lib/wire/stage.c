@@ -38,8 +38,10 @@ int ao_tool_setup(const char *tool, struct ao_config *c, const struct ao_option 
     if (ao_log_level_parse(ao_config_str(c, "log"), &lv) == 0)
         ao_log_set_level(lv);
     for (int i = 0; i < n; i++) /* every tool that talks to brokers: a list that cannot work is a usage error */
-        if (strcmp(opts[i].name, "brokers") == 0 && ao_config_str(c, "brokers") &&
-            ao_kafka_brokers_check(ao_config_str(c, "brokers"), err, sizeof err) < 0) {
+        if ((strcmp(opts[i].name, "brokers") == 0 && ao_config_str(c, "brokers") &&
+             ao_kafka_brokers_check(ao_config_str(c, "brokers"), err, sizeof err) < 0) ||
+            (strcmp(opts[i].name, "topic-prefix") == 0 &&
+             ao_kafka_prefix_check(ao_config_str(c, "topic-prefix"), err, sizeof err) < 0)) {
             ao_err("%s", err);
             *code = AO_EXIT_USAGE;
             return -1;
@@ -99,10 +101,11 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
             snprintf(group, sizeof group, "%s", s->group);
         else
             snprintf(group, sizeof group, "accelopt-%s", s->name);
-        if (!(s->io = ao_io_kafka_new(s->name, brokers,
+        struct ao_kafka_site site = ao_kafka_site_of(&s->cfg);
+        if (!(s->io = ao_io_kafka_new(s->name, &site,
                                       ao_config_str(&s->cfg, "group") ? ao_config_str(&s->cfg, "group")
                                                                       : group,
-                                      topics, ao_config_str(&s->cfg, "kafka"), err, sizeof err))) {
+                                      topics, err, sizeof err))) {
             ao_err("%s", err);
             return 0;
         }

@@ -7,10 +7,12 @@
 
 #include "core/config.h"
 #include "wire/io.h"
+#include "wire/kafka.h"
 
 /* The options of every stage; put before AO_COMMON_OPTIONS. */
 #define AO_STAGE_OPTIONS                                                                        \
     {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "Kafka mode: bootstrap brokers (unset: stdin/stdout)"}, \
+    AO_TOPIC_PREFIX_OPTION,                                                                     \
     {"group", 0, AO_OPT_STR, NULL, "ID", "Kafka consumer group (default: accelopt-<stage>)"},   \
     {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable; TLS, SASL...)"}, \
     {"dlq", 0, AO_OPT_STR, NULL, "FILE", "pipe mode: append dead letters to FILE (default stderr)"}, \

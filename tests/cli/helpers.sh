@@ -91,6 +91,7 @@ stop_services() {
 }
 at_exit() {
     stop_services
+    [ -z "${KAFKA_ALONE:-}" ] || pipeline/kafka/broker.sh stop "$ACCELOPT_TEST_KAFKA_DIR"
     [ -z "${ALONE_TMP:-}" ] || rm -rf "$ALONE_TMP"
 }
 trap at_exit EXIT
@@ -124,6 +125,38 @@ start_redis() {
     return 1
 }
 rcli() { redis-cli -p "$REDIS_PORT" "$@"; }
+
+# test_kafka NAME [PARTITIONS]: the suite's real Kafka broker (one for the
+# whole run: tests/run.sh; a script run alone starts its own), shared by
+# the tests each on topics of a prefix of its own.  Sets B (its address),
+# P (the prefix, "t.NAME.PID.") and ON_KAFKA ("--brokers B --topic-prefix
+# P", a tool's arguments); makes P's topics, PARTITIONS each (default 4).  1 where there is no Kafka (no java, no `make kafka`, or
+# ACCELOPT_TEST_KAFKA=0): then the caller takes the embedded mock.
+has_kafka() {
+    [ "${ACCELOPT_TEST_KAFKA:-1}" != 0 ] && command -v java >/dev/null &&
+        ls build/kafka/lib/kafka_2.13-*.jar >/dev/null 2>&1
+}
+test_kafka() {
+    local dir
+    has_kafka || return 1
+    if [ -z "${ACCELOPT_TEST_KAFKA_DIR:-}" ]; then
+        export ACCELOPT_TEST_KAFKA_DIR=$T/kafka
+        KAFKA_ALONE=1
+    fi
+    dir=$ACCELOPT_TEST_KAFKA_DIR
+    mkdir -p "$dir"
+    # the first test to ask starts it; the others wait on the lock, then find it
+    (
+        flock 9
+        [ -s "$dir/address" ] && [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null && exit 0
+        rm -f "$dir/address"
+        pipeline/kafka/broker.sh start "$dir" >/dev/null 2>>"$dir/start.err" 9>&- # the broker must not hold the lock
+    ) 9>"$dir.lock" || { echo "# the shared Kafka broker did not start: $(tail -1 "$dir/start.err")" >&2; return 1; }
+    B=$(cat "$dir/address")
+    P=t.$1.$$.
+    ON_KAFKA="--brokers $B --topic-prefix $P"
+    bin/accelopt broker --brokers "$B" --topic-prefix "$P" --partitions "${2:-4}" >/dev/null 2>>"$T/kafka-topics.err"
+}
 
 # start_llm NAME SCRIPT-JSON: the scripted model server of tests/llm_server.py;
 # sets LLM_URL (the /v1 base) and LLM_LOG (one JSON line per request)

@@ -10,23 +10,19 @@ FAST="-X session.timeout.ms=4000 -X heartbeat.interval.ms=400" # quick group rej
 T=$T/$(basename "$0" .sh) # a directory of its own: the tests share ACCELOPT_TEST_TMP
 mkdir -p "$T/logs"
 
-# start_broker [mock]: sets B (its address).  With ACCELOPT_TEST_KAFKA=1, a
-# real Kafka broker (4.x, KRaft: pipeline/kafka/broker.sh, its topics made
-# by `accelopt broker --brokers`; every suite but 30-broker passed on it,
-# issue 58); else, or with `mock`, the embedded broker (librdkafka's mock
-# cluster), which alone takes the fault commands of `broker_ctl CMD` (down,
-# up, rtt, request errors: 30-broker).  Not by default: four JVMs beside
-# the timing tests made the suite's busy minutes busier.
+# start_broker [mock]: sets B (its address).  The suite's real Kafka broker
+# (4.x, KRaft: test_kafka in tests/cli/helpers.sh), on topics of this
+# suite's own prefix (P); else, or with `mock`, the embedded broker
+# (librdkafka's mock cluster), which alone takes the fault commands of
+# `broker_ctl CMD` (down, up, rtt, request errors: 30-broker).
 start_broker() {
-    if [ "${1:-}" != mock ] && [ "${ACCELOPT_TEST_KAFKA:-0}" = 1 ] && command -v java >/dev/null &&
-        ls build/kafka/lib/kafka_2.13-*.jar >/dev/null 2>&1; then
-        KAFKA_DIR=$T/kafka
-        B=$(pipeline/kafka/broker.sh start "$KAFKA_DIR" 2>"$T/logs/broker.log") &&
-            bin/accelopt broker --brokers "$B" >>"$T/logs/broker.log" 2>&1 || return 1
-        trap 'stop_services; pipeline/kafka/broker.sh stop "$KAFKA_DIR"; at_exit' EXIT
-        echo "# broker: Kafka ($B)"
+    if [ "${1:-}" != mock ] && has_kafka; then
+        test_kafka "$(basename "$0" .sh)" 12 || return 1
+        export ACCELOPT_TOPIC_PREFIX=$P # every tool of the suite speaks in its topics
+        echo "# broker: Kafka ($B, topics prefixed $P)"
         return 0
     fi
+    P=
     mkfifo "$T/broker.ctl"
     bin/accelopt broker --control <"$T/broker.ctl" >"$T/broker.out" 2>"$T/logs/broker.log" &
     SERVICE_PIDS="$SERVICE_PIDS $!"
@@ -52,7 +48,7 @@ start_replica() {
         trap 'kill -TERM $child 2>/dev/null; wait $child; exit 0' TERM
         while :; do
             echo start >>"$T/logs/$stage-$id.starts"
-            bin/accelopt-"$stage" --brokers "$B" --redis "$REDIS_URL" $FAST "$@" \
+            bin/accelopt-"$stage" --brokers "$B" ${P:+--topic-prefix "$P"} --redis "$REDIS_URL" $FAST "$@" \
                 </dev/null >/dev/null 2>>"$T/logs/$stage-$id.log" &
             child=$!
             echo "$child" >"$T/logs/$stage-$id.pid"
@@ -193,7 +189,8 @@ print(sum(results.values()) - slots + sum(n - 1 for n in finals.values()) + sum(
 PY
 }
 
-# nothing of this test left running: stages (they name our broker), and no
+# nothing of this test left running: stages (they name our broker and
+# prefix), and no
 # kernel of a killed profiler (the sandbox user's processes)
 leftovers() {
     local i
@@ -201,9 +198,9 @@ leftovers() {
     # same instant: give the kernel's process tree a few seconds, then name
     # whatever is still there
     for i in $(seq 40); do
-        ! pgrep -f "accelopt-.*--brokers $B" >/dev/null && [ "$(nobody_procs)" -le 0 ] && return 0
+        ! pgrep -f "accelopt-.*--brokers $B ${P:+--topic-prefix $P}" >/dev/null && [ "$(nobody_procs)" -le 0 ] && return 0
         sleep 0.25
     done
-    { pgrep -fa "accelopt-.*--brokers $B"; ps -eo uid,pid,ppid,etimes,args | awk -v f="${ACCELOPT_SANDBOX_UIDS%-*}" -v l="${ACCELOPT_SANDBOX_UIDS#*-}" '$1 >= f && $1 <= l'; } | head -8 | sed 's/^/left: /' >&2
+    { pgrep -fa "accelopt-.*--brokers $B ${P:+--topic-prefix $P}"; ps -eo uid,pid,ppid,etimes,args | awk -v f="${ACCELOPT_SANDBOX_UIDS%-*}" -v l="${ACCELOPT_SANDBOX_UIDS#*-}" '$1 >= f && $1 <= l'; } | head -8 | sed 's/^/left: /' >&2
     return 1
 }

@@ -77,7 +77,8 @@
     {"out", 'o', AO_OPT_STR, NULL, "DIR", "where results go (default: runs/<id>)"},            \
     {"json", 0, AO_OPT_BOOL, "0", NULL, "print one done message per task on stdout"},         \
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},        \
-    {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable)"}
+    {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable)"},          \
+    AO_TOPIC_PREFIX_OPTION
 
 static const struct ao_option run_opts[] = {
     RUN_CONFIG_OPTIONS,
@@ -136,6 +137,7 @@ struct run {
     struct run_task t[MAX_TASKS];
     int n, ndone;
     int submit; /* accelopt submit: the stages, redis and brokers are already running */
+    struct ao_kafka_site site; /* --brokers, --topic-prefix, -X as given */
     int waits;  /* for the done messages, then writes runs/<id>/ (run; submit --wait) */
     time_t started;
     char shown[3][160];           /* the model failures said on the terminal, by role */
@@ -421,6 +423,7 @@ static int stage_args(struct run *R, struct proc *p, int i, int replica)
         proc_arg(p, "%s", R->brokers) ||
         proc_arg(p, "--redis-prefix") || proc_arg(p, "%s", ao_config_str(&R->c, "redis-prefix")) ||
         (lv && (proc_arg(p, "--log") || proc_arg(p, "%s", lv))) ||
+        (R->site.prefix && (proc_arg(p, "--topic-prefix") || proc_arg(p, "%s", R->site.prefix))) ||
         (strcmp(stages[i], "profiler") == 0 &&
          (proc_arg(p, "--target") || proc_arg(p, "%s", ao_config_str(&R->c, "target")) ||
           (R->prof_cpu[replica] >= 0 && (proc_arg(p, "--cpu") || proc_arg(p, "%d", R->prof_cpu[replica]))))) ||
@@ -750,7 +753,7 @@ static void machine_memory(struct run *R, int save)
  * run's settings as a config file (the ones given, not the defaults; not
  * where the results go, nor the redis, brokers and -X settings, which may
  * hold secrets and are given again), and dir/tasks, a task a line. */
-static const char *const not_kept[] = {"resume", "out", "redis", "brokers", "kafka", "memory", "config",
+static const char *const not_kept[] = {"resume", "out", "redis", "brokers", "topic-prefix", "kafka", "memory", "config",
                                        "help", "version", "json", "log", NULL};
 
 static int write_resume_files(struct run *R, char *err, size_t errlen)
@@ -1018,8 +1021,10 @@ static int setup(struct run *R, char *err, size_t errlen)
          * takes on the cores the profiler times on (docs/BENCHMARKS.md; -X,
          * after it, may set it again); a real one long-polls */
         snprintf(props, sizeof props, "%s%s", R->broker ? "fetch.wait.max.ms=100\n" : "", R->props);
-        if (!(R->io = ao_io_kafka_new("run", R->brokers, group, R->waits ? topics : NULL, props,
-                                      err, errlen)) ||
+        struct ao_kafka_site site = R->site;
+        site.brokers = R->brokers; /* the embedded broker's too */
+        site.props = props;
+        if (!(R->io = ao_io_kafka_new("run", &site, group, R->waits ? topics : NULL, err, errlen)) ||
             ao_io_set_key(R->io, 1, err, errlen) < 0) /* tasks signed, done messages checked */
             return -1;
     }
@@ -1181,6 +1186,11 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("submit wants the stages' --brokers and --redis (or ACCELOPT_BROKERS, ACCELOPT_REDIS)");
         goto out;
     }
+    if (ao_config_str(&R->c, "topic-prefix") && !ao_config_str(&R->c, "brokers")) {
+        ao_err("--topic-prefix names the run's share of a cluster: it goes with --brokers (the embedded "
+               "broker is the run's alone)");
+        goto out;
+    }
     if (!(tg = ao_target_get(ao_config_str(&R->c, "target"), err, sizeof err))) {
         ao_err("--target: %s", err);
         goto out;
@@ -1225,9 +1235,8 @@ static int run_or_submit(int argc, char **argv, int submitting)
         goto out;
     }
     /* and brokers that do not answer: one line, in bounded time */
-    if (ao_config_str(&R->c, "brokers") &&
-        ao_kafka_reachable(ao_config_str(&R->c, "brokers"), ao_config_str(&R->c, "kafka"), 10, err,
-                           sizeof err) < 0) {
+    R->site = ao_kafka_site_of(&R->c);
+    if (R->site.brokers && ao_kafka_reachable(&R->site, 10, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto out;
     }

@@ -23,6 +23,7 @@
 
 #define KAFKA_OPTIONS                                                                          \
     {"brokers", 'b', AO_OPT_STR, NULL, "HOST:PORT", "bootstrap brokers (required)"},          \
+    AO_TOPIC_PREFIX_OPTION,                                                                    \
     {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable)"}
 
 static const struct ao_option broker_opts[] = {
@@ -31,6 +32,7 @@ static const struct ao_option broker_opts[] = {
      "cluster) and exit, instead of serving"},
     {"replication", 0, AO_OPT_INT, "-1", "N", "with --brokers: each topic's replicas (-1: the cluster's "
      "default)"},
+    AO_TOPIC_PREFIX_OPTION,
     {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "with --brokers: a librdkafka setting (repeatable)"},
     {"control", 0, AO_OPT_BOOL, "0", NULL, "read fault-injection commands from stdin "
      "(down, up, rtt MS, errors API N ERROR, clear)"},
@@ -82,20 +84,24 @@ int cmd_broker(int argc, char **argv)
         ao_err("broker takes no arguments and at least one partition");
         goto out;
     }
+    if (ao_config_str(&c, "topic-prefix") && !ao_config_str(&c, "brokers")) {
+        ao_err("--topic-prefix names a deployment's share of a cluster: it goes with --brokers");
+        goto out;
+    }
     code = AO_EXIT_FAIL;
     if (ao_config_str(&c, "brokers")) { /* a real cluster: its topics, made once */
+        struct ao_kafka_site site = ao_kafka_site_of(&c);
         int made = 0;
-        if (ao_kafka_reachable(ao_config_str(&c, "brokers"), ao_config_str(&c, "kafka"), BROKER_WAIT_S, err,
-                               sizeof err) < 0 ||
-            ao_kafka_make_topics(ao_config_str(&c, "brokers"), ao_config_str(&c, "kafka"), ao_topics(),
-                                 (int)ao_config_int(&c, "partitions"), (int)ao_config_int(&c, "replication"),
-                                 &made, err, sizeof err) < 0) {
+        if (ao_kafka_reachable(&site, BROKER_WAIT_S, err, sizeof err) < 0 ||
+            ao_kafka_make_topics(&site, ao_topics(), (int)ao_config_int(&c, "partitions"),
+                                 (int)ao_config_int(&c, "replication"), &made, err, sizeof err) < 0) {
             ao_err("%s", err);
             goto out;
         }
         /* what it did is its output, as the address is a served broker's */
-        if (printf("%d topics made on %s (%d there already)\n", made, ao_config_str(&c, "brokers"),
-                   topics_count() - made) < 0 || fflush(stdout) != 0)
+        if (printf("%d topics made on %s%s%s (%d there already)\n", made, ao_config_str(&c, "brokers"),
+                   site.prefix ? ", prefixed " : "", site.prefix ? site.prefix : "", topics_count() - made) < 0 ||
+            fflush(stdout) != 0)
             goto out;
         code = AO_EXIT_OK;
         goto out;
@@ -153,6 +159,7 @@ static char *run_key(const char *line)
 int cmd_produce(int argc, char **argv)
 {
     struct ao_config c;
+    struct ao_kafka_site site;
     struct ao_io *io = NULL;
     struct ao_inmsg none = {0};
     char err[AO_ERRLEN], *line = NULL;
@@ -170,13 +177,12 @@ int cmd_produce(int argc, char **argv)
         goto out;
     }
     code = AO_EXIT_FAIL;
-    if (ao_kafka_reachable(ao_config_str(&c, "brokers"), ao_config_str(&c, "kafka"), BROKER_WAIT_S, err,
-                           sizeof err) < 0) {
+    site = ao_kafka_site_of(&c);
+    if (ao_kafka_reachable(&site, BROKER_WAIT_S, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto out;
     }
-    if (!(io = ao_io_kafka_new("produce", ao_config_str(&c, "brokers"), "unused", NULL,
-                               ao_config_str(&c, "kafka"), err, sizeof err))) {
+    if (!(io = ao_io_kafka_new("produce", &site, "unused", NULL, err, sizeof err))) {
         ao_err("%s", err);
         goto out;
     }
@@ -226,6 +232,7 @@ out:
 int cmd_consume(int argc, char **argv)
 {
     struct ao_config c;
+    struct ao_kafka_site site;
     struct ao_io *io = NULL;
     const char *topics[2] = {NULL, NULL};
     char err[AO_ERRLEN], group[96];
@@ -247,14 +254,13 @@ int cmd_consume(int argc, char **argv)
     snprintf(group, sizeof group, "accelopt-consume-%d-%lld", (int)getpid(), (long long)ao_now_ns());
     ao_signals_install();
     code = AO_EXIT_FAIL;
-    if (ao_kafka_reachable(ao_config_str(&c, "brokers"), ao_config_str(&c, "kafka"), BROKER_WAIT_S, err,
-                           sizeof err) < 0) {
+    site = ao_kafka_site_of(&c);
+    if (ao_kafka_reachable(&site, BROKER_WAIT_S, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto out;
     }
-    if (!(io = ao_io_kafka_new("consume", ao_config_str(&c, "brokers"),
-                               ao_config_str(&c, "group") ? ao_config_str(&c, "group") : group,
-                               topics, ao_config_str(&c, "kafka"), err, sizeof err))) {
+    if (!(io = ao_io_kafka_new("consume", &site, ao_config_str(&c, "group") ? ao_config_str(&c, "group") : group,
+                               topics, err, sizeof err))) {
         ao_err("%s", err);
         goto out;
     }
@@ -317,6 +323,7 @@ static int relay_one(void *ctx, struct ao_io *io, const cJSON *msg, char *reason
 int cmd_relay(int argc, char **argv)
 {
     struct ao_config c;
+    struct ao_kafka_site site;
     struct ao_io *io = NULL;
     struct relay r;
     const char *topics[2] = {NULL, NULL};
@@ -335,8 +342,8 @@ int cmd_relay(int argc, char **argv)
     r.to = c.args[1];
     ao_signals_install();
     code = AO_EXIT_FAIL;
-    if (!(io = ao_io_kafka_new("relay", ao_config_str(&c, "brokers"), ao_config_str(&c, "group"),
-                               topics, ao_config_str(&c, "kafka"), err, sizeof err))) {
+    site = ao_kafka_site_of(&c);
+    if (!(io = ao_io_kafka_new("relay", &site, ao_config_str(&c, "group"), topics, err, sizeof err))) {
         ao_err("%s", err);
         goto out;
     }
