@@ -59,5 +59,17 @@ wait $plan
 bin/accelopt-profiler --brokers "$B" -X no.such.setting=S3CRETVALUE </dev/null >/dev/null 2>"$T/x.err"
 [ $? -eq 2 ] && grep -q "refused the setting 'no.such.setting'" "$T/x.err" && ! grep -q S3CRETVALUE "$T/x.err"
 ok $? "a bad -X setting exits 2 naming the key, not the value"
+# --topic-prefix: only what a topic name may hold, and only with a cluster
+bad=0
+for cmd in "bin/accelopt-profiler --brokers $B" "bin/accelopt consume -b $B accelopt.runs" \
+    "bin/accelopt broker --brokers $B" "bin/accelopt run matmul --brokers $B"; do
+    # shellcheck disable=SC2086
+    $cmd --topic-prefix 'team 1/../' </dev/null >/dev/null 2>"$T/tp.err"
+    [ $? -eq 2 ] && grep -q "topic-prefix 'team 1/../' holds a character no Kafka topic may" "$T/tp.err" || bad=$((bad + 1))
+done
+ok $bad "a --topic-prefix with a character no topic may hold: usage error in a stage, consume, broker and run"
+bin/accelopt run matmul --topic-prefix team1. --out "$T/tp-run" </dev/null >/dev/null 2>"$T/tp2.err"
+[ $? -eq 2 ] && grep -q "it goes with --brokers" "$T/tp2.err" && [ ! -e "$T/tp-run" ]
+ok $? "run --topic-prefix without --brokers: usage error, nothing made"
 bin/accelopt consume -b "$B" accelopt.runs -n 1 --idle 1 >/dev/null 2>&1
 [ $? -eq 1 ]; ok $? "consume gives up after its idle time"

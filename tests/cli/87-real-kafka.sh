@@ -2,8 +2,9 @@
 # KRaft, from Maven Central through `make kafka`; issue 58):
 # pipeline/kafka/broker.sh starts and stops a one-node broker, `accelopt
 # broker --brokers` makes the topics, kernels go through a profiler to
-# results, and a whole run ends with every result though the broker is
-# killed and started again while it runs.  Nothing is left running.
+# results, and a whole run ends with every result and no model call twice
+# though the broker is killed and started again three times, and two
+# stages once, while it runs.  Nothing is left running.
 . tests/cli/helpers.sh
 ensure_calibration
 M=/usr/bin/python3
@@ -42,37 +43,81 @@ ok $? "a stage facing a real broker keeps the client's long-poll fetch"
 kill -TERM $prof; wait $prof
 ok $? "SIGTERM stops the stage cleanly (exit 0)"
 
-# a whole run against it, the broker killed and started again twice while
-# it runs (after its 2nd and its 6th result of 12): every result still
-# comes, the run ends
+# a whole run against it, with the scripted model on every role: the
+# broker killed (-9) and started again three times while it runs, the
+# selector and the profiler killed (-9) between (accelopt run restarts
+# them).  Every result still comes, the run ends, and no model call is
+# made twice: every request to the model server differs from every other
+# (each plan call is told the earlier titles, each kernel call its plan).
+# The planner and the executor are not killed here: a call in flight when
+# its stage dies is asked again, by design.
+$M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
+start_llm k87 "$($M - "$T/fast.c" <<'PY'
+import json, sys
+fast = open(sys.argv[1]).read()
+summary = open("tests/replies/summary-01-format.md").read()
+plans = ["Plan %s: widen the j tile to %d columns." % (c, 32 * (i + 1)) for i, c in enumerate("ABCDEFGHIJKL")]
+print(json.dumps({"plan-m": [{"choose": plans, "delay": 0.2}],
+                  "exec-m": [{"content": "```c\n" + fast + "```", "delay": 0.5}],
+                  "sum-m": [{"content": summary}]}))
+PY
+)"
 start_redis run
-ACCELOPT_LOG=info bin/accelopt run matmul --size tiny --iters 2 --beam 2 --plans 2 --samples 1 --brokers "$B" \
+ACCELOPT_LOG=info ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+    ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-kafka-0001 \
+    bin/accelopt run matmul --size tiny --iters 2 --beam 2 --plans 2 --samples 1 --brokers "$B" \
     --redis "$REDIS_URL" --json --out "$T/r1" >"$T/r1.jsonl" 2>"$T/r1.err" &
 run=$!
-for k in 1 2; do
-    for _ in $(seq 600); do # until the run's results are flowing
-        [ -n "$(ls "$T"/r1/logs/profiler.log 2>/dev/null)" ] &&
-            [ "$(grep -c ': ok (' "$T/r1/logs/profiler.log" 2>/dev/null)" -ge $((k == 1 ? 2 : 6)) ] && break
-        kill -0 $run 2>/dev/null || break
+results() { grep -c ': ok (' "$T/r1/logs/profiler.log" 2>/dev/null; }
+until_results() { # until_results N: the run's profiler has said N results (or the run ended)
+    for _ in $(seq 900); do
+        [ "$(results)" -ge "$1" ] 2>/dev/null && return 0
+        kill -0 $run 2>/dev/null || return 1
         sleep 0.2
     done
+    return 1
+}
+k=0
+for at in 2 3 5 6 8; do
+    until_results $at
     kill -0 $run 2>/dev/null; alive=$?
-    seen=$(grep -c ': ok (' "$T/r1/logs/profiler.log" 2>/dev/null)
-    kill -KILL "$(cat "$KD/pid")" 2>/dev/null
-    sleep 2
-    B2=$(pipeline/kafka/broker.sh start "$KD" 2>>"$T/kafka-start.err")
-    [ $alive -eq 0 ] && [ "$B2" = "$B" ]
-    ok $? "the broker killed (-9) mid-run, after $seen results, and started again on its port and data ($k of 2)"
+    seen=$(results)
+    case $at in
+    3 | 6) # a stage, by its own broker's address: no other test's
+        stage=$([ $at = 3 ] && echo selector || echo profiler)
+        pkill -KILL -f "accelopt-$stage --brokers $B"
+        ok $((alive + $?)) "the $stage killed (-9) mid-run, after $seen results" ;;
+    *)
+        k=$((k + 1))
+        kill -KILL "$(cat "$KD/pid")" 2>/dev/null
+        sleep 2
+        B2=$(pipeline/kafka/broker.sh start "$KD" 2>>"$T/kafka-start.err")
+        [ $alive -eq 0 ] && [ "$B2" = "$B" ]
+        ok $? "the broker killed (-9) mid-run, after $seen results, and started again on its port and data ($k of 3)" ;;
+    esac
 done
 wait $run
-run_ended $?; ok $? "the run ends though its broker was killed twice ($(tail -1 "$T/r1.err" | cut -c1-80))"
-$M - "$T/r1.jsonl" <<'PY'
-import json, sys
+run_ended $?; ok $? "the run ends though its broker was killed three times and two stages once ($(tail -1 "$T/r1.err" | cut -c1-80))"
+grep -q 'selector was killed by signal 9; restarting' "$T/r1.err" && grep -q 'profiler was killed by signal 9; restarting' "$T/r1.err"
+ok $? "accelopt run restarted the selector and the profiler"
+$M - "$T/r1.jsonl" "$T/r1/matmul/history.jsonl" "$LLM_LOG" <<'PY'
+import collections, json, sys
 done = [json.loads(l) for l in open(sys.argv[1])]
 assert len(done) == 1 and done[0]["type"] == "done", done
-assert done[0].get("kernels_evaluated", 0) >= 5, done[0]
+d = done[0]
+assert d["stopped"] == "iterations" and d["iterations"] == 2, d
+rows = [json.loads(l) for l in open(sys.argv[2])]
+slots = [(x["iter"], x["slot"]) for x in rows]
+assert len(slots) == len(set(slots)) == d["kernels_evaluated"] >= 5, (slots, d["kernels_evaluated"])
+reqs = [json.loads(l) for l in open(sys.argv[3])]
+seen = collections.Counter(json.dumps([r["model"], r["messages"]], sort_keys=True) for r in reqs)
+twice = [k[:120] for k, n in seen.items() if n > 1]
+assert not twice, twice
+by = collections.Counter(r["model"] for r in reqs)
+assert by["plan-m"] >= 4 and by["exec-m"] >= 2, by  # two iterations' plans, and kernels for them
+print("# model calls: %s; kernels %d" % (dict(by), d["kernels_evaluated"]))
 PY
-ok $? "its done message counts every kernel (a baseline and two iterations)"
+ok $? "its done counts every kernel, each slot once, and no model call was made twice"
 stop_kafka
 ! pgrep -f "$KD" >/dev/null
 ok $? "broker.sh stop leaves no broker running"
