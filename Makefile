@@ -146,7 +146,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libaccelopt.a
 DEB_PKGS := build-essential pkg-config librdkafka-dev libhiredis-dev \
             libcjson-dev libseccomp-dev libcurl4-openssl-dev libssl-dev \
             redis-server python3 python3-jsonschema python3-numpy libopenblas-dev procps \
-            systemd clang help2man chromium
+            systemd clang help2man chromium iproute2
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q '^install ok installed' || echo $$p; done); \

@@ -7,6 +7,8 @@
 #                                        (again: the same ports and data)
 #   pipeline/kafka/broker.sh stop DIR    a controlled shutdown, waited for
 #
+# ACCELOPT_KAFKA_HOST: the address it listens on and gives its clients
+# (default 127.0.0.1; another host's clients need one they can reach).
 # The jars come from Maven Central through `make kafka` (part of `make
 # deps`) into build/kafka/lib; ACCELOPT_KAFKA_LIB names another folder.
 # `accelopt broker --brokers HOST:PORT` makes the accelopt topics; a topic
@@ -16,12 +18,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 lib=${ACCELOPT_KAFKA_LIB:-$root/build/kafka/lib}
 parts=${ACCELOPT_KAFKA_PARTITIONS:-12}
 heap=${ACCELOPT_KAFKA_HEAP:-512m}
+host=${ACCELOPT_KAFKA_HOST:-127.0.0.1}
 usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+case $host in *[!A-Za-z0-9.-]* | "") echo "broker.sh: ACCELOPT_KAFKA_HOST '$host' is not a host name or IPv4 address" >&2; exit 2 ;; esac
 [ $# -eq 2 ] || usage
 dir=$2
 
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 -c 'import socket, sys; s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$host"
 }
 
 start() {
@@ -36,8 +40,9 @@ start() {
     fi
     local port cport
     if [ -f "$dir/server.properties" ]; then # started again: its ports and data as before
-        port=$(sed -n 's|^listeners=PLAINTEXT://127.0.0.1:\([0-9]*\),.*|\1|p' "$dir/server.properties")
-        cport=$(sed -n 's|^listeners=.*CONTROLLER://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.properties")
+        host=$(sed -n 's|^listeners=PLAINTEXT://\([^:]*\):.*|\1|p' "$dir/server.properties")
+        port=$(sed -n 's|^listeners=PLAINTEXT://[^:]*:\([0-9]*\),.*|\1|p' "$dir/server.properties")
+        cport=$(sed -n 's|^listeners=.*CONTROLLER://[^:]*:\([0-9]*\)$|\1|p' "$dir/server.properties")
     else
         port=$(free_port)
         cport=$(free_port)
@@ -47,9 +52,9 @@ start() {
     cat >"$dir/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
-controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.quorum.voters=1@$host:$cport
+listeners=PLAINTEXT://$host:$port,CONTROLLER://$host:$cport
+advertised.listeners=PLAINTEXT://$host:$port
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
@@ -88,8 +93,8 @@ LOG
     echo $! >"$dir/pid"
     for _ in $(seq 600); do
         if grep -q "Kafka Server started" "$dir/kafka.log" 2>/dev/null; then
-            echo "127.0.0.1:$port" >"$dir/address"
-            echo "127.0.0.1:$port"
+            echo "$host:$port" >"$dir/address"
+            echo "$host:$port"
             return 0
         fi
         kill -0 "$(cat "$dir/pid")" 2>/dev/null || break
