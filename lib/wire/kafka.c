@@ -533,17 +533,28 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
      * comes: there an idle fetch returns after 5 ms, so a message waits
      * milliseconds, not half a second, at each of an iteration's hops (at
      * the CPU an idle poll costs: docs/BENCHMARKS.md, "An idle run"). */
-    if (!strstr(props ? props : "", "fetch.wait.max.ms=")) {
+    {
         char *id = rd_kafka_clusterid(p->producer, 2000);
         int mock = id && strncmp(id, MOCK_CLUSTER_ID, strlen(MOCK_CLUSTER_ID)) == 0;
         if (id)
             rd_kafka_mem_free(p->producer, id);
-        if (mock && rd_kafka_conf_set(cc, "fetch.wait.max.ms", "5", e, sizeof e)) {
+        if (mock && !strstr(props ? props : "", "fetch.wait.max.ms=") &&
+            rd_kafka_conf_set(cc, "fetch.wait.max.ms", "5", e, sizeof e)) {
             snprintf(err, errlen, "kafka settings: %s", e);
             goto fail;
         }
         ao_debug("kafka: %s broker: %s idle fetch", mock ? "the embedded" : "a real",
                  mock ? "a 5 ms" : "the client's long");
+        /* a static member, on a real broker (the mock's coordinator, 2.0.2,
+         * does not keep one) */
+        if (!mock && site->instance && *site->instance) {
+            if (on_cluster(p->prefix, site->instance, name, sizeof name) < 0 ||
+                rd_kafka_conf_set(cc, "group.instance.id", name, e, sizeof e)) {
+                snprintf(err, errlen, "--instance '%.64s' is refused", site->instance);
+                goto fail;
+            }
+            ao_debug("kafka: a static member of its group, '%s'", name);
+        }
     }
     /* A stage that keeps state per run (the selector) must get a run's
      * partition of every topic it reads: the range assignor gives a member
@@ -726,7 +737,7 @@ int ao_kafka_prefix_check(const char *prefix, char *err, size_t errlen)
 struct ao_kafka_site ao_kafka_site_of(const struct ao_config *c)
 {
     struct ao_kafka_site s = {ao_config_str(c, "brokers"), ao_config_str(c, "topic-prefix"),
-                              ao_config_str(c, "kafka")};
+                              ao_config_str(c, "kafka"), NULL};
     return s;
 }
 

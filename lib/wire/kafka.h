@@ -16,6 +16,7 @@
  * (props: the -X flags; values are never logged). */
 struct ao_kafka_site {
     const char *brokers, *prefix, *props;
+    const char *instance; /* a consumer's static id in its group (--instance), or NULL */
 };
 #define AO_TOPIC_PREFIX_MAX 64
 /* The option row of --topic-prefix, beside --brokers in every tool's table. */
@@ -29,7 +30,10 @@ struct ao_kafka_site ao_kafka_site_of(const struct ao_config *c);
 /* A transport that consumes topics (a NULL-terminated list; NULL or empty:
  * it only produces) in a consumer group and produces keyed messages.  The
  * topics and group are named without the site's prefix, and so are the
- * topics of the messages it hands out.  NULL + err. */
+ * topics of the messages it hands out.  With site->instance, on a real
+ * cluster, it is a static member of the group (KIP-345): restarted under
+ * the same id, it takes back its partitions at once, where a new member
+ * waits for the dead one's session to time out.  NULL + err. */
 struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *site, const char *group,
                               const char *const *topics, char *err, size_t errlen);
 

@@ -102,6 +102,7 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
         else
             snprintf(group, sizeof group, "accelopt-%s", s->name);
         struct ao_kafka_site site = ao_kafka_site_of(&s->cfg);
+        site.instance = ao_config_str(&s->cfg, "instance");
         if (!(s->io = ao_io_kafka_new(s->name, &site,
                                       ao_config_str(&s->cfg, "group") ? ao_config_str(&s->cfg, "group")
                                                                       : group,

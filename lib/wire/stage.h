@@ -14,6 +14,8 @@
     {"brokers", 0, AO_OPT_STR, NULL, "HOST:PORT", "Kafka mode: bootstrap brokers (unset: stdin/stdout)"}, \
     AO_TOPIC_PREFIX_OPTION,                                                                     \
     {"group", 0, AO_OPT_STR, NULL, "ID", "Kafka consumer group (default: accelopt-<stage>)"},   \
+    {"instance", 0, AO_OPT_STR, NULL, "ID", "a static member of its group, ID unique in it: restarted, " \
+     "it takes back its partitions at once (a real Kafka cluster)"},                              \
     {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable; TLS, SASL...)"}, \
     {"dlq", 0, AO_OPT_STR, NULL, "FILE", "pipe mode: append dead letters to FILE (default stderr)"}, \
     {"max-attempts", 0, AO_OPT_INT, "5", "N", "Kafka mode with --redis: an input in hand at N deaths of the stage goes to the dead letters"}

@@ -5,6 +5,8 @@
 # embedded broker.  The input is produced first; the clock runs from the
 # relay's start to the last message read back on accelopt.runs.
 #   tests/bench/transport.sh [MESSAGES] [PARTITIONS]
+#   BROKERS=HOST:PORT tests/bench/transport.sh ...   the same on a real
+#       cluster (pipeline/kafka/broker.sh), on topics of a fresh prefix
 # The mock cluster keeps about 5 MB per partition and drops older messages:
 # keep MESSAGES x 300 bytes under 5 MB x PARTITIONS.
 set -eu
@@ -13,9 +15,15 @@ N=${1:-100000}
 P=${2:-12}
 T=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
-bin/accelopt broker --partitions "$P" >"$T/addr" 2>/dev/null &
-for _ in $(seq 100); do [ -s "$T/addr" ] && break; sleep 0.05; done
-B=$(head -1 "$T/addr")
+if [ -n "${BROKERS:-}" ]; then
+    B=$BROKERS
+    export ACCELOPT_TOPIC_PREFIX=bench.$$.$RANDOM. # every tool below, on topics of its own
+    bin/accelopt broker --brokers "$B" --partitions "$P" >/dev/null
+else
+    bin/accelopt broker --partitions "$P" >"$T/addr" 2>/dev/null &
+    for _ in $(seq 100); do [ -s "$T/addr" ] && break; sleep 0.05; done
+    B=$(head -1 "$T/addr")
+fi
 # realistic small messages: an envelope and a 200-byte body, 64 runs
 python3 - "$N" >"$T/in.jsonl" <<'PY'
 import json, sys

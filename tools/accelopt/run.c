@@ -424,6 +424,14 @@ static int stage_args(struct run *R, struct proc *p, int i, int replica)
         proc_arg(p, "--redis-prefix") || proc_arg(p, "%s", ao_config_str(&R->c, "redis-prefix")) ||
         (lv && (proc_arg(p, "--log") || proc_arg(p, "%s", lv))) ||
         (R->site.prefix && (proc_arg(p, "--topic-prefix") || proc_arg(p, "%s", R->site.prefix))) ||
+        /* on a real cluster each replica is a static member: restarted
+         * after a crash it takes back its partitions at once, where a new
+         * member waits out the dead one's session (45 s).  The id is the
+         * replica's, not the run's: the next run on the cluster takes
+         * back the last one's partitions too (a static member does not
+         * leave its group at exit).  Two runs at once on one cluster want
+         * a --topic-prefix each, as their groups do. */
+        (!R->broker && (proc_arg(p, "--instance") || proc_arg(p, "%s-%d", stages[i], replica))) ||
         (strcmp(stages[i], "profiler") == 0 &&
          (proc_arg(p, "--target") || proc_arg(p, "%s", ao_config_str(&R->c, "target")) ||
           (R->prof_cpu[replica] >= 0 && (proc_arg(p, "--cpu") || proc_arg(p, "%d", R->prof_cpu[replica]))))) ||
