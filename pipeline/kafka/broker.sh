@@ -24,6 +24,13 @@ case $host in *[!A-Za-z0-9.-]* | "") echo "broker.sh: ACCELOPT_KAFKA_HOST '$host
 [ $# -eq 2 ] || usage
 dir=$2
 
+# Is the process there and not a zombie?  (One killed with -9 is a zombie
+# until its new parent reaps it, which some init processes take seconds to.)
+alive() {
+    local st
+    st=$(ps -o stat= -p "$1" 2>/dev/null) && [ -n "$st" ] && [ "${st#Z}" = "$st" ]
+}
+
 free_port() {
     python3 -c 'import socket, sys; s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$host"
 }
@@ -34,7 +41,7 @@ start() {
     command -v java >/dev/null || { echo "broker.sh: no java (make deps installs it)" >&2; exit 2; }
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
-    if [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
+    if [ -f "$dir/pid" ] && alive "$(cat "$dir/pid")"; then
         echo "broker.sh: a broker already runs from $dir (pid $(cat "$dir/pid"))" >&2
         exit 1
     fi
@@ -97,7 +104,7 @@ LOG
             echo "$host:$port"
             return 0
         fi
-        kill -0 "$(cat "$dir/pid")" 2>/dev/null || break
+        alive "$(cat "$dir/pid")" || break
         sleep 0.1
     done
     echo "broker.sh: the broker did not start (its log: $dir/kafka.log)" >&2
@@ -110,10 +117,10 @@ stop() {
     local pid
     [ -f "$dir/pid" ] || return 0
     pid=$(cat "$dir/pid")
-    if kill -0 "$pid" 2>/dev/null; then
+    if alive "$pid"; then
         kill -TERM "$pid"
-        for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+        for _ in $(seq 300); do alive "$pid" || break; sleep 0.1; done
+        alive "$pid" && kill -KILL "$pid" 2>/dev/null
     fi
     rm -f "$dir/pid"
 }

@@ -63,7 +63,7 @@ for i in $(seq "$n"); do
             if [ $faults != none ]; then
                 for at in 2 3 5 6 8; do
                     for _ in $(seq 1500); do
-                        [ "$(grep -c ': ok (' "$T/run$k/logs/profiler.log" 2>/dev/null)" -ge $at ] && break
+                        c=$(grep -c ": ok (" "$T/run$k/logs/profiler.log" 2>/dev/null); [ "${c:-0}" -ge $at ] && break
                         kill -0 $run 2>/dev/null || break
                         sleep 0.2
                     done
