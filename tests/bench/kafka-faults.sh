@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # kafka-faults.sh - a run on a real Kafka broker (one node, KRaft, of its
 # own), undisturbed and with faults: the broker killed (-9) and started
-# again after its 2nd, 5th and 8th result, the selector killed (-9) after
-# the 3rd and the profiler after the 6th (accelopt run restarts them).
+# again after its 1st, 3rd and 5th result, the selector killed (-9) after
+# the 2nd and the profiler after the 4th (accelopt run restarts them).
 # The scripted model server answers every role; prints per run: the tree,
 # faults or none, wall s, kernels, model calls, model calls made twice.
 #   tests/bench/kafka-faults.sh [N] [COMMIT]
@@ -25,15 +25,7 @@ export ACCELOPT_STATE_DIR=$T/state ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02
 bin/accelopt calibrate --bw-mib 256 >/dev/null 2>&1
 B=$(pipeline/kafka/broker.sh start "$KD") || exit 1
 python3 tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
-python3 - "$T/fast.c" >"$T/script.json" <<'PY'
-import json, sys
-fast = open(sys.argv[1]).read()
-summary = open("tests/replies/summary-01-format.md").read()
-plans = ["Plan %s: widen the j tile to %d columns." % (c, 32 * (i + 1)) for i, c in enumerate("ABCDEFGHIJKL")]
-print(json.dumps({"plan-m": [{"choose": plans, "delay": 0.2}],
-                  "exec-m": [{"content": "```c\n" + fast + "```", "delay": 0.5}],
-                  "sum-m": [{"content": summary}]}))
-PY
+python3 tests/replies/distinct-plans.py "$T/fast.c" >"$T/script.json"
 printf '%-10s %-7s %7s %8s %12s %6s\n' tree faults wall_s kernels model_calls twice
 k=0
 for i in $(seq "$n"); do
@@ -61,15 +53,15 @@ for i in $(seq "$n"); do
                 --out "$T/run$k") >"$T/run$k.jsonl" 2>"$T/run$k.err" &
             run=$!
             if [ $faults != none ]; then
-                for at in 2 3 5 6 8; do
+                for at in 1 2 3 4 5; do
                     for _ in $(seq 1500); do
-                        c=$(grep -c ": ok (" "$T/run$k/logs/profiler.log" 2>/dev/null); [ "${c:-0}" -ge $at ] && break
+                        c=$(grep -c ' ([0-9.]* s)$' "$T/run$k/logs/profiler.log" 2>/dev/null); [ "${c:-0}" -ge $at ] && break
                         kill -0 $run 2>/dev/null || break
                         sleep 0.2
                     done
                     case $at in
-                    3) pkill -KILL -f "accelopt-selector --brokers $B" ;;
-                    6) pkill -KILL -f "accelopt-profiler --brokers $B" ;;
+                    2) pkill -KILL -f "accelopt-selector --brokers $B" ;;
+                    4) pkill -KILL -f "accelopt-profiler --brokers $B" ;;
                     *) kill -KILL "$(cat "$KD/pid")"; sleep 2; pipeline/kafka/broker.sh start "$KD" >/dev/null ;;
                     esac
                 done

@@ -52,23 +52,16 @@ ok $? "SIGTERM stops the stage cleanly (exit 0)"
 # The planner and the executor are not killed here: a call in flight when
 # its stage dies is asked again, by design.
 $M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 256 >"$T/fast.c"
-start_llm k87 "$($M - "$T/fast.c" <<'PY'
-import json, sys
-fast = open(sys.argv[1]).read()
-summary = open("tests/replies/summary-01-format.md").read()
-plans = ["Plan %s: widen the j tile to %d columns." % (c, 32 * (i + 1)) for i, c in enumerate("ABCDEFGHIJKL")]
-print(json.dumps({"plan-m": [{"choose": plans, "delay": 0.2}],
-                  "exec-m": [{"content": "```c\n" + fast + "```", "delay": 0.5}],
-                  "sum-m": [{"content": summary}]}))
-PY
-)"
+start_llm k87 "$($M tests/replies/distinct-plans.py "$T/fast.c")"
 start_redis run
 ACCELOPT_LOG=info ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
     ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_KEY=sk-kafka-0001 \
     bin/accelopt run matmul --size tiny --iters 2 --beam 2 --plans 2 --samples 1 --brokers "$B" \
     --redis "$REDIS_URL" --json --out "$T/r1" >"$T/r1.jsonl" 2>"$T/r1.err" &
 run=$!
-results() { grep -c ': ok (' "$T/r1/logs/profiler.log" 2>/dev/null; }
+# results said so far, whatever their status ("ID: STATUS (1.23 s)"): how
+# many are ok depends on the machine's noise, how many come does not
+results() { grep -c ' ([0-9.]* s)$' "$T/r1/logs/profiler.log" 2>/dev/null; }
 until_results() { # until_results N: the run's profiler has said N results (or the run ended)
     for _ in $(seq 900); do
         [ "$(results)" -ge "$1" ] 2>/dev/null && return 0
@@ -78,13 +71,13 @@ until_results() { # until_results N: the run's profiler has said N results (or t
     return 1
 }
 k=0
-for at in 2 3 5 6 8; do
+for at in 1 2 3 4 5; do
     until_results $at
     kill -0 $run 2>/dev/null; alive=$?
     seen=$(results)
     case $at in
-    3 | 6) # a stage, by its own broker's address: no other test's
-        stage=$([ $at = 3 ] && echo selector || echo profiler)
+    2 | 4) # a stage, by its own broker's address: no other test's
+        stage=$([ $at = 2 ] && echo selector || echo profiler)
         pkill -KILL -f "accelopt-$stage --brokers $B"
         ok $((alive + $?)) "the $stage killed (-9) mid-run, after $seen results" ;;
     *)

@@ -9,16 +9,23 @@ M=/usr/bin/python3
 export ACCELOPT_BUDGET=0.05 ACCELOPT_WARMUP=0.01 # these runs test flow, not speed
 ARGS="--iters 3 --beam 2 --plans 3 --samples 1"
 
-# shellcheck disable=SC2086
-ACCELOPT_LOG=info bin/accelopt run matmul silu $ARGS --json --out "$T/r" >"$T/r1.jsonl" 2>"$T/r1.err" &
-pid=$!
-for _ in $(seq 600); do
-    grep -q 'iteration 2, ' "$T/r/logs/selector.log" 2>/dev/null && break
-    sleep 0.1
-done
-kill -INT "$pid"
-wait "$pid"
-rc=$?
+# interrupted NAME [OPTIONS...]: a run of matmul and silu into $T/NAME,
+# stopped with SIGINT once its selector reaches iteration 2; sets rc
+interrupted() {
+    local out=$T/$1 pid
+    shift
+    # shellcheck disable=SC2086
+    ACCELOPT_LOG=info bin/accelopt run matmul silu $ARGS "$@" --json --out "$out" >"$out-1.jsonl" 2>"$out-1.err" &
+    pid=$!
+    for _ in $(seq 900); do
+        grep -q 'iteration 2, ' "$out/logs/selector.log" 2>/dev/null && break
+        sleep 0.1
+    done
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+}
+interrupted r
 [ $rc = 130 ] && grep -q '"stopped":	"interrupted"' "$T/r/matmul/done.json"
 ok $? "interrupted in iteration 2: it stops, its partial results say interrupted (rc $rc)"
 id=$(sed -n 's/^# accelopt run \([^:]*\):.*/\1/p' "$T/r/run.conf")
@@ -65,15 +72,7 @@ ok $? "it ends as the uninterrupted run does: 3 iterations, the same kernels in 
 # messages there beside the phase sent again, and still count each once
 if test_kafka resume; then
     # shellcheck disable=SC2086
-    ACCELOPT_LOG=info bin/accelopt run matmul silu $ARGS $ON_KAFKA --json --out "$T/k" >"$T/k1.jsonl" 2>"$T/k1.err" &
-    pid=$!
-    for _ in $(seq 900); do
-        grep -q 'iteration 2, ' "$T/k/logs/selector.log" 2>/dev/null && break
-        sleep 0.1
-    done
-    kill -INT "$pid"
-    wait "$pid"
-    rc=$?
+    interrupted k $ON_KAFKA
     kid=$(sed -n 's/^# accelopt run \([^:]*\):.*/\1/p' "$T/k/run.conf")
     # shellcheck disable=SC2086
     ACCELOPT_LOG=info bin/accelopt run --resume "$kid" $ON_KAFKA --out "$T/k" --json >"$T/k2.jsonl" 2>"$T/k2.err"

@@ -142,8 +142,18 @@ diagnose() {
 # result messages on accelopt.results beyond one per slot, one per
 # comparison and one final head-to-head per run (redone work).
 check_runs() {
-    bin/accelopt consume -b "$B" accelopt.runs --idle 8 >"$T/done.jsonl" 2>/dev/null
-    bin/accelopt consume -b "$B" accelopt.results --idle 8 >"$T/results.jsonl" 2>/dev/null
+    local want=$(($(wc -w <"$1") * $2)) n
+    bin/accelopt consume -b "$B" accelopt.runs --idle 8 >"$T/done.jsonl" 2>"$T/logs/consume-runs.log"
+    bin/accelopt consume -b "$B" accelopt.results --idle 8 >"$T/results.jsonl" 2>"$T/logs/consume-results.log"
+    # read short (a busy broker slow to hand a new group its partitions'
+    # first messages: the idle time ran out)?  Once more, with patience,
+    # from the start of each topic
+    n=$(wc -l <"$T/results.jsonl")
+    if [ "$n" -lt "$want" ] || [ "$(wc -l <"$T/done.jsonl")" -lt "$(wc -w <"$1")" ]; then
+        echo "# read short: $n results of at least $want, $(wc -l <"$T/done.jsonl") dones; reading again" >&2
+        bin/accelopt consume -b "$B" accelopt.runs --idle 30 >"$T/done.jsonl" 2>>"$T/logs/consume-runs.log"
+        bin/accelopt consume -b "$B" accelopt.results --idle 30 >"$T/results.jsonl" 2>>"$T/logs/consume-results.log"
+    fi
     /usr/bin/python3 - "$1" "$2" "$REDIS_PORT" "$T/done.jsonl" "$T/results.jsonl" <<'PY'
 import json, subprocess, sys, collections
 runs = open(sys.argv[1]).read().split()
