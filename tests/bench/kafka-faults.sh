@@ -7,15 +7,19 @@
 # faults or none, wall s, kernels, model calls, model calls made twice.
 #   tests/bench/kafka-faults.sh [N] [COMMIT]
 # N runs of each kind (default 2), alternating; with COMMIT, that commit's
-# build runs the same, alternating with this tree's.
+# build runs the same, alternating with this tree's.  FAULTS=broker3+stages2:
+# only the runs with faults.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 n=${1:-2} commit=${2:-}
 cd "$here"
 T=$(mktemp -d)
 KD=$T/kafka
+# KEEP=1: the runs' directories and the model server's logs are kept (the
+# folder is named at the end)
 trap 'kill $(jobs -p) 2>/dev/null; pipeline/kafka/broker.sh stop "$KD"; wait 2>/dev/null;
-      [ -n "$commit" ] && git worktree remove --force "$T/old"; rm -rf "$T"' EXIT
+      [ -n "$commit" ] && git worktree remove --force "$T/old"
+      if [ -n "${KEEP:-}" ]; then echo "kept: $T" >&2; else rm -rf "$T"; fi' EXIT
 trees=("$here")
 if [ -n "$commit" ]; then
     git worktree add -q "$T/old" "$commit" && make -s -C "$T/old" >/dev/null 2>&1 || exit 1
@@ -29,7 +33,7 @@ python3 tests/replies/distinct-plans.py "$T/fast.c" >"$T/script.json"
 printf '%-10s %-7s %7s %8s %12s %6s\n' tree faults wall_s kernels model_calls twice
 k=0
 for i in $(seq "$n"); do
-    for faults in none broker3+stages2; do
+    for faults in ${FAULTS:-none broker3+stages2}; do
         for d in "${trees[@]}"; do
             k=$((k + 1))
             name=$([ "$d" = "$here" ] && echo this || echo "${commit:0:8}")

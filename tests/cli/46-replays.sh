@@ -52,4 +52,34 @@ ex = sum(r["completion"] for r in u["by"] if r["role"] == "executor")
 assert ex == 2 * 500, ("the run paid for two kernels", ex)
 PY
 ok $? "and the run paid for two kernels"
+
+# --- a message that comes again at its own place --------------------------
+# (a broker or stage went down before its offset was committed: it is acted
+# on again, by design) is answered from the run's store: the plans and the
+# kernels written the first time go out again, and the model is not asked
+# twice.  Pipe mode with --redis hands out both copies as Kafka would.
+start_redis again
+start_llm again "$($M tests/replies/distinct-plans.py "$T/fast.c")"
+agents() {
+    ACCELOPT_LOG=info ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
+        ACCELOPT_LLM_KEY=sk-again-0001 "$@" --redis "$REDIS_URL"
+}
+cand=$($M tests/msgs.py candidate matmul - '{"plans": 2, "samples": 2}')
+printf '%s\n%s\n' "$cand" "$cand" | agents bin/accelopt-planner >"$T/again-plans.jsonl" 2>"$T/again-planner.err"
+agents bin/accelopt-executor <"$T/again-plans.jsonl" >"$T/again-kernels.jsonl" 2>"$T/again-executor.err"
+$M - "$T/again-plans.jsonl" "$T/again-kernels.jsonl" "$LLM_LOG" <<'PY'
+import collections, json, sys
+plans = [json.loads(l) for l in open(sys.argv[1])]
+kernels = [json.loads(l) for l in open(sys.argv[2])]
+calls = collections.Counter(json.loads(l)["model"] for l in open(sys.argv[3]))
+assert len(plans) == 4 and [p["text"] for p in plans[:2]] == [p["text"] for p in plans[2:]], plans
+assert plans[0]["text"] != plans[1]["text"], "two plans that differ"
+assert len(kernels) == 8 and [k["id"] for k in kernels[:4]] == [k["id"] for k in kernels[4:]], [k["id"] for k in kernels]
+assert [k.get("source") for k in kernels[:4]] == [k.get("source") for k in kernels[4:]]
+assert calls == {"plan-m": 2, "exec-m": 2 * 2}, calls  # once each: the second copies answered from the store
+PY
+ok $? "a candidate and its plans handed out twice: the same plans and kernels again, each model call made once"
+grep -q "written before; sent again as it was, the model not asked twice" "$T/again-planner.err" &&
+    grep -q "written before; sent again as it was, the model not asked twice" "$T/again-executor.err"
+ok $? "the planner and the executor say so"
 echo "1..$n"

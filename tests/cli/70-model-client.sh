@@ -121,7 +121,10 @@ start_llm budget2 '{"*": [{"content": "p", "usage": [60, 20]}]}'
 /usr/bin/python3 tests/msgs.py candidate matmul - '{"plans": 2, "budget_usd": 0.0005}' |
     ACCELOPT_LLM_URL=$LLM_URL bin/accelopt-planner --redis "$REDIS_URL" --llm-price-in 5 \
     >/dev/null 2>&1
+# (the run's next iteration: its own candidate's plans are kept in the
+# run's store, and would come from there, asking no model)
 /usr/bin/python3 tests/msgs.py candidate matmul - '{"plans": 2, "budget_usd": 0.0005}' |
+    sed 's/"iter": 1,/"iter": 2,/; s/"cand:run-t:1:0"/"cand:run-t:2:0"/' |
     ACCELOPT_LLM_URL=$LLM_URL bin/accelopt-planner --redis "$REDIS_URL" --llm-price-in 5 \
     >"$T/budget2.out" 2>/dev/null
 [ "$(llm_requests)" -eq 2 ] && [ "$(grep -c "dollar budget is spent" "$T/budget2.out")" -eq 2 ]
@@ -142,6 +145,8 @@ ACCELOPT_LLM_URL=$LLM_URL bin/accelopt-planner --planner-key-file /nonexistent <
 [ $? -eq 2 ] && grep -q "cannot read the key file" "$T/kf.err"; ok $? "a missing key file is a usage error"
 
 # one config file serves every stage; role keys override the shared ones
+# (a redis of their own: the run's plans above are kept in the other)
+start_redis conf
 start_llm conf '{"*": [{"content": "```c\nvoid kernel(void) {}\n```"}]}'
 export ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_LLM_KEY_FILE=$T/keyfile ACCELOPT_REDIS=$REDIS_URL
 unset ACCELOPT_LLM_MODEL ACCELOPT_LLM_KEY

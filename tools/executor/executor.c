@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hiredis/hiredis.h>
+
 #include "agents/agent.h"
 #include "core/exitcode.h"
 #include "core/log.h"
@@ -69,6 +71,63 @@ static int drop_repeat(const struct ao_plan_msg *p, struct ao_kernel_msg *k,
     return (k->duplicate_of = strdup(what)) && (k->error = strdup(why)) ? 0 : -1;
 }
 
+/* A kernel's message as it was sent, kept in the run's store: a plan that
+ * comes again (its offset not committed when a broker or a stage went
+ * down) is answered from here, not asked of the model twice.  Best effort
+ * both ways: without redis, or on an error, the model is asked. */
+#define WRITTEN_TTL_S "2592000" /* a run's kernels go with it after a month at the latest */
+static void keep_written(struct executor *ex, const char *run, const char *id, const cJSON *j)
+{
+    char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN], *v;
+    const char *set[4] = {"HSET", key, id, NULL}, *ttl[3] = {"EXPIRE", key, WRITTEN_TTL_S};
+    struct redisReply *rep;
+
+    if (!ex->agent.redis || !ao_redis_key(ex->agent.redis, key, sizeof key, AO_KEY_WRITTEN, run) ||
+        !(v = cJSON_PrintUnformatted(j)))
+        return;
+    set[3] = v;
+    if (!(rep = ao_redis_argv(ex->agent.redis, 4, set, NULL, e, sizeof e)))
+        ao_warn("%s: not kept for a plan that comes again: %s", id, e);
+    else
+        freeReplyObject(rep);
+    if ((rep = ao_redis_argv(ex->agent.redis, 3, ttl, NULL, e, sizeof e)))
+        freeReplyObject(rep);
+    cJSON_free(v);
+}
+
+/* The kernel kept for id, or NULL (none, or no store). */
+static cJSON *written_before(struct executor *ex, const char *run, const char *id)
+{
+    char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN];
+    const char *get[3] = {"HGET", key, id};
+    struct redisReply *rep;
+    cJSON *j = NULL;
+
+    if (!ex->agent.redis || !ao_redis_key(ex->agent.redis, key, sizeof key, AO_KEY_WRITTEN, run) ||
+        !(rep = ao_redis_argv(ex->agent.redis, 3, get, NULL, e, sizeof e)))
+        return NULL;
+    if (rep->type == REDIS_REPLY_STRING)
+        j = cJSON_Parse(rep->str);
+    freeReplyObject(rep);
+    if (j && strcmp(ao_json_str(j, "id", ""), id) != 0) { /* not what it says it is */
+        cJSON_Delete(j);
+        j = NULL;
+    }
+    return j;
+}
+
+static int emit_kernel(struct ao_io *io, const char *target, const char *run, const cJSON *j, char *reason,
+                       size_t len)
+{
+    char topic[AO_TOPIC_MAX];
+
+    if (ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, target) < 0) {
+        snprintf(reason, len, "no topic for target '%.40s'", target);
+        return -1;
+    }
+    return ao_io_emit_json(io, topic, run, j);
+}
+
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
 {
     struct executor *ex = ctx;
@@ -121,7 +180,6 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         int erc = 0;
         long sample = fix ? (long)p.sample : s;
 
-        ao_msg_init(&ao_msg_kernel, &k);
         hashes[s][0] = '\0';
         /* each fix attempt is a kernel of its own; the slot is the same */
         if (ao_name(slot, sizeof slot, "%lld.%lld.%ld", rank, p.index, sample) < 0 ||
@@ -130,6 +188,18 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             snprintf(reason, len, "the kernel's slot or id is out of range");
             goto out;
         }
+        if ((j = written_before(ex, p.env.run, id))) { /* this plan came again */
+            const char *src = ao_json_str(j, "source", NULL);
+            if (src)
+                ao_token_hash(src, hashes[s]);
+            ao_info("%s: written before; sent again as it was, the model not asked twice", id);
+            erc = emit_kernel(io, p.env.target, p.env.run, j, reason, len);
+            cJSON_Delete(j);
+            if (erc < 0)
+                goto out;
+            continue;
+        }
+        ao_msg_init(&ao_msg_kernel, &k);
         k.parent_latency_ns = p.parent_latency_ns;
         k.baseline_latency_ns = p.baseline_latency_ns;
         k.attempt = fix ? p.attempt : 1;
@@ -180,11 +250,8 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                 snprintf(reason, len, "out of memory encoding a kernel");
                 erc = -1;
             } else {
-                char topic[AO_TOPIC_MAX];
-                if (ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, k.env.target) < 0)
-                    erc = -1, snprintf(reason, len, "no topic for target '%.40s'", k.env.target);
-                else
-                    erc = ao_io_emit_json(io, topic, k.env.run, j);
+                keep_written(ex, k.env.run, id, j);
+                erc = emit_kernel(io, k.env.target, k.env.run, j, reason, len);
             }
         }
         cJSON_Delete(j);

@@ -71,6 +71,7 @@ struct call {
     struct ao_llm_usage u;
     int rc;
     char *earlier; /* the titles before this wave, and the call's place in it */
+    char *kept;    /* the plan written for this id before its candidate came again, or NULL */
     pthread_t thread;
     int threaded;
     char why[AO_ERRLEN];
@@ -79,6 +80,10 @@ struct call {
 static void *call_run(void *arg)
 {
     struct call *k = arg;
+    if (k->kept) { /* not asked of the model twice */
+        k->rc = (k->p.text = strdup(k->kept)) ? 0 : ao_errf(k->why, sizeof k->why, "out of memory");
+        return NULL;
+    }
     k->rc = k->agent->model->plan(k->agent, &k->q, &k->p, &k->u, k->why, sizeof k->why);
     return NULL;
 }
@@ -359,6 +364,24 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
     return out.data ? out.data : strdup("");
 }
 
+/* The text of plan id as written before from the kernel parent, from the
+ * run's plans (hash_of AO_KEY_PLANNED; NULL: none), or NULL; *oom set when
+ * a copy could not be made. */
+static char *kept_plan(const cJSON *planned, const char *id, const char *parent, int *oom)
+{
+    const cJSON *was = cJSON_GetObjectItemCaseSensitive(planned, id);
+    cJSON *rec;
+    char *text = NULL;
+
+    *oom = 0;
+    if (!cJSON_IsString(was) || !(rec = cJSON_Parse(was->valuestring)))
+        return NULL;
+    if (strcmp(ao_json_str(rec, "parent", ""), parent ? parent : "") == 0 && ao_json_str(rec, "text", NULL))
+        *oom = !(text = strdup(ao_json_str(rec, "text", NULL)));
+    cJSON_Delete(rec);
+    return text;
+}
+
 /* Write the plan down where the run's later plans read it: a slot that
  * never comes back (lost) is still a step the run tried.  Best effort: the
  * plan goes out either way. */
@@ -391,7 +414,8 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     struct planner *pl = ctx;
     struct ao_candidate_msg c;
     struct ao_problem prob = {0};
-    cJSON *memory = NULL, *seen = NULL;
+    cJSON *memory = NULL, *seen = NULL, *planned = NULL;
+    int oom_kept = 0;
     char *memtext = NULL, *hist = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], *norms[AO_MAX_PLANS] = {0};
     struct tried tried[TRIED_MAX];
     int ntried = 0;
@@ -455,6 +479,11 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
      * its own order of moves) */
     if (!(hist = pl->agent.conf.builtin ? strdup("") : run_history(pl, &c, tried, &ntried)))
         goto oom;
+    /* the plans written for this candidate before (it came again: its
+     * offset was not committed when a broker or this stage went down) are
+     * sent as they were, not asked of the model twice */
+    if (pl->agent.redis)
+        planned = hash_of(pl, ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_PLANNED, c.env.run));
     for (long i = 0, w; i < plans; i += w) {
         struct call calls[MAX_WIDTH];
         int erc = 0, made = 0;
@@ -490,6 +519,14 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                 snprintf(reason, len, "out of memory");
                 erc = -1;
                 made++; /* released below */
+                break;
+            }
+            if ((calls[made].kept = kept_plan(planned, id, c.sha256, &oom_kept)))
+                ao_info("%s: written before; sent again as it was, the model not asked twice", id);
+            if (oom_kept) {
+                snprintf(reason, len, "out of memory");
+                erc = -1;
+                made++;
                 break;
             }
             /* what the call is told: the run's history, the plans before
@@ -569,6 +606,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             }
             ao_msg_release(&ao_msg_plan, p);
             free(calls[j].earlier);
+            free(calls[j].kept);
         }
         if (erc < 0)
             goto out;
@@ -585,6 +623,7 @@ out:
     free(memtext);
     cJSON_Delete(memory);
     cJSON_Delete(seen);
+    cJSON_Delete(planned);
     ao_problem_release(&prob);
     ao_run_config_release(&cfg);
     ao_msg_release(&ao_msg_candidate, &c);
