@@ -14,6 +14,31 @@
 
 #include "selector.h"
 
+static int resend_phase(struct selector *sel, struct ao_io *io, const char *run);
+
+/* Is the run's phase, missing results since `since`, due to go again
+ * (--reask-after)?  Once each period; the period is recorded. */
+static int reask_due(struct selector *sel, const char *run, double since)
+{
+    struct warned *w;
+    long period = sel->reask_s > 0 ? (long)((sel_now_s() - since) / sel->reask_s) : 0;
+
+    if (period < 1)
+        return 0;
+    for (w = sel->warned; w && strcmp(w->run, run) != 0; w = w->next)
+        ;
+    if (!w && (w = calloc(1, sizeof *w))) {
+        snprintf(w->run, sizeof w->run, "%s", run);
+        w->mark = -2; /* no warning said yet */
+        w->next = sel->warned;
+        sel->warned = w;
+    }
+    if (!w || w->reasked == period)
+        return 0;
+    w->reasked = period;
+    return 1;
+}
+
 /* Is mark new for the run (its warning not said yet)?  It is recorded. */
 static int fresh_mark(struct selector *sel, const char *run, long mark)
 {
@@ -192,10 +217,16 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
         }
     } else if (st.phase == AO_PHASE_COLLECT || st.phase == AO_PHASE_BASELINE) {
         double since = isnan(st.progress) ? st.opened : st.progress;
-        if (sel_now_s() - since > sel_slot_deadline(&st))
+        if (sel_now_s() - since > sel_slot_deadline(&st)) {
             rc = lose_missing(sel, io, run, &st);
-        else
+        } else {
             warn_missing(sel, run, &st);
+            if (reask_due(sel, run, since)) {
+                ao_warn("run %s: results missing for %.0f s: its phase's messages go again", run,
+                        sel_now_s() - since);
+                rc = resend_phase(sel, io, run);
+            }
+        }
     }
     goto out;
 unreadable: /* the store failed (io says so), or the beam does not decode */

@@ -56,6 +56,9 @@ static const struct ao_option options[] = {
     {"redis", 0, AO_OPT_STR, NULL, "URL", "keep run state in redis (redis://host:port)"},
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},
     {"state", 0, AO_OPT_STR, NULL, "FILE", "pipe mode without redis: keep run state in FILE"},
+    {"reask-after", 0, AO_OPT_NUM, "0", "SECONDS",
+     "send a run's open phase again each time its missing results have been missing this long (a message "
+     "the transport lost; the stages answer again from what they kept, the model not asked twice; 0: never)"},
     {"resend", 0, AO_OPT_BOOL, "0", NULL,
      "the broker lost what was in flight (a new one): send every run's current phase again"},
     AO_STAGE_OPTIONS,
@@ -121,6 +124,7 @@ int main(int argc, char **argv)
         return ao_stage_close(&s, code);
     sel.cfg = &s.cfg;
     sel.resend = ao_config_bool(&s.cfg, "resend");
+    sel.reask_s = ao_config_num(&s.cfg, "reask-after");
     url = ao_config_str(&s.cfg, "redis");
     state_file = ao_config_str(&s.cfg, "state");
     if (url && state_file) {

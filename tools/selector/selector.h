@@ -27,9 +27,10 @@ struct selector {
     struct ao_runstore *store;
     double last_tick;
     unsigned resumed; /* the transport's generation whose runs were resumed */
-    struct warned { char run[200]; long mark; struct warned *next; } *warned;
+    struct warned { char run[200]; long mark, reasked; struct warned *next; } *warned;
     struct ao_sign_key key; /* a result counts only with a profiler's signature */
     int resend;             /* the broker lost what was in flight: every run's phase is sent again */
+    double reask_s;         /* --reask-after: a phase missing results this long goes again (0: never) */
     unsigned kept;          /* the transport's generation whose runs' state and beam are kept */
     struct kept_slots *slots; /* the open iterations' results as decoded when they came (store.c) */
 };
