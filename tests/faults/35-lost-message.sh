@@ -21,7 +21,7 @@ bin/accelopt consume -b "$B" -g accelopt-profiler accelopt.kernels.cpu -n 1 --id
 grep -q '"type":"kernel"' "$T/taken.jsonl"
 ok $? "its baseline kernel taken off the topic and committed, never measured"
 start_replica profiler 1
-wait_done "$T/runs" 120 || diagnose "$T/runs"
+wait_done "$T/runs" 120 || { diagnose "$T/runs"; false; }
 ok $? "the run ends: its phase went again once the result was missing"
 grep -q "results missing for [0-9]* s: its phase's messages go again" "$T/logs/selector-1.log"
 ok $? "the selector says it sent the phase again"
