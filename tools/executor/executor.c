@@ -95,8 +95,9 @@ static void keep_written(struct executor *ex, const char *run, const char *id, c
     cJSON_free(v);
 }
 
-/* The kernel kept for id, or NULL (none, or no store). */
-static cJSON *written_before(struct executor *ex, const char *run, const char *id)
+/* The kernel kept for id, written from parent, or NULL (none, another
+ * parent's, or no store). */
+static cJSON *written_before(struct executor *ex, const char *run, const char *id, const char *parent)
 {
     char key[AO_REDIS_KEY_MAX], e[AO_ERRLEN];
     const char *get[3] = {"HGET", key, id};
@@ -109,7 +110,8 @@ static cJSON *written_before(struct executor *ex, const char *run, const char *i
     if (rep->type == REDIS_REPLY_STRING)
         j = cJSON_Parse(rep->str);
     freeReplyObject(rep);
-    if (j && strcmp(ao_json_str(j, "id", ""), id) != 0) { /* not what it says it is */
+    if (j && (strcmp(ao_json_str(j, "id", ""), id) != 0 || /* not what it says it is */
+              strcmp(ao_json_str(j, "parent", ""), parent ? parent : "") != 0)) {
         cJSON_Delete(j);
         j = NULL;
     }
@@ -188,7 +190,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
             snprintf(reason, len, "the kernel's slot or id is out of range");
             goto out;
         }
-        if ((j = written_before(ex, p.env.run, id))) { /* this plan came again */
+        if ((j = written_before(ex, p.env.run, id, p.candidate_sha256))) { /* this plan came again */
             const char *src = ao_json_str(j, "source", NULL);
             if (src)
                 ao_token_hash(src, hashes[s]);

@@ -16,23 +16,30 @@
 
 static int resend_phase(struct selector *sel, struct ao_io *io, const char *run);
 
-/* Is the run's phase, missing results since `since`, due to go again
- * (--reask-after)?  Once each period; the period is recorded. */
-static int reask_due(struct selector *sel, const char *run, double since)
+/* The run's entry in the list of what was said and done for it (made
+ * with no warning said yet), or NULL out of memory. */
+static struct warned *warned_of(struct selector *sel, const char *run)
 {
     struct warned *w;
-    long period = sel->reask_s > 0 ? (long)((sel_now_s() - since) / sel->reask_s) : 0;
 
-    if (period < 1)
-        return 0;
     for (w = sel->warned; w && strcmp(w->run, run) != 0; w = w->next)
         ;
     if (!w && (w = calloc(1, sizeof *w))) {
         snprintf(w->run, sizeof w->run, "%s", run);
-        w->mark = -2; /* no warning said yet */
+        w->mark = -2;
         w->next = sel->warned;
         sel->warned = w;
     }
+    return w;
+}
+
+/* Is the run's phase, missing results since `since`, due to go again
+ * (--reask-after)?  Once each period; the period is recorded. */
+static int reask_due(struct selector *sel, const char *run, double since)
+{
+    long period = sel->reask_s > 0 ? (long)((sel_now_s() - since) / sel->reask_s) : 0;
+    struct warned *w = period >= 1 ? warned_of(sel, run) : NULL;
+
     if (!w || w->reasked == period)
         return 0;
     w->reasked = period;
@@ -42,17 +49,10 @@ static int reask_due(struct selector *sel, const char *run, double since)
 /* Is mark new for the run (its warning not said yet)?  It is recorded. */
 static int fresh_mark(struct selector *sel, const char *run, long mark)
 {
-    struct warned *w;
+    struct warned *w = warned_of(sel, run);
 
-    for (w = sel->warned; w && strcmp(w->run, run) != 0; w = w->next)
-        ;
     if (w && w->mark == mark)
         return 0;
-    if (!w && (w = calloc(1, sizeof *w))) {
-        snprintf(w->run, sizeof w->run, "%s", run);
-        w->next = sel->warned;
-        sel->warned = w;
-    }
     if (w)
         w->mark = mark;
     return 1;
