@@ -37,6 +37,8 @@
  * before the runner's own synchronize) is timed, not done in FETCH. */
 enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2, AO_RUN_CMD_NOP = 3, AO_RUN_CMD_LOAD = 4,
        AO_RUN_CMD_FETCH = 5, AO_RUN_CMD_DRAIN = 6 };
+/* device_clock's values (below) */
+enum { AO_RUN_CLOCK_NONE = 0, AO_RUN_CLOCK_EVENTS = 1, AO_RUN_CLOCK_CUPTI = 2, AO_RUN_CLOCK_GATED = 3 };
 #define AO_RUN_EXIT_SYSCALL 159 /* the runner's status after a forbidden syscall */
 #define AO_RUN_EXIT_DEVICE 158  /* after an error of its device (the message on stderr) */
 /* the runner found its commands out of order: a `done` it did not raise

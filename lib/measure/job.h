@@ -82,6 +82,11 @@ struct ao_job {
     long long raw_ns;                  /* the last CALL's or NOP's time, wake-up included */
     long long wakes[AO_JOB_WAKES];     /* every wake-up sample taken */
     int nwakes;
+    /* a runner that times its device (a GPU behind a gate): the device's
+     * time of an empty call, the median of the empty commands before the
+     * kernel's first call (only trusted code had run); 0 where unknown */
+    long long empty_dev_ns;
+    int empty_dev_known;
     /* what the trusted side of its calls cost (prof_job_call): inputs
      * drawn or copied in and outputs poisoned, the tensors handed to the
      * device, and brought back */

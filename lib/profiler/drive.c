@@ -282,13 +282,32 @@ int prof_wake_sample(struct ao_job *j, const char *phase)
     return 0;
 }
 
+/* The device's own time of those empty commands, where the runner gives
+ * one by events (behind its gate, or around the call): the fixed cost
+ * every call's device time carries beside its work (the event's stamp, a
+ * kernel's dispatch; 2-4 us on an H200), taken off each call's
+ * (prof_runner_clock).  Kept from the job's first samples only, before
+ * the kernel's code ever ran in the process. */
 int prof_measure_wake(struct ao_job *j)
 {
+    long long dev[WAKE_ROUNDS];
+    int ndev = 0, clock;
+
     j->wake_ns = 0;
     j->nwakes = 0;
-    for (int i = 0; i < WAKE_ROUNDS; i++)
+    for (int i = 0; i < WAKE_ROUNDS; i++) {
         if (prof_wake_sample(j, "before its first call") < 0)
             return -1;
+        clock = (int)__atomic_load_n(&j->hdr->device_clock, __ATOMIC_RELAXED);
+        if (clock == AO_RUN_CLOCK_EVENTS || clock == AO_RUN_CLOCK_GATED)
+            dev[ndev++] = (long long)__atomic_load_n(&j->hdr->device_ns, __ATOMIC_RELAXED);
+    }
+    if (!j->empty_dev_known) {
+        struct ao_stats st;
+        j->empty_dev_known = 1;
+        ao_stats_of(dev, ndev, &st);
+        j->empty_dev_ns = ndev == WAKE_ROUNDS && st.median > 0 ? (long long)st.median : 0;
+    }
     return 0;
 }
 

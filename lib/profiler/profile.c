@@ -126,6 +126,8 @@ static void runner_clock_json(cJSON *timing, const struct timed *m)
     if (m->events.median > 0) /* CUDA events around the same calls: the launch is in them */
         cJSON_AddNumberToObject(timing, "events_median_ns", m->events.median);
     cJSON_AddNumberToObject(timing, "launch_ns", (double)m->launch_ns);
+    if (m->empty_dev_ns > 0) /* the clock's own cost, taken off every call's device time */
+        cJSON_AddNumberToObject(timing, "empty_call_device_ns", (double)m->empty_dev_ns);
 }
 
 /* A failure's class and code, where the target reads its tools' words. */
@@ -518,9 +520,12 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
         /* each side's own device times, held against our clock around the
          * same calls (prof_runner_clock), where both runners gave them */
         int v[2], raised[2];
+        /* one empty call's figure off both sides, the lower of the two
+         * processes' (as the wake-up below): an A/A stays at 1 */
+        long long empty = jb.empty_dev_ns < jk.empty_dev_ns ? jb.empty_dev_ns : jk.empty_dev_ns;
         for (int s = 0; s < 2; s++)
-            v[s] = prof_runner_clock(lat[s], rd.dev[s], rd.late[s], n, pl->launch_ns, held[s],
-                                     &raised[s], side[s]->reason, sizeof side[s]->reason);
+            v[s] = prof_runner_clock(lat[s], rd.dev[s], rd.late[s], n, pl->launch_ns, empty,
+                                     held[s], &raised[s], side[s]->reason, sizeof side[s]->reason);
         if (v[1] > 0) {
             jk.status = AO_V_REJECTED;
             goto verdict;

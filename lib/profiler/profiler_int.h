@@ -119,6 +119,7 @@ struct timed {
      * and the allowance it was held to (the reference's launch overhead) */
     int clock, raised;
     long long launch_ns;
+    long long empty_dev_ns; /* the empty call's device time, taken off each call's */
     int voided;          /* sampled calls voided and drawn again (WATCH_VOIDS_MAX) */
     long long stand_in_ns; /* the stand-in for a head-to-head's other side (timing.c) */
 };
@@ -279,7 +280,11 @@ int prof_device_unbelievable(const long long *host, const long long *dev, int n,
  * host time less the allowance: a runner that under-reports gains the
  * allowance at most.  A call whose DRAIN found late records (late[i] > 0,
  * work its window missed) is allowed launch_ns alone.  *raised counts the
- * calls our clock raised.
+ * calls our clock raised.  empty_ns (0: none) is the device's time of
+ * an empty call in the same process (job.h empty_dev_ns): the fixed cost
+ * of the clock itself (the event's stamp, a kernel's dispatch), taken off
+ * each device time that becomes a latency (never below 1 ns); the checks
+ * against our clock hold the device's times as the runner gave them.
  * 0: lat[] holds the latencies.  1 + reason: refused (a device time
  * longer than the host's clock around it; or a median device time under
  * 1/RUNNER_CLOCK_FAR_SHARE of the host's excess over the allowance, that
@@ -293,7 +298,8 @@ int prof_device_unbelievable(const long long *host, const long long *dev, int n,
 #define RUNNER_CLOCK_FAR_NS 200000
 #define RUNNER_CLOCK_FAR_SHARE 64
 int prof_runner_clock(const long long *raw, const long long *dev, const unsigned *late, int n,
-                      long long launch_ns, long long *lat, int *raised, char *reason, size_t len);
+                      long long launch_ns, long long empty_ns, long long *lat, int *raised,
+                      char *reason, size_t len);
 /* Check sets to run on a side once its rounds are over (prof_rounds):
  * prof_correctness's arguments */
 struct checks_after {

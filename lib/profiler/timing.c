@@ -185,7 +185,8 @@ int prof_device_unbelievable(const long long *host, const long long *dev, int n,
 }
 
 int prof_runner_clock(const long long *raw, const long long *dev, const unsigned *late, int n,
-                      long long launch_ns, long long *lat, int *raised, char *reason, size_t len)
+                      long long launch_ns, long long empty_ns, long long *lat, int *raised,
+                      char *reason, size_t len)
 {
     long long allow, *gap;
     struct ao_stats g, d;
@@ -233,7 +234,8 @@ int prof_runner_clock(const long long *raw, const long long *dev, const unsigned
         /* a call whose window missed work (late records) is allowed the
          * launch overhead alone */
         long long floor = host ? raw[i] - allow : late[i] ? raw[i] - launch_ns : 0;
-        lat[i] = dev[i];
+        /* the empty call's own device time off: what is left is the work's */
+        lat[i] = empty_ns > 0 && dev[i] > empty_ns ? dev[i] - empty_ns : empty_ns > 0 ? 1 : dev[i];
         if (floor > dev[i]) {
             lat[i] = floor;
             (*raised)++;
@@ -378,7 +380,9 @@ static int settled(const struct rounds *r, int clock, long long *lat, double spr
     struct ao_stats st;
 
     if (clock)
-        memcpy(lat, r->dev[0], sizeof *lat * (size_t)r->n);
+        for (int i = 0; i < r->n; i++) /* as prof_runner_clock will: the empty call's off */
+            lat[i] = r->dev[0][i] > r->side[0]->empty_dev_ns ? r->dev[0][i] - r->side[0]->empty_dev_ns
+                                                              : r->dev[0][i];
     else
         take_wake(r->raw[0], lat, r->n, r->side[0]->wake_ns);
     ao_stats_of(lat, r->n, &st);
@@ -547,6 +551,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     m->stand_in_ns = 0;
     m->clock = m->raised = 0;
     m->launch_ns = 0;
+    m->empty_dev_ns = 0;
     if (prof_measure_wake(j) < 0)
         goto out;
     m->wake_ns = j->wake_ns;
@@ -623,8 +628,9 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         m->wake_u_ns = 0; /* the device's clock has no wake-up in it */
     }
     if (p->tg->runner_clock) {
-        int raised = 0, v = prof_runner_clock(r.raw[0], r.dev[0], r.late[0], n, pl->launch_ns, lat,
-                                              &raised, j->reason, sizeof j->reason);
+        int raised = 0, v = prof_runner_clock(r.raw[0], r.dev[0], r.late[0], n, pl->launch_ns,
+                                              j->empty_dev_ns, lat, &raised, j->reason,
+                                              sizeof j->reason);
         if (v > 0) {
             j->status = AO_V_REJECTED;
             goto out;
@@ -635,6 +641,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
             m->clock = (int)__atomic_load_n(&j->hdr->device_clock, __ATOMIC_RELAXED);
             m->raised = raised;
             m->launch_ns = pl->launch_ns;
+            m->empty_dev_ns = j->empty_dev_ns;
             m->wake_u_ns = 0; /* the device's clock has no wake-up in it */
         }
     }

@@ -40,38 +40,52 @@ static void runner_clock(void)
               d_late[4] = {1700000, 1710000, 1705000, 1702000};
     /* a claim of 1 us for calls the host timed at 2.2 ms: far below */
     long long tiny[4] = {1000, 1000, 1000, 1000};
+    /* 2 us on the device behind a gate whose empty call takes 3.1 us */
+    long long r_short[4] = {9000, 9000, 9000, 9000}, d_short[4] = {2000, 2000, 2000, 2000};
 
     why[0] = '\0';
-    CHECK(prof_runner_clock(raw, dev, none, 4, 52000, lat, &raised, why, sizeof why) == 0 &&
+    CHECK(prof_runner_clock(raw, dev, none, 4, 52000, 0, lat, &raised, why, sizeof why) == 0 &&
               raised == 0 && lat[0] == 63000 && lat[3] == 63100,
           "honest device times stand (raised %d, lat %lld)", raised, lat[0]);
-    CHECK(prof_runner_clock(raw, lie, none, 4, 52000, lat, &raised, why, sizeof why) == 0 &&
+    CHECK(prof_runner_clock(raw, lie, none, 4, 52000, 0, lat, &raised, why, sizeof why) == 0 &&
               raised == 4 && lat[0] == 117000 - 93250 && lat[3] == 130000 - 93250,
           "an under-report past the allowance: our clock less the allowance (%lld)", lat[0]);
-    CHECK(prof_runner_clock(raw, small, none, 4, 52000, lat, &raised, why, sizeof why) == 0 &&
+    CHECK(prof_runner_clock(raw, small, none, 4, 52000, 0, lat, &raised, why, sizeof why) == 0 &&
               raised == 0 && lat[0] == 40000,
           "an under-report within the allowance stands (the bound, not a detector)");
-    CHECK(prof_runner_clock(raw, dev, one_late, 4, 52000, lat, &raised, why, sizeof why) == 0 &&
+    CHECK(prof_runner_clock(raw, dev, one_late, 4, 52000, 0, lat, &raised, why, sizeof why) == 0 &&
               raised == 1 && lat[1] == 121000 - 52000 && lat[0] == 63000,
           "a call whose DRAIN found late records is allowed the launch overhead alone (%lld)", lat[1]);
-    CHECK(prof_runner_clock(raw, over, none, 4, 52000, lat, &raised, why, sizeof why) == 1 &&
+    CHECK(prof_runner_clock(raw, over, none, 4, 52000, 0, lat, &raised, why, sizeof why) == 1 &&
               strstr(why, "longer than the host's clock"),
           "a device time longer than the call is refused: %s", why);
-    CHECK(prof_runner_clock(h_host, d_host, none, 4, 40000, lat, &raised, why, sizeof why) == 0 &&
+    CHECK(prof_runner_clock(h_host, d_host, none, 4, 40000, 0, lat, &raised, why, sizeof why) == 0 &&
               raised == 4 && lat[0] > 200000,
           "honest host work of 250 us a call: our clock's figure, not a refusal (%lld)", lat[0]);
-    CHECK(prof_runner_clock(h_late, d_late, none, 4, 49000, lat, &raised, why, sizeof why) == 0 &&
+    CHECK(prof_runner_clock(h_late, d_late, none, 4, 49000, 0, lat, &raised, why, sizeof why) == 0 &&
               lat[0] >= 1700000 && lat[0] < 2190000,
           "an honest 1.7 ms kernel on a busy host: kept, its figure at most our clock's (%lld)", lat[0]);
-    CHECK(prof_runner_clock(h_late, tiny, none, 4, 49000, lat, &raised, why, sizeof why) == 1 &&
+    CHECK(prof_runner_clock(h_late, tiny, none, 4, 49000, 0, lat, &raised, why, sizeof why) == 1 &&
               strstr(why, "far below"),
           "1 us of device time for calls of 2.2 ms is refused: %s", why);
-    CHECK(prof_runner_clock(raw, dev, none, 4, 0, lat, &raised, why, sizeof why) == -1,
+    CHECK(prof_runner_clock(raw, dev, none, 4, 0, 0, lat, &raised, why, sizeof why) == -1,
           "no launch overhead measured on the reference: the host's clock stands");
+    /* the gate's own cost (issue 71): an empty call's 3.1 us of device
+     * time in the same process, taken off each latency, not off the
+     * device times held against our clock */
+    CHECK(prof_runner_clock(raw, dev, none, 4, 52000, 3100, lat, &raised, why, sizeof why) == 0 &&
+              raised == 0 && lat[0] == 63000 - 3100 && lat[3] == 63100 - 3100,
+          "the empty call's device time comes off each call's (%lld)", lat[0]);
+    CHECK(prof_runner_clock(raw, lie, none, 4, 52000, 3100, lat, &raised, why, sizeof why) == 0 &&
+              raised == 4 && lat[0] == 117000 - 93250,
+          "an under-report past the allowance still gets our clock less the allowance (%lld)", lat[0]);
+    CHECK(prof_runner_clock(r_short, d_short, none, 4, 1000, 3100, lat, &raised, why, sizeof why) == 0 &&
+              lat[0] == 1,
+          "a call shorter than the empty one is left 1 ns, for the roofline to judge (%lld)", lat[0]);
     dev[2] = 0;
-    CHECK(prof_runner_clock(raw, dev, none, 4, 52000, lat, &raised, why, sizeof why) == -1,
+    CHECK(prof_runner_clock(raw, dev, none, 4, 52000, 0, lat, &raised, why, sizeof why) == -1,
           "a call without a device time: the host's clock stands");
-    CHECK(prof_runner_clock(raw, dev, none, 0, 52000, lat, &raised, why, sizeof why) == -1,
+    CHECK(prof_runner_clock(raw, dev, none, 0, 52000, 0, lat, &raised, why, sizeof why) == -1,
           "no calls, no device times");
 }
 

@@ -24,9 +24,7 @@
 #define AO_HAVE_CUPTI 1
 #endif
 
-/* device_clock's values (runner_proto.h): events around the call; CUPTI's
- * records; events around the call's work queued behind a gate */
-enum { AO_CLOCK_NONE = 0, AO_CLOCK_EVENTS = 1, AO_CLOCK_CUPTI = 2, AO_CLOCK_GATED = 3 };
+/* device_clock's values: runner_proto.h's AO_RUN_CLOCK_* */
 /* clock_want's: the gate (the default), events alone, CUPTI */
 enum { AO_WANT_GATED = 0, AO_WANT_EVENTS = 1, AO_WANT_CUPTI = 2 };
 

@@ -182,7 +182,7 @@ int main(int argc, char **argv)
             check(cudaDeviceSynchronize(), "running the kernel");
             check(cudaEventElapsedTime(&ms, ev0, ev1), "reading the events");
             ns = cupti && ao_clock_flush() == 0 ? ao_clock_take(&recs) : 0;
-            ao_hdr->device_clock = recs ? AO_CLOCK_CUPTI : gated ? AO_CLOCK_GATED : AO_CLOCK_EVENTS;
+            ao_hdr->device_clock = recs ? AO_RUN_CLOCK_CUPTI : gated ? AO_RUN_CLOCK_GATED : AO_RUN_CLOCK_EVENTS;
             ao_hdr->events_ns = (uint64_t)((double)ms * 1e6);
             ao_hdr->device_ns = recs ? ns : ao_hdr->events_ns;
             ao_hdr->late_records = 0;
