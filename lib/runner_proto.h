@@ -45,6 +45,24 @@ enum { AO_RUN_CLOCK_NONE = 0, AO_RUN_CLOCK_EVENTS = 1, AO_RUN_CLOCK_CUPTI = 2, A
  * (the kernel's code raised it during a call) or a command it never saw */
 #define AO_RUN_EXIT_PROTOCOL 157
 
+/* A cuda runner under CUPTI (clock_want 2: the metrics pass, a process
+ * of its own, untimed) sums its last CALL's kernels by launch shape here,
+ * in the order they first ran; the device's limits beside them, written
+ * before the kernel's code ever ran.  The kernel's process can write all
+ * of it: reported to a planner, never judged. */
+#define AO_RUN_MAX_KERNELS 16
+struct ao_run_kernel {
+    uint64_t ns;       /* the device's time of its launches, summed */
+    uint32_t launches;
+    int32_t grid[3], block[3];
+    uint32_t regs;         /* registers per thread */
+    uint32_t shared_bytes; /* shared memory per block, static and dynamic */
+    uint32_t local_bytes;  /* local memory per thread: spills, stack, local arrays */
+};
+struct ao_run_device {
+    uint32_t sms, threads_per_sm, regs_per_sm, shared_per_sm, blocks_per_sm, shared_reserved;
+};
+
 struct ao_run_hdr {
     uint32_t magic, bpf_len;
     uint64_t total_size;
@@ -85,6 +103,17 @@ struct ao_run_hdr {
     uint32_t clock_want;
     volatile uint32_t device_clock, late_records;
     volatile uint64_t events_ns; /* the same call by the CUDA events around it, beside */
+    /* the metrics pass's records (above): how many shapes, how many
+     * launches did not fit the table, the span of the call's work */
+    struct ao_run_device device;
+    volatile uint32_t nkernels, kernels_dropped;
+    volatile uint64_t span_ns;
+    struct ao_run_kernel kernels[AO_RUN_MAX_KERNELS];
 };
+#ifdef __cplusplus
+static_assert(sizeof(struct ao_run_hdr) <= AO_RUN_HDR_SIZE, "the header fits its page");
+#else
+_Static_assert(sizeof(struct ao_run_hdr) <= AO_RUN_HDR_SIZE, "the header fits its page");
+#endif
 
 #endif

@@ -40,6 +40,7 @@ struct ao_job_opts {
     unsigned place_a, place_b; /* the secret order of tensor positions */
     double timeout_s;
     int hold;                 /* set up now, exec at ao_job_release */
+    int metrics;              /* the metrics pass: the runner under CUPTI's records */
     int second;               /* a second runner alive beside the first (a head-to-head):
                                  its own cgroup slot; 2: the trusted reference's,
                                  beside the kernels' jobs (slot 3, apart from theirs:
@@ -58,6 +59,7 @@ struct ao_job {
     int second;        /* started beside another runner (ao_job_opts.second) */
     int cpu;           /* the core it was put on, or -1 */
     int pin;           /* if not 0: start it on core pin - 1 (beside another runner) */
+    int metrics;       /* the metrics pass's process (ao_job_opts.metrics) */
     char *shm;
     size_t shm_size, slot_size;
     struct ao_run_hdr *hdr;

@@ -390,6 +390,6 @@ int prof_start_job(struct ao_profiler *p, struct ao_job *j, const struct ao_task
         .tg = p->tg, .runner_sandbox = p->tg->runner_sandbox, .drain = p->tg->drain, .bpf = p->bpf, .bpf_len = p->bpf_len, .mem_bytes = p->o.mem_bytes,
         .cpu = j->pin ? j->pin - 1 : p->o.cpu, .place_a = (unsigned)ao_rng_next(&p->choice),
         .place_b = (unsigned)ao_rng_next(&p->choice), .timeout_s = timeout_s, .hold = hold,
-        .second = j->second};
+        .second = j->second, .metrics = j->metrics};
     return ao_job_start(j, &o, t, dims, err, errlen);
 }

@@ -26,6 +26,7 @@
 #include "measure/job.h"
 #include "measure/sandbox.h"
 #include "measure/vendor.h"
+#include "targets/cuda_metrics.h"
 #include "targets/target.h"
 
 #define CUDA_HOME "/usr/local/cuda"
@@ -572,6 +573,7 @@ const struct ao_target ao_target_cuda = {
     .drain = 1,
     .poisons_on_device = 1, /* bmm's outputs are 1 GB a call at paper */
     .runner_clock = 1,      /* events around the call's work behind a gate (device_clock.cuh) */
+    .device_metrics = ao_cuda_metrics,
     .basis = cuda_basis,
     .vendor_name = "cublas sgemm",
     .vendor_sgemm = cuda_vendor_sgemm,

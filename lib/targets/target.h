@@ -17,6 +17,7 @@
 struct ao_buf;
 struct ao_calib;
 struct cJSON;
+struct ao_run_hdr;
 struct ao_job;
 struct ao_sandbox_spec;
 struct ao_task;
@@ -98,6 +99,12 @@ struct ao_target {
      * the device's own (the kernel's build tampered with it); -1 + err. */
     int (*device_time)(const char *dir, int call, double *ns, struct cJSON **profile, char *err,
                        size_t errlen);
+    /* The counters a planner is shown of an `ok` kernel (cuda:
+     * cuda_metrics.h), from the header of a runner that made one untimed
+     * call under CUPTI's records in a process of its own (the metrics
+     * pass, profile.c); NULL: no such pass. */
+    struct cJSON *(*device_metrics)(const struct ao_run_hdr *h, double latency_ns, double bytes,
+                                    double flops);
     /* The device's documented peaks, used for % of peak until calibrate
      * measures them (NULL: none documented).  0, or -1 (none for this one). */
     int (*documented_peaks)(struct ao_calib *c);

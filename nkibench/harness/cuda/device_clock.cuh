@@ -18,6 +18,9 @@
 
 #include <dlfcn.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "runner_proto.h"
 
 #if defined(AO_CUPTI_LIB) && __has_include(<cupti_activity.h>)
 #include <cupti_activity.h>
@@ -57,10 +60,13 @@ static __global__ void ao_gate(const volatile unsigned *open, unsigned long long
     } while (t - t0 < most_ns && clock64() - c0 < (long long)(2 * most_ns));
 }
 
-/* the window of the records delivered since the last ao_clock_take() */
+/* the window of the records delivered since the last ao_clock_take(), and
+ * its kernels summed by launch shape (runner_proto.h ao_run_kernel) */
 static struct {
     uint64_t first, last; /* GPU timestamps, ns */
     unsigned records;
+    struct ao_run_kernel kernels[AO_RUN_MAX_KERNELS];
+    unsigned nkernels, dropped;
 } ao_clock;
 
 #ifdef AO_HAVE_CUPTI
@@ -102,6 +108,33 @@ static void ao_clock_span(uint64_t start, uint64_t end)
     ao_clock.records++;
 }
 
+/* a kernel's record into the table: summed with the launches of its shape */
+static void ao_clock_kernel(const CUpti_ActivityKernel10 *k)
+{
+    struct ao_run_kernel e, *t = ao_clock.kernels;
+    unsigned i;
+
+    memset(&e, 0, sizeof e);
+    e.grid[0] = k->gridX, e.grid[1] = k->gridY, e.grid[2] = k->gridZ;
+    e.block[0] = k->blockX, e.block[1] = k->blockY, e.block[2] = k->blockZ;
+    e.regs = k->registersPerThread;
+    e.shared_bytes = (uint32_t)k->staticSharedMemory + (uint32_t)k->dynamicSharedMemory;
+    e.local_bytes = k->localMemoryPerThread;
+    for (i = 0; i < ao_clock.nkernels; i++)
+        if (!memcmp(t[i].grid, e.grid, sizeof e.grid) && !memcmp(t[i].block, e.block, sizeof e.block) &&
+            t[i].regs == e.regs && t[i].shared_bytes == e.shared_bytes && t[i].local_bytes == e.local_bytes)
+            break;
+    if (i == ao_clock.nkernels) {
+        if (i == AO_RUN_MAX_KERNELS) {
+            ao_clock.dropped++;
+            return;
+        }
+        t[ao_clock.nkernels++] = e;
+    }
+    t[i].launches++;
+    t[i].ns += k->end > k->start ? k->end - k->start : 0;
+}
+
 static void CUPTIAPI ao_clock_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                        size_t valid)
 {
@@ -112,6 +145,7 @@ static void CUPTIAPI ao_clock_complete(CUcontext ctx, uint32_t stream, uint8_t *
         if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
             const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
             ao_clock_span(k->start, k->end);
+            ao_clock_kernel(k);
         } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
             const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)r;
             ao_clock_span(m->start, m->end);
@@ -172,7 +206,18 @@ static uint64_t ao_clock_take(unsigned *records)
     *records = ao_clock.records;
     ao_clock.records = 0;
     ao_clock.first = ao_clock.last = 0;
+    ao_clock.nkernels = ao_clock.dropped = 0;
     return ns;
+}
+
+/* The window's kernels into the header (before ao_clock_take clears them). */
+static void ao_clock_kernels_out(struct ao_run_hdr *h)
+{
+    h->span_ns = ao_clock.records ? ao_clock.last - ao_clock.first : 0;
+    for (unsigned i = 0; i < ao_clock.nkernels; i++)
+        h->kernels[i] = ao_clock.kernels[i];
+    h->nkernels = ao_clock.nkernels;
+    h->kernels_dropped = ao_clock.dropped;
 }
 
 #endif

@@ -12,7 +12,8 @@
  *          own time of the work it launched goes in device_ns: CUDA
  *          events around the call's work queued behind a gate, or CUPTI's
  *          records, or events around the call (device_clock says which;
- *          device_clock.cuh);
+ *          device_clock.cuh); under CUPTI (the metrics pass) its kernels
+ *          summed by launch shape too;
  *   FETCH  every tensor back to the region (inputs too: they must be
  *          unchanged), synchronously; sent only after a call whose
  *          tensors the profiler reads;
@@ -59,6 +60,21 @@ static void check(cudaError_t e, const char *what)
     _exit(AO_RUN_EXIT_DEVICE);
 }
 
+/* What bounds the blocks an SM holds, for the metrics pass's occupancy. */
+static void device_limits(struct ao_run_device *d)
+{
+    int v[6] = {0, 0, 0, 0, 0, 0};
+    const cudaDeviceAttr a[6] = {cudaDevAttrMultiProcessorCount, cudaDevAttrMaxThreadsPerMultiProcessor,
+                                 cudaDevAttrMaxRegistersPerMultiprocessor,
+                                 cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                 cudaDevAttrMaxBlocksPerMultiprocessor, cudaDevAttrReservedSharedMemoryPerBlock};
+
+    for (int i = 0; i < 6; i++)
+        check(cudaDeviceGetAttribute(&v[i], a[i], 0), "reading the GPU's limits");
+    d->sms = (uint32_t)v[0], d->threads_per_sm = (uint32_t)v[1], d->regs_per_sm = (uint32_t)v[2];
+    d->shared_per_sm = (uint32_t)v[3], d->blocks_per_sm = (uint32_t)v[4], d->shared_reserved = (uint32_t)v[5];
+}
+
 /* The gate unless events alone or CUPTI were asked for. */
 static int ao_hdr_want_gate(void)
 {
@@ -91,6 +107,7 @@ int main(int argc, char **argv)
     check(cudaSetDevice(0), "selecting the GPU");
     check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "reading the L2 size");
     flush_bytes = 2 * (size_t)(l2 > (4 << 20) ? l2 : (4 << 20));
+    device_limits(&ao_hdr->device);
     check(cudaMalloc((void **)&dev, size - AO_RUN_DATA_OFFSET), "allocating the tensors");
     check(cudaMalloc(&flush, flush_bytes), "allocating the L2 flush buffer");
     check(cudaEventCreate(&ev0), "creating an event");
@@ -181,7 +198,11 @@ int main(int argc, char **argv)
                 __atomic_store_n(gate, 1u, __ATOMIC_SEQ_CST);
             check(cudaDeviceSynchronize(), "running the kernel");
             check(cudaEventElapsedTime(&ms, ev0, ev1), "reading the events");
-            ns = cupti && ao_clock_flush() == 0 ? ao_clock_take(&recs) : 0;
+            ns = 0;
+            if (cupti && ao_clock_flush() == 0) {
+                ao_clock_kernels_out(ao_hdr); /* the metrics pass reads them */
+                ns = ao_clock_take(&recs);
+            }
             ao_hdr->device_clock = recs ? AO_RUN_CLOCK_CUPTI : gated ? AO_RUN_CLOCK_GATED : AO_RUN_CLOCK_EVENTS;
             ao_hdr->events_ns = (uint64_t)((double)ms * 1e6);
             ao_hdr->device_ns = recs ? ns : ao_hdr->events_ns;
