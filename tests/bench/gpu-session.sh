@@ -10,9 +10,10 @@
 #   export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$L             # packages (it replaces the path)
 #   BUDGET=540 tests/bench/gpu-session.sh [STEP...]
 #
-# Steps (default: facts build preflight calibrate test clock examples
-# table torch loop, in this order):
-#   facts      the GPU, driver, clocks, toolkit
+# Steps (default: facts build preflight calibrate clock examples test
+# loop table torch, in this order: what a cut budget must not lose first):
+#   facts      the GPU, driver, clocks, toolkit, whether the driver lets
+#              a user who is not root read the hardware counters
 #   build      make -j WERROR= all
 #   preflight  one profile (silu at tiny): which clock the runner gives;
 #              where CUPTI's clock breaks the runner, the steps after it
@@ -26,12 +27,14 @@
 #   table      accelopt bench --target cuda --size paper --json, in three
 #              parts (the first with the examples and cuBLAS)
 #   torch      tests/bench/torch-compare.py beside the table
-#   loop       accelopt run --target cuda, three tasks at the cpu size, T=2
+#   loop       accelopt run --target cuda, three tasks at LOOP_SIZE
+#              (default paper), T=2, time-boxed (a cut run writes what it has)
 #   clock      the device's clock: silu at tiny (a 5 µs kernel, three
 #              runs), silu's example at paper by the default clock (events
-#              around the work held behind a gate), events alone around
-#              the call, and CUPTI's records, each against the host's clock
-#              and the events beside it
+#              around the work held behind a gate, the empty call's device
+#              time taken off) and by CUPTI's records (CLOCKS="default
+#              cupti"), each against the host's clock and the events beside
+#              it, and a 200 µs spin kernel
 #   examples   the hand-written examples at paper, one run each
 #   baselines  the baselines of PAPER_TASKS (default: bmm bmm_softmax
 #              add_rmsnorm_matmul mamba) at paper, one profile each
@@ -51,7 +54,7 @@ rm -rf "$O"
 mkdir -p "$OUT" "$O"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 trap 'tar czf "$OUT/files.tgz" -C "$O" . 2>/dev/null' EXIT
-steps=${*:-facts build preflight calibrate test clock examples table torch loop}
+steps=${*:-facts build preflight calibrate clock examples test loop table torch}
 export ACCELOPT_HOME=$PWD ACCELOPT_STATE_DIR=${ACCELOPT_STATE_DIR:-/tmp/gpu-session-state}
 mkdir -p "$ACCELOPT_STATE_DIR"
 
@@ -87,15 +90,21 @@ print("%s %s %s: %s median %.2f us (min %.2f), spread %.3f, %s calls, %.1f%% of 
       r.get("repeats"), 100 * r.get("pct_of_peak", 0), r.get("bound"), r.get("wall_ns", 0) / 1e9,
       (r.get("reason") or "")[:100]))
 # the clocks: which one is the latency, and the others around the same calls
-print("    clock %s: host %.2f us (wake %.2f off it), events %.2f us, runner %.2f us, raised %s, launch %.2f us" % (
+print("    clock %s: host %.2f us (wake %.2f off it), events %.2f us, runner %.2f us, empty call %.2f us off, "
+      "raised %s, launch %.2f us" % (
       t.get("clock", "host"), t.get("host_median_ns", 0) / 1e3, t.get("wake_ns", 0) / 1e3,
       t.get("events_median_ns", 0) / 1e3, t.get("runner_reported_median_ns", 0) / 1e3,
-      t.get("clock_raised_calls", "-"), t.get("launch_ns", 0) / 1e3))
+      t.get("empty_call_device_ns", 0) / 1e3, t.get("clock_raised_calls", "-"), t.get("launch_ns", 0) / 1e3))
+# what the planner is told (the metrics pass)
+c = (r.get("device_profile") or {}).get("counters")
+if c:
+    print("    counters: " + ", ".join("%s %s" % (k, ("%.3g" % v) if isinstance(v, float) else v) for k, v in c.items()))
 # where the wall time went (what a profile costs at the paper size)
 print("    wall %.1f s: compile %.1f, kernel %.1f, references %.1f, checks %.1f, inputs %.1f, "
-      "to device %.1f, from device %.1f" % tuple(x / 1e9 for x in (
+      "to device %.1f, from device %.1f, stand-in %.1f, metrics %.1f" % tuple(x / 1e9 for x in (
       r.get("wall_ns", 0), t.get("compile_ns", 0), t.get("kernel_ns", 0), t.get("references_ns", 0),
-      t.get("checks_ns", 0), t.get("inputs_ns", 0), t.get("to_device_ns", 0), t.get("from_device_ns", 0))))
+      t.get("checks_ns", 0), t.get("inputs_ns", 0), t.get("to_device_ns", 0), t.get("from_device_ns", 0),
+      t.get("stand_in_ns", 0), t.get("metrics_ns", 0))))
 PY
 }
 profile() { # profile TASK SIZE FILE OUT [options]
@@ -111,6 +120,8 @@ for s in $steps; do
         step facts
         nvidia-smi --query-gpu=name,driver_version,compute_cap,clocks.sm,clocks.max.sm,clocks.mem,power.limit,memory.total --format=csv
         nvcc --version | tail -1; uname -r; nproc
+        # the hardware counters (DRAM, SM, L2) need this 0 for a user who is not root
+        grep -i 'RmProfilingAdminOnly' /proc/driver/nvidia/params 2>/dev/null || echo "RmProfilingAdminOnly: not readable"
         ;;
     build)
         step build
@@ -165,7 +176,7 @@ PY
             profile silu tiny nkibench/silu/examples/vector_loads.cu "$O/clock-silu-$r.json"
             line "$O/clock-silu-$r.json" "run $r"
         done
-        for c in default events cupti; do
+        for c in ${CLOCKS:-default cupti}; do
             ACCELOPT_DEVICE_CLOCK=${ACCELOPT_DEVICE_CLOCK:-$c} profile silu paper \
                 nkibench/silu/examples/vector_loads.cu "$O/clock-paper-$c.json"
             line "$O/clock-paper-$c.json" "$c"
@@ -212,11 +223,29 @@ PY
             --calibration "$ACCELOPT_STATE_DIR/calibration-cuda.json" "${ours[@]}" | tee "$O/torch.txt"
         ;;
     loop)
-        step "accelopt run --target cuda: matmul silu bmm_softmax, cpu size, T=2"
+        step "accelopt run --target cuda: matmul silu bmm_softmax, ${LOOP_SIZE:=paper} size, T=2"
         # stopped by the budget, a run writes its partial results: give it time
-        GRACE=20 box 400 bin/accelopt run matmul silu bmm_softmax --target cuda --size cpu --iters 2 \
-            --out "$O/loop" >"$O/loop.jsonl" 2>"$O/loop.err"
-        tail -5 "$O/loop.err"
+        GRACE=20 box ${LOOP_S:-400} bin/accelopt run matmul silu bmm_softmax --target cuda --size "$LOOP_SIZE" \
+            --iters 2 --out "$O/loop" >"$O/loop.jsonl" 2>"$O/loop.err"
+        tail -12 "$O/loop.err"
+        cat "$O/loop/summary.txt" 2>/dev/null
+        # what each kernel's profile cost, as the loop's profiler saw it
+        python3 - "$O/loop" <<'PY'
+import glob, json, statistics, sys
+walls, kern = [], []
+for f in glob.glob(sys.argv[1] + "/**/history.jsonl", recursive=True):
+    for l in open(f):
+        try:
+            r = json.loads(l)
+        except ValueError:
+            continue
+        if isinstance(r, dict) and r.get("wall_ns"):
+            walls.append(r["wall_ns"] / 1e9)
+            kern.append(r.get("timing", {}).get("kernel_ns", 0) / 1e9)
+if walls:
+    print("loop: %d profiles, wall median %.1f s (min %.1f, max %.1f), the kernel's calls median %.2f s" % (
+          len(walls), statistics.median(walls), min(walls), max(walls), statistics.median(kern)))
+PY
         ;;
     spin)
         # the host clock sits 24-36 us above the events for ~100 us kernels

@@ -86,6 +86,25 @@ PY
     ok $? "$t baseline at tiny: ok, contained (gpu-nodes among its layers), under 100% of peak"
 done
 
+# the metrics pass (issue 71): every ok baseline carries its launches'
+# counters for the planner (CUPTI's activity records, one untimed call)
+python3 - "$RESULTS" $TASKS <<'PY'
+import json, sys
+bad = []
+for t in sys.argv[2:]:
+    r = json.load(open("%s/cuda-%s-baseline.json" % (sys.argv[1], t)))
+    c = (r.get("device_profile") or {}).get("counters") or {}
+    print("# %s: %s launches, %s registers, occupancy %s (%s), metrics pass %.2f s" % (t,
+          c.get("kernels_launched"), c.get("main_registers_per_thread"), c.get("main_theoretical_occupancy"),
+          c.get("main_occupancy_limited_by"), r.get("timing", {}).get("metrics_ns", 0) / 1e9))
+    if r["status"] == "ok" and not (c.get("kernels_launched", 0) >= 1 and c.get("main_registers_per_thread", 0) > 0
+                                    and 0 < c.get("main_theoretical_occupancy", 0) <= 1):
+        bad.append(t)
+print("# without counters: %s" % " ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+ok $? "every ok baseline carries its launches' counters for the planner (the metrics pass)"
+
 # the hand-written examples pass every check too (their speed is what
 # tests/bench/cuda.sh measures, at paper)
 for f in nkibench/*/examples/*.cu; do
@@ -105,7 +124,8 @@ fi
 
 # the device's clock (issue 57): a kernel of a known least length (200 us
 # of the GPU's own timer) reads that on the device's clock, launch and
-# host left out (an H200 gave 203.8 us, spread 0.2%)
+# host left out (an H200 gave 203.8 us, spread 0.2%, before the empty
+# call's device time was taken off; CUPTI's span 201.5 us)
 spin=$RESULTS/cuda-spin.json
 prof silu tests/known-speed/cuda/silu_spin.cu "$spin"
 python3 - "$spin" <<'PY'
@@ -115,10 +135,11 @@ t = r.get("timing", {})
 print("# silu_spin: %s %.1f us by %s (host %.1f us, events around the call %.1f us)" % (
       r["status"], r.get("latency_ns", 0) / 1e3, t.get("clock"), t.get("host_median_ns", 0) / 1e3,
       t.get("events_median_ns", 0) / 1e3))
+print("# the empty call's device time taken off: %.2f us" % (t.get("empty_call_device_ns", 0) / 1e3))
 sys.exit(0 if r["status"] == "ok" and t.get("clock", "").startswith("device") and
-         200e3 <= r["latency_ns"] <= 210e3 else 1)
+         200e3 <= r["latency_ns"] <= 204e3 and 0 < t.get("empty_call_device_ns", 0) < 10e3 else 1)
 PY
-ok $? "a 200 us kernel reads 200-210 us on the device's clock"
+ok $? "a 200 us kernel reads 200-204 us on the device's clock, less the empty call's 0-10 us"
 
 honest=$RESULTS/cuda-honest.json
 prof matmul tests/kernels/cuda/honest.cu "$honest"
