@@ -271,6 +271,10 @@ static long long metrics_pass(struct ao_profiler *p, struct pool *pl, struct ao_
     memset(&j, 0, sizeof j);
     snprintf(j.dir, sizeof j.dir, "%s", kj->dir); /* the runner built there */
     j.metrics = 1;
+    /* a cgroup of its own: the kernel's job's pages (its region, still
+     * mapped here) stay charged to the first slot, and at paper that left
+     * bmm and bmm_softmax no room (an H200, issue 71) */
+    j.second = 1;
     if (ao_random_bytes(inputs.s, sizeof inputs.s) < 0) { /* inputs that tell nothing of the others */
         snprintf(e, sizeof e, "getrandom failed");
         goto out;
