@@ -35,8 +35,11 @@
  * the profiler sends it right after each CALL and NOP, inside the clock,
  * so work the kernel left queued on the device (its code may raise `done`
  * before the runner's own synchronize) is timed, not done in FETCH. */
+/* COUNTERS (the cuda metrics pass only): the call again, as many times as
+ * the GPU's hardware counters need passes, under CUPTI's range profiler;
+ * their values into hw[] (below). */
 enum { AO_RUN_CMD_CALL = 1, AO_RUN_CMD_EXIT = 2, AO_RUN_CMD_NOP = 3, AO_RUN_CMD_LOAD = 4,
-       AO_RUN_CMD_FETCH = 5, AO_RUN_CMD_DRAIN = 6 };
+       AO_RUN_CMD_FETCH = 5, AO_RUN_CMD_DRAIN = 6, AO_RUN_CMD_COUNTERS = 7 };
 /* device_clock's values (below) */
 enum { AO_RUN_CLOCK_NONE = 0, AO_RUN_CLOCK_EVENTS = 1, AO_RUN_CLOCK_CUPTI = 2, AO_RUN_CLOCK_GATED = 3 };
 #define AO_RUN_EXIT_SYSCALL 159 /* the runner's status after a forbidden syscall */
@@ -45,8 +48,9 @@ enum { AO_RUN_CLOCK_NONE = 0, AO_RUN_CLOCK_EVENTS = 1, AO_RUN_CLOCK_CUPTI = 2, A
  * (the kernel's code raised it during a call) or a command it never saw */
 #define AO_RUN_EXIT_PROTOCOL 157
 
-/* A cuda runner under CUPTI (clock_want 2: the metrics pass, a process
- * of its own, untimed) sums its last CALL's kernels by launch shape here,
+/* A cuda runner under CUPTI (clock_want 2 or 3: 3 is the metrics pass, a
+ * process of its own, untimed) sums its last CALL's kernels by launch
+ * shape here,
  * in the order they first ran; the device's limits beside them, written
  * before the kernel's code ever ran.  The kernel's process can write all
  * of it: reported to a planner, never judged. */
@@ -59,6 +63,17 @@ struct ao_run_kernel {
     uint32_t shared_bytes; /* shared memory per block, static and dynamic */
     uint32_t local_bytes;  /* local memory per thread: spills, stack, local arrays */
 };
+/* The hardware counters of COUNTERS, in this order (CUPTI's metric names
+ * in nkibench/harness/cuda/hw_counters.cuh): DRAM throughput and SM
+ * throughput in % of their sustained peaks over the call, the warps
+ * resident in % of the SM's most (achieved occupancy), the L2's sector
+ * hit rate in %.  hw_status: 0 not asked; 1 the range profiler was set
+ * up before the kernel's code ran; 2 hw[] holds a COUNTERS call's
+ * values; negative, the step that failed (hw_counters.cuh). */
+#define AO_RUN_HW_METRICS 4
+enum { AO_RUN_HW_READY = 1, AO_RUN_HW_READ = 2 };
+enum { AO_RUN_HW_DRAM = 0, AO_RUN_HW_SM = 1, AO_RUN_HW_WARPS = 2, AO_RUN_HW_L2_HIT = 3 };
+
 struct ao_run_device {
     uint32_t sms, threads_per_sm, regs_per_sm, shared_per_sm, blocks_per_sm, shared_reserved;
 };
@@ -94,7 +109,8 @@ struct ao_run_hdr {
     /* a device runner's own clock (the cuda runner, nkibench/harness/cuda/
      * device_clock.cuh).  Set by the profiler before the runner starts:
      * clock_want (ACCELOPT_DEVICE_CLOCK) 0 the default, 1 events alone
-     * around the call, 2 CUPTI's records.  Written by the runner, never
+     * around the call, 2 CUPTI's records; 3 the metrics pass: CUPTI's
+     * records and its range profiler.  Written by the runner, never
      * trusted alone: device_clock, which clock gave device_ns (0 none, 1
      * events around the call, 2 CUPTI's records of every piece of work the
      * call launched, 3 events around the work held behind a gate, the
@@ -109,6 +125,9 @@ struct ao_run_hdr {
     volatile uint32_t nkernels, kernels_dropped;
     volatile uint64_t span_ns;
     struct ao_run_kernel kernels[AO_RUN_MAX_KERNELS];
+    volatile int32_t hw_status;
+    volatile uint32_t hw_passes;
+    volatile double hw[AO_RUN_HW_METRICS];
 };
 #ifdef __cplusplus
 static_assert(sizeof(struct ao_run_hdr) <= AO_RUN_HDR_SIZE, "the header fits its page");

@@ -102,7 +102,7 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
         /* a device runner's clock: its default, or where asked (to compare
          * them) its events alone or CUPTI's records (runner_proto.h) */
         const char *clock = getenv("ACCELOPT_DEVICE_CLOCK");
-        j->hdr->clock_want = o->metrics ? 2 : !clock ? 0 : !strcmp(clock, "events") ? 1
+        j->hdr->clock_want = o->metrics ? 3 : !clock ? 0 : !strcmp(clock, "events") ? 1
                                             : !strcmp(clock, "cupti") ? 2 : 0;
     }
     memcpy(j->shm + AO_RUN_HDR_SIZE, o->bpf, o->bpf_len);

@@ -287,6 +287,15 @@ static long long metrics_pass(struct ao_profiler *p, struct pool *pl, struct ao_
         snprintf(e, sizeof e, "%s", j.reason[0] ? j.reason : "the call failed");
         goto out;
     }
+    /* the hardware counters, where the runner could set their profiler up:
+     * the call again, once per pass.  Best effort: the records above stay
+     * in the header even if this process dies */
+    if (j.hdr->hw_status == AO_RUN_HW_READY &&
+        ao_job_run(&j, AO_RUN_CMD_COUNTERS, 1, "reading the GPU's counters") < 0)
+        ao_warn("no hardware counters for the planner: %s", j.reason[0] ? j.reason : "the call failed");
+    else if (j.hdr->hw_status < 0)
+        ao_warn("no hardware counters for the planner: CUPTI's range profiler failed at step %d "
+                "(nkibench/harness/cuda/hw_counters.cuh)", (int)j.hdr->hw_status);
     if (!(c = p->tg->device_metrics(j.hdr, latency_ns, bytes, mm + vec))) {
         snprintf(e, sizeof e, "the call left no kernel record (CUPTI did not start)");
         goto out;

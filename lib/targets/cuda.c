@@ -457,6 +457,8 @@ static void cuda_basis(struct ao_buf *b)
     ao_target_basis_file(b, path);
     snprintf(path, sizeof path, "%s/nkibench/harness/cuda/device_clock.cuh", ao_home());
     ao_target_basis_file(b, path);
+    snprintf(path, sizeof path, "%s/nkibench/harness/cuda/hw_counters.cuh", ao_home());
+    ao_target_basis_file(b, path);
 }
 
 /* Build nkibench/harness/cuda/<name>.cu (trusted, with cuBLAS) on the host,

@@ -1,9 +1,10 @@
-/* cuda_metrics.c - the metrics pass's records as a planner's counters.
- * Activity records need no profiling permission (the hardware counters'
- * DRAM, SM and L2 figures do: RmProfilingAdminOnly, and the runner is no
- * admin), so what is here is what the launches themselves say: their
- * shapes and resources, the occupancy those allow, how busy the call kept
- * the device, and the rates its measured latency gives. */
+/* cuda_metrics.c - the metrics pass's records as a planner's counters:
+ * what the launches themselves say (CUPTI's activity records, which need
+ * no profiling permission): their shapes and resources, the occupancy
+ * those allow, how busy the call kept the device, and the rates its
+ * measured latency gives; and where the driver allows them
+ * (RmProfilingAdminOnly 0), the hardware counters of the range profiler:
+ * DRAM and SM throughput, achieved occupancy, the L2's hit rate. */
 #include <math.h>
 #include <string.h>
 
@@ -81,6 +82,13 @@ cJSON *ao_cuda_metrics(const struct ao_run_hdr *h, double latency_ns, double byt
             cJSON_AddStringToObject(o, "main_occupancy_limited_by", limit);
             add(o, "main_waves", blocks / ((double)per_sm * h->device.sms));
         }
+    }
+    if (h->hw_status == AO_RUN_HW_READ) { /* the hardware counters, % into fractions */
+        static const char *const names[AO_RUN_HW_METRICS] = {
+            "dram_throughput_of_peak", "sm_throughput_of_peak", "achieved_occupancy", "l2_hit_rate"};
+        for (int i = 0; i < AO_RUN_HW_METRICS; i++)
+            if (isfinite(h->hw[i]) && h->hw[i] >= 0 && h->hw[i] <= 110)
+                add(o, names[i], fmin(1, h->hw[i] / 100));
     }
     if (latency_ns > 0) { /* the task's least traffic and work, at the measured latency */
         add(o, "achieved_gbs_of_minimum_bytes", bytes / latency_ns);

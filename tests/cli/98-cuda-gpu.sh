@@ -104,6 +104,26 @@ print("# without counters: %s" % " ".join(bad))
 sys.exit(1 if bad else 0)
 PY
 ok $? "every ok baseline carries its launches' counters for the planner (the metrics pass)"
+# the hardware counters (CUPTI's range profiler), where the driver lets a
+# user who is not root read them
+if grep -q 'RmProfilingAdminOnly: 0' /proc/driver/nvidia/params 2>/dev/null; then
+    python3 - "$RESULTS" $TASKS <<'PY'
+import json, sys
+bad = []
+for t in sys.argv[2:]:
+    r = json.load(open("%s/cuda-%s-baseline.json" % (sys.argv[1], t)))
+    c = (r.get("device_profile") or {}).get("counters") or {}
+    print("# %s: DRAM %s, SM %s, occupancy %s, L2 hits %s" % (t, c.get("dram_throughput_of_peak"),
+          c.get("sm_throughput_of_peak"), c.get("achieved_occupancy"), c.get("l2_hit_rate")))
+    if r["status"] == "ok" and not 0 <= c.get("dram_throughput_of_peak", -1) <= 1:
+        bad.append(t)
+print("# without hardware counters: %s" % " ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+    ok $? "every ok baseline carries the GPU's hardware counters (DRAM, SM, occupancy, L2)"
+else
+    skip "the GPU's hardware counters" "the driver keeps them for root (RmProfilingAdminOnly)"
+fi
 
 # the hand-written examples pass every check too (their speed is what
 # tests/bench/cuda.sh measures, at paper)

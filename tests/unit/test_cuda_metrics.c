@@ -85,6 +85,24 @@ int main(void)
           "the main kernel is the one with the most device time; its spills shown; the device idle 20%%");
     cJSON_Delete(o);
 
+    /* the hardware counters (the range profiler's %, as fractions): only
+     * once read, and nothing out of range */
+    o = ao_cuda_metrics(&h, 100000, 1e6, 0);
+    CHECK(o && !cJSON_GetObjectItemCaseSensitive(o, "dram_throughput_of_peak"),
+          "no hardware counter where none was read");
+    h.hw_status = AO_RUN_HW_READ;
+    h.hw[AO_RUN_HW_DRAM] = 87.5, h.hw[AO_RUN_HW_SM] = 45.0, h.hw[AO_RUN_HW_WARPS] = 61.25;
+    h.hw[AO_RUN_HW_L2_HIT] = 250; /* no hit rate is 250% */
+    cJSON_Delete(o);
+    o = ao_cuda_metrics(&h, 100000, 1e6, 0);
+    CHECK(o && num(o, "dram_throughput_of_peak") == 0.875 && num(o, "sm_throughput_of_peak") == 0.45 &&
+              num(o, "achieved_occupancy") == 0.6125 && !cJSON_GetObjectItemCaseSensitive(o, "l2_hit_rate"),
+          "the counters read: DRAM 0.875 of its peak, SM 0.45, occupancy 0.6125; a 250%% hit rate dropped");
+    h.hw_status = AO_RUN_HW_READY; /* set up, never read: nothing */
+    cJSON_Delete(o);
+    o = ao_cuda_metrics(&h, 100000, 1e6, 0);
+    CHECK(o && !cJSON_GetObjectItemCaseSensitive(o, "achieved_occupancy"), "set up but not read: no counter");
+    cJSON_Delete(o);
     /* the device's limits missing (a runner that never wrote them): no occupancy */
     memset(&h.device, 0, sizeof h.device);
     o = ao_cuda_metrics(&h, 100000, 1e6, 0);

@@ -28,8 +28,9 @@
 #endif
 
 /* device_clock's values: runner_proto.h's AO_RUN_CLOCK_* */
-/* clock_want's: the gate (the default), events alone, CUPTI */
-enum { AO_WANT_GATED = 0, AO_WANT_EVENTS = 1, AO_WANT_CUPTI = 2 };
+/* clock_want's: the gate (the default), events alone, CUPTI; CUPTI and
+ * its range profiler (the metrics pass, hw_counters.cuh) */
+enum { AO_WANT_GATED = 0, AO_WANT_EVENTS = 1, AO_WANT_CUPTI = 2, AO_WANT_METRICS = 3 };
 
 /* The gate: a trusted one-thread kernel launched ahead of the call, which
  * holds the stream until the runner opens it (a word of mapped host

@@ -19,6 +19,9 @@
  *          tensors the profiler reads;
  *   NOP    an empty trusted kernel and a synchronize: what every call costs
  *          beside the kernel, taken off each timed call by the profiler;
+ *   COUNTERS  (the metrics pass only) the call again under CUPTI's range
+ *          profiler, once per pass its hardware counters need, their
+ *          values into the header (hw_counters.cuh);
  *   DRAIN  a device-wide synchronize, sent by the profiler right after each
  *          CALL and NOP with its clock still running: if the kernel's code
  *          raised `done` itself, its queued work finishes here, timed; the
@@ -34,6 +37,7 @@
 
 #include "../runner_side.h"
 #include "device_clock.cuh"
+#include "hw_counters.cuh"
 
 /* generated per task: calls kernel() with the task's signature */
 extern "C" void ao_call(float *const *p, const int *dims);
@@ -78,7 +82,23 @@ static void device_limits(struct ao_run_device *d)
 /* The gate unless events alone or CUPTI were asked for. */
 static int ao_hdr_want_gate(void)
 {
-    return ao_hdr->clock_want == AO_WANT_GATED || ao_hdr->clock_want == AO_WANT_CUPTI;
+    return ao_hdr->clock_want == AO_WANT_GATED || ao_hdr->clock_want == AO_WANT_CUPTI ||
+           ao_hdr->clock_want == AO_WANT_METRICS;
+}
+
+/* COUNTERS' call: the kernel's, then a wait for the device */
+struct counted_call {
+    float **ptrs;
+    int *dims;
+};
+
+static void counted_call(void *arg)
+{
+    struct counted_call *c = (struct counted_call *)arg;
+
+    ao_call(c->ptrs, c->dims);
+    check(cudaGetLastError(), "launching the kernel");
+    check(cudaDeviceSynchronize(), "running the kernel");
 }
 
 /* Drop the records of the runner's own copies and fills. */
@@ -93,7 +113,7 @@ static void discard_records(int cupti)
 int main(int argc, char **argv)
 {
     uint64_t size, seq = 0;
-    int nptrs, l2 = 0, code, cupti = 0, gated;
+    int nptrs, l2 = 0, code, cupti = 0, gated, hw = AO_HW_NONE;
     volatile unsigned *gate = NULL;
     unsigned *gate_d = NULL;
     char *base = ao_runner_attach(argc, argv, &size, &nptrs, &code), *dev = NULL;
@@ -132,7 +152,7 @@ int main(int argc, char **argv)
     check(cudaDeviceSynchronize(), "starting the gate");
     gated = ao_hdr_want_gate();
     /* CUPTI up, its threads started and one window read, before the filter */
-    if (ao_hdr->clock_want == AO_WANT_CUPTI && ao_clock_open()) {
+    if ((ao_hdr->clock_want == AO_WANT_CUPTI || ao_hdr->clock_want == AO_WANT_METRICS) && ao_clock_open()) {
         unsigned recs = 0;
         ao_empty<<<1, 1>>>();
         check(cudaGetLastError(), "launching the empty kernel");
@@ -142,6 +162,13 @@ int main(int argc, char **argv)
         cupti = cupti && recs > 0;
     }
     gated = gated && !cupti;
+    /* the metrics pass: the hardware counters' profiler set up, before the filter */
+    if (ao_hdr->clock_want == AO_WANT_METRICS) {
+        uint32_t passes = 0;
+        hw = ao_hw_open(&passes);
+        ao_hdr->hw_status = hw;
+        ao_hdr->hw_passes = passes;
+    }
     if ((code = ao_runner_lockdown(base)) != 0)
         return code;
     for (;;) {
@@ -157,7 +184,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < nptrs; i++) {
             off[i] = ao_hdr->off[i];
             bytes[i] = ao_hdr->bytes[i];
-            if ((cmd == AO_RUN_CMD_CALL || cmd == AO_RUN_CMD_LOAD || cmd == AO_RUN_CMD_FETCH) &&
+            if ((cmd == AO_RUN_CMD_CALL || cmd == AO_RUN_CMD_LOAD || cmd == AO_RUN_CMD_FETCH ||
+                 cmd == AO_RUN_CMD_COUNTERS) &&
                 (off[i] < AO_RUN_DATA_OFFSET || off[i] > size || bytes[i] > size - off[i]))
                 return 125;
             ptrs[i] = (float *)(dev + (off[i] - AO_RUN_DATA_OFFSET));
@@ -211,6 +239,13 @@ int main(int argc, char **argv)
             for (int i = 0; i < nptrs; i++)
                 check(cudaMemcpy(base + off[i], ptrs[i], bytes[i], cudaMemcpyDeviceToHost),
                       "copying a tensor from the GPU");
+            discard_records(cupti);
+        } else if (cmd == AO_RUN_CMD_COUNTERS) {
+            /* the call under the range profiler, untimed: only where it
+             * was set up (our own word, not the header's) */
+            struct counted_call c = {ptrs, dims};
+            memcpy(dims, (const void *)ao_hdr->dims, sizeof dims);
+            ao_hdr->hw_status = hw == AO_HW_READY ? ao_hw_read(counted_call, &c, ao_hdr->hw) : hw;
             discard_records(cupti);
         } else if (cmd == AO_RUN_CMD_DRAIN) {
             unsigned recs = 0;
