@@ -324,14 +324,14 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
                     const char *source, double parent_ns, struct ao_measurement *r, char *err,
                     size_t errlen)
 {
-    struct pool *pl;
+    struct pool *pl = NULL;
     struct ao_job j;
     struct timed m, m2;
     char reason[512], *diag = NULL;
     long long t0 = ao_now_ns(), compile_ns = 0, pool_ns = 0, metrics_ns = 0;
     double max_err = 0;
     cJSON *errors = cJSON_CreateArray(), *timing;
-    int rc = -1, rechecked = 0;
+    int rc = -1, rechecked = 0, ref_starts = 0;
 
     memset(&j, 0, sizeof j);
     memset(&m, 0, sizeof m);
@@ -347,6 +347,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     if (!(pl = prof_pool_get(p, t, size, err, errlen)))
         goto fail;
     pool_ns = ao_now_ns() - pool_ns;
+    ref_starts = pl->ref_starts;
     if (prof_prepare_job(p, pl, &j, source, err, errlen) < 0 ||
         prof_start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
         prof_compile_job(p, &j, &diag, &compile_ns, err, errlen) < 0)
@@ -429,6 +430,8 @@ verdict:
         cJSON_AddNumberToObject(timing, "stand_in_ns", (double)(m.stand_in_ns + m2.stand_in_ns));
         if (metrics_ns > 0) /* the metrics pass: a process of its own, one untimed call */
             cJSON_AddNumberToObject(timing, "metrics_ns", (double)metrics_ns);
+        if (pl) /* reference processes started for the checks (0: the task's kept one) */
+            cJSON_AddNumberToObject(timing, "reference_starts", pl->ref_starts - ref_starts);
         if (p->tg->after_call) {
             cJSON_AddNumberToObject(timing, "to_device_ns", (double)j.to_device_ns);
             cJSON_AddNumberToObject(timing, "from_device_ns", (double)j.from_device_ns);

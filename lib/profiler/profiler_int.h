@@ -71,6 +71,11 @@ struct pool {
      * the nominal shape, the median of its profiled calls; 0 unknown */
     long long launch_ns;
     size_t bytes;                             /* memory its tensors hold */
+    /* the reference's process for the timed calls' checks, kept up
+     * between profiles (prof_ref_outputs): one pool's at a time */
+    struct ao_job ref;
+    int ref_up;
+    int ref_starts; /* how many it took so far (timing.reference_starts) */
 };
 
 struct ao_profiler {
@@ -213,8 +218,11 @@ int prof_start_job(struct ao_profiler *p, struct ao_job *j, const struct ao_task
                    const long long *dims, double timeout_s, int hold, char *err, size_t errlen);
 
 /* --- pools.c --- */
-/* The reference's outputs for n sets of inputs, in a fresh process of the
- * pool's built reference: draw(ctx, k, in) writes set k's inputs into in
+/* The reference's outputs for n sets of inputs, in a process of the
+ * pool's built reference, kept for the next profile of the task (issue
+ * 71: a CUDA context and a pinned region each time cost a GPU profile up
+ * to a second), one pool's at a time; a kept one that fails is started
+ * afresh and the set tried again.  draw(ctx, k, in) writes set k's inputs into in
  * (the task's inputs at the nominal shape), and each(ctx, k, ref) gets the
  * reference's outputs on them (ref's outputs hold set k's until the next)
  * and returns -1 to stop there (it found a verdict).  0, or -1 + err when

@@ -54,6 +54,44 @@ status=${PIPESTATUS[0]}
 [ "$status" -eq 1 ] && grep -q "the reader left" "$T/epipe.err"
 ok $? "EPIPE stops the stage cleanly (status $status)"
 
+# the reference's process for the timed calls' checks is kept between
+# profiles of a task (issue 71), and one that died is started again
+python3 - "$T/kept.jsonl" <<'PY'
+import hashlib, json, sys
+src = open("nkibench/silu/baseline.c").read()
+with open(sys.argv[1], "w") as f:
+    for i in range(3):  # three kernels the cache cannot answer: one constant apart
+        s = src + "\n__attribute__((used)) static const int copy_%d = %d;\n" % (i, i)
+        f.write(json.dumps({"type": "kernel", "v": 1, "id": "kernel:r2:1:%d" % i, "run": "r2",
+                            "task": "silu", "target": "cpu", "iter": 1, "size": "tiny",
+                            "slot": "0.0.%d" % i, "source": s,
+                            "sha256": hashlib.sha256(s.encode()).hexdigest()}) + "\n")
+PY
+mkfifo "$T/kept.fifo"
+bin/accelopt-profiler --budget 0.05 <"$T/kept.fifo" >"$T/kept.out" 2>"$T/kept.err" &
+kept_pid=$!
+exec 7>"$T/kept.fifo"
+results() { # results N: wait until N results are out
+    for _ in $(seq 600); do [ "$(wc -l <"$T/kept.out")" -ge "$1" ] && return 0; sleep 0.1; done
+    return 1
+}
+sed -n 1p "$T/kept.jsonl" >&7 && results 1
+sed -n 2p "$T/kept.jsonl" >&7 && results 2
+# between profiles the one runner left is the reference's, stopped: kill it
+pkill -KILL -P "$kept_pid" -f '^/work/runner'
+sleep 0.2
+sed -n 3p "$T/kept.jsonl" >&7 && results 3
+exec 7>&-
+wait "$kept_pid"
+python3 - "$T/kept.out" <<'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+starts = [x["timing"].get("reference_starts") for x in r]
+print("# statuses %s, reference processes started %s" % ([x["status"] for x in r], starts))
+sys.exit(0 if [x["status"] for x in r] == ["ok"] * 3 and starts == [1, 0, 1] else 1)
+PY
+ok $? "the checks' reference process is kept for the task's next profile, and started again once killed"
+
 # a profiler killed outright leaves its work directory; the next one on the
 # machine removes it, and never one of a profiler still running
 W=$T/sweep
