@@ -467,10 +467,6 @@ out:
 /* Rounds read on a device that times itself (each side's execution of a
  * round viewed: two neuron-profile views a round), drawn after the rounds. */
 #define H2H_DEVICE_ROUNDS 15
-/* Two processes of one kernel differ by this much in one sitting (where
- * their tensors and pages fall): the interval is never narrower than the
- * speedup times 1 -/+ this (docs/BENCHMARKS.md, the A/A runs). */
-#define H2H_SYSTEMATIC 0.04
 
 /* Build and start one side of a head-to-head: 0, or -1 with j->status (a
  * verdict) or err. */

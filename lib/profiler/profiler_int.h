@@ -323,6 +323,14 @@ struct checks_after {
  * inputs), a uniform sample of the rounds (smp) kept and their outputs
  * read for the checks after.  The caller sets side, nsides, min, max,
  * budget_ns, spread and smp.size; prof_rounds fills the rest. */
+/* Two processes of one kernel differ by this much in one sitting (where
+ * their tensors and pages fall): a head-to-head's interval is never
+ * narrower than the speedup times 1 -/+ this (docs/BENCHMARKS.md, the A/A
+ * runs); its rounds stop once their own interval is within H2H_DECIDED
+ * of their median (timing.c decided). */
+#define H2H_SYSTEMATIC 0.04
+#define H2H_DECIDED 0.01
+
 struct rounds {
     struct ao_job *side[2];
     int nsides;

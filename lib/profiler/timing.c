@@ -389,6 +389,31 @@ static int settled(const struct rounds *r, int clock, long long *lat, double spr
     return st.spread <= spread;
 }
 
+/* Has a head-to-head's answer settled (issue 66: stop on the answer, not
+ * on a count)?  The paired ratios so far, as compare_once will take them
+ * (the runner's device times less one empty call's, else our clock less
+ * one wake-up, the lower of the two sides'), and their distribution-free
+ * 95% interval: within H2H_DECIDED of their median, more rounds would not
+ * change the interval reported, which is never narrower than
+ * H2H_SYSTEMATIC. */
+static int decided(const struct rounds *r, int clock, double *ratio)
+{
+    const struct ao_job *a = r->side[0], *b = r->side[1];
+    long long w = clock ? (a->empty_dev_ns < b->empty_dev_ns ? a->empty_dev_ns : b->empty_dev_ns)
+                        : (a->wake_ns < b->wake_ns ? a->wake_ns : b->wake_ns);
+    long long *const *t = clock ? r->dev : r->raw;
+    double median, low, high;
+
+    for (int i = 0; i < r->n; i++) {
+        long long x = t[0][i] > w ? t[0][i] - w : t[0][i], y = t[1][i] > w ? t[1][i] - w : t[1][i];
+        if (y <= 0)
+            return 0;
+        ratio[i] = (double)x / (double)y;
+    }
+    ao_median_interval(ratio, r->n, 0, &median, &low, &high);
+    return median > 0 && high - low <= 2 * H2H_DECIDED * median;
+}
+
 int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *err, size_t errlen)
 {
     const struct ao_task *t = &pl->task;
@@ -396,6 +421,7 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
     struct dataset fresh;
     float *scratch[AO_MAX_TENSORS] = {0};
     long long *lat = NULL, spent = 0, slot_ns = kj->raw_ns; /* the last call's, until a round's */
+    double *ratio = NULL;
     /* slots a round: each side's call, or a lone side's and the stand-in's */
     int slots = r->nsides == 2 || r->stand_in > 0 ? 2 : 1;
     int force = -1, clock = p->tg->runner_clock, rc = -1;
@@ -411,7 +437,7 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
             !(r->ev[s] = malloc(sizeof **r->ev * (size_t)r->max)) ||
             !(r->late[s] = calloc((size_t)r->max, sizeof **r->late)))
             goto out;
-    if (!(lat = malloc(sizeof *lat * (size_t)r->max)))
+    if (!(lat = malloc(sizeof *lat * (size_t)r->max)) || !(ratio = malloc(sizeof *ratio * (size_t)r->max)))
         goto out;
     /* fresh: a kept round's inputs drawn again after its calls, to compare;
      * the first side's outputs of a kept round
@@ -507,8 +533,10 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
         }
         r->n++;
         spent += round_ns;
+        /* a device that times itself is read after the rounds: it runs them all */
         if (r->n >= r->min && (spent >= r->budget_ns ||
-                               (r->spread > 0 && r->nsides == 1 && settled(r, clock, lat, r->spread))))
+                               (r->spread > 0 && r->nsides == 1 && settled(r, clock, lat, r->spread)) ||
+                               (r->nsides == 2 && !p->tg->device_time && decided(r, clock, ratio))))
             break;
     }
     rc = 0;
@@ -528,6 +556,7 @@ out:
     for (int o = 0; o < t->noutputs; o++)
         prof_tensor_free(scratch[o]);
     free(lat);
+    free(ratio);
     return rc;
 }
 
