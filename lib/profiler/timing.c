@@ -414,133 +414,117 @@ static int decided(const struct rounds *r, int clock, double *ratio)
     return median > 0 && high - low <= 2 * H2H_DECIDED * median;
 }
 
-int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *err, size_t errlen)
+/* What prof_rounds works with beside the rounds themselves. */
+struct rounds_work {
+    struct ao_job *kj;   /* the kernel's side: its outputs are checked */
+    struct dataset fresh; /* a kept round's inputs drawn again after its calls, to compare */
+    /* the first side's outputs of a kept round go to a scratch copy (held
+     * against the kernel's where it is untrusted): a kept round reads both
+     * sides', so both are watched alike */
+    float *scratch[AO_MAX_TENSORS];
+    long long *lat;
+    double *ratio;
+    long long slot_ns; /* the last slot's length: the stand-in's measure */
+    int clock;         /* every call so far gave the runner's device time */
+};
+
+static int rounds_start(struct ao_profiler *p, struct pool *pl, struct rounds *r, struct rounds_work *w)
 {
     const struct ao_task *t = &pl->task;
-    struct ao_job *kj = r->side[r->nsides - 1]; /* the kernel's: its outputs are checked */
-    struct dataset fresh;
-    float *scratch[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, spent = 0, slot_ns = kj->raw_ns; /* the last call's, until a round's */
-    double *ratio = NULL;
-    /* slots a round: each side's call, or a lone side's and the stand-in's */
-    int slots = r->nsides == 2 || r->stand_in > 0 ? 2 : 1;
-    int force = -1, clock = p->tg->runner_clock, rc = -1;
-    const char *bad;
 
-    memset(&fresh, 0, sizeof fresh);
+    memset(w, 0, sizeof *w);
+    w->kj = r->side[r->nsides - 1];
+    w->slot_ns = w->kj->raw_ns; /* the last call's, until a round's */
+    w->clock = p->tg->runner_clock;
     r->n = r->voided = 0;
     r->kernel_ns = r->inputs_ns = r->stand_in_ns = 0;
-    snprintf(err, errlen, "out of memory for the timed calls");
     for (int s = 0; s < r->nsides; s++)
         if (!(r->raw[s] = malloc(sizeof **r->raw * (size_t)r->max)) ||
             !(r->dev[s] = malloc(sizeof **r->dev * (size_t)r->max)) ||
             !(r->ev[s] = malloc(sizeof **r->ev * (size_t)r->max)) ||
             !(r->late[s] = calloc((size_t)r->max, sizeof **r->late)))
-            goto out;
-    if (!(lat = malloc(sizeof *lat * (size_t)r->max)) || !(ratio = malloc(sizeof *ratio * (size_t)r->max)))
-        goto out;
-    /* fresh: a kept round's inputs drawn again after its calls, to compare;
-     * the first side's outputs of a kept round
-     * go to a scratch copy (held against the kernel's where it is
-     * untrusted): a kept round reads both sides', so both are watched alike */
-    if (prof_dataset_alloc(t, &fresh, pl->dims, PROF_INPUTS) < 0)
-        goto out;
+            return -1;
+    if (!(w->lat = malloc(sizeof *w->lat * (size_t)r->max)) ||
+        !(w->ratio = malloc(sizeof *w->ratio * (size_t)r->max)) ||
+        prof_dataset_alloc(t, &w->fresh, pl->dims, PROF_INPUTS) < 0)
+        return -1;
     if (r->nsides == 2)
         for (int o = 0; o < t->noutputs; o++)
-            if (!(scratch[o] = prof_tensor_alloc(ao_task_elems(t, t->ninputs + o, pl->dims))))
-                goto out;
+            if (!(w->scratch[o] = prof_tensor_alloc(ao_task_elems(t, t->ninputs + o, pl->dims))))
+                return -1;
     /* a device that times itself profiles every timed call (and no other):
      * the executions timed are the executions checked */
     if (p->tg->device_time)
         for (int s = 0; s < r->nsides; s++)
             r->side[s]->hdr->profile = 1;
     if (r->lead_ns > 0) /* as another side's check sets and warm-up after the kernel's */
-        r->stand_in_ns += stand_in(kj, r->lead_ns);
-    err[0] = '\0';
-    while (r->n < r->max) {
-        int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0, drawn = 0;
-        int first = slots == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
-        /* every side's inputs drawn straight into its tensors from its
-         * core, from the round's one generator state: the same inputs for
-         * both sides, and a kept call's written exactly as any other's
-         * (issue 56); a kept round's drawn again after, to compare */
-        struct ao_rng gen = p->rng, next = gen;
-        long long round_ns = 0;
+        r->stand_in_ns += stand_in(w->kj, r->lead_ns);
+    return 0;
+}
 
-        force = -1;
-        if (v >= 0 && prof_dataset_alloc(t, &r->smp.out[v], pl->dims, PROF_OUTPUTS) < 0) {
-            snprintf(err, errlen, "out of memory for the timed calls");
-            goto out;
-        }
-        if (v >= 0)
-            r->smp.seed[v] = gen;
-        for (int k = 0; k < slots; k++) {
-            int s = k ? !first : first;
-            struct ao_job *j;
-            float **out;
-            long long e, t0 = ao_now_ns();
-            if (s >= r->nsides) { /* the stand-in: as long as another side's would be */
-                r->stand_in_ns += stand_in(kj, (long long)(r->stand_in * (double)slot_ns));
-                continue;
-            }
-            j = r->side[s];
-            out = v < 0 ? NULL : j == kj ? r->smp.out[v].t + t->ninputs : scratch;
-            if ((r->n < 32 || r->n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
-                goto out; /* spread over the calls, at most about 90 */
-            ao_job_place(j, pl->dims);
-            next = gen;
-            if ((e = prof_job_call(j, pl->dims, NULL, &next, 0x7fc00000u, out, "in a timed call")) < 0)
-                goto out;
-            slot_ns = ao_now_ns() - t0;
-            if (v >= 0 && !drawn) { /* the inputs it was given, drawn again (untimed) to compare */
-                struct ao_rng again = gen;
-                long long t1 = ao_now_ns();
-                prof_draw_timed(&again, p, t, &fresh);
-                r->inputs_ns += ao_now_ns() - t1;
-                drawn = 1;
-            }
-            if (v >= 0 && (bad = prof_inputs_changed(j, pl->dims, fresh.t))) {
-                j->status = AO_V_REJECTED;
-                snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call %d: "
-                         "inputs are read-only", bad, r->n);
-                goto out;
-            }
-            r->kernel_ns += e;
-            round_ns += e;
-            /* written by the kernel's process: held against our clock
-             * (prof_runner_clock) where it is the latency, else reported */
-            r->raw[s][r->n] = j->raw_ns; /* raw: the wake-up comes off after */
-            r->dev[s][r->n] = (long long)__atomic_load_n(&j->hdr->device_ns, __ATOMIC_RELAXED);
-            r->late[s][r->n] = __atomic_load_n(&j->hdr->late_records, __ATOMIC_RELAXED);
-            r->ev[s][r->n] = (long long)__atomic_load_n(&j->hdr->events_ns, __ATOMIC_RELAXED);
-            clock = clock && r->dev[s][r->n] > 0;
-            away |= v >= 0 && j->watch_void;
-        }
-        p->rng = next; /* past the round's inputs */
-        if (away && r->voided < WATCH_VOIDS_MAX) {
-            /* we were away at a side's `done`: neither the round's times
-             * nor its outputs count, and another takes its place */
-            r->voided++;
-            force = v;
-            continue;
-        }
-        if (v >= 0 && r->check_both)
-            sides_agree(p, t, r, v, scratch);
-        if (v >= 0) {
-            r->smp.call[v] = r->n;
-            if (v >= r->smp.n)
-                r->smp.n = v + 1;
-        }
-        r->n++;
-        spent += round_ns;
-        /* a device that times itself is read after the rounds: it runs them all */
-        if (r->n >= r->min && (spent >= r->budget_ns ||
-                               (r->spread > 0 && r->nsides == 1 && settled(r, clock, lat, r->spread)) ||
-                               (r->nsides == 2 && !p->tg->device_time && decided(r, clock, ratio))))
-            break;
+/* Side s's call of round r->n, on inputs drawn from gen (next: past
+ * them); v >= 0 when the round is kept (its outputs and inputs read
+ * back, the inputs drawn again once to compare: *drawn).  Its time into
+ * the round's arrays; *away when we were away at its `done`.  The call's
+ * ns, or -1 with a status or err. */
+static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds *r, struct rounds_work *w,
+                           int s, int v, const struct ao_rng *gen, struct ao_rng *next, int *drawn,
+                           int *away)
+{
+    const struct ao_task *t = &pl->task;
+    struct ao_job *j = r->side[s];
+    float **out = v < 0 ? NULL : j == w->kj ? r->smp.out[v].t + t->ninputs : w->scratch;
+    long long e, t0 = ao_now_ns();
+    const char *bad;
+
+    if ((r->n < 32 || r->n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
+        return -1; /* spread over the calls, at most about 90 */
+    ao_job_place(j, pl->dims);
+    *next = *gen;
+    if ((e = prof_job_call(j, pl->dims, NULL, next, 0x7fc00000u, out, "in a timed call")) < 0)
+        return -1;
+    w->slot_ns = ao_now_ns() - t0;
+    if (v >= 0 && !*drawn) { /* the inputs it was given, drawn again (untimed) to compare */
+        struct ao_rng again = *gen;
+        long long t1 = ao_now_ns();
+        prof_draw_timed(&again, p, t, &w->fresh);
+        r->inputs_ns += ao_now_ns() - t1;
+        *drawn = 1;
     }
-    rc = 0;
-out:
+    if (v >= 0 && (bad = prof_inputs_changed(j, pl->dims, w->fresh.t))) {
+        j->status = AO_V_REJECTED;
+        snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call %d: "
+                 "inputs are read-only", bad, r->n);
+        return -1;
+    }
+    r->kernel_ns += e;
+    /* written by the kernel's process: held against our clock
+     * (prof_runner_clock) where it is the latency, else reported */
+    r->raw[s][r->n] = j->raw_ns; /* raw: the wake-up comes off after */
+    r->dev[s][r->n] = (long long)__atomic_load_n(&j->hdr->device_ns, __ATOMIC_RELAXED);
+    r->late[s][r->n] = __atomic_load_n(&j->hdr->late_records, __ATOMIC_RELAXED);
+    r->ev[s][r->n] = (long long)__atomic_load_n(&j->hdr->events_ns, __ATOMIC_RELAXED);
+    w->clock = w->clock && r->dev[s][r->n] > 0;
+    *away |= v >= 0 && j->watch_void;
+    return e;
+}
+
+/* Enough rounds, past the minimum: the budget spent, one side's figure
+ * settled, or a head-to-head's answer (a device that times itself is read
+ * after the rounds: it runs them all). */
+static int rounds_enough(const struct ao_profiler *p, struct rounds *r, struct rounds_work *w,
+                         long long spent)
+{
+    return r->n >= r->min &&
+           (spent >= r->budget_ns ||
+            (r->spread > 0 && r->nsides == 1 && settled(r, w->clock, w->lat, r->spread)) ||
+            (r->nsides == 2 && !p->tg->device_time && decided(r, w->clock, w->ratio)));
+}
+
+/* After the rounds: a side's check sets where they come last, the runners
+ * stopped, the work freed.  rc as it goes on. */
+static int rounds_end(struct pool *pl, struct rounds *r, struct rounds_work *w, int rc)
+{
     for (int s = 0; s < r->nsides; s++)
         if (r->side[s]->hdr)
             r->side[s]->hdr->profile = 0;
@@ -551,13 +535,75 @@ out:
     }
     for (int s = 0; s < r->nsides; s++)
         ao_job_stop(r->side[s], "after its last call");
-    kj->inputs_ns += r->inputs_ns;
-    prof_dataset_free(&fresh);
-    for (int o = 0; o < t->noutputs; o++)
-        prof_tensor_free(scratch[o]);
-    free(lat);
-    free(ratio);
+    w->kj->inputs_ns += r->inputs_ns;
+    prof_dataset_free(&w->fresh);
+    for (int o = 0; o < pl->task.noutputs; o++)
+        prof_tensor_free(w->scratch[o]);
+    free(w->lat);
+    free(w->ratio);
     return rc;
+}
+
+int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *err, size_t errlen)
+{
+    struct rounds_work w;
+    long long spent = 0;
+    /* slots a round: each side's call, or a lone side's and the stand-in's */
+    int slots = r->nsides == 2 || r->stand_in > 0 ? 2 : 1, force = -1;
+
+    if (rounds_start(p, pl, r, &w) < 0) {
+        snprintf(err, errlen, "out of memory for the timed calls");
+        return rounds_end(pl, r, &w, -1);
+    }
+    err[0] = '\0';
+    while (r->n < r->max) {
+        int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0, drawn = 0;
+        int first = slots == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
+        /* every side's inputs drawn straight into its tensors from its
+         * core, from the round's one generator state: the same inputs for
+         * both sides, and a kept call's written exactly as any other's
+         * (issue 56); a kept round's drawn again after, to compare */
+        struct ao_rng gen = p->rng, next = gen;
+        long long round_ns = 0, e;
+
+        force = -1;
+        if (v >= 0 && prof_dataset_alloc(&pl->task, &r->smp.out[v], pl->dims, PROF_OUTPUTS) < 0) {
+            snprintf(err, errlen, "out of memory for the timed calls");
+            return rounds_end(pl, r, &w, -1);
+        }
+        if (v >= 0)
+            r->smp.seed[v] = gen;
+        for (int k = 0; k < slots; k++) {
+            int s = k ? !first : first;
+            if (s >= r->nsides) { /* the stand-in: as long as another side's would be */
+                r->stand_in_ns += stand_in(w.kj, (long long)(r->stand_in * (double)w.slot_ns));
+                continue;
+            }
+            if ((e = side_call(p, pl, r, &w, s, v, &gen, &next, &drawn, &away)) < 0)
+                return rounds_end(pl, r, &w, -1);
+            round_ns += e;
+        }
+        p->rng = next; /* past the round's inputs */
+        if (away && r->voided < WATCH_VOIDS_MAX) {
+            /* we were away at a side's `done`: neither the round's times
+             * nor its outputs count, and another takes its place */
+            r->voided++;
+            force = v;
+            continue;
+        }
+        if (v >= 0 && r->check_both)
+            sides_agree(p, &pl->task, r, v, w.scratch);
+        if (v >= 0) {
+            r->smp.call[v] = r->n;
+            if (v >= r->smp.n)
+                r->smp.n = v + 1;
+        }
+        r->n++;
+        spent += round_ns;
+        if (rounds_enough(p, r, &w, spent))
+            break;
+    }
+    return rounds_end(pl, r, &w, 0);
 }
 
 /* Correctness on the check sets, then timed calls on fresh inputs, a
