@@ -29,6 +29,9 @@ static const struct ao_option profile_opts[] = {
     {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},
     {"parent-latency", 0, AO_OPT_NUM, NULL, "NS", "the parent's latency, for the speedup"},
     {"baseline-latency", 0, AO_OPT_NUM, NULL, "NS", "the baseline's latency, for the speedup"},
+    {"against", 0, AO_OPT_STR, NULL, "FILE", "time the kernel head to head against FILE ('baseline': "
+     "the task's own), in alternating rounds on the same fresh inputs, and give the speedup with its "
+     "95% interval"},
     {"build-only", 0, AO_OPT_BOOL, "0", NULL, "build the kernel and check what was built, without "
      "running it (works where the target's device is absent)"},
     {"json", 0, AO_OPT_BOOL, "0", NULL, "print the result message (the default when stdout is not a terminal)"},
@@ -92,7 +95,8 @@ static int print_json(const cJSON *j)
 /* The kernel a file on the command line is, as the profiler stage gets
  * one: run "cli", id cli:<its hash>.  0, or -1 (out of memory). */
 static int cli_kernel(const struct ao_task *t, const char *target, const char *size,
-                      const char *source, double parent, double baseline, struct ao_kernel_msg *k)
+                      const char *source, double parent, double baseline, const char *against,
+                      struct ao_kernel_msg *k)
 {
     char hex[65], id[100];
 
@@ -103,17 +107,31 @@ static int cli_kernel(const struct ao_task *t, const char *target, const char *s
     k->baseline_latency_ns = baseline;
     return ao_env_set(&k->env, "kernel", id, "cli", t->name, target, 0) < 0 || !(k->source = strdup(source)) ||
                    !(k->sha256 = strdup(hex)) || !(k->size = strdup(size)) ||
-                   !(k->task_sha256 = strdup(t->sha256)) /* found by name, and the same task */
+                   !(k->task_sha256 = strdup(t->sha256)) || /* found by name, and the same task */
+                   (against && !(k->baseline_source = strdup(against)))
                ? -1 : 0;
+}
+
+/* --against's kernel: FILE, or "baseline", the task's own for the target. */
+static char *against_source(const struct ao_task *t, const char *against, const struct ao_target *tg,
+                            char *err, size_t errlen)
+{
+    char path[800];
+
+    if (strcmp(against, "baseline") != 0)
+        return ao_read_file(against, NULL, err, errlen);
+    if (ao_name(path, sizeof path, "%s/baseline.%s", t->dir, tg->ext) < 0)
+        return ao_errf(err, errlen, "the task's directory '%s' is too long", t->dir), NULL;
+    return ao_read_file(path, NULL, err, errlen);
 }
 
 /* Profile one source through the stage core, as the profiler would. */
 static int profile_source(struct ao_profstage *st, const struct ao_task *t, const char *size,
-                          const char *source, double parent, double baseline,
+                          const char *source, double parent, double baseline, const char *against,
                           struct ao_result_msg *r, char *err, size_t errlen)
 {
     struct ao_kernel_msg k;
-    int rc = cli_kernel(t, ao_profstage_target(st)->name, size, source, parent, baseline, &k) < 0
+    int rc = cli_kernel(t, ao_profstage_target(st)->name, size, source, parent, baseline, against, &k) < 0
                  ? ao_errf(err, errlen, "out of memory")
                  : ao_profstage_kernel(st, &k, r, err, errlen);
 
@@ -147,7 +165,7 @@ static int profile_build_only(const struct ao_config *c, const struct ao_profsta
         err[0] = '\0';
         if (!(src = ao_read_file(c->args[i], NULL, err, sizeof err)) ||
             ao_profiler_build(p, t, src, &m, err, sizeof err) < 0 ||
-            cli_kernel(t, po->target->name, ao_config_str(c, "size"), src, NAN, NAN, &k) < 0 ||
+            cli_kernel(t, po->target->name, ao_config_str(c, "size"), src, NAN, NAN, NULL, &k) < 0 ||
             ao_result_of(&k, &m, NULL, NULL, -1, &r, err, sizeof err) < 0) {
             ao_err("%s: %s", c->args[i], err[0] ? err : "out of memory");
             code = AO_EXIT_FAIL;
@@ -189,7 +207,7 @@ static const char *human_time(char *buf, size_t len, double ns)
  * why, the latency with its spread, the % of peak and what bounds it, and a
  * word when the timing was noisy. */
 static void print_verdict(struct ao_result_msg *r, const struct ao_task *t, const char *size,
-                          double target_spread)
+                          double target_spread, const char *against)
 {
     char a[32], b[32];
 
@@ -210,6 +228,13 @@ static void print_verdict(struct ao_result_msg *r, const struct ao_task *t, cons
         printf("  speedup  %.3fx over the parent\n", r->speedup);
     if (isfinite(r->speedup_vs_baseline) && r->speedup_vs_baseline > 0)
         printf("  speedup  %.3fx over the baseline\n", r->speedup_vs_baseline);
+    if (r->head_to_head) { /* --against: both in alternating rounds, on the same inputs */
+        double s = ao_json_num(r->head_to_head, "speedup", NAN), lo = ao_json_num(r->head_to_head, "speedup_low", NAN),
+               hi = ao_json_num(r->head_to_head, "speedup_high", NAN);
+        printf("  against  %s: %.3fx (95%% interval %.3f-%.3f, %.0f rounds head to head): %s\n", against,
+               s, lo, hi, ao_json_num(r->head_to_head, "rounds", 0),
+               lo > 1 ? "faster" : hi < 1 ? "slower" : "no difference this measurement can tell");
+    }
     /* the probe's 1.2: quiet machines read 0.95-1.05, one busy loop beside
      * us on two cores 1.04, three 1.8-4 */
     if (isfinite(r->machine_slowdown) && r->machine_slowdown >= 1.2)
@@ -229,7 +254,8 @@ static int cmd_profile(int argc, char **argv)
     struct ao_profstage *st = NULL;
     struct ao_result_msg r;
     struct ao_task t;
-    char err[AO_ERRLEN], *src = NULL;
+    char err[AO_ERRLEN], *src = NULL, *other = NULL;
+    const char *against;
     cJSON *j = NULL;
     int code = AO_EXIT_FAIL;
 
@@ -251,13 +277,18 @@ static int cmd_profile(int argc, char **argv)
         ao_err("%s", err);
         goto out;
     }
+    if ((against = ao_config_str(&c, "against")) && ao_config_bool(&c, "build-only")) {
+        ao_err("--against times two kernels: it has nothing to do with --build-only");
+        goto out;
+    }
     code = AO_EXIT_FAIL;
     ao_signals_install();
     if (ao_config_bool(&c, "build-only")) {
         code = profile_build_only(&c, &po, &t);
         goto out;
     }
-    if (!(src = ao_read_file(c.args[0], NULL, err, sizeof err))) {
+    if (!(src = ao_read_file(c.args[0], NULL, err, sizeof err)) ||
+        (against && !(other = against_source(&t, against, po.target, err, sizeof err)))) {
         ao_err("%s", err);
         goto out;
     }
@@ -265,12 +296,12 @@ static int cmd_profile(int argc, char **argv)
         (profile_source(st, &t, ao_config_str(&c, "size"), src,
                        ao_config_str(&c, "parent-latency") ? ao_config_num(&c, "parent-latency") : NAN,
                        ao_config_str(&c, "baseline-latency") ? ao_config_num(&c, "baseline-latency") : NAN,
-                       &r, err, sizeof err) < 0)) {
+                       other, &r, err, sizeof err) < 0)) {
         ao_err("%s", err);
         goto out;
     }
     if (!ao_config_bool(&c, "json") && isatty(1)) {
-        print_verdict(&r, &t, ao_config_str(&c, "size"), po.prof.target_spread);
+        print_verdict(&r, &t, ao_config_str(&c, "size"), po.prof.target_spread, against);
     } else if (!(j = ao_msg_encode(&ao_msg_result, &r)) || print_json(j) < 0) {
         ao_err("cannot write the result");
         goto out;
@@ -283,6 +314,7 @@ out:
     ao_msg_release(&ao_msg_result, &r);
     ao_profstage_free(st);
     free(src);
+    free(other);
     ao_config_release(&c);
     return code;
 }
@@ -382,7 +414,7 @@ static int bench_one(struct ao_profstage *st, const char *task, const char *labe
     snprintf(tdir, sizeof tdir, "%s/nkibench/%s", ao_home(), task);
     if (ao_task_find_dir(tdir, &t, err, sizeof err) < 0 ||
         !(src = ao_read_file(path, NULL, err, sizeof err)) ||
-        profile_source(st, &t, size, src, NAN, NAN, &r, err, sizeof err) < 0) {
+        profile_source(st, &t, size, src, NAN, NAN, NULL, &r, err, sizeof err) < 0) {
         ao_err("%s: %s", label, err);
         free(src);
         return -1;
