@@ -1,6 +1,7 @@
-/* test_inputs.c - the timed calls' fresh inputs (prof_fill_timed): each
- * distribution's range, mean and spread, a new draw every call, and exact
- * lengths (nothing written past the end of a tensor) */
+/* test_inputs.c - the timed calls' fresh inputs (prof_fill_timed) and the
+ * check sets' (prof_fill): each distribution's range, mean and spread (and
+ * the check sets' normal tails), a new draw every call, and exact lengths
+ * (nothing written past the end of a tensor) */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -67,6 +68,37 @@ int main(void)
             tail_ok &= i < n ? !isnan(p[i]) : isnan(p[i]);
     }
     CHECK(tail_ok, "lengths 1 to 17: every value written, nothing past the end");
+
+    /* the check sets' draws (prof_fill): a normal's law exactly, tails
+     * included, where the timed calls' sums of uniforms stop at 3.46 */
+    {
+        double s4 = 0;
+        size_t over4 = 0;
+        prof_fill(&rng, &nor, p, N);
+        moments(p, N, &mean, &var, &lo, &hi);
+        for (size_t i = 0; i < N; i++) {
+            double z = (p[i] - 1.0) / 3;
+            s4 += z * z * z * z;
+            over4 += fabs(z) > 4;
+        }
+        /* P(|z| > 4) = 6.33e-5: 66 of 2^20 expected, 33-110 within 5 sigma */
+        CHECK(fabs(mean - 1) < 0.02 && fabs(var - 9) < 0.1 && fabs(s4 / N - 3) < 0.05 && over4 >= 33 &&
+                  over4 <= 110 && lo < 1 - 3 * 4.2 && hi > 1 + 3 * 4.2,
+              "check sets, normal(1, 3): mean %.4f, variance %.4f, kurtosis %.4f (3), %zu beyond 4 "
+              "sigma (66), reaching %g and %g", mean, var, s4 / N, over4, lo, hi);
+        prof_fill(&rng, &absn, p, N);
+        moments(p, N, &mean, &var, &lo, &hi);
+        CHECK(lo >= 0 && fabs(mean - 0.7979) < 0.005, "check sets, |normal(0, 1)|: mean %.4f (0.7979)", mean);
+        tail_ok = 1;
+        for (size_t n = 1; n <= 17; n++) {
+            for (size_t i = 0; i < n + 16; i++)
+                p[i] = NAN;
+            prof_fill(&rng, &nor, p, n);
+            for (size_t i = 0; i < n + 16; i++)
+                tail_ok &= i < n ? !isnan(p[i]) : isnan(p[i]);
+        }
+        CHECK(tail_ok, "check sets, lengths 1 to 17: every value written, nothing past the end");
+    }
     free(p);
     free(q);
 
