@@ -330,6 +330,8 @@ struct checks_after {
  * of their median (timing.c decided). */
 #define H2H_SYSTEMATIC 0.04
 #define H2H_DECIDED 0.01
+#define H2H_DECIDED_MIN 50 /* rounds before the answer may end them: a few
+                              dozen keep a busy minute from deciding alone */
 
 struct rounds {
     struct ao_job *side[2];

@@ -390,7 +390,7 @@ static int settled(const struct rounds *r, int clock, long long *lat, double spr
 }
 
 /* Has a head-to-head's answer settled (issue 66: stop on the answer, not
- * on a count)?  The paired ratios so far, as compare_once will take them
+ * on a count; asked from H2H_DECIDED_MIN rounds on)?  The paired ratios so far, as compare_once will take them
  * (the runner's device times less one empty call's, else our clock less
  * one wake-up, the lower of the two sides'), and their distribution-free
  * 95% interval: within H2H_DECIDED of their median, more rounds would not
@@ -518,7 +518,8 @@ static int rounds_enough(const struct ao_profiler *p, struct rounds *r, struct r
     return r->n >= r->min &&
            (spent >= r->budget_ns ||
             (r->spread > 0 && r->nsides == 1 && settled(r, w->clock, w->lat, r->spread)) ||
-            (r->nsides == 2 && !p->tg->device_time && decided(r, w->clock, w->ratio)));
+            (r->nsides == 2 && !p->tg->device_time && r->n >= H2H_DECIDED_MIN &&
+             decided(r, w->clock, w->ratio)));
 }
 
 /* After the rounds: a side's check sets where they come last, the runners
