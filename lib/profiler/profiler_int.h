@@ -291,8 +291,9 @@ int prof_device_unbelievable(const long long *host, const long long *dev, int n,
  * calls our clock raised.  empty_ns (0: none) is the device's time of
  * an empty call in the same process (job.h empty_dev_ns): the fixed cost
  * of the clock itself (the event's stamp, a kernel's dispatch), taken off
- * each device time that becomes a latency (never below 1 ns); the checks
- * against our clock hold the device's times as the runner gave them.
+ * each device time that becomes a latency as a wake-up is (a time under it
+ * keeps its own figure), never under our clock's floor; the checks against
+ * our clock hold the device's times as the runner gave them.
  * 0: lat[] holds the latencies.  1 + reason: refused (a device time
  * longer than the host's clock around it; or a median device time under
  * 1/RUNNER_CLOCK_FAR_SHARE of the host's excess over the allowance, that

@@ -27,10 +27,15 @@ static long long wake_uncertainty(const struct ao_job *j)
 
 /* The timed calls' latencies: their raw times less the wake-up estimate
  * as it stands (as run_call takes it off). */
+static long long less(long long t, long long off)
+{
+    return t > off ? t - off : t;
+}
+
 static void take_wake(const long long *raw, long long *lat, int n, long long wake)
 {
     for (int i = 0; i < n; i++)
-        lat[i] = raw[i] > wake ? raw[i] - wake : raw[i];
+        lat[i] = less(raw[i], wake);
 }
 
 void prof_sample_free(struct sample *s)
@@ -234,9 +239,10 @@ int prof_runner_clock(const long long *raw, const long long *dev, const unsigned
         /* a call whose window missed work (late records) is allowed the
          * launch overhead alone */
         long long floor = host ? raw[i] - allow : late[i] ? raw[i] - launch_ns : 0;
-        /* the empty call's own device time off: what is left is the work's */
-        lat[i] = empty_ns > 0 && dev[i] > empty_ns ? dev[i] - empty_ns : empty_ns > 0 ? 1 : dev[i];
-        if (floor > dev[i]) {
+        /* the empty call's own device time off, as a wake-up is: what is
+         * left is the work's; never under our clock's floor */
+        lat[i] = less(dev[i], empty_ns);
+        if (floor > lat[i]) {
             lat[i] = floor;
             (*raised)++;
         }
@@ -379,10 +385,8 @@ static int settled(const struct rounds *r, int clock, long long *lat, double spr
 {
     struct ao_stats st;
 
-    if (clock)
-        for (int i = 0; i < r->n; i++) /* as prof_runner_clock will: the empty call's off */
-            lat[i] = r->dev[0][i] > r->side[0]->empty_dev_ns ? r->dev[0][i] - r->side[0]->empty_dev_ns
-                                                              : r->dev[0][i];
+    if (clock) /* as prof_runner_clock will: the empty call's off */
+        take_wake(r->dev[0], lat, r->n, r->side[0]->empty_dev_ns);
     else
         take_wake(r->raw[0], lat, r->n, r->side[0]->wake_ns);
     ao_stats_of(lat, r->n, &st);
@@ -390,9 +394,10 @@ static int settled(const struct rounds *r, int clock, long long *lat, double spr
 }
 
 /* Has a head-to-head's answer settled (issue 66: stop on the answer, not
- * on a count; asked from H2H_DECIDED_MIN rounds on)?  The paired ratios so far, as compare_once will take them
- * (the runner's device times less one empty call's, else our clock less
- * one wake-up, the lower of the two sides'), and their distribution-free
+ * on a count; asked from H2H_DECIDED_MIN rounds on)?  The paired ratios
+ * so far, as compare_once will take them (the runner's device times less
+ * one empty call's, else our clock less one wake-up, the lower of the two
+ * sides'), and their distribution-free
  * 95% interval: within H2H_DECIDED of their median, more rounds would not
  * change the interval reported, which is never narrower than
  * H2H_SYSTEMATIC. */
@@ -405,10 +410,10 @@ static int decided(const struct rounds *r, int clock, double *ratio)
     double median, low, high;
 
     for (int i = 0; i < r->n; i++) {
-        long long x = t[0][i] > w ? t[0][i] - w : t[0][i], y = t[1][i] > w ? t[1][i] - w : t[1][i];
+        long long y = less(t[1][i], w);
         if (y <= 0)
             return 0;
-        ratio[i] = (double)x / (double)y;
+        ratio[i] = (double)less(t[0][i], w) / (double)y;
     }
     ao_median_interval(ratio, r->n, 0, &median, &low, &high);
     return median > 0 && high - low <= 2 * H2H_DECIDED * median;

@@ -26,7 +26,7 @@ static void runner_clock(void)
     long long raw[4] = {117000, 121000, 116500, 130000}, dev[4] = {63000, 63400, 62800, 63100};
     /* the same calls, the runner claiming 20 us: past the allowance (52 +
      * 30 + 10 + 20/16 = 93.25 us), each call's figure is our clock's less it */
-    long long lie[4] = {20000, 20000, 20000, 20000};
+    long long lie[4] = {20000, 20000, 20000, 20000}, lie25[4] = {25000, 25000, 25000, 25000};
     /* a claim of 40 us: within the allowance, it stands (what the gate and
      * the slack cost: an under-report of up to 40 us here) */
     long long small[4] = {40000, 40000, 40000, 40000};
@@ -80,8 +80,15 @@ static void runner_clock(void)
               raised == 4 && lat[0] == 117000 - 93250,
           "an under-report past the allowance still gets our clock less the allowance (%lld)", lat[0]);
     CHECK(prof_runner_clock(r_short, d_short, none, 4, 1000, 3100, lat, &raised, why, sizeof why) == 0 &&
-              lat[0] == 1,
-          "a call shorter than the empty one is left 1 ns, for the roofline to judge (%lld)", lat[0]);
+              lat[0] == 2000,
+          "a call shorter than the empty one keeps its own figure, as under a wake-up (%lld)", lat[0]);
+    /* our clock's floor binds the latency, not the device's raw time: 25 us
+     * claimed, 117 us on our clock, an allowance of 93.56 us (52 + 30 + 10
+     * + 25/16): at least 23.44 us, over the claim less the empty call's
+     * 3.1 us (21.9) though under the claim itself */
+    CHECK(prof_runner_clock(raw, lie25, none, 4, 52000, 3100, lat, &raised, why, sizeof why) == 0 &&
+              raised == 4 && lat[0] == 117000 - 93562,
+          "the floor holds against the latency after the empty call comes off (%lld)", lat[0]);
     dev[2] = 0;
     CHECK(prof_runner_clock(raw, dev, none, 4, 52000, 0, lat, &raised, why, sizeof why) == -1,
           "a call without a device time: the host's clock stands");
