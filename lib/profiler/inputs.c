@@ -94,60 +94,6 @@ static inline __attribute__((always_inline)) size_t store_lanes(float *p, size_t
     return i + LANES;
 }
 
-/* Two sets of lanes, A and B, side by side: their steps do not wait on
- * each other.  A normal takes one word from each; uniforms take A's and
- * B's in turn. */
-static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r,
-                                                             const struct ao_dist *x, float *p,
-                                                             size_t n)
-{
-    const float sc = 1.0f / 65536.0f, root3 = 1.7320508f, a = (float)x->a, b = (float)x->b;
-    const float w = (float)(x->b - x->a) * (1.0f / 16777216.0f);
-    const vu32 m16 = (vu32){0} + 0xffffu;
-    struct lanes la = lanes_seed(r), lb = lanes_seed(r);
-    vu32 a0 = la.s0, a1 = la.s1, a2 = la.s2, a3 = la.s3, b0 = lb.s0, b1 = lb.s1, b2 = lb.s2,
-         b3 = lb.s3, h, g;
-    vf32 v0, v1;
-    size_t i = 0;
-
-    while (i < n) {
-        LANES_NEXT(a0, a1, a2, a3, h);
-        LANES_NEXT(b0, b1, b2, b3, g);
-        if (x->kind == AO_DIST_UNIFORM) {
-            v0 = a + w * (__builtin_convertvector((vi32)(h >> 8), vf32) + 0.5f);
-            v1 = a + w * (__builtin_convertvector((vi32)(g >> 8), vf32) + 0.5f);
-        } else {
-            v0 = __builtin_convertvector((vi32)((h & m16) + (h >> 16) + (g & m16) + (g >> 16)), vf32);
-            v0 = a + b * (((v0 + 2.0f) * sc - 2.0f) * root3); /* mean 0, variance 1, then scaled */
-            if (x->kind == AO_DIST_ABS_NORMAL)
-                v0 = (vf32)((vu32)v0 & 0x7fffffffu);
-        }
-        i = store_lanes(p, i, n, &v0);
-        if (x->kind == AO_DIST_UNIFORM && i < n)
-            i = store_lanes(p, i, n, &v1);
-    }
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-/* the same code for AVX2, where the machine has it: twice SSE2's speed */
-__attribute__((target("avx2"))) static void fill_avx2(struct ao_rng *r, const struct ao_dist *x,
-                                                      float *p, size_t n)
-{
-    fill_lanes(r, x, p, n);
-}
-#endif
-
-void prof_fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
-{
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (__builtin_cpu_supports("avx2")) {
-        fill_avx2(r, x, p, n);
-        return;
-    }
-#endif
-    fill_lanes(r, x, p, n);
-}
-
 /* The check sets' inputs: the task's distributions exactly, tails and
  * all (a normal's reach about 5.8 sigma: a kernel whose approximation
  * holds only near the mean fails here, where the timed calls' sums of
@@ -207,11 +153,17 @@ static inline __attribute__((always_inline)) void lanes_sqrt(vf32 *y)
     *y = *y * r;
 }
 
-static inline __attribute__((always_inline)) void fill_exact_lanes(struct ao_rng *r, const struct ao_dist *x,
-                                                                   float *p, size_t n)
+/* Two sets of lanes, A and B, side by side: their steps do not wait on
+ * each other.  Uniforms take A's and B's words in turn; a timed call's
+ * normal one word from each (the sum of four 16-bit uniforms), a check
+ * set's (exact) two values from a pair of them (Box-Muller). */
+static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r, const struct ao_dist *x,
+                                                             float *p, size_t n, int exact)
 {
-    const float a = (float)x->a, b = (float)x->b, u24 = 1.0f / 16777216.0f;
-    const float w = (float)(x->b - x->a) * u24;
+    const float sc = 1.0f / 65536.0f, root3 = 1.7320508f, a = (float)x->a, b = (float)x->b;
+    const float u24 = 1.0f / 16777216.0f, w = (float)(x->b - x->a) * u24;
+    const vu32 m16 = (vu32){0} + 0xffffu;
+    const int two = x->kind == AO_DIST_UNIFORM || exact; /* values a step */
     struct lanes la = lanes_seed(r), lb = lanes_seed(r);
     vu32 a0 = la.s0, a1 = la.s1, a2 = la.s2, a3 = la.s3, b0 = lb.s0, b1 = lb.s1, b2 = lb.s2,
          b3 = lb.s3, h, g;
@@ -224,7 +176,7 @@ static inline __attribute__((always_inline)) void fill_exact_lanes(struct ao_rng
         if (x->kind == AO_DIST_UNIFORM) {
             v0 = a + w * (__builtin_convertvector((vi32)(h >> 8), vf32) + 0.5f);
             v1 = a + w * (__builtin_convertvector((vi32)(g >> 8), vf32) + 0.5f);
-        } else {
+        } else if (exact) {
             v0 = (__builtin_convertvector((vi32)(h >> 8), vf32) + 1.0f) * u24;
             lanes_log(&v0, &rad);
             rad *= -2.0f;
@@ -233,34 +185,49 @@ static inline __attribute__((always_inline)) void fill_exact_lanes(struct ao_rng
             lanes_sincos(&v1, &sn, &cs);
             v0 = a + b * (rad * cs);
             v1 = a + b * (rad * sn);
-            if (x->kind == AO_DIST_ABS_NORMAL) {
-                v0 = (vf32)((vu32)v0 & 0x7fffffffu);
-                v1 = (vf32)((vu32)v1 & 0x7fffffffu);
-            }
+        } else {
+            v0 = __builtin_convertvector((vi32)((h & m16) + (h >> 16) + (g & m16) + (g >> 16)), vf32);
+            v0 = a + b * (((v0 + 2.0f) * sc - 2.0f) * root3); /* mean 0, variance 1, then scaled */
+            v1 = v0;
+        }
+        if (x->kind == AO_DIST_ABS_NORMAL) {
+            v0 = (vf32)((vu32)v0 & 0x7fffffffu);
+            v1 = (vf32)((vu32)v1 & 0x7fffffffu);
         }
         i = store_lanes(p, i, n, &v0);
-        if (i < n)
+        if (two && i < n)
             i = store_lanes(p, i, n, &v1);
     }
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx2"))) static void fill_exact_avx2(struct ao_rng *r, const struct ao_dist *x,
-                                                            float *p, size_t n)
+/* the same code for AVX2, where the machine has it: twice SSE2's speed */
+__attribute__((target("avx2"))) static void fill_avx2(struct ao_rng *r, const struct ao_dist *x,
+                                                      float *p, size_t n, int exact)
 {
-    fill_exact_lanes(r, x, p, n);
+    fill_lanes(r, x, p, n, exact);
 }
 #endif
 
-void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
+static void fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n, int exact)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     if (__builtin_cpu_supports("avx2")) {
-        fill_exact_avx2(r, x, p, n);
+        fill_avx2(r, x, p, n, exact);
         return;
     }
 #endif
-    fill_exact_lanes(r, x, p, n);
+    fill_lanes(r, x, p, n, exact);
+}
+
+void prof_fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
+{
+    fill(r, x, p, n, 0);
+}
+
+void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
+{
+    fill(r, x, p, n, 1);
 }
 
 /* Large tensors over several threads, for a device target (its profiler's
