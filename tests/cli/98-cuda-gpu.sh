@@ -90,7 +90,7 @@ done
 # counters for the planner (CUPTI's activity records, one untimed call)
 python3 - "$RESULTS" $TASKS <<'PY'
 import json, sys
-bad = []
+bad = [] if sys.argv[2:] else ["(no task: nothing was checked)"]
 for t in sys.argv[2:]:
     r = json.load(open("%s/cuda-%s-baseline.json" % (sys.argv[1], t)))
     c = (r.get("device_profile") or {}).get("counters") or {}
@@ -109,7 +109,7 @@ ok $? "every ok baseline carries its launches' counters for the planner (the met
 if grep -q 'RmProfilingAdminOnly: 0' /proc/driver/nvidia/params 2>/dev/null; then
     python3 - "$RESULTS" $TASKS <<'PY'
 import json, sys
-bad = []
+bad = [] if sys.argv[2:] else ["(no task: nothing was checked)"]
 for t in sys.argv[2:]:
     r = json.load(open("%s/cuda-%s-baseline.json" % (sys.argv[1], t)))
     c = (r.get("device_profile") or {}).get("counters") or {}
