@@ -232,7 +232,7 @@ PY
         # what each kernel's profile cost, as the loop's profiler saw it
         python3 - "$O/loop" <<'PY'
 import glob, json, statistics, sys
-walls, kern = [], []
+walls = []  # history.jsonl keeps each profile's wall time, not its timing's parts
 for f in glob.glob(sys.argv[1] + "/**/history.jsonl", recursive=True):
     for l in open(f):
         try:
@@ -241,10 +241,9 @@ for f in glob.glob(sys.argv[1] + "/**/history.jsonl", recursive=True):
             continue
         if isinstance(r, dict) and r.get("wall_ns"):
             walls.append(r["wall_ns"] / 1e9)
-            kern.append(r.get("timing", {}).get("kernel_ns", 0) / 1e9)
 if walls:
-    print("loop: %d profiles, wall median %.1f s (min %.1f, max %.1f), the kernel's calls median %.2f s" % (
-          len(walls), statistics.median(walls), min(walls), max(walls), statistics.median(kern)))
+    print("loop: %d profiles, wall median %.1f s (min %.1f, max %.1f)" % (
+          len(walls), statistics.median(walls), min(walls), max(walls)))
 PY
         ;;
     spin)
