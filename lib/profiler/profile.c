@@ -427,7 +427,6 @@ verdict:
         cJSON_AddNumberToObject(timing, "references_ns", (double)pool_ns);
         cJSON_AddNumberToObject(timing, "inputs_ns", (double)j.inputs_ns);
         cJSON_AddNumberToObject(timing, "inputs_copied_calls", j.inputs_copied);
-        cJSON_AddNumberToObject(timing, "stand_in_ns", (double)(m.stand_in_ns + m2.stand_in_ns));
         if (metrics_ns > 0) /* the metrics pass: a process of its own, one untimed call */
             cJSON_AddNumberToObject(timing, "metrics_ns", (double)metrics_ns);
         if (pl) /* reference processes started for the checks (0: the task's kept one) */
@@ -565,8 +564,7 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
     }
     /* the sides in a random order (issue 56): the first's check sets and
      * warm-up, the second's warm-up, the rounds, then the second's check
-     * sets; a lone measurement makes its calls as one side or the other,
-     * half the time each, with a stand-in for the other's.  The rounds:
+     * sets.  The rounds:
      * the same fresh inputs for both, in a random order, each call timed
      * as any timed call is (prof_rounds, the loop a measurement uses) */
     first = (int)(ao_rng_next(&p->choice) & 1);

@@ -34,9 +34,6 @@
  * reference at a large size: silu at the cpu size takes ~0.5 s a call),
  * and never fewer than CHECKED_MIN: (1-f)^3 is 12.5% at f = 1/2 */
 #define CHECKED_MIN 3
-/* the stand-in for a head-to-head's other side spins this long at its end,
- * on the runner's core, and waits before (timing.c) */
-#define STAND_IN_SPIN_NS 1000000
 #define CHECK_BUDGET_S 2.0
 #define POOLS_MAX_BYTES (3ull << 30) /* older pools are dropped past this */
 #define STRESS_CHECK 2 /* this check set draws from the stress distributions */
@@ -126,7 +123,6 @@ struct timed {
     long long launch_ns;
     long long empty_dev_ns; /* the empty call's device time, taken off each call's */
     int voided;          /* sampled calls voided and drawn again (WATCH_VOIDS_MAX) */
-    long long stand_in_ns; /* the stand-in for a head-to-head's other side (timing.c) */
 };
 
 /* Which timed call each kept sample came from, the state of the input
@@ -242,8 +238,6 @@ void prof_sample_free(struct sample *s);
 /* How many timed calls a measurement checks: at most `most`, fewer when
  * the reference is slow, never under CHECKED_MIN. */
 int prof_sample_size(const struct pool *pl, int most);
-/* The stand-in's length against the kernel's, drawn once per measurement */
-double prof_stand_in_ratio(struct ao_profiler *p);
 /* The warm-up every measurement makes (timing.c): the last call's time. */
 long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j, long long *kernel_ns);
 /* Is timed call n (0-based) kept, and where?  -1: not.  The generator is
@@ -348,18 +342,11 @@ struct rounds {
     char disagree[300];
     long long *raw[2], *dev[2], *ev[2]; /* per side and round: our clock, the runner's */
     unsigned *late[2];
-    /* one side: the stand-in for a head-to-head's other side (issue 56),
-     * its length against the kernel's (0: none), and its block before the
-     * rounds, as another side's check sets and warm-up (0: none) */
-    double stand_in;
-    long long lead_ns;
     /* a side whose check sets run after its rounds, before its runner
-     * stops (issue 56: a head-to-head's second side, half of the lone
-     * measurements); NULL: none */
+     * stops (issue 56: a head-to-head's second side); NULL: none */
     struct checks_after *after;
     int n, voided;
     long long kernel_ns, inputs_ns; /* all the rounds' calls; the inputs drawn here */
-    long long stand_in_ns;          /* the stand-in's time */
 };
 /* 0; or -1, with a side's status set (its verdict) or err (our failure) */
 int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *err, size_t errlen);

@@ -20,6 +20,14 @@ struct cached {
     char *json;
 };
 
+/* A kernel's lowest median on this machine, by its profile key: what a
+ * parent is held to on its side of a head-to-head (issue 66). */
+struct figure {
+    struct figure *next;
+    char key[65];
+    double ns;
+};
+
 struct loaded_task {
     struct loaded_task *next;
     struct ao_task task;
@@ -33,6 +41,7 @@ struct ao_profstage {
     struct ao_profiler *prof;
     struct ao_redis *redis;
     struct cached *cache;
+    struct figure *figures;
     struct loaded_task *tasks;
 };
 
@@ -115,6 +124,11 @@ void ao_profstage_free(struct ao_profstage *s)
         s->cache = c->next;
         free(c->json);
         free(c);
+    }
+    while (s->figures) {
+        struct figure *f = s->figures;
+        s->figures = f->next;
+        free(f);
     }
     while (s->tasks) {
         struct loaded_task *t = s->tasks;
@@ -240,6 +254,151 @@ static void to_cache(struct ao_profstage *s, const char *key, const struct ao_me
     cJSON_Delete(j);
 }
 
+/* The figures kept: at most FIGURES_MAX in memory, most recent first, and
+ * in Redis beside the cache, for as long. */
+#define FIGURES_MAX 4096
+/* Two processes of one kernel differ by a few percent on a quiet machine
+ * and by 10-20% between a quiet minute and a busy one on the 2-core VM
+ * (docs/BENCHMARKS.md); a parent slowed by more than this is not noise. */
+#define PARENT_HELD 1.25
+
+/* The lowest median on record for key: here, else in Redis; NAN: none. */
+static double figure_get(struct ao_profstage *s, const char *key)
+{
+    char err[AO_ERRLEN], rkey[AO_KEY_MAX], *val = NULL;
+    double ns = NAN;
+
+    for (struct figure *f = s->figures; f; f = f->next)
+        if (strcmp(f->key, key) == 0)
+            return f->ns;
+    if (s->redis && ao_name(rkey, sizeof rkey, AO_KEY_FIGURE, s->o.target->name, key) == 0 &&
+        ao_redis_get(s->redis, rkey, &val, err, sizeof err) > 0 && val) {
+        char *end;
+        double v = strtod(val, &end);
+        if (end != val && *end == '\0' && v > 0 && isfinite(v))
+            ns = v;
+    }
+    free(val);
+    return ns;
+}
+
+/* One more median of the kernel of key: the lowest is kept. */
+static void figure_put(struct ao_profstage *s, const char *key, double ns)
+{
+    char err[AO_ERRLEN] = "the key is too long", rkey[AO_KEY_MAX], val[40];
+    double was = figure_get(s, key);
+    struct figure *f, **fp;
+    int n = 0;
+
+    if (!(ns > 0) || !isfinite(ns) || (isfinite(was) && was <= ns))
+        return;
+    for (fp = &s->figures; (f = *fp); fp = &f->next)
+        if (strcmp(f->key, key) == 0) {
+            *fp = f->next;
+            break;
+        }
+    if (!f && (f = calloc(1, sizeof *f)))
+        snprintf(f->key, sizeof f->key, "%s", key);
+    if (f) {
+        f->ns = ns;
+        f->next = s->figures;
+        s->figures = f;
+    }
+    for (fp = &s->figures; *fp; fp = &(*fp)->next)
+        if (++n == FIGURES_MAX) { /* the least recently measured go */
+            f = (*fp)->next;
+            (*fp)->next = NULL;
+            while (f) {
+                struct figure *next = f->next;
+                free(f);
+                f = next;
+            }
+            break;
+        }
+    snprintf(val, sizeof val, "%.0f", ns);
+    if (s->redis && (ao_name(rkey, sizeof rkey, AO_KEY_FIGURE, s->o.target->name, key) < 0 ||
+                     ao_redis_set_ex(s->redis, rkey, val, CACHE_TTL_S, err, sizeof err) < 0))
+        ao_warn("cannot keep the kernel's figure: %s", err);
+}
+
+/* A median as the machine would have given it quiet: over the profiler's
+ * own probe's slowdown at the time (trusted code, timed after the kernel),
+ * where that was over 1.  Three busy loops on two cores slow the probe and
+ * a kernel alike, 1.8-4x (tests/cli/84-aa-under-load.sh). */
+static double quiet(double ns, const struct ao_measurement *m)
+{
+    return isfinite(m->machine_slowdown) && m->machine_slowdown > 1 ? ns / m->machine_slowdown : ns;
+}
+
+/* A parent may run slowly on its side to flatter its child (issue 56's
+ * open hole): its side's median, as the machine would have given it
+ * quiet, is held to the lowest it showed before on this machine, as a
+ * child, alone or as a parent, and a pair where it ran more than
+ * PARENT_HELD times that is voided (the child is a tie: kept over nobody,
+ * teaching nothing).  Then both sides' medians are kept. */
+static void hold_parent(struct ao_profstage *s, const char *kernel_key, const char *parent_key,
+                        struct ao_measurement *m)
+{
+    cJSON *h = m->head_to_head;
+    double pm = quiet(ao_json_num(h, "baseline_median_ns", NAN), m);
+    double km = quiet(ao_json_num(h, "kernel_median_ns", NAN), m);
+    double was = parent_key ? figure_get(s, parent_key) : NAN;
+
+    if (m->verdict != AO_V_OK || !h)
+        return;
+    if (isfinite(was) && pm > PARENT_HELD * was) {
+        char why[300];
+        snprintf(why, sizeof why, "the parent's side ran at %.0f ns (the machine's slowdown taken off), "
+                 "%.2fx the %.0f ns it showed before on this machine (more than %.2fx): a parent slowed on "
+                 "its side flatters its child", pm, pm / was, was, PARENT_HELD);
+        cJSON_AddStringToObject(h, "voided", why);
+        ao_warn("%s", why);
+    }
+    if (isfinite(was))
+        cJSON_AddNumberToObject(h, "parent_earlier_ns", was);
+    if (parent_key)
+        figure_put(s, parent_key, pm);
+    figure_put(s, kernel_key, km);
+}
+
+/* A head-to-head's cache key: the kernel's and the other side's, together. */
+static void pair_key(const char *kernel_key, const char *other_key, char *out)
+{
+    char both[130];
+
+    snprintf(both, sizeof both, "%s%s", kernel_key, other_key);
+    ao_sha256_hex(both, strlen(both), out);
+}
+
+/* A kernel head to head with its parent (a child, issue 66: cached by the
+ * pair, the parent held to its figures), or with the task's baseline at a
+ * run's end (never cached: the figure quoted is measured then). */
+static int head_to_head(struct ao_profstage *s, const struct ao_task *t, const struct ao_kernel_msg *k,
+                        struct ao_measurement *m, int *cached)
+{
+    char key[65], pkey[65], both[65], err[AO_ERRLEN] = "", *hit = NULL;
+    int child = k->parent != NULL;
+
+    ao_profile_key(s->o.target, t, k->size, k->source, ao_profstage_calib(s), key);
+    ao_profile_key(s->o.target, t, k->size, k->baseline_source, ao_profstage_calib(s), pkey);
+    pair_key(key, pkey, both);
+    if (child && (hit = cache_get(s, both)) && from_cache(hit, m) == 0) {
+        ao_debug("profile cache hit for the pair %.12s", both);
+        free(hit);
+        *cached = 1;
+        return 0;
+    }
+    free(hit);
+    ao_measurement_init(m);
+    if (ao_profiler_compare(s->prof, t, k->size, k->source, k->baseline_source, m, err, sizeof err) < 0)
+        ao_err("the head-to-head of '%s' failed: %s", k->env.id, err);
+    if (child)
+        hold_parent(s, key, pkey, m);
+    if (child && m->verdict != AO_V_INTERNAL_ERROR)
+        to_cache(s, both, m);
+    return 0;
+}
+
 int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
                         struct ao_result_msg *r, char *reason, size_t len)
 {
@@ -270,10 +429,8 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
     } else if (!(t = find_task(s, k, err, sizeof err))) {
         snprintf(reason, len, "%s", err);
         return -1;
-    } else if (k->baseline_source) { /* the final head-to-head: never from the cache */
-        if (ao_profiler_compare(s->prof, t, k->size, k->source, k->baseline_source, &m, err,
-                                sizeof err) < 0)
-            ao_err("the head-to-head of '%s' failed: %s", k->env.id, err);
+    } else if (k->baseline_source) {
+        head_to_head(s, t, k, &m, &cached);
     } else {
         ao_profile_key(s->o.target, t, k->size, k->source, ao_profstage_calib(s), key);
         if ((hit = cache_get(s, key)) && from_cache(hit, &m) == 0) {
@@ -286,6 +443,8 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
                 ao_err("profiling '%s' failed: %s", k->env.id, err);
             if (m.verdict != AO_V_INTERNAL_ERROR)
                 to_cache(s, key, &m);
+            if (m.verdict == AO_V_OK) /* a lone figure: the baseline's, where a run starts */
+                figure_put(s, key, quiet(m.latency_ns, &m));
         }
         free(hit);
     }

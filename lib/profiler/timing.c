@@ -330,41 +330,6 @@ long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
     return e;
 }
 
-/* The stand-in for a head-to-head's other side (issue 56).  In a
- * head-to-head another kernel runs on the same core between a kernel's own
- * calls: its check sets and warm-up before or after the kernel's, then one
- * call a round before or after the kernel's, in a random order.  A lone
- * measurement puts the stand-in in the same places, for as long as another
- * side would take.  It waits, leaving the core to whatever else the machine
- * runs (spinning the whole time cost a core for seconds a profile), then
- * spins its last STAND_IN_SPIN_NS on the runner's core, so the core is as
- * awake for the kernel's next call as after another kernel's.  It leaves
- * the caches alone, so a lone figure stays the kernel's as it was (another
- * kernel's call would have evicted some: ARCHITECTURE's threat table). */
-static long long stand_in(struct ao_job *j, long long ns)
-{
-    long long t0 = ao_now_ns(), now = t0;
-
-    if (ns > STAND_IN_SPIN_NS) {
-        long long wait = ns - STAND_IN_SPIN_NS;
-        struct timespec ts = {(time_t)(wait / 1000000000), (long)(wait % 1000000000)};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-            ;
-    }
-    ao_job_on_runner(j);
-    while ((now = ao_now_ns()) - t0 < ns)
-        ;
-    ao_job_off_runner(j);
-    return now - t0;
-}
-
-/* A stand-in's length against the kernel's: one drawn per measurement,
- * log-uniform from 1/2 to 2, as another kernel's could be */
-double prof_stand_in_ratio(struct ao_profiler *p)
-{
-    return exp2(2 * ao_rng_unit(&p->choice) - 1);
-}
-
 void prof_rounds_free(struct rounds *r)
 {
     prof_sample_free(&r->smp);
@@ -429,7 +394,6 @@ struct rounds_work {
     float *scratch[AO_MAX_TENSORS];
     long long *lat;
     double *ratio;
-    long long slot_ns; /* the last slot's length: the stand-in's measure */
     int clock;         /* every call so far gave the runner's device time */
 };
 
@@ -439,10 +403,9 @@ static int rounds_start(struct ao_profiler *p, struct pool *pl, struct rounds *r
 
     memset(w, 0, sizeof *w);
     w->kj = r->side[r->nsides - 1];
-    w->slot_ns = w->kj->raw_ns; /* the last call's, until a round's */
     w->clock = p->tg->runner_clock;
     r->n = r->voided = 0;
-    r->kernel_ns = r->inputs_ns = r->stand_in_ns = 0;
+    r->kernel_ns = r->inputs_ns = 0;
     for (int s = 0; s < r->nsides; s++)
         if (!(r->raw[s] = malloc(sizeof **r->raw * (size_t)r->max)) ||
             !(r->dev[s] = malloc(sizeof **r->dev * (size_t)r->max)) ||
@@ -462,8 +425,6 @@ static int rounds_start(struct ao_profiler *p, struct pool *pl, struct rounds *r
     if (p->tg->device_time)
         for (int s = 0; s < r->nsides; s++)
             r->side[s]->hdr->profile = 1;
-    if (r->lead_ns > 0) /* as another side's check sets and warm-up after the kernel's */
-        r->stand_in_ns += stand_in(w->kj, r->lead_ns);
     return 0;
 }
 
@@ -479,7 +440,7 @@ static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds
     const struct ao_task *t = &pl->task;
     struct ao_job *j = r->side[s];
     float **out = v < 0 ? NULL : j == w->kj ? r->smp.out[v].t + t->ninputs : w->scratch;
-    long long e, t0 = ao_now_ns();
+    long long e;
     const char *bad;
 
     if ((r->n < 32 || r->n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
@@ -488,7 +449,6 @@ static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds
     *next = *gen;
     if ((e = prof_job_call(j, pl->dims, NULL, next, 0x7fc00000u, out, "in a timed call")) < 0)
         return -1;
-    w->slot_ns = ao_now_ns() - t0;
     if (v >= 0 && !*drawn) { /* the inputs it was given, drawn again (untimed) to compare */
         struct ao_rng again = *gen;
         long long t1 = ao_now_ns();
@@ -554,8 +514,7 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
 {
     struct rounds_work w;
     long long spent = 0;
-    /* slots a round: each side's call, or a lone side's and the stand-in's */
-    int slots = r->nsides == 2 || r->stand_in > 0 ? 2 : 1, force = -1;
+    int force = -1;
 
     if (rounds_start(p, pl, r, &w) < 0) {
         snprintf(err, errlen, "out of memory for the timed calls");
@@ -564,7 +523,7 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
     err[0] = '\0';
     while (r->n < r->max) {
         int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0, drawn = 0;
-        int first = slots == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
+        int first = r->nsides == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
         /* every side's inputs drawn straight into its tensors from its
          * core, from the round's one generator state: the same inputs for
          * both sides, and a kept call's written exactly as any other's
@@ -579,12 +538,8 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
         }
         if (v >= 0)
             r->smp.seed[v] = gen;
-        for (int k = 0; k < slots; k++) {
+        for (int k = 0; k < r->nsides; k++) {
             int s = k ? !first : first;
-            if (s >= r->nsides) { /* the stand-in: as long as another side's would be */
-                r->stand_in_ns += stand_in(w.kj, (long long)(r->stand_in * (double)w.slot_ns));
-                continue;
-            }
             if ((e = side_call(p, pl, r, &w, s, v, &gen, &next, &drawn, &away)) < 0)
                 return rounds_end(pl, r, &w, -1);
             round_ns += e;
@@ -620,16 +575,14 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
 {
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
-    long long *lat = NULL, e = 0, before;
-    int n, min_calls, timed, checks_first, rc = -1;
+    long long *lat = NULL, e = 0;
+    int n, min_calls, timed, rc = -1;
     struct rounds r;
-    struct checks_after after = {j, out, errors, max_err, &m->kernel_ns};
 
     memset(&r, 0, sizeof r);
     snprintf(err, errlen, "out of memory while measuring");
     m->kernel_ns = 0;
     m->voided = 0;
-    m->stand_in_ns = 0;
     m->clock = m->raised = 0;
     m->launch_ns = 0;
     m->empty_dev_ns = 0;
@@ -641,27 +594,18 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
             goto out;
     if (!(lat = malloc(sizeof *lat * (size_t)p->o.max_calls)))
         goto out;
-    /* as either side of a head-to-head (issue 56), half the time each: the
-     * first's check sets, warm-up, the stand-in for the second's warm-up,
-     * then the rounds; or the second's warm-up, the rounds, then its
-     * check sets.  Every call past the check sets is liable to be checked
-     * (the sampled rounds), so their place changes no verdict */
-    checks_first = (int)(ao_rng_next(&p->choice) & 1);
-    if (checks_first && prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
+    /* the check sets, the warm-up, then the timed calls.  A lone
+     * measurement is the task's own baseline's (or one asked for by name,
+     * `--no-compare`, `profile --alone`): a kernel a model wrote is
+     * measured head to head with its parent (issue 66), so nothing hides
+     * which kind this is */
+    if (prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
         goto out;
-    before = ao_now_ns();
     if ((e = prof_warm_up(p, pl, j, &m->kernel_ns)) < 0)
         goto out;
     min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
     r.side[0] = j;
     r.nsides = 1;
-    /* the stand-in for a head-to-head's other side: its calls as long as
-     * the kernel's times a ratio drawn once */
-    r.stand_in = prof_stand_in_ratio(p);
-    if (checks_first)
-        r.lead_ns = (long long)(r.stand_in * (double)(ao_now_ns() - before));
-    else
-        r.after = &after;
     r.min = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
     r.max = p->o.max_calls;
     r.budget_ns = (long long)(p->o.budget_s * 1e9);
@@ -670,7 +614,6 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     timed = prof_rounds(p, pl, &r, err, errlen);
     m->kernel_ns += r.kernel_ns;
     m->voided = r.voided;
-    m->stand_in_ns = r.stand_in_ns;
     if (timed < 0)
         goto out;
     n = r.n;

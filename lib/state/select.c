@@ -141,44 +141,6 @@ const char *ao_sel_cmp_name(enum ao_cmp_verdict v)
     return v >= AO_CMP_NONE && v <= AO_CMP_SLOWER ? names[v] : names[0];
 }
 
-static int add_once(int *out, int m, int i)
-{
-    for (int j = 0; j < m; j++)
-        if (out[j] == i)
-            return m;
-    out[m] = i;
-    return m + 1;
-}
-
-int ao_select_to_compare(const struct ao_sel_kernel *k, int n, const double *parent_ns, int nparents,
-                         int beam, int topk, int memory, int *out)
-{
-    int *order = calloc((size_t)n + 1, sizeof *order), m = 0, nsel;
-    struct ao_sel_pair *pairs = calloc((size_t)(topk > 0 ? topk : 1), sizeof *pairs);
-
-    if (!order || !pairs) {
-        free(order);
-        free(pairs);
-        return 0;
-    }
-    /* the children the beam would keep ahead of their own parent */
-    nsel = ao_select_beam(k, n, beam, order);
-    for (int j = 0; j < nsel; j++) {
-        int i = order[j], p = k[i].parent ? -1 : parent_of(k, n, i);
-        if (p >= 0 && k[i].latency_ns * (1 + ao_sel_uncertainty(&k[i], &k[p])) < k[p].latency_ns)
-            m = add_once(out, m, i);
-    }
-    /* the plans' samples that would be lessons */
-    if (memory && topk > 0) {
-        int np = ao_select_pairs(k, n, parent_ns, nparents, topk, pairs);
-        for (int j = 0; j < np; j++)
-            m = add_once(out, m, pairs[j].child);
-    }
-    free(order);
-    free(pairs);
-    return m;
-}
-
 void ao_select_chain(struct ao_sel_kernel *k, int n)
 {
     for (int i = 0; i < n; i++) {

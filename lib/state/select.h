@@ -68,16 +68,9 @@ int ao_select_pairs(const struct ao_sel_kernel *k, int n, const double *parent_n
 
 /* --- decisions on comparisons (the run config's `compare`, on by default) ---
  *
- * A child's own measurement, taken at another moment than its parent's,
- * only says which children to compare: those it would rank ahead of their
- * parent in the beam, and the plans' fastest samples it would make a
- * lesson of.  What the beam keeps and what the memory learns then rests
- * on the comparisons alone. */
-
-/* The children of k[0..n) whose comparison with their parent decides
- * something: written to out (room for n), how many returned. */
-int ao_select_to_compare(const struct ao_sel_kernel *k, int n, const double *parent_ns, int nparents,
-                         int beam, int topk, int memory, int *out);
+ * A child is measured head to head with its parent (issue 66): the
+ * paired speedup, with its interval, is in its result.  What the beam
+ * keeps and what the memory learns rests on those alone. */
 
 /* Every child's latency put on its parent's scale: a compared child's is
  * its parent's divided by the comparison (a tie: its parent's own); a

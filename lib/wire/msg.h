@@ -48,7 +48,7 @@ struct ao_kernel_msg {
         *error, *model;
     char *duplicate_of; /* the earlier plan or kernel it repeats: not profiled */
     char *notes;        /* the model's words before its code: what it did beyond the plan */
-    char *baseline_source; /* set: measure head to head against this (the run's end) */
+    char *baseline_source; /* set: measure head to head against this (the parent, or the baseline at the run's end) */
     long long attempt;  /* 1, or the fix attempt */
     double parent_latency_ns, baseline_latency_ns, cost_usd;
     cJSON *tokens, *memory_seen; /* memory_seen: from the plan */

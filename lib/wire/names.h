@@ -47,6 +47,7 @@ int ao_spread_partition(const char *key, size_t keylen, long place, int count);
 #define AO_KEY_PAIRDONE "pairdone:%s"          /* pair id: its summary is stored */
 #define AO_KEY_PAIRSUM "pairsum:%s:%s:%s"      /* memory key, slow and fast hash: the item of that pair */
 #define AO_KEY_PROF "prof:%s:%s"               /* target, kernel hash: a cached verdict */
+#define AO_KEY_FIGURE "figure:%s:%s"           /* target, profile key: a kernel's lowest median (a parent's hold) */
 #define AO_KEY_MODELS "models:%s"               /* role: the models its stages serve, "own,other" */
 #define AO_KEY_GATE "gate:%s"                  /* a model server (its URL's hash): calls in flight */
 #define AO_KEY_GATE_PAUSE "gate:%s:pause"      /* and the pause its 429 asked for */

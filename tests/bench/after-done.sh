@@ -25,7 +25,7 @@ echo "|---|---|---|---|---|---|"
 for k in done_then_last_rows takeover_done_early; do
     : >"$T/$k"
     for _ in $(seq "$n"); do
-        timeout 120 bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 \
+        timeout 120 bin/accelopt profile --alone --task nkibench/matmul --size tiny --timeout 3 \
             "tests/kernels/$k.c" 2>/dev/null | python3 -c "import json,sys; print(json.loads(sys.stdin.readline())['status'])" >>"$T/$k" || echo none >>"$T/$k"
     done
     c() { grep -cx "$1" "$T/$k" || true; }

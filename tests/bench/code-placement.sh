@@ -50,7 +50,7 @@ for i in $(seq "$n"); do
     for b in $builds; do
         f=$T/kernel-$i.c
         { cat "$here/nkibench/$task/baseline.c"; echo "/* copy $i */"; } >"$f"
-        (cd "$T/$b" && ACCELOPT_STATE_DIR=$st ACCELOPT_HOME=$T/$b bin/accelopt profile --task "nkibench/$task" \
+        (cd "$T/$b" && ACCELOPT_STATE_DIR=$st ACCELOPT_HOME=$T/$b bin/accelopt profile --alone --task "nkibench/$task" \
             --size "$size" --json "$f" 2>/dev/null) | python3 -c "import json,sys; print(json.load(sys.stdin)['latency_ns'])" >>"$T/$b.txt"
     done
 done

@@ -34,7 +34,7 @@ print("| fp32-accurate matmul (best of SGEMM, TF32/3) | %.1f TFLOP/s | %.1f%% |"
 PY
 for t in matmul silu bmm_softmax; do
     for r in $(seq "$runs"); do
-        bin/accelopt profile --target cuda --task "nkibench/$t" --size "$size" \
+        bin/accelopt profile --alone --target cuda --task "nkibench/$t" --size "$size" \
             "nkibench/$t/baseline.cu" >"$out/$t-$r.json" 2>"$out/$t-$r.err"
     done
 done

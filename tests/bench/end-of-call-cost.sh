@@ -30,7 +30,7 @@ for spec in $specs; do
             out=$([ "$d" = "$here" ] && echo new || echo old)
             f=$T/kernel-$i.c
             { cat "$here/nkibench/$task/baseline.c"; echo "/* copy $i */"; } >"$f"
-            (cd "$d" && ACCELOPT_STATE_DIR=$st ACCELOPT_HOME=$d bin/accelopt profile --task "nkibench/$task" \
+            (cd "$d" && ACCELOPT_STATE_DIR=$st ACCELOPT_HOME=$d bin/accelopt profile --alone --task "nkibench/$task" \
                 --size "$size" --json "$f") | python3 -c "
 import json, sys
 d = json.load(sys.stdin)

@@ -110,7 +110,7 @@ PY
 profile() { # profile TASK SIZE FILE OUT [options]
     local t=$1 s=$2 f=$3 o=$4
     shift 4
-    box 120 bin/accelopt profile --target cuda --task "nkibench/$t" --size "$s" "$@" "$f" \
+    box 120 bin/accelopt profile --alone --target cuda --task "nkibench/$t" --size "$s" "$@" "$f" \
         >"$o" 2>"$o.err"
 }
 

@@ -12,7 +12,7 @@ ROUNDS=${2:-5}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 prof() { # prof CPU OUT
-    bin/accelopt profile -T "nkibench/$TASK" --size cpu --cpu "$1" "nkibench/$TASK/baseline.c" 2>/dev/null |
+    bin/accelopt profile --alone -T "nkibench/$TASK" --size cpu --cpu "$1" "nkibench/$TASK/baseline.c" 2>/dev/null |
         python3 -c "import json,sys; print(json.load(sys.stdin)['latency_ns'])" >>"$2"
 }
 for _ in $(seq "$ROUNDS"); do

@@ -16,7 +16,7 @@ for i in $(seq "$n"); do
     name=$([ "$d" = "$here" ] && echo this || echo "$commit")
     f=$st/kernel-$i.c
     { cat "$here/nkibench/$task/baseline.c"; echo "/* copy $i */"; } >"$f"
-    (cd "$d" && ACCELOPT_STATE_DIR=$st ACCELOPT_HOME=$d bin/accelopt profile --task "nkibench/$task" \
+    (cd "$d" && ACCELOPT_STATE_DIR=$st ACCELOPT_HOME=$d bin/accelopt profile --alone --task "nkibench/$task" \
         --size "$size" --json "$f") | /usr/bin/python3 -c "
 import json, sys
 d = json.load(sys.stdin)

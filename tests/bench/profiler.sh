@@ -22,7 +22,7 @@ for spec in matmul:tiny matmul:cpu silu:tiny silu:cpu rmsnorm_matmul:tiny rmsnor
     task=${spec%%:*}
     size=${spec#*:}
     for i in $(seq "$runs"); do
-        bin/accelopt profile --task "nkibench/$task" --size "$size" "nkibench/$task/baseline.c"
+        bin/accelopt profile --alone --task "nkibench/$task" --size "$size" "nkibench/$task/baseline.c"
     done >"$T/rep-$task-$size.jsonl"
     python3 - "$T/rep-$task-$size.jsonl" "$task" "$size" <<'PY'
 import json, statistics, sys

@@ -26,7 +26,7 @@ echo "task: $task tiny baseline, $n profiles each; before: $rev, after: $(git re
 for i in $(seq "$n"); do
     for who in before after; do
         if [ $who = before ]; then home=$T/old; else home=$PWD; fi
-        ACCELOPT_HOME=$home "$home/bin/accelopt" profile --task "$task" --size tiny \
+        ACCELOPT_HOME=$home "$home/bin/accelopt" profile --alone --task "$task" --size tiny \
             "$home/nkibench/$task/baseline.c" >>"$T/$who.jsonl" 2>/dev/null || true
     done
 done

@@ -5,8 +5,8 @@ bin/accelopt >/dev/null 2>&1; [ $? -eq 2 ]; ok $? "no command exits 2"
 bin/accelopt frobnicate >/dev/null 2>&1; [ $? -eq 2 ]; ok $? "an unknown command exits 2"
 bin/accelopt profile --help | grep -q -- '--task'; ok $? "profile --help lists its options"
 bin/accelopt profile --bogus x >/dev/null 2>&1; [ $? -eq 2 ]; ok $? "an unknown option exits 2"
-bin/accelopt profile --task nkibench/matmul >/dev/null 2>&1; [ $? -eq 2 ]; ok $? "a missing file exits 2"
-bin/accelopt profile --task nkibench/matmul --size huge tests/kernels/honest.c >/dev/null 2>&1
+bin/accelopt profile --alone --task nkibench/matmul >/dev/null 2>&1; [ $? -eq 2 ]; ok $? "a missing file exits 2"
+bin/accelopt profile --alone --task nkibench/matmul --size huge tests/kernels/honest.c >/dev/null 2>&1
 [ $? -eq 2 ]; ok $? "an unknown size class exits 2"
 bin/accelopt-profiler --version | grep -q '^accelopt-profiler '; ok $? "accelopt-profiler --version"
 bin/accelopt-profiler --timeout abc </dev/null >/dev/null 2>&1; [ $? -eq 2 ]; ok $? "a bad number exits 2"
@@ -22,7 +22,7 @@ for s in planner executor summarizer; do
     ok $? "accelopt-$s: malformed input goes to the dead letters, the stage goes on"
 done
 # --target: every command and the profiler take it; a target this build lacks is refused by name
-bin/accelopt profile --target nki --task nkibench/matmul tests/kernels/honest.c >/dev/null 2>"$T/tg.err"
+bin/accelopt profile --alone --target nki --task nkibench/matmul tests/kernels/honest.c >/dev/null 2>"$T/tg.err"
 [ $? -eq 2 ] && grep -q "target 'nki' is not built into this accelopt (built in: cpu, cuda, trn)" "$T/tg.err"
 ok $? "profile --target nki: exit 2, naming the targets there are"
 bin/accelopt calibrate --target trn2 >/dev/null 2>&1; a=$?
@@ -30,7 +30,7 @@ bin/accelopt bench --target nki >/dev/null 2>&1; b=$?
 bin/accelopt run --target CUDA matmul >/dev/null 2>&1; c=$?
 bin/accelopt-profiler --target nki </dev/null >/dev/null 2>&1; d=$?
 [ "$a$b$c$d" = 2222 ]; ok $? "calibrate, bench, run and the profiler refuse an unknown target with exit 2 ($a$b$c$d)"
-bin/accelopt profile --target cpu --task nkibench/matmul --budget 0.05 tests/kernels/honest.c >"$T/tg.json" 2>/dev/null &&
+bin/accelopt profile --alone --target cpu --task nkibench/matmul --budget 0.05 tests/kernels/honest.c >"$T/tg.json" 2>/dev/null &&
     [ "$(field "$T/tg.json" "r['target'] + ' ' + r['status']")" = "cpu ok" ]
 ok $? "profile --target cpu measures as before, and the result names its target"
 # stages started together on a new state dir (a pipe of them) make one

@@ -22,7 +22,7 @@ kernel_msg() { # kernel_msg TASK [TASK_PATH]
 # by name in the profiler's own roots; the path in a message is never used.
 kernel_msg matmul "$evil" | timeout 60 bin/accelopt-profiler >"$T/tp1.out" 2>&1
 [ ! -e "$pwned" ]; ok $? "a kernel message naming a task path outside the roots runs nothing"
-matmul_hash=$(bin/accelopt profile --task matmul --size tiny tests/kernels/honest.c | python3 -c "import json,sys; print(json.load(sys.stdin)['task_sha256'])")
+matmul_hash=$(bin/accelopt profile --alone --task matmul --size tiny tests/kernels/honest.c | python3 -c "import json,sys; print(json.load(sys.stdin)['task_sha256'])")
 grep -q "\"type\":\"result\".*\"task_sha256\":\"$matmul_hash\"" "$T/tp1.out"
 ok $? "the kernel is measured against the task of that name in the roots, not the path"
 
@@ -89,5 +89,5 @@ ok $? "the scan for a shell finds a call to system()"
 mkdir -p "$T/mine/mytask"
 cp nkibench/matmul/* "$T/mine/mytask/" 2>/dev/null
 python3 -c "import json;t=json.load(open('nkibench/matmul/task.json'));t['name']='mytask';json.dump(t,open('$T/mine/mytask/task.json','w'))"
-timeout 120 bin/accelopt profile --task "$T/mine/mytask" --size tiny tests/kernels/honest.c >"$T/mine.out" 2>&1
-grep -q '"status":"ok"' "$T/mine.out"; ok $? "accelopt profile --task DIR takes the user's own directory"
+timeout 120 bin/accelopt profile --alone --task "$T/mine/mytask" --size tiny tests/kernels/honest.c >"$T/mine.out" 2>&1
+grep -q '"status":"ok"' "$T/mine.out"; ok $? "accelopt profile --alone --task DIR takes the user's own directory"

@@ -33,10 +33,10 @@ hidden() { # hidden COMMAND...: run with the source tree (and ACCELOPT_HOME) gon
 }
 if hidden true 2>/dev/null; then
     hidden sh -c '[ -z "$(ls "$0")" ]' "$TREE"; ok $? "the source tree is out of reach"
-    hidden "$P/bin/accelopt" profile --task matmul --size tiny "$P/share/accelopt/nkibench/matmul/baseline.c" \
+    hidden "$P/bin/accelopt" profile --alone --task matmul --size tiny "$P/share/accelopt/nkibench/matmul/baseline.c" \
         >"$T/inst-prof.json" 2>"$T/inst-prof.err"
     [ "$(field "$T/inst-prof.json" "r['status']")" = ok ]
-    ok $? "installed: accelopt profile measures a kernel by task name"
+    ok $? "installed: accelopt profile --alone measures a kernel by task name"
     hidden "$P/bin/accelopt" bench --size tiny >"$T/inst-bench.out" 2>"$T/inst-bench.err"
     grep -q "(14 of 14 tasks)" "$T/inst-bench.out"
     rc=$?
@@ -46,7 +46,7 @@ if hidden true 2>/dev/null; then
         >"$T/inst-run.jsonl" 2>"$T/inst-run.err"
     [ "$(field "$T/inst-run.jsonl" "r['stopped']")" = iterations ]
     ok $? "installed: a tiny accelopt run ends with its done"
-    hidden env ACCELOPT_HOME=$T/nowhere "$P/bin/accelopt" profile --task matmul --size tiny \
+    hidden env ACCELOPT_HOME=$T/nowhere "$P/bin/accelopt" profile --alone --task matmul --size tiny \
         "$P/share/accelopt/nkibench/matmul/baseline.c" >/dev/null 2>"$T/inst-home.err"
     [ $? -ne 0 ] && grep -q "$T/nowhere" "$T/inst-home.err"
     ok $? "ACCELOPT_HOME overrides where the data is found"

@@ -21,7 +21,7 @@ done
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['fma_gflops'] > r['vec_gflops'] * 0.75 else 1)" "$out"
 ok $? "FMA peak counts two flops per lane ($(field "$out" "r['fma_gflops']") against $(field "$out" "r['vec_gflops']") GFLOP/s)"
 nocal=$T/nocal.json
-ACCELOPT_STATE_DIR=$T/empty-state bin/accelopt profile --no-calibrate --task nkibench/silu \
+ACCELOPT_STATE_DIR=$T/empty-state bin/accelopt profile --alone --no-calibrate --task nkibench/silu \
     tests/../nkibench/silu/baseline.c >"$nocal" 2>"$T/nocal.err"
 rc=$?
 [ $rc -eq 0 ] || { echo "# exit $rc: $(field "$nocal" "r.get('status'), (r.get('reason') or '')[:200]" 2>/dev/null) $(tail -c 300 "$T/nocal.err")" >&2; }
@@ -34,7 +34,7 @@ old=$T/old-state
 mkdir -p "$old"
 python3 -c "import json,sys; c=json.load(open(sys.argv[1])); del c['peak_version']; c['fma_gflops']=1.0; print(json.dumps(c))" \
     "$T/own-state/calibration-cpu.json" >"$old/calibration-cpu.json"
-ACCELOPT_STATE_DIR=$old bin/accelopt profile --task nkibench/silu --size tiny \
+ACCELOPT_STATE_DIR=$old bin/accelopt profile --alone --task nkibench/silu --size tiny \
     nkibench/silu/baseline.c >"$T/old.json" 2>"$T/old.err"
 # measured again and stored, on a busy machine too (issue 53: each peak the
 # best of its tries, with how sure it is), so the next start reads it
@@ -46,7 +46,7 @@ ok $? "a calibration from an older peak.c is measured again, and stored"
 python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['stable']=False; c['measurements']=3; print(json.dumps(c))" \
     "$T/own-state/calibration-cpu.json" >"$old/calibration-cpu.json"
 before=$(md5sum <"$old/calibration-cpu.json")
-ACCELOPT_STATE_DIR=$old bin/accelopt profile --task nkibench/silu --size tiny \
+ACCELOPT_STATE_DIR=$old bin/accelopt profile --alone --task nkibench/silu --size tiny \
     nkibench/silu/baseline.c >"$T/busy.json" 2>"$T/busy.err"
 [ "$(md5sum <"$old/calibration-cpu.json")" = "$before" ] && ! grep -q "measuring its peaks" "$T/busy.err" &&
     [ "$(field "$T/busy.json" "r['status']")" = ok ]

@@ -5,7 +5,7 @@ tasks=$(for d in nkibench/*/task.json; do basename "$(dirname "$d")"; done)
 [ "$(echo $tasks | wc -w)" -eq 14 ]; ok $? "fourteen tasks: $(echo $tasks)"
 for task in $tasks; do
     out=$RESULTS/baseline-$task.json
-    bin/accelopt profile --task nkibench/$task --size tiny nkibench/$task/baseline.c >"$out" 2>/dev/null
+    bin/accelopt profile --alone --task nkibench/$task --size tiny nkibench/$task/baseline.c >"$out" 2>/dev/null
     ok $? "$task baseline profiles with exit 0"
     [ "$(field "$out" "r['status']")" = ok ]; ok $? "$task status ok"
     python3 - "$out" <<'PY'
@@ -39,7 +39,7 @@ done
 for ex in nkibench/*/examples/*.c; do
     task=$(basename "$(dirname "$(dirname "$ex")")")
     out=$RESULTS/example-$task-$(basename "$ex" .c).json
-    bin/accelopt profile --task "nkibench/$task" --size tiny "$ex" >"$out" 2>/dev/null
+    bin/accelopt profile --alone --task "nkibench/$task" --size tiny "$ex" >"$out" 2>/dev/null
     python3 -c "import json,sys; e=json.load(open(sys.argv[1])); sys.exit(0 if e['status']=='ok' and e['latency_ns'] > 0 and e['max_rel_l2'] <= e['tolerance'] else 1)" "$out"
     ok $? "example $ex passes every check"
 done
@@ -67,7 +67,7 @@ PY
 ok $? "t_min uses the in-cache bandwidth of the working set (a falling curve) and the compute peaks"
 # a kernel that differs from its parent by 10x is re-measured in a fresh process
 out=$T/fast.json
-bin/accelopt profile --task nkibench/matmul --size tiny --parent-latency 1e9 \
+bin/accelopt profile --alone --task nkibench/matmul --size tiny --parent-latency 1e9 \
     nkibench/matmul/baseline.c >"$out" 2>/dev/null
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['speedup'] > 10 and r['timing']['measurements'] == 2 and r['status']=='ok' else 1)" "$out"
 ok $? "a >10x speedup over the parent is reported after a second measurement"

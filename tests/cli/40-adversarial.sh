@@ -31,7 +31,7 @@ for k in tests/kernels/honest.c $(ls tests/kernels/*.c | grep -v '/honest\.c$');
     src=$T/$name.c
     sed -e "s|PORT|$port|; s|TARGET|\"$target\"|; s|SECRET|\"$secret\"|" "$k" >"$src"
     out=$RESULTS/adv-$name.json
-    timeout 120 bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 \
+    timeout 120 bin/accelopt profile --alone --task nkibench/matmul --size tiny --timeout 3 \
         --work-dir "$T/work" "$src" \
         >"$out" 2>"$T/$name.err"
     status=$(field "$out" "r['status']" 2>/dev/null)
@@ -55,13 +55,13 @@ for k in tests/kernels/honest.c $(ls tests/kernels/*.c | grep -v '/honest\.c$');
             status=ok-nogain
         else
             for again in 1 2 3; do
-                bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 --work-dir "$T/work" \
+                bin/accelopt profile --alone --task nkibench/matmul --size tiny --timeout 3 --work-dir "$T/work" \
                     "$T/honest.c" >"$T/honest-again-$again.json" 2>/dev/null
                 if nogain "$out" "$RESULTS/adv-honest.json" "$T"/honest-again-*.json; then
                     status=ok-nogain
                     break
                 fi
-                bin/accelopt profile --task nkibench/matmul --size tiny --timeout 3 --work-dir "$T/work" \
+                bin/accelopt profile --alone --task nkibench/matmul --size tiny --timeout 3 --work-dir "$T/work" \
                     "$src" >"$T/$name-again.json" 2>/dev/null
                 if nogain "$T/$name-again.json" "$RESULTS/adv-honest.json" "$T"/honest-again-*.json; then
                     status=ok-nogain

@@ -7,7 +7,7 @@ ensure_calibration
 for k in tests/honest/*.c; do
     name=$(basename "$k" .c)
     out=$RESULTS/honest-$name.json
-    timeout 120 bin/accelopt profile --task nkibench/matmul --size tiny --budget 0.1 --warmup 0.02 \
+    timeout 120 bin/accelopt profile --alone --task nkibench/matmul --size tiny --budget 0.1 --warmup 0.02 \
         "$k" >"$out" 2>"$T/honest-$name.err"
     status=$(field "$out" "r['status']" 2>/dev/null)
     [ "$status" = ok ]; ok $? "$name: ok (got ${status:-nothing}: $(field "$out" "(r.get('reason') or '')[:100]" 2>/dev/null))"

@@ -1,6 +1,7 @@
 # 44-profile-against.sh - `accelopt profile --against FILE|baseline` (issue
 # 66): the kernel timed head to head against another, in alternating
-# rounds on the same fresh inputs, with the speedup and its 95% interval
+# rounds on the same fresh inputs, with the speedup and its 95% interval;
+# against the task's baseline unless --alone (or it is the baseline)
 . tests/cli/helpers.sh
 ensure_calibration
 fast=nkibench/silu/examples/vector_exp.c # 5x the baseline at tiny on this VM
@@ -27,3 +28,16 @@ ok $? "--against with --build-only is a usage error (2)"
 bin/accelopt profile --task silu --against "$T/none.c" nkibench/silu/baseline.c >/dev/null 2>"$T/none.err"
 [ $? -eq 1 ] && grep -q "none.c" "$T/none.err"
 ok $? "a file to time against that is not there: exit 1, named"
+bin/accelopt profile --task silu --size tiny "$fast" >"$T/default.json" 2>/dev/null
+bin/accelopt profile --task silu --size tiny nkibench/silu/baseline.c >"$T/base.json" 2>/dev/null
+bin/accelopt profile --task silu --size tiny --alone "$fast" >"$T/alone.json" 2>/dev/null
+python3 - "$T/default.json" "$T/base.json" "$T/alone.json" <<'PY'
+import json, sys
+d, b, a = (json.load(open(f)) for f in sys.argv[1:])
+assert d["status"] == "ok" and d["head_to_head"]["speedup_low"] > 1, d.get("head_to_head")
+assert b["status"] == a["status"] == "ok" and "head_to_head" not in b and "head_to_head" not in a
+PY
+ok $? "by default a kernel goes head to head with the task's baseline; the baseline itself, or --alone, is timed alone"
+bin/accelopt profile --task silu --alone --against baseline "$fast" >/dev/null 2>"$T/alone.err"
+[ $? -eq 2 ] && grep -q "nothing to do with --alone" "$T/alone.err"
+ok $? "--against with --alone is a usage error (2)"

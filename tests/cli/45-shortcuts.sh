@@ -11,7 +11,7 @@ for k in tests/shortcuts/*.c; do
     expect=$(sed -n '1s/.*expect: \([a-z_]*\).*/\1/p' "$k")
     set=$(sed -n '1s/.*set: \([a-z0-9-]*\).*/\1/p' "$k")
     out=$RESULTS/shortcut-$name.json
-    timeout 120 bin/accelopt profile --task "nkibench/$task" --size tiny "$k" >"$out" 2>/dev/null
+    timeout 120 bin/accelopt profile --alone --task "nkibench/$task" --size tiny "$k" >"$out" 2>/dev/null
     [ "$(field "$out" "r['status']")" = "$expect" ]
     ok $? "$name: $expect ($(field "$out" "r['status']"): $(field "$out" "r.get('reason')" | cut -c1-120))"
     if [ "$expect" != ok ]; then

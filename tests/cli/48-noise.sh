@@ -179,7 +179,7 @@ ok $? "A/A at tiny: adamw against a token-different copy, 1.00 inside the interv
 # it a gain (the naive loops are slower than the blocked baseline).  Before,
 # the head-to-head drew fresh inputs from its first call: it skipped, and
 # passed about once in 40, quoted at 3.14x.
-bin/accelopt profile --task matmul --size tiny --json tests/h2h/skip_when_no_repeats.c >"$T/skip-alone.json" 2>/dev/null
+bin/accelopt profile --alone --task matmul --size tiny --json tests/h2h/skip_when_no_repeats.c >"$T/skip-alone.json" 2>/dev/null
 $M - tests/h2h/skip_when_no_repeats.c tests/h2h/skip_rounds.c >"$T/skip-in.jsonl" <<'PY'
 import json, sys
 base = open("nkibench/matmul/baseline.c").read()
@@ -225,17 +225,16 @@ assert rs["par-honest-2"]["status"] == "ok" and "head_to_head" in rs["par-honest
 print("# parent cheats:", [rs[k]["reason"][-60:] for k in ("par-cheat-0", "par-cheat-1")])
 PY
 ok $? "a parent that skips its work on its side of a comparison is caught there: the comparison refused, an honest parent's compared"
-# --- no gap tells a lone measurement from a head-to-head (issue 56, part 2)
-# Two kernels count the gaps before their first timed calls longer than
-# 2/5 of their own call (another kernel's call between two of theirs): one
-# writes nothing once it finds none (alone, it thinks), the other once it
-# finds some (head to head).  Before, the first was refused alone and
-# passed head to head, the second the other way round.  A lone
-# measurement's stand-in now sits where another side's calls would, for as
-# long: each is judged the same in both kinds (2 of 3 each, against a
-# parent as fast: the naive loops without the count).  A third writes
-# nothing past a pause between its check sets and its warm-up (the other
-# side's warm-up sat there): now none in either kind, so it passes both.
+# --- a kernel that tells a lone measurement from a head-to-head (issue 56,
+# part 2; issue 66) counts the gaps before its first timed calls longer
+# than 2/5 of its own call (another kernel's call between two of theirs):
+# one writes nothing once it finds none (alone, it thinks), the other once
+# it finds some (head to head).  A kernel a model wrote is measured only
+# head to head with its parent now, so the first does its work where it is
+# measured (and is refused alone, where only a task's baseline is timed),
+# and the second is refused head to head.  A third writes nothing past a
+# pause between its check sets and its warm-up: there is none in either
+# kind, so it passes both.
 $M - tests/h2h/wrong_when_alone.c tests/h2h/wrong_head_to_head.c tests/h2h/wrong_after_a_pause.c >"$T/tell-in.jsonl" <<'PY'
 import json, sys
 par = ("void kernel(const float *lhs, const float *rhs, float *out, int M, int K, int N)\n{\n"
@@ -251,7 +250,7 @@ for path in sys.argv[1:]:
 PY
 for k in wrong_when_alone wrong_head_to_head wrong_after_a_pause; do
     for i in 1 2 3; do
-        ACCELOPT_WARMUP=0.1 bin/accelopt profile --task matmul --size tiny --json tests/h2h/$k.c 2>/dev/null |
+        ACCELOPT_WARMUP=0.1 bin/accelopt profile --alone --task matmul --size tiny --json tests/h2h/$k.c 2>/dev/null |
             head -1 >>"$T/tell-alone.jsonl"
     done
 done
@@ -266,11 +265,11 @@ names = ("wrong_when_alone", "wrong_head_to_head", "wrong_after_a_pause")
 assert len(alone) == 9 and len(h2h) == 9, (alone, list(h2h))
 seen = {k: (alone[3 * n:3 * n + 3], [h2h["%s-%d" % (k, i)]["status"] for i in range(3)]) for n, k in enumerate(names)}
 print("# alone, head to head:", seen)
-for k, passes in zip(names, (True, False, True)):
-    for kind in seen[k]:  # refused: by the sampled rounds, or by check sets run after them
-        assert sum((s == "ok") == passes for s in kind) >= 2, (k, passes, seen[k])
+for k, passes in zip(names, ((False, True), (None, False), (True, True))):
+    for kind, p in zip(seen[k], passes):  # refused: by the sampled rounds, or by check sets run after them
+        assert p is None or sum((s == "ok") == p for s in kind) >= 2, (k, passes, seen[k])
 PY
-ok $? "a kernel that counts the gaps between its calls finds the same alone as head to head: judged alike in both"
+ok $? "a kernel that counts the gaps between its calls: refused where it skips, honest head to head where it is measured"
 # every timed call's inputs are drawn where the kernel runs, a sampled
 # call's as any other's (issue 56, part 3: a sampled call's were drawn
 # elsewhere and copied in): only the check sets are copied, the five calls

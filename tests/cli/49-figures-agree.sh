@@ -19,9 +19,8 @@ run_to_final() {
     printf '%s\n' "{\"type\":\"task\",\"v\":1,\"id\":\"task:$1\",\"run\":\"$1\",\"task\":\"silu\",\"target\":\"cpu\",\"iter\":0,\"size\":\"tiny\",\"config\":{\"beam\":1,\"plans\":1,\"samples\":1,\"iters\":1,\"memory_scope\":\"none\"}}" |
         sel >"$d/s0.jsonl"
     python3 tests/final_result.py base "$d/s0.jsonl" | sel >"$d/s1.jsonl"
-    python3 tests/final_result.py child "$d/s1.jsonl" | sel >"$d/s2c.jsonl"
-    # the child leads the beam on its own figure: it goes head to head with its parent first
-    python3 tests/final_result.py cmp:1.6 "$d/s2c.jsonl" | sel >"$d/s2.jsonl"
+    # the child, head to head with its parent: 1.6x
+    python3 tests/final_result.py child:1.6 "$d/s1.jsonl" | sel >"$d/s2.jsonl"
     python3 tests/final_result.py "$2" "$d/s2.jsonl" | sel >"$d/s3.jsonl"
     grep '"type":"done"' "$d/s3.jsonl" >"$d/done.json"
 }
@@ -43,7 +42,8 @@ assert abs(d["pct_of_peak"] * d["best_latency_ns"] - 100) < 1e-9, d["pct_of_peak
 assert abs(d["baseline_pct_of_peak"] * d["baseline_latency_ns"] - 100) < 1e-9
 assert b["pct_of_peak"] == d["pct_of_peak"]
 # the search's own figure, labelled: the baseline's measurement (1000 ns)
-# over the child's comparison (1.6x head to head, though 2x alone); its
+# over the child's head-to-head with it (1.6x, though its medians there
+# were 800 and 500 ns: the chain is of paired ratios); its
 # history's best and % of peak quote that one figure
 assert abs(d["search_speedup"] - 1.6) < 1e-12, d
 assert abs(d["search_baseline_latency_ns"] / b["search_latency_ns"] - 1.6) < 1e-12, d
@@ -96,23 +96,25 @@ assert "result is the baseline" in d["reason"], d["reason"]
 PY
 ok $? "a best that fails its head-to-head: no claim, and the result is the baseline"
 
-# a comparison counts only where phase compare asked for it: one of a slot
-# it did not ask for, and one of another kernel than the slot's child, both
-# signed by the profiler's key, are dead letters; the run waits on for the
-# one it asked for
-d=$T/forged st=$T/forged/st.json
+# a pair whose parent ran well outside its own figures decides nothing
+# (issue 66): the child is a tie, the iteration keeps the baseline and
+# counts the pair as voided; the run ends on its baseline, with no final
+d=$T/voided st=$T/voided/st.json
 mkdir -p "$d"
-fsel() { bin/accelopt-selector --state "$st" --dlq "$d/sel.dlq" 2>>"$d/sel.err"; }
-printf '%s\n' '{"type":"task","v":1,"id":"task:fg","run":"fg","task":"silu","target":"cpu","iter":0,"size":"tiny","config":{"beam":1,"plans":1,"samples":1,"iters":1,"memory_scope":"none"}}' | fsel >"$d/s0.jsonl"
-python3 tests/final_result.py base "$d/s0.jsonl" | fsel >"$d/s1.jsonl"
-python3 tests/final_result.py child "$d/s1.jsonl" | fsel >"$d/s2.jsonl"
-{ python3 tests/final_result.py forged:slot "$d/s2.jsonl"; python3 tests/final_result.py forged:sha "$d/s2.jsonl"; } |
-    fsel >"$d/s3.jsonl"
-python3 tests/final_result.py cmp:1.6 "$d/s2.jsonl" | fsel >"$d/s4.jsonl"
-[ ! -s "$d/s3.jsonl" ] && grep -q "which iteration 1 did not ask for" "$d/sel.dlq" &&
-    grep -q "another task, size, target or kernel than slot 0.0.0" "$d/sel.dlq" &&
-    grep -q '"id":"kernel:fg:final"' "$d/s4.jsonl"
-ok $? "a comparison of a slot not asked for, or of another kernel, is a dead letter; the one asked for closes the iteration"
+vsel() { bin/accelopt-selector --state "$st" --dlq "$d/sel.dlq" 2>>"$d/sel.err"; }
+printf '%s\n' '{"type":"task","v":1,"id":"task:vd","run":"vd","task":"silu","target":"cpu","iter":0,"size":"tiny","config":{"beam":1,"plans":1,"samples":1,"iters":1,"memory_scope":"none"}}' | vsel >"$d/s0.jsonl"
+python3 tests/final_result.py base "$d/s0.jsonl" | vsel >"$d/s1.jsonl"
+python3 tests/final_result.py child:1.6:voided "$d/s1.jsonl" | vsel >"$d/s2.jsonl"
+$M - "$d/s2.jsonl" <<'PY'
+import json, sys
+ms = [json.loads(l) for l in open(sys.argv[1])]
+assert not any(m["type"] == "kernel" for m in ms), "no final head-to-head: the baseline stayed best"
+d = next(m for m in ms if m["type"] == "done")
+h1 = d["history"][1]
+assert h1["compared"] == 1 and h1["voided"] == 1 and h1["faster"] == 0 and h1["best_ns"] == 1000, h1
+assert d["speedup_method"] == "baseline" and d["speedup"] == 1, d
+PY
+ok $? "a voided pair (its parent slowed on its side) is a tie: the baseline is kept, the pair counted as voided"
 
 # a whole run: the table's row is its done's, best.c its result, and the
 # exit status says whether any task gained

@@ -108,7 +108,7 @@ ok $? "a profiler killed outright leaves its work directory behind"
 ({ cat "$T/one.jsonl"; sleep 60; } | ACCELOPT_LOG=info bin/accelopt-profiler --work-dir "$W" >/dev/null 2>"$T/sweep.err" &)
 for _ in $(seq 200); do [ -n "$(ls "$W"/accelopt-prof-*/owner 2>/dev/null | grep -v "$killed")" ] && break; sleep 0.05; done
 live=$(ls -d "$W"/accelopt-prof-* | grep -v old | grep -v "$killed")
-bin/accelopt profile --task matmul --size tiny --work-dir "$W" --budget 0.05 --warmup 0.01 \
+bin/accelopt profile --alone --task matmul --size tiny --work-dir "$W" --budget 0.05 --warmup 0.01 \
     nkibench/matmul/baseline.c >/dev/null 2>&1
 [ ! -e "$killed" ] && [ -n "$live" ] && [ -d "$live" ] && [ -d "$W/accelopt-prof-old" ] &&
     grep -q "left in .* by profilers that are gone" "$T/sweep.err"
@@ -124,7 +124,7 @@ set -- "$ACCELOPT_STATE_DIR"/cpu-runner-*.o
 ok $? "the cpu runner.o was built once and kept for every kernel ($# kept)"
 kept=$1
 printf 'not an object' >"$kept" && chmod 666 "$kept"
-bin/accelopt profile --task nkibench/silu --size tiny --budget 0.05 nkibench/silu/baseline.c >"$T/again.json" 2>"$T/again.err"
+bin/accelopt profile --alone --task nkibench/silu --size tiny --budget 0.05 nkibench/silu/baseline.c >"$T/again.json" 2>"$T/again.err"
 [ "$(field "$T/again.json" "r['status']")" = ok ] && [ "$(stat -c %a "$kept")" = 644 ] &&
     [ "$(head -c 4 "$kept" | od -An -c | tr -d ' ')" = "177ELF" ]
 ok $? "a kept runner.o that another user could write is not used: built again and kept anew"
@@ -133,7 +133,7 @@ ok $? "a kept runner.o that another user could write is not used: built again an
 # state dir itself, so nothing is kept there nor taken from there
 mkdir -p "$T/open/state" && chmod 777 "$T/open" && chmod 700 "$T/open/state"
 cp "$ACCELOPT_STATE_DIR/calibration-cpu.json" "$T/open/state/"
-ACCELOPT_STATE_DIR=$T/open/state bin/accelopt profile --task nkibench/silu --size tiny --budget 0.05 \
+ACCELOPT_STATE_DIR=$T/open/state bin/accelopt profile --alone --task nkibench/silu --size tiny --budget 0.05 \
     nkibench/silu/baseline.c >"$T/open.json" 2>"$T/open.err"
 [ "$(field "$T/open.json" "r['status']")" = ok ] && ! ls "$T"/open/state/cpu-runner-*.o >/dev/null 2>&1
 ok $? "under a directory others may write, the runner.o is built and used, never kept (issue 46)"

@@ -97,7 +97,7 @@ text = open(sys.argv[1]).read()
 block = re.search(r"```c\n(/\* mymatmul.c \*/\n.*?)```", text, re.S).group(1)
 open(sys.argv[2], "w").write(block)
 PY
-bin/accelopt profile --task nkibench/matmul --size tiny "$T/mymatmul.c" --json >"$T/mym-profile.json" 2>/dev/null
+bin/accelopt profile --alone --task nkibench/matmul --size tiny "$T/mymatmul.c" --json >"$T/mym-profile.json" 2>/dev/null
 timed mym bin/accelopt run matmul --baseline "$T/mymatmul.c" --iters 1 --beam 1 --plans 2 --out "$T/mym"
 grep -q '"status":"ok"' "$T/mym-profile.json" && run_ended $rc && ! grep -q "declares no knob" "$T/mym.err" &&
     [ "$(grep -c '"iter":1,.*"status":"ok"' "$T/mym/matmul/history.jsonl")" -ge 1 ]

@@ -150,8 +150,8 @@ d = json.loads(open(sys.argv[2]).readline())
 # none; search: it never came)
 assert len(counts) == 2 and all(c > 0 for c in counts), counts
 h2h = d["speedup_method"] in ("head_to_head", "no_gain", "none")
-compared = sum(x.get("compared", 0) for x in d["history"])  # children measured again beside their parents
-assert sum(counts) == d["kernels_evaluated"] + compared + h2h, (counts, d["kernels_evaluated"], compared, d["speedup_method"])
+# (each child head to head with its parent: one profile, issue 66)
+assert sum(counts) == d["kernels_evaluated"] + h2h, (counts, d["kernels_evaluated"], d["speedup_method"])
 PY
 ok $? "both profilers measured kernels, and every kernel was measured once"
 if [ "$(nproc)" -le 2 ]; then

@@ -64,7 +64,7 @@ on_a "$A/bin/accelopt" submit matmul --brokers "$BR" --redis "$REDIS_URL" --wait
 run_ended $? && [ "$(field "$T/two1.jsonl" "r['stopped']")" = iterations ] &&
     [ "$(field "$T/two1.jsonl" "r['kernels_evaluated']")" = 3 ] && grep -q ': ok (' "$T/logs2/profiler-1.log"
 ok $? "host A's stages and host B's profiler optimize a task together"
-hashA=$(on_a "$A/bin/accelopt" profile --task matmul --size tiny "$A/share/accelopt/nkibench/matmul/baseline.c" |
+hashA=$(on_a "$A/bin/accelopt" profile --alone --task matmul --size tiny "$A/share/accelopt/nkibench/matmul/baseline.c" |
     python3 -c "import json,sys; print(json.load(sys.stdin)['task_sha256'])")
 python3 - "$REDIS_PORT" "$(field "$T/two1.jsonl" "r['run']")" "$hashA" <<'PY'
 import json, subprocess, sys
@@ -84,7 +84,7 @@ PY
 ok $? "B measured every kernel against the same task as A (the task hash in every result)"
 
 # the task whose copy differs on B: B must refuse it, saying how
-silu_A=$(on_a "$A/bin/accelopt" profile --task silu --size tiny "$A/share/accelopt/nkibench/silu/baseline.c" |
+silu_A=$(on_a "$A/bin/accelopt" profile --alone --task silu --size tiny "$A/share/accelopt/nkibench/silu/baseline.c" |
     python3 -c "import json,sys; print(json.load(sys.stdin)['task_sha256'])")
 on_a "$A/bin/accelopt" submit silu --brokers "$BR" --redis "$REDIS_URL" --wait --json --iters 1 --beam 1 \
     --plans 1 --samples 1 --slot-deadline 5 --out "$T/two2" >"$T/two2.jsonl" 2>"$T/two2.err"

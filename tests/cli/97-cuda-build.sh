@@ -135,7 +135,7 @@ ok $? "every build-time cuda cheat in tests/kernels/cuda ($i) is refused as its 
 if [ -e /dev/nvidia0 ] && [ -e /dev/nvidiactl ]; then
     skip "without a GPU, profile --target cuda says why it cannot run" "this machine has a GPU"
 else
-    bin/accelopt profile --target cuda --task nkibench/silu --size tiny nkibench/silu/baseline.cu \
+    bin/accelopt profile --alone --target cuda --task nkibench/silu --size tiny nkibench/silu/baseline.cu \
         >"$T/nogpu.out" 2>"$T/nogpu.err"
     rc=$?
     [ $rc -eq 1 ] && grep -q "no NVIDIA GPU on this machine" "$T/nogpu.err" &&

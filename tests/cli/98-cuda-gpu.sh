@@ -28,7 +28,7 @@ mkdir -p "$T/work"
 prof() { # prof TASK FILE OUT [options]   (at tiny, or $PROF_SIZE)
     local t=$1 f=$2 o=$3
     shift 3
-    timeout 600 bin/accelopt profile --target cuda --task "nkibench/$t" --size "${PROF_SIZE:-tiny}" \
+    timeout 600 bin/accelopt profile --alone --target cuda --task "nkibench/$t" --size "${PROF_SIZE:-tiny}" \
         --work-dir "$T/work" "$@" "$f" >"$o" 2>"$T/$(basename "$o").err"
 }
 

@@ -12,10 +12,10 @@
 . tests/cli/helpers.sh
 M=/usr/bin/python3
 FAST="-X session.timeout.ms=6000 -X heartbeat.interval.ms=500"
-prof() { # prof FILE [options]: accelopt profile --target trn of silu, tiny
+prof() { # prof FILE [options]: accelopt profile --alone --target trn of silu, tiny
     local f=$1
     shift
-    bin/accelopt profile --target trn --task nkibench/silu --size tiny --budget 0.2 --warmup 0.02 "$@" "$f"
+    bin/accelopt profile --alone --target trn --task nkibench/silu --size tiny --budget 0.2 --warmup 0.02 "$@" "$f"
 }
 # a silu kernel with line PATTERN replaced by TEXT (sed's s|PATTERN|TEXT|)
 variant() { sed "s|$1|$2|" nkibench/silu/baseline.py >"$3"; }
@@ -23,7 +23,7 @@ variant() { sed "s|$1|$2|" nkibench/silu/baseline.py >"$3"; }
 if [ -e /dev/neuron0 ]; then
     skip "a trn profiler without a NeuronCore refuses to start" "this machine has one"
 else
-    timeout 30 bin/accelopt profile --target trn --task nkibench/silu --size tiny \
+    timeout 30 bin/accelopt profile --alone --target trn --task nkibench/silu --size tiny \
         nkibench/silu/baseline.py >"$T/nodev.out" 2>"$T/nodev.err"
     [ $? -ne 0 ] && grep -q "no NeuronCore on this machine" "$T/nodev.err" && grep -q -- "--build-only" "$T/nodev.err"
     ok $? "profile --target trn without a NeuronCore refuses, saying why and what works here"

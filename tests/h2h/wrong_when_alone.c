@@ -5,9 +5,8 @@
  * nothing did.  Past its warm-up (the calls whose inputs repeat), it counts
  * the gaps before its first four timed calls longer than 2/5 of its own
  * call; where none was, it decides it is alone and writes nothing more.
- * Now a lone measurement's stand-in sits where another side's calls would,
- * for as long: it finds the same gaps alone as head to head, and does its
- * work in both (where it was rejected alone and passed head to head). */
+ * A kernel a model wrote is measured only head to head with its parent
+ * (issue 66): there it does its work, and it is refused alone. */
 #include <string.h>
 static float last[8];
 static unsigned long long end, took;

@@ -80,19 +80,6 @@ int main(void)
         CHECK(ao_sel_cmp_verdict(&none) == AO_CMP_NONE, "no comparison decides nothing");
     }
     {
-        /* one parent; a measured 1.25x faster, b level, c 1.5x slower */
-        struct ao_sel_kernel q[] = {K("p", 100, 1, 0, -1, 0.01), K("a", 80, 0, 0, 0, 0.01),
-                                    K("b", 101, 0, 0, 1, 0.01), K("c", 150, 0, 0, 2, 0.01)};
-        double pe[] = {100};
-        int idx[8], nq = 4;
-        m = ao_select_to_compare(q, nq, pe, 1, 2, 4, 1, idx);
-        CHECK(m == 2 && ((idx[0] == 1 && idx[1] == 3) || (idx[0] == 3 && idx[1] == 1)),
-              "compared: the child that would lead the beam and the regression that would be a lesson (%d)", m);
-        m = ao_select_to_compare(q, nq, pe, 1, 2, 4, 0, idx);
-        CHECK(m == 1 && idx[0] == 1, "without a memory only the beam's decision is compared (%d)", m);
-        m = ao_select_to_compare(q, 1, pe, 1, 2, 4, 1, idx);
-        CHECK(m == 0, "nothing to decide, nothing compared");
-
         /* the A/A: a copy measured 1.75x faster on a busy machine, a tie head to head */
         struct ao_sel_kernel aa[] = {K("p", 342, 1, 0, -1, 0.02), K("copy", 196, 0, 0, 0, 0.02)};
         aa[1].cmp = (struct ao_sel_cmp){1, 1.003, 0.98, 1.03};
@@ -103,7 +90,11 @@ int main(void)
         m = ao_select_pairs_compared(aa, 2, 4, p);
         CHECK(m == 0, "and teaches nothing (%d)", m);
 
-        /* a real win and a real loss, head to head */
+        /* a real win and a real loss, head to head: one parent; a, b
+         * (measured alone, --no-compare) and c */
+        struct ao_sel_kernel q[] = {K("p", 100, 1, 0, -1, 0.01), K("a", 80, 0, 0, 0, 0.01),
+                                    K("b", 101, 0, 0, 1, 0.01), K("c", 150, 0, 0, 2, 0.01)};
+        int nq = 4;
         q[1].cmp = (struct ao_sel_cmp){1, 1.25, 1.1, 1.4};
         q[3].cmp = (struct ao_sel_cmp){1, 0.6, 0.5, 0.7};
         ao_select_chain(q, nq);

@@ -87,31 +87,37 @@ static void kept_results(void)
     ao_io_free(io);
 }
 
-/* a comparison as phase compare stored it, read back (issue 47) */
+/* a child's head-to-head with its parent, read from its own result (issue 66) */
 static void compared(void)
 {
-    const char *env = "\"type\":\"result\",\"v\":1,\"id\":\"result:k\",\"run\":\"r\",\"task\":\"matmul\","
-                      "\"target\":\"cpu\",\"iter\":2,\"kernel_id\":\"k\",\"slot\":\"0.1.0\",\"size\":\"tiny\"";
-    char ok[600], bad[600], lost[600], why[400] = "";
-    cJSON *all = cJSON_CreateObject();
-    struct ao_sel_cmp c;
+    static const char *const cases[] = {
+        "\"status\":\"ok\",\"head_to_head\":{\"speedup\":1.2,\"speedup_low\":1.1,\"speedup_high\":1.3}",
+        "\"status\":\"ok\",\"head_to_head\":{\"speedup\":1.2,\"speedup_low\":1.1,\"speedup_high\":1.3,"
+        "\"voided\":\"the parent's side ran at 2x\"}",
+        "\"status\":\"rejected\",\"reason\":\"x\",\"head_to_head\":{\"speedup\":1.2,\"speedup_low\":1.1,"
+        "\"speedup_high\":1.3}",
+        "\"status\":\"ok\"",
+        "\"status\":\"ok\",\"head_to_head\":{\"speedup\":1.2,\"speedup_low\":1.3,\"speedup_high\":1.1}",
+    };
+    const int want[] = {1, 0, 0, 0, 0};
+    const char *what[] = {"a head-to-head: its figure and interval", "a voided pair decides nothing",
+                          "nor a kernel that failed", "nor a lone measurement", "nor an interval upside down"};
 
-    snprintf(ok, sizeof ok, "{%s,\"status\":\"ok\",\"head_to_head\":{\"speedup\":1.2,\"speedup_low\":1.1,"
-             "\"speedup_high\":1.3}}", env);
-    snprintf(bad, sizeof bad, "{%s,\"status\":\"incorrect\",\"reason\":\"rel_l2 0.3\"}", env);
-    snprintf(lost, sizeof lost, "{%s,\"status\":\"lost\",\"reason\":\"none came\"}", env);
-    cJSON_AddStringToObject(all, "0.1.0", ok);
-    cJSON_AddStringToObject(all, "0.2.0", bad);
-    cJSON_AddStringToObject(all, "0.3.0", lost);
-    cJSON_AddStringToObject(all, "0.4.0", "{not json");
-    CHECK(sel_compare_of(all, "0.1.0", &c, why, sizeof why) == 1 && c.have && c.speedup == 1.2 && c.low == 1.1 &&
-              c.high == 1.3, "a comparison that came: its figure and interval");
-    CHECK(sel_compare_of(all, "0.2.0", &c, why, sizeof why) == -1 && strstr(why, "incorrect") && !c.have,
-          "a child that failed when measured again: dropped, with why (%s)", why);
-    CHECK(sel_compare_of(all, "0.3.0", &c, why, sizeof why) == 0 && !c.have, "a lost comparison decides nothing");
-    CHECK(sel_compare_of(all, "0.4.0", &c, why, sizeof why) == 0 && sel_compare_of(all, "0.9.0", &c, why, sizeof why) == 0,
-          "nor does one that does not read, or none");
-    cJSON_Delete(all);
+    for (int i = 0; i < 5; i++) {
+        char text[700], err[200];
+        struct ao_result_msg r;
+        struct ao_sel_cmp c;
+        cJSON *j;
+        snprintf(text, sizeof text, "{\"type\":\"result\",\"v\":1,\"id\":\"result:k\",\"run\":\"r\",\"task\":\"matmul\","
+                 "\"target\":\"cpu\",\"iter\":2,\"kernel_id\":\"k\",\"slot\":\"0.1.0\",\"size\":\"tiny\",%s}", cases[i]);
+        j = cJSON_Parse(text);
+        ao_msg_init(&ao_msg_result, &r);
+        CHECK(j && ao_msg_decode(&ao_msg_result, j, &r, err, sizeof err) == 0, "case %d decodes (%s)", i, err);
+        CHECK(sel_compare_of(&r, &c) == want[i] && c.have == want[i] &&
+                  (!want[i] || (c.speedup == 1.2 && c.low == 1.1 && c.high == 1.3)), "%s", what[i]);
+        ao_msg_release(&ao_msg_result, &r);
+        cJSON_Delete(j);
+    }
 }
 
 int main(void)

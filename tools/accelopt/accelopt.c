@@ -29,9 +29,11 @@ static const struct ao_option profile_opts[] = {
     {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},
     {"parent-latency", 0, AO_OPT_NUM, NULL, "NS", "the parent's latency, for the speedup"},
     {"baseline-latency", 0, AO_OPT_NUM, NULL, "NS", "the baseline's latency, for the speedup"},
-    {"against", 0, AO_OPT_STR, NULL, "FILE", "time the kernel head to head against FILE ('baseline': "
+    {"against", 0, AO_OPT_STR, "baseline", "FILE", "time the kernel head to head against FILE ('baseline': "
      "the task's own), in alternating rounds on the same fresh inputs, and give the speedup with its "
      "95% interval"},
+    {"alone", 0, AO_OPT_BOOL, "0", NULL, "time the kernel alone, not head to head (the task's baseline "
+     "itself is always timed alone)"},
     {"build-only", 0, AO_OPT_BOOL, "0", NULL, "build the kernel and check what was built, without "
      "running it (works where the target's device is absent)"},
     {"json", 0, AO_OPT_BOOL, "0", NULL, "print the result message (the default when stdout is not a terminal)"},
@@ -257,7 +259,7 @@ static int cmd_profile(int argc, char **argv)
     char err[AO_ERRLEN], *src = NULL, *other = NULL;
     const char *against;
     cJSON *j = NULL;
-    int code = AO_EXIT_FAIL;
+    int code = AO_EXIT_FAIL, asked;
 
     ao_msg_init(&ao_msg_result, &r);
     if (ao_tool_setup("accelopt", &c, profile_opts, N(profile_opts), argc, argv,
@@ -277,20 +279,35 @@ static int cmd_profile(int argc, char **argv)
         ao_err("%s", err);
         goto out;
     }
-    if ((against = ao_config_str(&c, "against")) && ao_config_bool(&c, "build-only")) {
-        ao_err("--against times two kernels: it has nothing to do with --build-only");
+    asked = strcmp(ao_config_source(&c, "against"), "default") != 0;
+    if (asked && (ao_config_bool(&c, "build-only") || ao_config_bool(&c, "alone"))) {
+        ao_err("--against times two kernels: it has nothing to do with --%s",
+               ao_config_bool(&c, "build-only") ? "build-only" : "alone");
         goto out;
     }
+    against = ao_config_bool(&c, "alone") ? NULL : ao_config_str(&c, "against");
     code = AO_EXIT_FAIL;
     ao_signals_install();
     if (ao_config_bool(&c, "build-only")) {
         code = profile_build_only(&c, &po, &t);
         goto out;
     }
-    if (!(src = ao_read_file(c.args[0], NULL, err, sizeof err)) ||
-        (against && !(other = against_source(&t, against, po.target, err, sizeof err)))) {
+    if (!(src = ao_read_file(c.args[0], NULL, err, sizeof err))) {
         ao_err("%s", err);
         goto out;
+    }
+    if (against && !(other = against_source(&t, against, po.target, err, sizeof err))) {
+        if (asked) {
+            ao_err("%s", err);
+            goto out;
+        }
+        ao_info("timed alone: the task has no baseline to time it against (%s)", err);
+        against = NULL;
+    }
+    if (other && strcmp(other, src) == 0) { /* the baseline itself: against itself says nothing */
+        free(other);
+        other = NULL;
+        against = NULL;
     }
     if (!(st = ao_profstage_new(&po, err, sizeof err)) ||
         (profile_source(st, &t, ao_config_str(&c, "size"), src,

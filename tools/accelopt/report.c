@@ -183,16 +183,18 @@ static void add_decision(cJSON *o, const cJSON *r, const cJSON *cmp, const cJSON
     if (h) {
         struct ao_sel_cmp c = {1, ao_json_num(h, "speedup", NAN), ao_json_num(h, "speedup_low", NAN),
                                ao_json_num(h, "speedup_high", NAN)};
+        int voided = cJSON_GetObjectItemCaseSensitive(h, "voided") != NULL;
         enum ao_cmp_verdict v = ao_sel_cmp_verdict(&c);
         cJSON *p = cJSON_AddObjectToObject(o, "against_parent");
         if (p) {
             cJSON_AddNumberToObject(p, "speedup", c.speedup);
             cJSON_AddNumberToObject(p, "speedup_low", c.low);
             cJSON_AddNumberToObject(p, "speedup_high", c.high);
-            cJSON_AddStringToObject(p, "verdict", ao_sel_cmp_name(v));
+            cJSON_AddStringToObject(p, "verdict", voided ? "voided" : ao_sel_cmp_name(v));
         }
         snprintf(how, sizeof how, "head to head with its parent %.3fx (%.3f-%.3f), %s", c.speedup, c.low,
-                 c.high, v == AO_CMP_TIE ? "a tie: ranked at its parent's latency" : ao_sel_cmp_name(v));
+                 c.high, voided ? "voided (its parent ran well outside its own figures): ranked at its parent's latency"
+                 : v == AO_CMP_TIE ? "a tie: ranked at its parent's latency" : ao_sel_cmp_name(v));
     } else if (isfinite(ranked)) {
         snprintf(how, sizeof how, "not compared with its parent: ranked at its own measurement, never ahead of "
                  "its parent");
@@ -203,7 +205,7 @@ static void add_decision(cJSON *o, const cJSON *r, const cJSON *cmp, const cJSON
     if (!isfinite(ranked)) /* an iteration closed before the rankings were written, or dropped */
         snprintf(why, sizeof why, "%s", kept ? "kept" : "not kept");
     else
-        snprintf(why, sizeof why, "%s: measured alone at %.1f us, ranked at %.1f us%s%s", kept ? "kept" : "not kept",
+        snprintf(why, sizeof why, "%s: measured at %.1f us, ranked at %.1f us%s%s", kept ? "kept" : "not kept",
                  own / 1e3, ranked / 1e3, how[0] ? "; " : "", how);
     cJSON_AddStringToObject(o, "decision", why);
 }
@@ -272,7 +274,8 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
                 if (o && r) {
                     const cJSON *ct = cJSON_GetObjectItemCaseSensitive(cmps, v[k]->string);
                     cJSON *cmp = cJSON_IsString(ct) ? cJSON_Parse(ct->valuestring) : NULL;
-                    add_decision(o, r, cmp, hist, i, v[k]->string, best_id);
+                    /* a child's head-to-head is in its own result (issue 66) */
+                    add_decision(o, r, cmp ? cmp : r, hist, i, v[k]->string, best_id);
                     cJSON_Delete(cmp);
                 }
                 if (o && (line = cJSON_PrintUnformatted(o))) {

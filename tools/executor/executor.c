@@ -138,7 +138,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
     const char *size;
     char id[AO_ID_BUF], slot[64], prefix[AO_ID_BUF], hashes[AO_MAX_SAMPLES][65];
     long samples;
-    int rc = -1, fix;
+    int rc = -1, fix, against_parent;
     long long rank;
 
     if (ao_msg_decode(&ao_msg_plan, msg, &p, reason, len) < 0)
@@ -150,6 +150,9 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         if (ao_run_config_decode(p.config, &cfg, reason, len) < 0)
             goto out;
         samples = fix ? 1 : cfg.samples != AO_ABSENT_INT ? (long)cfg.samples : ex->samples;
+        /* each kernel is measured head to head with its parent (issue 66),
+         * unless the run decides on lone measurements (--no-compare) */
+        against_parent = cfg.compare == AO_ABSENT_INT || cfg.compare != 0;
         ao_run_config_release(&cfg);
     }
     size = p.size ? p.size : ex->agent.size;
@@ -241,6 +244,10 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
                 erc = -1, snprintf(reason, len, "out of memory");
         }
         if (!erc && !k.source && !k.error) {
+            snprintf(reason, len, "out of memory");
+            erc = -1;
+        }
+        if (!erc && k.source && against_parent && !(k.baseline_source = strdup(p.source))) {
             snprintf(reason, len, "out of memory");
             erc = -1;
         }

@@ -234,6 +234,11 @@ static void measured_outcome(const cJSON *r, const cJSON *cmp, char *out, size_t
     const char *status = ao_json_str(cmp, "status", NULL);
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(cmp, "head_to_head");
 
+    if (status && strcmp(status, "ok") == 0 && h && cJSON_GetObjectItemCaseSensitive(h, "voided")) {
+        snprintf(out, len, "undecided: its parent ran well outside its own earlier figures on its side of the "
+                 "head-to-head, so the pair counts for nothing");
+        return;
+    }
     if (status && strcmp(status, "ok") == 0 && h) {
         struct ao_sel_cmp c = {1, ao_json_num(h, "speedup", NAN), ao_json_num(h, "speedup_low", NAN),
                                ao_json_num(h, "speedup_high", NAN)};
@@ -304,6 +309,9 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
             cJSON *cmp = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(cmps, it->string))
                              ? cJSON_Parse(cJSON_GetObjectItemCaseSensitive(cmps, it->string)->valuestring)
                              : NULL;
+            /* the child's head-to-head with its parent is in its own
+             * result (issue 66); a run from before, in its comparisons */
+            const cJSON *h2h = cmp ? cmp : cJSON_GetObjectItemCaseSensitive(r, "head_to_head") ? r : NULL;
             const char *plan = ao_json_str(r, "plan_text", NULL);
             const char *parent = ao_json_str(r, "parent", "");
             char title[MAX_TITLE + 1], outcome[400], pid[AO_ID_BUF];
@@ -335,7 +343,7 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
                     dup = strcmp(seen[q], title) == 0;
                 if (!dup && (here ? nmine : nothers) < HISTORY_LINES / 2 && nseen < HISTORY_LINES * 2) {
                     snprintf(seen[nseen++], sizeof seen[0], "%s", title);
-                    step_outcome(r, cmp, outcome, sizeof outcome);
+                    step_outcome(r, h2h, outcome, sizeof outcome);
                     ao_buf_printf(here ? &mine : &others, "- %s (iteration %lld) -> %s\n", title, i, outcome);
                     *(here ? &nmine : &nothers) += 1;
                 }

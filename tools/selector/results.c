@@ -119,7 +119,7 @@ static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *s
  * child's member in kids (by the same index). */
 struct closing {
     int n, nok, nfail, nk;
-    int compared, faster, slower, ties, cmp_failed, cmp_missing; /* phase compare's outcome */
+    int compared, faster, slower, ties, voided; /* the children's head-to-heads */
     struct ao_result_msg *res;
     struct ao_sel_kernel *k;
     struct ao_beam_member *kids;
@@ -136,6 +136,28 @@ static void closing_release(struct closing *c)
     free(c->k);
     free(c->kids);
     cJSON_Delete(c->statuses);
+}
+
+/* A correct child's head-to-head with its parent, from its result, into
+ * the tally (issue 66: the only measurement of a kernel a model wrote). */
+static void closing_compared(struct closing *c, int x, const struct ao_result_msg *r, const char *slot)
+{
+    struct ao_sel_cmp *cmp = &c->k[x].cmp;
+    enum ao_cmp_verdict v;
+
+    if (!r->head_to_head)
+        return; /* measured alone (--no-compare): ranked behind its parent */
+    c->compared++;
+    if (!sel_compare_of(r, cmp)) {
+        c->voided++;
+        return;
+    }
+    v = ao_sel_cmp_verdict(cmp);
+    c->faster += v == AO_CMP_FASTER;
+    c->slower += v == AO_CMP_SLOWER;
+    c->ties += v == AO_CMP_TIE;
+    ao_debug("slot %s against its parent: %.3fx (%.3f-%.3f), %s", slot, cmp->speedup, cmp->low, cmp->high,
+             ao_sel_cmp_name(v));
 }
 
 /* Read the slots into c: each as this selector kept it when it came, else
@@ -184,6 +206,8 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
                                                  .rank = rk, .plan = p,
                                                  .spread = sel_median_u(r->spread, r->repeats)};
                 c->nok++;
+                if (iter > 0)
+                    closing_compared(c, x, r, it->string);
             } else if (ao_verdict_of(status) != AO_V_DUPLICATE && /* a duplicate failed nothing, */
                        !ao_verdict_exhausted(status, r->reason)) { /* nor did a search out of moves */
                 c->nfail++;
@@ -201,73 +225,6 @@ static void set_latency(struct ao_beam_member *m, double ns)
     m->latency_ns = ns;
     if (isfinite(m->profile.t_min_ns) && ns > 0)
         m->pct_of_peak = m->profile.t_min_ns / ns;
-}
-
-/* Phase compare, asked for when a child's own measurement would decide
- * something (select.h): 1 asked (the step is taken), 0 none needed, -1
- * failed. */
-static int ask_compare(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
-                       const struct ao_beam *beam, const struct closing *cl, const double *parent_ns)
-{
-    const struct ao_run_config *c = &st->config;
-    int *idx = calloc((size_t)cl->nk + 1, sizeof *idx), n, rc = 0;
-    const struct ao_beam_member **kid = calloc((size_t)cl->nk + 1, sizeof *kid);
-    const struct ao_beam_member **par = calloc((size_t)cl->nk + 1, sizeof *par);
-
-    if (!idx || !kid || !par) {
-        rc = ao_io_fail(io, "out of memory");
-        goto out;
-    }
-    n = ao_select_to_compare(cl->k, cl->nk, parent_ns, beam->n, (int)sel_int_or(c->beam, 1),
-                             (int)sel_int_or(c->topk, 0), sel_memory_on(st), idx);
-    for (int j = 0; j < n; j++) {
-        kid[j] = &cl->kids[idx[j]];
-        par[j] = &beam->m[cl->k[idx[j]].rank];
-    }
-    if (n > 0)
-        rc = sel_ask_compare(sel, io, run, st, kid, par, n);
-out:
-    free(idx);
-    free(kid);
-    free(par);
-    return rc;
-}
-
-/* The comparisons that came, on the children they were made of: a child
- * that failed its comparison is dropped.  0, or -1 (io failed). */
-static int apply_compare(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
-                         const struct ao_beam *beam, struct closing *cl)
-{
-    cJSON *all = sel_load_compares(sel, run, st->iter, io);
-
-    if (!all)
-        return -1;
-    cl->compared = cJSON_GetArraySize(st->compares);
-    for (int x = beam->n; x < cl->nk; x++) {
-        const char *slot = cl->kids[x].slot;
-        char why[400];
-        int got;
-        if (!slot || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(all, slot)))
-            continue;
-        got = sel_compare_of(all, slot, &cl->k[x].cmp, why, sizeof why);
-        if (got < 0) {
-            ao_warn("run %s: slot %s failed when measured again beside its parent (%s): not kept", run, slot, why);
-            cl->k[x].dropped = 1;
-            cl->cmp_failed++;
-        } else if (got > 0) {
-            enum ao_cmp_verdict v = ao_sel_cmp_verdict(&cl->k[x].cmp);
-            cl->faster += v == AO_CMP_FASTER;
-            cl->slower += v == AO_CMP_SLOWER;
-            cl->ties += v == AO_CMP_TIE;
-            ao_info("run %s: slot %s against its parent: %.3fx (%.3f-%.3f), %s", run, slot,
-                    cl->k[x].cmp.speedup, cl->k[x].cmp.low, cl->k[x].cmp.high, ao_sel_cmp_name(v));
-        }
-    }
-    cl->cmp_missing = cl->compared - cl->faster - cl->slower - cl->ties - cl->cmp_failed;
-    if (cl->cmp_missing < 0)
-        cl->cmp_missing = 0;
-    cJSON_Delete(all);
-    return 0;
 }
 
 /* What the choice rested on, for the history (issue 54): each correct
@@ -311,7 +268,7 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
     struct ao_beam newbeam;
     cJSON *all, *outbox = NULL, *hist = NULL, *pair_ids = NULL;
     struct ao_sel_pair pairs[64];
-    int rc = -1, cl_read, compare;
+    int rc = -1, cl_read, compare = iter > 0 && sel_compare_on(st);
 
     ao_beam_init(&newbeam);
     if (!(all = ao_rs_hgetall(sel->store, slots_key, err, sizeof err)))
@@ -323,17 +280,7 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         goto oom;
     for (int r = 0; r < beam->n; r++)
         parent_ns[r] = beam->m[r].latency_ns;
-    compare = iter > 0 && sel_compare_on(st);
-    if (compare && st->phase == AO_PHASE_COLLECT) { /* first, the comparisons a decision needs */
-        int asked = ask_compare(sel, io, run, st, beam, &cl, parent_ns);
-        if (asked != 0) {
-            rc = asked < 0 ? -1 : 0;
-            goto out;
-        }
-    } else if (compare && st->phase == AO_PHASE_COMPARE && apply_compare(sel, io, run, st, beam, &cl) < 0) {
-        goto out;
-    }
-    if (compare) /* the children on their parents' scale: what the comparisons say, else ties */
+    if (compare) /* the children on their parents' scale: what their head-to-heads say, else ties */
         ao_select_chain(cl.k, cl.nk);
     /* cl.k[0..beam->n) are the parents, the rest the correct children */
     nsel = ao_select_beam(cl.k, cl.nk, (int)sel_int_or(c->beam, 1), order);
@@ -355,7 +302,7 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
                      &x->cmp, x->rank, x->plan, pair_ids) < 0)
             goto oom;
     }
-    if (st->phase == AO_PHASE_COMPARE) { /* the phase is over: collect's counts and on */
+    if (st->phase == AO_PHASE_COMPARE) { /* a run from before issue 66: collect's counts and on */
         st->phase = AO_PHASE_COLLECT;
         cJSON_Delete(st->compares);
         st->compares = NULL;
@@ -402,10 +349,8 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
             cJSON_AddNumberToObject(hist, "faster", cl.faster);
             cJSON_AddNumberToObject(hist, "slower", cl.slower);
             cJSON_AddNumberToObject(hist, "ties", cl.ties);
-            if (cl.cmp_failed)
-                cJSON_AddNumberToObject(hist, "compare_failed", cl.cmp_failed);
-            if (cl.cmp_missing)
-                cJSON_AddNumberToObject(hist, "compare_missing", cl.cmp_missing);
+            if (cl.voided) /* their parent ran well outside its own figures */
+                cJSON_AddNumberToObject(hist, "voided", cl.voided);
         }
         if (iter > 0 && add_ranking(hist, &cl, beam, &newbeam) < 0)
             goto oom;

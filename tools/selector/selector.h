@@ -125,17 +125,9 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
 /* --- compare.c --- */
 /* Does the run decide on comparisons (its config's `compare`, on unless 0)? */
 int sel_compare_on(const struct ao_run_state *st);
-/* Send child[i] head to head with parent[i] (i < n) and open phase
- * compare (a step).  1 sent, 0 none could be sent (go on without), -1
- * failed (io says why). */
-int sel_ask_compare(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
-                    const struct ao_beam_member *const *child, const struct ao_beam_member *const *parent,
-                    int n);
-/* The iteration's comparisons as stored (slot -> result), or NULL (io failed). */
-cJSON *sel_load_compares(struct selector *sel, const char *run, long long iter, struct ao_io *io);
-/* The comparison of slot in all: 1 (c filled), 0 none came or it measured
- * nothing, -1 the child failed when measured again (why says how). */
-int sel_compare_of(const cJSON *all, const char *slot, struct ao_sel_cmp *c, char *why, size_t len);
+/* A child's head-to-head with its parent, from its result: 1 (c filled),
+ * 0 none (not ok, measured alone, or voided: c->have is 0). */
+int sel_compare_of(const struct ao_result_msg *r, struct ao_sel_cmp *c);
 /* --- fixes.c --- */
 int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                   size_t len);
