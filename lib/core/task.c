@@ -221,6 +221,33 @@ static int load_tensor(struct ao_task *t, const cJSON *j, struct ao_tensor *x, i
     return 0;
 }
 
+/* An independent size is in some output, and at most once in any tensor
+ * (a square of it would be two indices at once). */
+static int check_independent(const struct ao_task *t, char *err, size_t errlen)
+{
+    for (int d = 0; d < t->ndims; d++) {
+        int in_output = 0;
+        if (!t->dim_independent[d])
+            continue;
+        for (int i = 0; i < t->ninputs + t->noutputs; i++) {
+            int times = 0;
+            for (int a = 0; a < t->t[i].rank; a++)
+                times += t->t[i].dim[a] == d;
+            if (times > 1) {
+                snprintf(err, errlen, "size '%s' is independent but appears twice in '%s'", t->dims[d],
+                         t->t[i].name);
+                return -1;
+            }
+            in_output |= times && i >= t->ninputs;
+        }
+        if (!in_output) {
+            snprintf(err, errlen, "size '%s' is independent but no output has it", t->dims[d]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int load_constraints(struct ao_task *t, const cJSON *c, char *err, size_t errlen)
 {
     const cJSON *pair;
@@ -368,7 +395,10 @@ int ao_task_load(const char *path, struct ao_task *t, char *err, size_t errlen)
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(d, "multiple_of");
         t->dim_fixed[i] = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "fixed"));
         t->dim_multiple[i] = cJSON_IsNumber(m) && m->valueint > 0 ? m->valueint : 1;
+        t->dim_independent[i] = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "independent"));
     }
+    if (check_independent(t, err, errlen) < 0)
+        goto bad;
     sizes = cJSON_GetObjectItemCaseSensitive(j, "sizes");
     if (!cJSON_IsObject(sizes)) {
         snprintf(err, errlen, "'sizes' must map size classes to their dims");

@@ -35,6 +35,11 @@ struct ao_task {
     char dims[AO_MAX_DIMS][16];         /* size names in order of first appearance */
     int dim_fixed[AO_MAX_DIMS];         /* may not change in the unannounced shape */
     int dim_multiple[AO_MAX_DIMS];      /* must stay a multiple of this */
+    /* each output element at index i of this size depends only on the
+     * inputs at index i of it (tensors that have it) and on the tensors
+     * that have it not: a timed call's outputs can be checked at a few
+     * indices by the reference run on those alone (issue 66) */
+    int dim_independent[AO_MAX_DIMS];
     int has_stress;                     /* some input has a stress distribution */
     int nconstraints;                   /* pairs of formulas equal at every shape */
     char constraints[AO_MAX_CONSTRAINTS][2][64];

@@ -105,6 +105,14 @@ struct ao_profiler {
  * reported: timing.calls_voided) */
 #define WATCH_VOIDS_MAX 64
 
+/* What a measurement's checks at secret positions came to (spots.c). */
+struct spots_tally {
+    int calls;           /* checked */
+    long long positions; /* output elements a call */
+    long long ns;        /* gathering, the small problems, the comparisons */
+    double max_err;      /* the largest relative L2 error of a call */
+};
+
 struct timed {
     struct ao_stats st;   /* the latency: the profiler's clock, or the device's own */
     struct ao_stats host; /* the profiler's clock, where the device's is the latency */
@@ -123,6 +131,7 @@ struct timed {
     long long launch_ns;
     long long empty_dev_ns; /* the empty call's device time, taken off each call's */
     int voided;          /* sampled calls voided and drawn again (WATCH_VOIDS_MAX) */
+    struct spots_tally spots;
 };
 
 /* Which timed call each kept sample came from, the state of the input
@@ -207,6 +216,11 @@ int prof_measure_wake(struct ao_job *j);
  * Returns elapsed ns, or -1 with j->status set. */
 long long prof_job_call(struct ao_job *j, const long long *dims, float *const *in,
                         struct ao_rng *rng, uint32_t poison, float **out, const char *phase);
+/* ... and with guard, some inputs noted once in place (spots.c), and the
+ * call watched as one whose outputs are read */
+struct spots;
+long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *const *in, struct ao_rng *rng,
+                                uint32_t poison, float **out, struct spots *guard, const char *phase);
 /* Did the call leave its inputs as they were given?  Names the first one not. */
 const char *prof_inputs_changed(struct ao_job *j, const long long *dims, float *const *in);
 /* Start a job's runner with a fresh secret order of tensor positions. */
@@ -214,6 +228,10 @@ int prof_start_job(struct ao_profiler *p, struct ao_job *j, const struct ao_task
                    const long long *dims, double timeout_s, int hold, char *err, size_t errlen);
 
 /* --- pools.c --- */
+/* The kept reference process on one problem of the task's kind at sizes
+ * d->dims no larger than the pool's (spots.c): d's inputs in, its outputs
+ * out.  0, or -1 + err. */
+int prof_ref_call(struct ao_profiler *p, struct pool *pl, struct dataset *d, char *err, size_t errlen);
 /* The reference's outputs for n sets of inputs, in a process of the
  * pool's built reference, kept for the next profile of the task (issue
  * 71: a CUDA context and a pinned region each time cost a GPU profile up
@@ -232,6 +250,41 @@ int prof_build_harness(struct ao_profiler *p, struct pool *pl, char *err, size_t
 void prof_pool_free(struct pool *pl);
 struct pool *prof_pool_get(struct ao_profiler *p, const struct ao_task *t, const char *size,
                            char *err, size_t errlen);
+
+/* --- spots.c: every timed call checked at secret positions (issue 66) --- */
+struct spots {
+    int on;    /* the task has independent sizes, and the outputs are on the host */
+    int cells; /* elementwise: flat positions (cell), else a grid of indices (idx) */
+    long long sub[AO_MAX_DIMS];  /* the small problem's sizes */
+    long long positions;         /* output elements checked a call */
+    long long *idx[AO_MAX_DIMS]; /* per independent size, this call's indices */
+    long long *cell;
+    size_t *guard_at[AO_MAX_TENSORS]; /* input elements noted before the call */
+    float *guard_val[AO_MAX_TENSORS];
+    struct dataset part;             /* the small problem: inputs, the reference's outputs */
+    float *got[AO_MAX_TENSORS];      /* the kernel's outputs at the positions */
+    int calls;                       /* checked so far */
+    long long check_ns;
+    double max_err;
+};
+/* The small problem for calls of about call_ns (s zeroed first): s->on
+ * says whether there is one. */
+void prof_spots_plan(const struct ao_profiler *p, const struct pool *pl, long long call_ns, struct spots *s);
+int prof_spots_alloc(const struct pool *pl, struct spots *s);
+void prof_spots_tally(const struct spots *s, struct spots_tally *t);
+/* The tally into a result: its timing's spots_* fields, and the largest
+ * error as a rel_l2 entry ("timed-spots") per the task's first output. */
+void prof_spots_json(const struct spots_tally *s, const struct ao_task *t, cJSON *timing, cJSON *errors);
+void prof_spots_free(const struct ao_task *t, struct spots *s);
+/* Before a call: which input elements to note (prof_spots_guard), then
+ * input i's noted once in place (prof_spots_note, drive.c). */
+void prof_spots_guard(struct ao_profiler *p, struct spots *s, const struct ao_task *t, const long long *dims);
+void prof_spots_note(struct spots *s, int i, const float *x);
+/* After call `call`, the runner stopped: its guards held, its outputs at
+ * fresh secret positions against the reference.  0; or -1 with j->status
+ * (rejected, incorrect) or err (ours). */
+int prof_spots_check(struct ao_profiler *p, struct pool *pl, struct spots *s, struct ao_job *j, int call,
+                     char *err, size_t errlen);
 
 /* --- timing.c --- */
 void prof_sample_free(struct sample *s);
@@ -335,6 +388,9 @@ struct rounds {
     long long budget_ns; /* past min, stop once the rounds' calls took this long */
     double spread;       /* ... or (one side) once its figure's spread is this; 0: never */
     struct sample smp;   /* the kept rounds: the kernel's (the last side's) outputs */
+    /* each untrusted side's calls checked at secret positions (spots.c):
+     * the kernel's, and the first side's with check_both */
+    struct spots spots[2];
     /* the first side untrusted too (a comparison with a parent the model
      * wrote, issue 56): its kept rounds' outputs held against the kernel's
      * of the same inputs; the first disagreement, in words, or "" */
@@ -350,6 +406,11 @@ struct rounds {
 };
 /* 0; or -1, with a side's status set (its verdict) or err (our failure) */
 int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *err, size_t errlen);
+/* Plan the positions each untrusted side's calls are checked at (spots.c),
+ * the sides and check_both set, their warm-ups made: 1 where the kernel's
+ * are (the sampled full checks are then not needed), 0, or -1 out of
+ * memory. */
+int prof_rounds_spots(struct ao_profiler *p, struct pool *pl, struct rounds *r);
 void prof_rounds_free(struct rounds *r);
 int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON *errors,
                  double *max_err, struct timed *m, char *err, size_t errlen);

@@ -330,8 +330,24 @@ long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
     return e;
 }
 
+int prof_rounds_spots(struct ao_profiler *p, struct pool *pl, struct rounds *r)
+{
+    for (int s = 0; s < r->nsides; s++) {
+        struct spots *sp = &r->spots[s];
+        memset(sp, 0, sizeof *sp);
+        if (s == r->nsides - 1 || r->check_both) /* the untrusted sides */
+            prof_spots_plan(p, pl, r->side[s]->raw_ns, sp);
+        if (prof_spots_alloc(pl, sp) < 0)
+            return -1;
+    }
+    return r->spots[r->nsides - 1].on;
+}
+
 void prof_rounds_free(struct rounds *r)
 {
+    for (int s = 0; s < 2; s++)
+        if (r->side[s])
+            prof_spots_free(r->side[s]->task, &r->spots[s]);
     prof_sample_free(&r->smp);
     for (int s = 0; s < 2; s++) {
         free(r->raw[s]);
@@ -447,7 +463,10 @@ static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds
         return -1; /* spread over the calls, at most about 90 */
     ao_job_place(j, pl->dims);
     *next = *gen;
-    if ((e = prof_job_call(j, pl->dims, NULL, next, 0x7fc00000u, out, "in a timed call")) < 0)
+    if (r->spots[s].on)
+        prof_spots_guard(p, &r->spots[s], t, pl->dims);
+    if ((e = prof_job_call_guarded(j, pl->dims, NULL, next, 0x7fc00000u, out,
+                                   r->spots[s].on ? &r->spots[s] : NULL, "in a timed call")) < 0)
         return -1;
     if (v >= 0 && !*drawn) { /* the inputs it was given, drawn again (untimed) to compare */
         struct ao_rng again = *gen;
@@ -470,7 +489,7 @@ static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds
     r->late[s][r->n] = __atomic_load_n(&j->hdr->late_records, __ATOMIC_RELAXED);
     r->ev[s][r->n] = (long long)__atomic_load_n(&j->hdr->events_ns, __ATOMIC_RELAXED);
     w->clock = w->clock && r->dev[s][r->n] > 0;
-    *away |= v >= 0 && j->watch_void;
+    *away |= (v >= 0 || r->spots[s].on) && j->watch_void;
     return e;
 }
 
@@ -544,6 +563,10 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
                 return rounds_end(pl, r, &w, -1);
             round_ns += e;
         }
+        /* the round's calls at secret positions, once both sides made theirs */
+        for (int s = 0; s < r->nsides; s++)
+            if (r->spots[s].on && prof_spots_check(p, pl, &r->spots[s], r->side[s], r->n, err, errlen) < 0)
+                return rounds_end(pl, r, &w, -1);
         p->rng = next; /* past the round's inputs */
         if (away && r->voided < WATCH_VOIDS_MAX) {
             /* we were away at a side's `done`: neither the round's times
@@ -576,7 +599,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     const struct ao_task *t = &pl->task;
     float *out[AO_MAX_TENSORS] = {0};
     long long *lat = NULL, e = 0;
-    int n, min_calls, timed, rc = -1;
+    int n, min_calls, timed, on, rc = -1;
     struct rounds r;
 
     memset(&r, 0, sizeof r);
@@ -606,11 +629,14 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     min_calls = e > 0 ? (int)(p->o.budget_s * 1e9 / (double)e) : 10;
     r.side[0] = j;
     r.nsides = 1;
+    if ((on = prof_rounds_spots(p, pl, &r)) < 0)
+        goto out;
     r.min = min_calls < 3 ? 3 : min_calls > 10 ? 10 : min_calls;
     r.max = p->o.max_calls;
     r.budget_ns = (long long)(p->o.budget_s * 1e9);
     r.spread = p->o.target_spread;
-    r.smp.size = prof_sample_size(pl, CHECKED_TIMED);
+    /* every call checked at secret positions, or a sample of them whole */
+    r.smp.size = on ? 0 : prof_sample_size(pl, CHECKED_TIMED);
     timed = prof_rounds(p, pl, &r, err, errlen);
     m->kernel_ns += r.kernel_ns;
     m->voided = r.voided;
@@ -673,6 +699,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     if (prof_check_sample(p, pl, j, &r.smp, errors, max_err, err, errlen) < 0)
         goto out;
     m->check_ns = r.smp.check_ns;
+    prof_spots_tally(&r.spots[0], &m->spots);
     rc = 0;
 out:
     prof_rounds_free(&r);

@@ -47,6 +47,8 @@ int main(void)
     CHECK(ao_task_size(&t, "huge", d, err, sizeof err) < 0 && strstr(err, "huge"),
           "unknown size class is refused");
     CHECK(ao_task_elems(&t, 2, (long long[]){96, 128, 160}) == 96 * 160, "output elements");
+    CHECK(t.dim_independent[0] && !t.dim_independent[1] && t.dim_independent[2],
+          "matmul's M and N are independent, K is not (issue 66)");
 
     snprintf(path, sizeof path, "%s/nkibench/silu", ao_home());
     CHECK(ao_task_load(path, &t, err, sizeof err) == 0 &&
@@ -154,9 +156,19 @@ int main(void)
             "\"normal\"}}],\"sizes\":{\"tiny\":{\"M\":4}},\"work\":{\"mm_flops\":\"0\","
             "\"vec_flops\":\"M\",\"bytes\":\"8*M\"},\"tolerance\":1e-5,\"signature\":"
             "\"void kernel(const float *a, float *b, int M)\"}",
+            /* an independent size twice in one tensor, and one in no output (issue 66) */
+            "{\"name\":\"e\",\"inputs\":[{\"name\":\"a\",\"shape\":[\"M\",\"M\"]}],"
+            "\"outputs\":[{\"name\":\"b\",\"shape\":[\"M\"]}],\"dims\":{\"M\":{\"independent\":true}},"
+            "\"sizes\":{\"tiny\":{\"M\":4}},\"work\":{\"mm_flops\":\"0\",\"vec_flops\":\"M\","
+            "\"bytes\":\"8*M\"},\"tolerance\":1e-5,\"signature\":\"void kernel(const float *a, float *b, int M)\"}",
+            "{\"name\":\"f\",\"inputs\":[{\"name\":\"a\",\"shape\":[\"M\",\"K\"]}],"
+            "\"outputs\":[{\"name\":\"b\",\"shape\":[\"M\"]}],\"dims\":{\"K\":{\"independent\":true}},"
+            "\"sizes\":{\"tiny\":{\"M\":4,\"K\":2}},\"work\":{\"mm_flops\":\"0\",\"vec_flops\":\"M\","
+            "\"bytes\":\"8*M\"},\"tolerance\":1e-5,\"signature\":\"void kernel(const float *a, float *b, int M, int K)\"}",
         };
-        static const char *const why[] = {"R = 2*H", "cannot have a distribution"};
-        for (int i = 0; i < 2; i++) {
+        static const char *const why[] = {"R = 2*H", "cannot have a distribution", "appears twice in 'a'",
+                                          "no output has it"};
+        for (int i = 0; i < 4; i++) {
             char dir[] = "/tmp/accelopt-task-XXXXXX", file[600];
             CHECK(mkdtemp(dir) != NULL, "temp dir");
             snprintf(file, sizeof file, "%s/task.json", dir);
