@@ -352,7 +352,7 @@ long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *
      * FETCH has overwritten them) */
     j->hdr->poison = poison;
     j->hdr->first_output = j->tg->poisons_on_device ? (uint32_t)t->ninputs : AO_RUN_MAX_PTRS;
-    if (!j->tg->poisons_on_device)
+    if (!j->tg->poisons_on_device && poison != PROF_NO_POISON)
         for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++)
             prof_poison(ao_job_tensor(j, i), ao_task_elems(t, i, dims), poison,
                         prof_host_threads(j->tg));

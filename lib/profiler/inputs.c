@@ -37,10 +37,13 @@ int prof_host_threads(const struct ao_target *tg)
  * one by one from the profiler's generator), so sixteen xoshiro128**
  * streams (two sets of eight) run side by side in vector registers, each
  * seeded afresh for every call from the profiler's secret generator: a
- * call's values tell nothing of the next call's.  Uniforms take 24 bits; normals are a scaled sum of four
- * 16-bit uniforms (mean and spread kept).  The verified timed sets are
- * drawn the same way, so a kernel cannot tell a checked timed call from an
- * unchecked one. */
+ * call's values tell nothing of the next call's.  Uniforms take 24 bits
+ * of a word; normals the scaled sum of a word's two 16-bit halves, a
+ * triangle with the normal's mean and spread (issue 66: a value a word,
+ * where the sum of four halves took two and a third of the draw's time;
+ * timed inputs need values that exercise the kernel, and the check sets
+ * draw the law itself, tails and all).  Every timed call is drawn the same
+ * way, so a kernel cannot tell a checked timed call from another. */
 typedef uint32_t vu32 __attribute__((vector_size(32)));
 typedef int32_t vi32 __attribute__((vector_size(32)));
 typedef float vf32 __attribute__((vector_size(32)));
@@ -97,7 +100,7 @@ static inline __attribute__((always_inline)) size_t store_lanes(float *p, size_t
 /* The check sets' inputs: the task's distributions exactly, tails and
  * all (a normal's reach about 5.8 sigma: a kernel whose approximation
  * holds only near the mean fails here, where the timed calls' sums of
- * uniforms end at 3.5), drawn eight lanes at a time.  Box-Muller in
+ * uniforms end at 2.45), drawn eight lanes at a time.  Box-Muller in
  * single precision from 24-bit uniforms: ln by its mantissa's atanh
  * series, sin and cos by their series on an eighth of the circle.  The
  * double-precision one it replaces took 20 ns a value (silu's four check
@@ -154,16 +157,15 @@ static inline __attribute__((always_inline)) void lanes_sqrt(vf32 *y)
 }
 
 /* Two sets of lanes, A and B, side by side: their steps do not wait on
- * each other.  Uniforms take A's and B's words in turn; a timed call's
- * normal one word from each (the sum of four 16-bit uniforms), a check
- * set's (exact) two values from a pair of them (Box-Muller). */
+ * each other.  Uniforms and a timed call's normals take A's and B's words
+ * in turn (a normal: the sum of a word's two 16-bit halves), a check set's
+ * (exact) two values from a pair of them (Box-Muller). */
 static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r, const struct ao_dist *x,
                                                              float *p, size_t n, int exact)
 {
-    const float sc = 1.0f / 65536.0f, root3 = 1.7320508f, a = (float)x->a, b = (float)x->b;
+    const float sc = 1.0f / 65536.0f, root6 = 2.4494897f, a = (float)x->a, b = (float)x->b;
     const float u24 = 1.0f / 16777216.0f, w = (float)(x->b - x->a) * u24;
     const vu32 m16 = (vu32){0} + 0xffffu;
-    const int two = x->kind == AO_DIST_UNIFORM || exact; /* values a step */
     struct lanes la = lanes_seed(r), lb = lanes_seed(r);
     vu32 a0 = la.s0, a1 = la.s1, a2 = la.s2, a3 = la.s3, b0 = lb.s0, b1 = lb.s1, b2 = lb.s2,
          b3 = lb.s3, h, g;
@@ -185,17 +187,18 @@ static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r, c
             lanes_sincos(&v1, &sn, &cs);
             v0 = a + b * (rad * cs);
             v1 = a + b * (rad * sn);
-        } else {
-            v0 = __builtin_convertvector((vi32)((h & m16) + (h >> 16) + (g & m16) + (g >> 16)), vf32);
-            v0 = a + b * (((v0 + 2.0f) * sc - 2.0f) * root3); /* mean 0, variance 1, then scaled */
-            v1 = v0;
+        } else { /* the sum of two 16-bit uniforms: mean 0, variance 1, then scaled */
+            v0 = __builtin_convertvector((vi32)((h & m16) + (h >> 16)), vf32);
+            v1 = __builtin_convertvector((vi32)((g & m16) + (g >> 16)), vf32);
+            v0 = a + b * (((v0 + 1.0f) * sc - 1.0f) * root6);
+            v1 = a + b * (((v1 + 1.0f) * sc - 1.0f) * root6);
         }
         if (x->kind == AO_DIST_ABS_NORMAL) {
             v0 = (vf32)((vu32)v0 & 0x7fffffffu);
             v1 = (vf32)((vu32)v1 & 0x7fffffffu);
         }
         i = store_lanes(p, i, n, &v0);
-        if (two && i < n)
+        if (i < n)
             i = store_lanes(p, i, n, &v1);
     }
 }

@@ -465,7 +465,8 @@ static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds
     *next = *gen;
     if (r->spots[s].on)
         prof_spots_guard(p, &r->spots[s], t, pl->dims);
-    if ((e = prof_job_call_guarded(j, pl->dims, NULL, next, 0x7fc00000u, out,
+    if ((e = prof_job_call_guarded(j, pl->dims, NULL, next,
+                                   r->spots[r->nsides - 1].on ? PROF_NO_POISON : 0x7fc00000u, out,
                                    r->spots[s].on ? &r->spots[s] : NULL, "in a timed call")) < 0)
         return -1;
     if (v >= 0 && !*drawn) { /* the inputs it was given, drawn again (untimed) to compare */
