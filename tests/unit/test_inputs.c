@@ -58,12 +58,12 @@ int main(void)
         same += p[i] == q[i];
     CHECK(same < N / 1000, "two calls draw different values (%zu of %d equal)", same, N);
 
-    /* lengths that are no multiple of the eight streams: the sentinel after
+    /* lengths that are no multiple of the sixteen streams: the sentinel after
      * the end stays, every value before it is written, by the timed draws
      * and the check sets', of each law */
     for (int f = 0; f < 2; f++)
         for (int d = 0; d < 3; d++)
-            for (size_t n = 1; n <= 17; n++) {
+            for (size_t n = 1; n <= 33; n++) {
                 const struct ao_dist *x = d == 0 ? &uni : d == 1 ? &nor : &absn;
                 for (size_t i = 0; i < n + 16; i++)
                     p[i] = NAN;
@@ -71,7 +71,7 @@ int main(void)
                 for (size_t i = 0; i < n + 16; i++)
                     tail_ok &= i < n ? !isnan(p[i]) : isnan(p[i]);
             }
-    CHECK(tail_ok, "lengths 1 to 17, both draws, every law: every value written, nothing past the end");
+    CHECK(tail_ok, "lengths 1 to 33, both draws, every law: every value written, nothing past the end");
 
     /* the check sets' draws (prof_fill): a normal's law exactly, tails
      * included, where the timed calls' sums of two uniforms stop at 2.45 */
