@@ -32,7 +32,7 @@
 #include "targets/target.h"
 #include "wire/verdict.h"
 
-static int set_str(char **dst, const char *s)
+int prof_set_str(char **dst, const char *s)
 {
     free(*dst);
     *dst = s ? strdup(s) : NULL;
@@ -68,12 +68,12 @@ static void set_machine(struct ao_measurement *r, const struct ao_calib *c)
 /* The result's verdict from the job's: status, reason, the errors of the
  * checks (taken from *errors when there are any), the wall time, how busy
  * the machine was. */
-static void set_verdict(struct ao_measurement *r, const struct ao_job *j, const struct ao_task *t,
-                        const struct ao_calib *c, double max_err, cJSON **errors, long long t0)
+void prof_set_verdict(struct ao_measurement *r, const struct ao_job *j, const struct ao_task *t,
+                      const struct ao_calib *c, double max_err, cJSON **errors, long long t0)
 {
     r->verdict = j->status;
     if (j->reason[0])
-        set_str(&r->reason, j->reason);
+        prof_set_str(&r->reason, j->reason);
     r->tolerance = t->tolerance;
     {
         double load[1];
@@ -206,9 +206,9 @@ static double peak_fraction(double t_min_ns, double median_ns)
  * measurement of the machine first, and refused (j->status) only if it
  * still beats that by more than the uncertainty of both.  Without a
  * calibration nothing is held.  0, or -1 + err. */
-static int roofline_hold(struct ao_profiler *p, const struct ao_task *t, const struct pool *pl, double min_ns,
-                         long long wake_u_ns, double median_ns, struct ao_measurement *r, struct ao_job *j,
-                         int *rechecked, char *err, size_t errlen)
+int prof_roofline_hold(struct ao_profiler *p, const struct ao_task *t, const struct pool *pl, double min_ns,
+                       long long wake_u_ns, double median_ns, struct ao_measurement *r, struct ao_job *j,
+                       int *rechecked, char *err, size_t errlen)
 {
     const struct ao_calib *c = p->o.calib, *f;
     double mm, vec, bytes, tb, tm, tv, t2, u;
@@ -222,8 +222,8 @@ static int roofline_hold(struct ao_profiler *p, const struct ao_task *t, const s
     r->memory_bw_gbs = ao_calib_bw_for(c, bytes); /* and which level's bandwidth the first assumes */
     r->t_matmul_ns = tm;
     r->t_elementwise_ns = tv;
-    set_str(&r->bound, r->t_min_ns == tb ? "memory" : r->t_min_ns == tm ? "matmul" : "elementwise");
-    set_str(&r->calibration, c->id);
+    prof_set_str(&r->bound, r->t_min_ns == tb ? "memory" : r->t_min_ns == tm ? "matmul" : "elementwise");
+    prof_set_str(&r->calibration, c->id);
     r->pct_of_peak = peak_fraction(r->t_min_ns, median_ns);
     if (min_ns + (double)wake_u_ns >= r->t_min_ns * (1 - ROOFLINE_SLACK))
         return 0;
@@ -256,8 +256,8 @@ static int roofline_hold(struct ao_profiler *p, const struct ao_task *t, const s
  * unchecked; r->device_profile gets the counters a planner is shown.
  * Best effort: a pass that fails leaves the verdict as it was, and says
  * why.  Its wall time. */
-static long long metrics_pass(struct ao_profiler *p, struct pool *pl, struct ao_job *kj,
-                              struct ao_measurement *r, double latency_ns)
+long long prof_metrics_pass(struct ao_profiler *p, struct pool *pl, struct ao_job *kj,
+                            struct ao_measurement *r, double latency_ns)
 {
     struct ao_job j;
     struct ao_rng inputs;
@@ -353,7 +353,7 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
         prof_compile_job(p, &j, &diag, &compile_ns, err, errlen) < 0)
         goto fail;
     if (diag)
-        set_str(&r->diagnostics, diag);
+        prof_set_str(&r->diagnostics, diag);
     if (j.status)
         goto verdict;
     if (run_once(p, pl, &j, r, errors, &max_err, &m, err, errlen) < 0)
@@ -404,14 +404,14 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     r->spread = m.st.spread;
     r->repeats = m.st.n;
     r->steady = m.st.spread <= p->o.target_spread;
-    if (roofline_hold(p, t, pl, m.st.min, m.wake_u_ns, m.st.median, r, &j, &rechecked, err, errlen) < 0)
+    if (prof_roofline_hold(p, t, pl, m.st.min, m.wake_u_ns, m.st.median, r, &j, &rechecked, err, errlen) < 0)
         goto fail;
     if (j.status)
         goto verdict;
     j.status = AO_V_OK;
-    metrics_ns = metrics_pass(p, pl, &j, r, m.st.median);
+    metrics_ns = prof_metrics_pass(p, pl, &j, r, m.st.median);
 verdict:
-    set_verdict(r, &j, t, p->o.calib, max_err, &errors, t0);
+    prof_set_verdict(r, &j, t, p->o.calib, max_err, &errors, t0);
     failure_json(p, r);
     if ((timing = cJSON_CreateObject())) {
         cJSON_AddNumberToObject(timing, "compile_ns", (double)compile_ns);
@@ -454,7 +454,7 @@ verdict:
     goto out;
 fail:
     r->verdict = AO_V_INTERNAL_ERROR;
-    set_str(&r->reason, err);
+    prof_set_str(&r->reason, err);
 out:
     cJSON_Delete(m.profile);
     cJSON_Delete(m2.profile);
@@ -462,461 +462,6 @@ out:
     cJSON_Delete(errors);
     free(diag);
     return rc;
-}
-
-#define H2H_MIN_ROUNDS 21
-/* ... fewer where a round outlasts the budget's share of 21 (issue 66: a
- * 1.3 s kernel took 21 rounds, 55 s, measured twice where a lone
- * measurement took 3 calls): never under 6, the fewest whose extremes make
- * a 95% interval (a sign test: all six on one side is 2/64) */
-#define H2H_MIN_FLOOR 6
-/* Rounds read on a device that times itself (each side's execution of a
- * round viewed: two neuron-profile views a round), drawn after the rounds. */
-#define H2H_DEVICE_ROUNDS 15
-
-/* Build and start one side of a head-to-head: 0, or -1 with j->status (a
- * verdict) or err. */
-static int h2h_side(struct ao_profiler *p, struct pool *pl, struct ao_job *j, const char *src,
-                    char **diag, long long *compile_ns, char *err, size_t errlen)
-{
-    long long cns = 0;
-    int rc;
-
-    rc = prof_prepare_job(p, pl, j, src, err, errlen) < 0 ||
-         prof_start_job(p, j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
-         prof_compile_job(p, j, diag, &cns, err, errlen) < 0;
-    *compile_ns += cns;
-    if (rc)
-        return -1;
-    if (j->status)
-        return -1;
-    if (ao_job_release(j, err, errlen) < 0)
-        return -1;
-    return prof_measure_wake(j);
-}
-
-/* Is source the task's own baseline, byte for byte (the final head-to-head's
- * other side), rather than a kernel a model wrote (a comparison's parent)? */
-static int is_task_baseline(const struct ao_profiler *p, const struct ao_task *t, const char *source)
-{
-    char path[700], e[AO_ERRLEN], *base;
-    int same;
-
-    if (ao_name(path, sizeof path, "%s/baseline.%s", t->dir, p->tg->ext) < 0 ||
-        !(base = ao_read_file(path, NULL, e, sizeof e)))
-        return 0;
-    same = strcmp(base, source) == 0;
-    free(base);
-    return same;
-}
-
-static int compare_once(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                        const char *source, const char *base_source, struct ao_measurement *r,
-                        char *err, size_t errlen)
-{
-    struct pool *pl;
-    struct ao_job jb, jk; /* the baseline, the kernel */
-    struct ao_job *side[2] = {&jb, &jk};
-    struct rounds rd;
-    float *out[AO_MAX_TENSORS] = {0};
-    double *ratio = NULL, max_err = 0;
-    /* per round and side: the latency (rd.raw's, then as below), and the
-     * runner's device time held against our clock (prof_runner_clock) */
-    long long *lat[2] = {NULL, NULL}, *held[2] = {NULL, NULL};
-    long long kns = 0, cns = 0, pool_ns = 0, t0 = ao_now_ns();
-    char *diag = NULL;
-    cJSON *errors = cJSON_CreateArray(), *base_errors = cJSON_CreateArray(), *h;
-    int n = 0, rc = -1, max = p->o.max_calls > H2H_MIN_ROUNDS ? p->o.max_calls : H2H_MIN_ROUNDS;
-    int clock = 0, timed, first, on;
-    struct spots_tally tally;
-    double scratch = 0; /* the baseline's largest error: not reported */
-    struct checks_after after;
-
-    memset(&jb, 0, sizeof jb);
-    memset(&jk, 0, sizeof jk);
-    jb.second = 1; /* two runners at once: each in its own cgroup */
-    memset(&rd, 0, sizeof rd);
-    if (!errors || !base_errors)
-        goto oom;
-    /* the other side is the task's own baseline (the final head-to-head),
-     * or a parent the model wrote (a comparison): that one is checked and
-     * held to the roofline as the kernel is (issue 56) */
-    rd.check_both = !is_task_baseline(p, t, base_source);
-    if (prof_static_check(base_source, rd.check_both ? jb.reason : err, rd.check_both ? sizeof jb.reason : errlen)) {
-        if (!rd.check_both) /* the task's baseline: it must pass */
-            goto fail;
-        jb.status = AO_V_REJECTED;
-        goto parent_failed;
-    }
-    if (prof_static_check(source, jk.reason, sizeof jk.reason)) {
-        jk.status = AO_V_REJECTED;
-        goto verdict;
-    }
-    pool_ns = ao_now_ns();
-    if (!(pl = prof_pool_get(p, t, size, err, errlen)))
-        goto fail;
-    pool_ns = ao_now_ns() - pool_ns;
-    if (!(ratio = malloc(sizeof *ratio * (size_t)max)) ||
-        !(held[0] = malloc(sizeof **held * (size_t)max)) || !(held[1] = malloc(sizeof **held * (size_t)max)))
-        goto oom;
-    for (int o = 0; o < t->noutputs; o++)
-        if (!(out[o] = prof_tensor_alloc(ao_task_elems(t, t->ninputs + o, pl->dims))))
-            goto oom;
-    /* both built and started (nothing a kernel can see: before its first
-     * call), on one core: the same machine for both */
-    for (int s = 0; s < 2; s++) {
-        if (h2h_side(p, pl, side[s], s ? source : base_source, &diag, &cns, err, errlen) < 0)
-            goto side_failed;
-        if (s == 0 && jb.cpu >= 0)
-            jk.pin = jb.cpu + 1;
-    }
-    /* the sides in a random order (issue 56): the first's check sets and
-     * warm-up, the second's warm-up, the rounds, then the second's check
-     * sets.  The rounds:
-     * the same fresh inputs for both, in a random order, each call timed
-     * as any timed call is (prof_rounds, the loop a measurement uses) */
-    first = (int)(ao_rng_next(&p->choice) & 1);
-    if (prof_correctness(pl, side[first], out, first ? errors : base_errors, first ? &max_err : &scratch, &kns) < 0 ||
-        prof_warm_up(p, pl, side[first], &kns) < 0 || prof_warm_up(p, pl, side[!first], &kns) < 0)
-        goto side_failed;
-    after = (struct checks_after){side[!first], out, first ? base_errors : errors, first ? &scratch : &max_err, &kns};
-    rd.after = &after;
-    rd.side[0] = &jb, rd.side[1] = &jk;
-    rd.nsides = 2;
-    {
-        long long round_ns = jb.raw_ns + jk.raw_ns; /* the warm-ups' last calls */
-        double fit = round_ns > 0 ? 2 * p->o.budget_s * 1e9 / (double)round_ns : H2H_MIN_ROUNDS;
-        rd.min = fit >= H2H_MIN_ROUNDS ? H2H_MIN_ROUNDS : fit <= H2H_MIN_FLOOR ? H2H_MIN_FLOOR : (int)fit;
-    }
-    rd.max = max;
-    rd.budget_ns = (long long)(2 * p->o.budget_s * 1e9);
-    if ((on = prof_rounds_spots(p, pl, &rd)) < 0)
-        goto oom;
-    /* every round checked at secret positions, or a sample of them whole */
-    rd.smp.size = on ? 0 : prof_sample_size(pl, CHECKED_H2H);
-    err[0] = '\0';
-    timed = prof_rounds(p, pl, &rd, err, errlen);
-    kns += rd.kernel_ns;
-    if (timed < 0)
-        goto side_failed; /* a side's verdict, or our failure (err) */
-    n = rd.n;
-    lat[0] = rd.raw[0], lat[1] = rd.raw[1]; /* the host's raw times, until replaced below */
-    if (p->tg->runner_clock) {
-        /* each side's own device times, held against our clock around the
-         * same calls (prof_runner_clock), where both runners gave them */
-        int v[2], raised[2];
-        /* one empty call's figure off both sides, the lower of the two
-         * processes' (as the wake-up below): an A/A stays at 1 */
-        long long empty = jb.empty_dev_ns < jk.empty_dev_ns ? jb.empty_dev_ns : jk.empty_dev_ns;
-        for (int s = 0; s < 2; s++)
-            v[s] = prof_runner_clock(lat[s], rd.dev[s], rd.late[s], n, pl->launch_ns, empty,
-                                     held[s], &raised[s], side[s]->reason, sizeof side[s]->reason);
-        if (v[1] > 0) {
-            jk.status = AO_V_REJECTED;
-            goto verdict;
-        }
-        if (v[0] > 0 && rd.check_both) {
-            jb.status = AO_V_REJECTED;
-            goto parent_failed;
-        }
-        if (v[0] > 0) {
-            snprintf(err, errlen, "the baseline's device times in its head-to-head: %s", jb.reason);
-            goto fail;
-        }
-        if (v[0] == 0 && v[1] == 0) {
-            for (int i = 0; i < n; i++) {
-                lat[0][i] = held[0][i], lat[1][i] = held[1][i];
-                ratio[i] = lat[1][i] > 0 ? (double)lat[0][i] / (double)lat[1][i] : 0;
-            }
-            clock = (int)__atomic_load_n(&jk.hdr->device_clock, __ATOMIC_RELAXED);
-        }
-    }
-    if (!p->tg->device_time && !clock) {
-        /* One wake-up estimate off both sides' calls, the lower of the two
-         * processes' (each the minimum of its own samples): two processes
-         * of one kernel had estimates 5 and 12-14 us apart, and each taking
-         * off its own made identical kernels differ by up to 18% at 50 us
-         * (issue 46).  The same constant off both keeps an A/A at 1.  (A
-         * device's own times replace these below; the raw host times stay
-         * for the cross-check.) */
-        long long w = jb.wake_ns < jk.wake_ns ? jb.wake_ns : jk.wake_ns;
-        for (int i = 0; i < n; i++) {
-            for (int s = 0; s < 2; s++)
-                lat[s][i] = lat[s][i] > w ? lat[s][i] - w : lat[s][i];
-            ratio[i] = lat[1][i] > 0 ? (double)lat[0][i] / (double)lat[1][i] : 0;
-        }
-    }
-    if (p->tg->device_time) {
-        /* the rounds' ratios from the device's own times of both sides'
-         * executions, on a random choice of rounds */
-        int k = n < H2H_DEVICE_ROUNDS ? n : H2H_DEVICE_ROUNDS, round[H2H_DEVICE_ROUNDS];
-        for (int i = 0; i < k; i++) { /* k distinct rounds, uniformly */
-            int dup;
-            do {
-                round[i] = (int)(ao_rng_next(&p->choice) % (unsigned long long)n);
-                dup = 0;
-                for (int q = 0; q < i; q++)
-                    dup |= round[q] == round[i];
-            } while (dup);
-        }
-        long long hk[H2H_DEVICE_ROUNDS], hb[H2H_DEVICE_ROUNDS], dk[H2H_DEVICE_ROUNDS],
-            db[H2H_DEVICE_ROUNDS];
-        for (int i = 0; i < k; i++) /* the host's raw times, before lat[] holds the device's */
-            hb[i] = lat[0][round[i]], hk[i] = lat[1][round[i]];
-        for (int i = 0; i < k; i++) {
-            double d[2];
-            for (int s = 0; s < 2; s++) {
-                int got = p->tg->device_time(side[s]->dir, round[i], &d[s], NULL, err, errlen);
-                if (got > 0 && s == 1) { /* the kernel's build tampered with its traces */
-                    jk.status = AO_V_REJECTED;
-                    snprintf(jk.reason, sizeof jk.reason, "%s", err);
-                    goto verdict;
-                }
-                if (got != 0)
-                    goto fail;
-            }
-            lat[0][i] = db[i] = (long long)d[0], lat[1][i] = dk[i] = (long long)d[1];
-            ratio[i] = d[1] > 0 ? d[0] / d[1] : 0;
-        }
-        n = k;
-        /* the kernel's device times against our clock around the same
-         * executions, allowed the launch overhead the baseline showed in
-         * the same rounds (host less device, its median) */
-        {
-            long long gap[H2H_DEVICE_ROUNDS];
-            struct ao_stats g;
-            for (int i = 0; i < k; i++)
-                gap[i] = hb[i] > db[i] ? hb[i] - db[i] : 0;
-            ao_stats_of(gap, k, &g);
-            if (k > 0 && prof_device_unbelievable(hk, dk, k, g.median >= 1 ? (long long)g.median : 1,
-                                                  jk.reason, sizeof jk.reason)) {
-                jk.status = AO_V_REJECTED;
-                goto verdict;
-            }
-        }
-    }
-    {
-        /* the median of the paired ratios, and its distribution-free 95%
-         * interval: order statistics k and n-1-k of the sorted ratios */
-        struct ao_stats sb, sk;
-        double low, high;
-        double speedup;
-        ao_median_interval(ratio, n, H2H_SYSTEMATIC, &speedup, &low, &high);
-        ao_stats_of(lat[0], n, &sb);
-        ao_stats_of(lat[1], n, &sk);
-        r->latency_ns = sk.median;
-        r->latency_min_ns = sk.min;
-        r->spread = sk.spread;
-        r->repeats = n;
-        r->steady = sk.spread <= p->o.target_spread;
-        /* the rule every measurement holds: no call under the roofline
-         * (a kernel that skips its work on the rounds it thinks are not
-         * checked is faster than the machine on those) */
-        {
-            long long wu = p->tg->device_time || clock ? 0 : ao_low_tail(jk.wakes, jk.nwakes);
-            int rechecked = 0;
-            if (roofline_hold(p, t, pl, (double)sk.min, wu, sk.median, r, &jk, &rechecked, err, errlen) < 0)
-                goto fail;
-            if (jk.status) {
-                char why[sizeof jk.reason];
-                snprintf(why, sizeof why, "%s", jk.reason);
-                snprintf(jk.reason, sizeof jk.reason, "in its head-to-head: %.400s", why);
-                goto verdict;
-            }
-        }
-        if (rd.check_both) { /* the parent: the same rule, on its side's calls */
-            long long wu = p->tg->device_time || clock ? 0 : ao_low_tail(jb.wakes, jb.nwakes);
-            struct ao_measurement mb;
-            int rechecked = 0;
-            ao_measurement_init(&mb);
-            if (roofline_hold(p, t, pl, (double)sb.min, wu, sb.median, &mb, &jb, &rechecked, err, errlen) < 0) {
-                ao_measurement_release(&mb);
-                goto fail;
-            }
-            ao_measurement_release(&mb);
-            if (jb.status)
-                goto parent_failed;
-        }
-        /* then the sampled rounds against the reference; where the kernel's
-         * pass, a parent's that disagreed with them on the same inputs are
-         * the parent's fault (prof_rounds, sides_agree) */
-        if (prof_check_sample(p, pl, &jk, &rd.smp, errors, &max_err, err, errlen) < 0)
-            goto fail;
-        if (jk.status)
-            goto verdict;
-        if (rd.disagree[0]) {
-            jb.status = AO_V_REJECTED;
-            snprintf(jb.reason, sizeof jb.reason, "%s", rd.disagree);
-            goto parent_failed;
-        }
-        if ((h = cJSON_CreateObject())) {
-            cJSON_AddNumberToObject(h, "speedup", speedup);
-            cJSON_AddNumberToObject(h, "speedup_low", low);
-            cJSON_AddNumberToObject(h, "speedup_high", high);
-            cJSON_AddNumberToObject(h, "rounds", n);
-            if (rd.voided)
-                cJSON_AddNumberToObject(h, "rounds_voided", rd.voided);
-            cJSON_AddNumberToObject(h, "baseline_median_ns", sb.median);
-            cJSON_AddNumberToObject(h, "baseline_spread", sb.spread);
-            cJSON_AddNumberToObject(h, "kernel_median_ns", sk.median);
-            cJSON_AddNumberToObject(h, "kernel_spread", sk.spread);
-            if (p->tg->device_time)
-                cJSON_AddStringToObject(h, "times", "the device's own (profiled executions)");
-            else if (clock)
-                cJSON_AddStringToObject(h, "times", clock == 2 ? "the device's own (CUPTI records "
-                                        "of each call's work)" : clock == 3 ? "the device's own (CUDA "
-                                        "events around each call's work, held behind a gate)"
-                                        : "the device's own (CUDA events)");
-            cJSON_Delete(r->head_to_head);
-            r->head_to_head = h;
-        }
-    }
-    jk.status = AO_V_OK;
-    goto verdict;
-parent_failed: /* no comparison with a kernel that cheats on its own side */
-    {
-        char why[sizeof jb.reason];
-        snprintf(why, sizeof why, "%s", jb.reason);
-        jk.status = AO_V_REJECTED;
-        snprintf(jk.reason, sizeof jk.reason, "the kernel it was measured against (its parent, the "
-                 "head-to-head's other side) failed there, so the comparison says nothing: %.300s", why);
-    }
-verdict:
-    prof_spots_tally(&rd.spots[1], &tally);
-    prof_spots_json(&tally, t, NULL, errors);
-    set_verdict(r, &jk, t, p->o.calib, max_err, &errors, t0);
-    if ((h = cJSON_CreateObject())) {
-        /* where the head-to-head's time went, as a profile's (both sides) */
-        long long ins = jb.inputs_ns + jk.inputs_ns;
-        cJSON_AddNumberToObject(h, "compile_ns", (double)cns);
-        cJSON_AddNumberToObject(h, "kernel_ns", (double)kns);
-        cJSON_AddNumberToObject(h, "checks_ns", (double)rd.smp.check_ns);
-        cJSON_AddNumberToObject(h, "references_ns", (double)pool_ns);
-        cJSON_AddNumberToObject(h, "inputs_ns", (double)ins);
-        cJSON_AddNumberToObject(h, "inputs_copied_calls", jb.inputs_copied + jk.inputs_copied);
-        prof_spots_json(&tally, t, h, NULL); /* the kernel's side's */
-        if (rd.spots[0].on)
-            cJSON_AddNumberToObject(h, "spots_parent_calls", rd.spots[0].calls);
-        if (rd.voided)
-            cJSON_AddNumberToObject(h, "calls_voided", rd.voided);
-        cJSON_AddNumberToObject(h, "overhead_ns", (double)(r->wall_ns - cns - kns));
-        cJSON_Delete(r->timing);
-        r->timing = h;
-    }
-    rc = 0;
-    goto out;
-side_failed:
-    if (!jb.status && !jk.status) /* ours, not a side's: err says why */
-        goto fail;
-    if (jb.status && rd.check_both)
-        goto parent_failed;
-    if (jb.status) {
-        snprintf(err, errlen, "the baseline failed its head-to-head: %s", jb.reason);
-        goto fail;
-    }
-    goto verdict;
-oom:
-    snprintf(err, errlen, "out of memory for a head-to-head");
-fail:
-    r->verdict = AO_V_INTERNAL_ERROR;
-    set_str(&r->reason, err);
-out:
-    prof_rounds_free(&rd);
-    for (int o = 0; o < t->noutputs; o++)
-        prof_tensor_free(out[o]);
-    free(ratio);
-    for (int s = 0; s < 2; s++)
-        free(held[s]);
-    ao_job_free(&jb);
-    ao_job_free(&jk);
-    cJSON_Delete(errors);
-    cJSON_Delete(base_errors);
-    free(diag);
-    return rc;
-}
-
-/* Does a head-to-head find a difference (its interval leaves 1 out)? */
-static int decisive(const cJSON *h)
-{
-    return ao_json_num(h, "speedup_low", NAN) > 1 || ao_json_num(h, "speedup_high", NAN) < 1;
-}
-
-/* A head-to-head measured twice costs both: their walls and their
- * breakdowns summed into the one that stands. */
-static void timing_sum(struct ao_measurement *into, const struct ao_measurement *from)
-{
-    const cJSON *x;
-
-    into->wall_ns += from->wall_ns;
-    if (!into->timing || !from->timing)
-        return;
-    cJSON_ArrayForEach(x, from->timing) {
-        cJSON *y = cJSON_GetObjectItemCaseSensitive(into->timing, x->string);
-        if (!cJSON_IsNumber(x))
-            continue;
-        if (cJSON_IsNumber(y))
-            cJSON_SetNumberValue(y, y->valuedouble + x->valuedouble);
-        else
-            cJSON_AddNumberToObject(into->timing, x->string, x->valuedouble);
-    }
-}
-
-int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                        const char *source, const char *base_source, struct ao_measurement *r,
-                        char *err, size_t errlen)
-{
-    struct ao_measurement again;
-    const cJSON *h1, *h2;
-    double s1, s2;
-    cJSON *h, *both;
-
-    if (compare_once(p, t, size, source, base_source, r, err, errlen) < 0)
-        return -1;
-    if (r->verdict != AO_V_OK || !r->head_to_head || !decisive(r->head_to_head))
-        return 0;
-    /* A difference is measured again, in two fresh processes: two processes
-     * of one kernel can differ by several percent where their pages fall,
-     * more on a busy machine (docs/BENCHMARKS.md, issue 47), and one draw
-     * of that must not decide what the run keeps or learns.  The figure
-     * is the less extreme of the two, its interval the two together. */
-    ao_measurement_init(&again);
-    if (compare_once(p, t, size, source, base_source, &again, err, errlen) < 0) {
-        ao_measurement_release(&again);
-        return -1;
-    }
-    if (again.verdict != AO_V_OK || !again.head_to_head) { /* it failed the second time: that stands */
-        timing_sum(&again, r);
-        ao_measurement_release(r);
-        *r = again;
-        return 0;
-    }
-    h1 = r->head_to_head;
-    h2 = again.head_to_head;
-    s1 = ao_json_num(h1, "speedup", NAN);
-    s2 = ao_json_num(h2, "speedup", NAN);
-    if (!(both = cJSON_CreateArray()) || !cJSON_AddItemToArray(both, cJSON_CreateNumber(s1)) ||
-        !cJSON_AddItemToArray(both, cJSON_CreateNumber(s2))) {
-        cJSON_Delete(both);
-        ao_measurement_release(&again);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (fabs(log(s2)) < fabs(log(s1))) { /* the second is the less extreme: its measurement is the result */
-        struct ao_measurement first = *r;
-        *r = again;
-        again = first; /* released below */
-        h1 = r->head_to_head;
-        h2 = again.head_to_head;
-    }
-    h = r->head_to_head;
-    cJSON_ReplaceItemInObjectCaseSensitive(h, "speedup_low", cJSON_CreateNumber(fmin(ao_json_num(h1, "speedup_low", NAN),
-                                                                                    ao_json_num(h2, "speedup_low", NAN))));
-    cJSON_ReplaceItemInObjectCaseSensitive(h, "speedup_high", cJSON_CreateNumber(fmax(ao_json_num(h1, "speedup_high", NAN),
-                                                                                     ao_json_num(h2, "speedup_high", NAN))));
-    cJSON_AddItemToObject(h, "replicates", both);
-    timing_sum(r, &again);
-    ao_measurement_release(&again);
-    return 0;
 }
 
 int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char *source,
@@ -954,14 +499,14 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
         goto fail;
     }
     if (diag)
-        set_str(&r->diagnostics, diag);
+        prof_set_str(&r->diagnostics, diag);
     if (!j.status) {
         j.status = AO_V_OK;
         snprintf(j.reason, sizeof j.reason, "built, and passed the %s target's checks of what was "
                  "built; not run (a build only)", p->tg->name);
     }
     r->verdict = j.status;
-    set_str(&r->reason, j.reason);
+    prof_set_str(&r->reason, j.reason);
     failure_json(p, r);
     r->wall_ns = ao_now_ns() - t0;
     if ((timing = cJSON_CreateObject())) {
@@ -973,7 +518,7 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
     goto out;
 fail:
     r->verdict = AO_V_INTERNAL_ERROR;
-    set_str(&r->reason, err);
+    prof_set_str(&r->reason, err);
 out:
     ao_job_free(&j);
     free(diag);

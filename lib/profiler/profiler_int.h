@@ -257,6 +257,26 @@ void prof_pool_free(struct pool *pl);
 struct pool *prof_pool_get(struct ao_profiler *p, const struct ao_task *t, const char *size,
                            char *err, size_t errlen);
 
+/* --- profile.c: what a lone measurement and a head-to-head (h2h.c) share --- */
+/* *dst = a copy of s (NULL: none); -1 out of memory. */
+int prof_set_str(char **dst, const char *s);
+/* The result's verdict from the job's: status, reason, the errors of the
+ * checks (taken from *errors), the wall time since t0, how busy the
+ * machine was. */
+void prof_set_verdict(struct ao_measurement *r, const struct ao_job *j, const struct ao_task *t,
+                      const struct ao_calib *c, double max_err, cJSON **errors, long long t0);
+/* The roofline held at min_ns (profile.c says how): 0, with j->status set
+ * where it refused the kernel; or -1 + err. */
+int prof_roofline_hold(struct ao_profiler *p, const struct ao_task *t, const struct pool *pl, double min_ns,
+                       long long wake_u_ns, double median_ns, struct ao_measurement *r, struct ao_job *j,
+                       int *rechecked, char *err, size_t errlen);
+
+/* The device's metrics of an `ok` kernel (the target's device_metrics:
+ * cuda), from one untimed call in a process of its own built in kj's
+ * directory, into r->device_profile: the ns it took, 0 where none. */
+long long prof_metrics_pass(struct ao_profiler *p, struct pool *pl, struct ao_job *kj,
+                            struct ao_measurement *r, double latency_ns);
+
 /* --- spots.c: every timed call checked at secret positions (issue 66) --- */
 struct spots {
     int on;    /* the task has independent sizes, and the outputs are on the host */

@@ -44,4 +44,17 @@ rep = [json.load(open(f"{out}/{t}/done.json")).get("speedup", float("nan")) for 
 rep = [x for x in rep if x == x and x > 0]
 print(f"| **geometric mean** ({len(sp)} tasks) | | | | | **{g(sp):.3f}x** | **{g(rep):.3f}x** | **{100*g(before):.2f}%** | **{100*g(after):.2f}%** |")
 print(f"kernels evaluated: {sum(json.load(open(f'{out}/{t}/done.json')).get('kernels_evaluated', 0) for t in tasks)}")
+# what the profiler did, from its log: each kernel's profile (a child's is
+# its head-to-head with its parent, issue 66), a child measured again
+# beside its parent (phase compare, before issue 66), the final
+# head-to-heads, and the answers the cache gave (0.00 s)
+import os, re
+log = f"{out}/logs/profiler.log"
+if os.path.exists(log):
+    ids = re.findall(r"accelopt-profiler: (kernel:\S+): \S+ \(([0-9.]+) s\)", open(log).read())
+    cmp_ = sum(1 for i, _ in ids if ":cmp:" in i)
+    fin = sum(1 for i, _ in ids if i.endswith(":final"))
+    hit = sum(1 for i, s in ids if float(s) == 0 and ":cmp:" not in i and not i.endswith(":final"))
+    print(f"profiles: {len(ids) - cmp_ - fin - hit} kernels measured ({sum(1 for i, _ in ids if ':0:' in i)} baselines), "
+          f"{cmp_} measured again beside their parents, {fin} final head-to-heads, {hit} from the cache")
 PY
