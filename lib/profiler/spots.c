@@ -25,8 +25,13 @@
 
 /* a timed call's outputs checked at about this many positions: a kernel
  * wrong on a fraction f of them escapes one call with (1 - f)^n, e^-8 at
- * f = 0.1% (a row pattern escapes more easily: fewer rows are drawn) */
+ * f = 0.1% ... */
 #define SPOTS_TARGET 8192
+/* ... and a grid at up to this many, where its work allows: a grid draws
+ * whole rows (mamba's 7168 outputs a channel made one channel of 256 a
+ * call at the target), and a pattern along rows is met with the share of
+ * rows drawn */
+#define SPOTS_GRID_MAX 32768
 /* ... for at most this share of the kernel's own call (the reference is a
  * plain double loop: a matmul's small problem costs K per output) */
 #define SPOTS_SHARE 0.25
@@ -114,13 +119,22 @@ void prof_spots_plan(const struct ao_profiler *p, const struct pool *pl, long lo
             for (int d = 0; d < t->ndims; d++)
                 if (t->dim_independent[d])
                     share *= (double)s->sub[d] / (double)pl->dims[d];
-            if (out_elems(t, s->sub) > SPOTS_TARGET ||
+            if (out_elems(t, s->sub) > SPOTS_GRID_MAX ||
                 (call_ns > 0 && share * (double)pl->ref_ns > SPOTS_SHARE * (double)call_ns)) {
                 s->sub[best] = was;
                 break;
             }
         }
     }
+    share = 1;
+    for (int d = 0; d < t->ndims; d++)
+        if (t->dim_independent[d])
+            share *= (double)s->sub[d] / (double)pl->dims[d];
+    /* one index of each is still too much work (gqa's batch of 1 at the
+     * cpu size is the whole problem): the sampled whole checks instead,
+     * which keep to a reference budget of their own */
+    if (call_ns > 0 && share * (double)pl->ref_ns > SPOTS_SHARE * (double)call_ns)
+        return;
     s->positions = 0;
     for (int o = 0; o < t->noutputs; o++)
         s->positions += ao_task_elems(t, t->ninputs + o, s->sub);

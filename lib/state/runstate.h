@@ -19,7 +19,7 @@ enum ao_phase {
     AO_PHASE_NONE,     /* no run, or a state without a phase */
     AO_PHASE_BASELINE, /* the baseline sent, its result awaited */
     AO_PHASE_COLLECT,  /* an iteration open: its slots' results come in */
-    AO_PHASE_COMPARE,  /* its results in: children that decide something, head to head with their parents */
+    AO_PHASE_COMPARE,  /* a run from before issue 66: its children measured again beside their parents (its clock closes it) */
     AO_PHASE_MEMORY,   /* the iteration's pairs sent, their summaries awaited */
     AO_PHASE_FINAL,    /* the best kernel against the baseline, head to head */
     AO_PHASE_DONE,     /* the done message sent */

@@ -4,7 +4,8 @@
 # as a run uses it: per task the baseline twice (the first profile builds
 # the task's check sets and references; the second is what every later
 # kernel of the run pays), each example of the task's, and, with H2H=1, a
-# head-to-head of the first example against the baseline.  Per profile:
+# head-to-head of the first example against the baseline and one of a copy
+# of the baseline against it (a child's profile in a run, issue 66).  Per profile:
 # its wall time, the compile, all of the kernel's own calls, what the
 # profiler spent on references, fresh inputs and checks (whole timed calls
 # against the reference, and every call at secret positions: issue 66), and
@@ -47,6 +48,8 @@ for t in tasks:
         msg(t, "example:" + e.rsplit("/", 1)[1], open(e).read())
     if h2h and ex:
         msg(t, "h2h:" + ex[0].rsplit("/", 1)[1], open(ex[0]).read(), base)
+    if h2h:  # a child's profile as a run makes it: head to head with its parent (here a copy of it)
+        msg(t, "h2h:copy", base + "/* a copy */\n", base)
 PY
 bin/accelopt-profiler <"$T/stream.jsonl" >"$T/out.jsonl"
 [ -z "${KEEP:-}" ] || cp "$T/out.jsonl" "$KEEP" # the results themselves, for a closer look
