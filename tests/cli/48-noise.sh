@@ -100,8 +100,10 @@ if d["speedup_method"] not in ("no_gain", "none"):  # else the result is the bas
 if d["best"]["sha256"] != hist[0]["sha256"]:  # the search kept the rewrite (on a quiet machine it does)
     assert d["speedup_method"] == "head_to_head", d["speedup_method"]
     assert d["speedup_low"] <= d["speedup"] <= d["speedup_high"] and d["speedup"] > 1, d
-    # something to say, even beside another test (its noise widens it)
-    assert d["speedup_high"] / d["speedup_low"] < 3, "an interval that says something"
+    # something to say, even beside another test (its noise widens it;
+    # the checks at secret positions now run between rounds, on the same
+    # core, and a busy suite made it 3x wide once)
+    assert d["speedup_high"] / d["speedup_low"] < 4, ("an interval that says something", d["speedup_low"], d["speedup_high"])
 else:  # noise kept the baseline, or the head-to-head found no gain
     assert d["speedup_method"] in ("baseline", "no_gain") and d["speedup"] == 1
 print("# matmul 4x16 blocks: %.3fx (%s, %s-%s), the search said %.3fx" % (d["speedup"], d["speedup_method"],
