@@ -64,7 +64,6 @@ int ao_spread_partition(const char *key, size_t keylen, long place, int count);
 #define AO_ID_KERNEL "kernel:%s:%lld:%s"            /* run, iter, slot */
 #define AO_ID_KERNEL_FIX "kernel:%s:%lld:%s/a%lld"  /* run, iter, slot, attempt */
 #define AO_ID_KERNEL_FINAL "kernel:%s:final"        /* run: the closing head-to-head */
-#define AO_ID_KERNEL_CMP "kernel:%s:%lld:cmp:%s"    /* run, iter, slot: a child against its parent */
 #define AO_ID_FIX "fix:%s:%lld:%s/a%lld"            /* run, iter, slot, attempt */
 #define AO_ID_RESULT "result:%s"                    /* the kernel's id */
 #define AO_ID_PAIR "pair:%s:%lld:%d.%d"             /* run, iter, rank, plan */
