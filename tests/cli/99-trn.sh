@@ -140,11 +140,11 @@ ok $? "too much SBUF alive at once: compile_error, class sbuf_overflow, code GCA
 variant "^import neuronxcc.nki as nki$" "import neuronxcc.nki as nki, os\nos.remove('runner'); open('runner', 'w').write('#!/bin/sh\\\\nexit 0\\\\n')" "$T/a-runner.py"
 prof "$T/a-runner.py" >"$T/a-runner.json" 2>/dev/null
 [ "$(field "$T/a-runner.json" "r['status']")" = rejected ] && grep -q "changed the trusted runner" "$T/a-runner.json"
-ok $? "a build that replaces the trusted runner is rejected"
+ok $? "a build that replaces the trusted runner is rejected ($(field "$T/a-runner.json" "r['status'] + ': ' + (r.get('reason') or '')[:80]"))"
 variant "^import neuronxcc.nki as nki$" "import neuronxcc.nki as nki, os\nos.remove('nrt.conf'); open('nrt.conf', 'w').write('lib /work/evil.so\\\\ncore 0\\\\n')" "$T/a-conf.py"
 prof "$T/a-conf.py" >"$T/a-conf.json" 2>/dev/null
 [ "$(field "$T/a-conf.json" "r['status']")" = rejected ] && grep -q "nrt.conf" "$T/a-conf.json"
-ok $? "a build that points the runner at another runtime library is rejected"
+ok $? "a build that points the runner at another runtime library is rejected ($(field "$T/a-conf.json" "r['status'] + ': ' + (r.get('reason') or '')[:80]"))"
 # nothing the harness put in the build's directory may change: the tensors'
 # names the runner matches (tensors.txt), the shapes it loads (shapes.txt)
 # (issue 46, part 5)
@@ -158,7 +158,7 @@ done
 variant "^import neuronxcc.nki as nki$" "import neuronxcc.nki as nki, atexit, glob, os\natexit.register(lambda: [os.remove(f) for f in glob.glob('kernel-*.neff')] + [open('built.txt', 'w').write('emulated 2')])" "$T/a-built.py"
 prof "$T/a-built.py" >"$T/a-built.json" 2>/dev/null
 [ "$(field "$T/a-built.json" "r['status']")" = rejected ] && grep -q "left no NEFFs" "$T/a-built.json"
-ok $? "a build that claims a check-only result where a NeuronCore is, leaving no NEFF, is rejected"
+ok $? "a build that claims a check-only result where a NeuronCore is, leaving no NEFF, is rejected ($(field "$T/a-built.json" "r['status'] + ': ' + (r.get('reason') or '')[:80]"))"
 
 # the build renames the runner's trace directory away and puts its own, with fast "traces", there
 # (only where it can write: in the build; the stand-in "device" runs the source again)
