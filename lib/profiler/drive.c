@@ -98,6 +98,7 @@ int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, c
     const char *const *files = p->tg->harness_files;
     char path[900], from[800];
 
+    ao_sha256_hex(source, strlen(source), j->digest);
     snprintf(j->dir, sizeof j->dir, "%s/job-XXXXXX", p->root);
     if (!mkdtemp(j->dir)) {
         j->dir[0] = '\0';

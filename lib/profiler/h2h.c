@@ -153,10 +153,15 @@ static enum step run(struct h2h *x, char *err, size_t errlen)
     /* the task's own baseline (check_both 0) passed its check sets when
      * the run began: only a side the model wrote runs them (issue 66: five
      * calls of a 1.3 s baseline a head-to-head) */
-    int checks = first || rd->check_both;
-    if ((checks && prof_correctness(x->pl, x->side[first], x->out, first ? x->errors : x->base_errors,
-                                    first ? &x->max_err : &x->scratch, &x->kns) < 0) ||
-        prof_warm_up(p, x->pl, x->side[first], &x->kns) < 0 || prof_warm_up(p, x->pl, x->side[!first], &x->kns) < 0)
+    int checks = first || rd->check_both, warm;
+    if (checks && prof_correctness(x->pl, x->side[first], x->out, first ? x->errors : x->base_errors,
+                                   first ? &x->max_err : &x->scratch, &x->kns) < 0)
+        return SIDE_FAILED;
+    /* a side whose check sets just ran, each call longer than the warm-up,
+     * is warm: its warm-up would be one more such call (issue 66) */
+    warm = checks && !x->side[first]->checks_known && x->side[first]->raw_ns >= (long long)(p->o.warmup_s * 1e9);
+    if ((!warm && prof_warm_up(p, x->pl, x->side[first], &x->kns) < 0) ||
+        prof_warm_up(p, x->pl, x->side[!first], &x->kns) < 0)
         return SIDE_FAILED;
     x->after = (struct checks_after){x->side[!first], x->out, first ? x->base_errors : x->errors,
                                      first ? &x->scratch : &x->max_err, &x->kns};
@@ -459,6 +464,8 @@ static void verdict(struct h2h *x, struct ao_measurement *r)
         cJSON_AddNumberToObject(h, "spots_parent_calls", x->rd.spots[0].calls);
     if (x->rd.voided)
         cJSON_AddNumberToObject(h, "calls_voided", x->rd.voided);
+    if (x->jb.checks_known + x->jk.checks_known) /* sides whose check sets passed here before */
+        cJSON_AddNumberToObject(h, "checks_known", x->jb.checks_known + x->jk.checks_known);
     cJSON_AddNumberToObject(h, "overhead_ns", (double)(r->wall_ns - x->cns - x->kns));
     cJSON_Delete(r->timing);
     r->timing = h;

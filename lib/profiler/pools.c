@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/log.h"
 #include "core/rng.h"
@@ -274,6 +275,8 @@ void prof_pool_free(struct pool *pl)
     ref_down(pl);
     for (int s = 0; s < NOMINAL_CHECKS + 1; s++)
         prof_dataset_free(&pl->check[s]);
+    for (int c = 0; c < PASSED_MAX; c++)
+        cJSON_Delete(pl->passed[c].errors);
     if (pl->refdir[0])
         ao_rmtree(pl->refdir);
     if (pl->harness[0])
@@ -304,9 +307,26 @@ static void extra_shape(struct ao_profiler *p, const struct ao_task *t, const lo
     memcpy(x, dims, sizeof(long long) * AO_MAX_DIMS);
 }
 
+/* What the pools may hold in all: a quarter of the machine's memory, at
+ * least POOLS_MIN_BYTES.  A run over all fourteen tasks at the cpu size
+ * needs ~3.6 GB of them, and visits the tasks in turn: past the cap, least
+ * recently used is always the next one asked for, so every profile built
+ * its task's check sets and references again (1-5 s each, issue 66). */
+static size_t pools_cap(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    size_t quarter = pages > 0 && size > 0 ? (size_t)pages * (size_t)size / 4 : 0;
+
+    return quarter > POOLS_MIN_BYTES ? quarter : POOLS_MIN_BYTES;
+}
+
 /* Drop the least recently used pools until `need` more bytes fit. */
 static void pools_trim(struct ao_profiler *p, size_t need)
 {
+    static size_t cap;
+
+    if (!cap)
+        cap = pools_cap();
     for (;;) {
         struct pool **pp = &p->pools, **last = NULL;
         size_t total = need;
@@ -314,7 +334,7 @@ static void pools_trim(struct ao_profiler *p, size_t need)
             total += (*pp)->bytes;
             last = pp;
         }
-        if (total <= POOLS_MAX_BYTES || !last)
+        if (total <= cap || !last)
             return;
         {
             struct pool *old = *last;

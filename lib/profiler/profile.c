@@ -421,6 +421,8 @@ verdict:
         cJSON_AddNumberToObject(timing, "wake_uncertainty_ns", (double)m.wake_u_ns);
         prof_spots_json(&m.spots, t, timing, NULL);
         cJSON_AddNumberToObject(timing, "checks_ns", (double)(m.check_ns + m2.check_ns));
+        if (j.checks_known) /* its check sets passed here before: not run again */
+            cJSON_AddNumberToObject(timing, "checks_known", 1);
         if (m.voided + m2.voided) /* a busy machine: the profiler was away at their `done` */
             cJSON_AddNumberToObject(timing, "calls_voided", m.voided + m2.voided);
         /* where the rest went: the check sets drawn and their references

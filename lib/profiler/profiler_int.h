@@ -17,6 +17,7 @@
 #include "measure/stats.h"
 
 #define NOMINAL_CHECKS 3
+#define PASSED_MAX 64 /* sources a pool remembers passing its check sets */
 /* Timed calls checked against the reference: a uniform sample of all of
  * them (reservoir sampling, decided by our generator before each call), so
  * every timed call is equally liable, whenever the timing ends.  A kernel
@@ -35,7 +36,7 @@
  * and never fewer than CHECKED_MIN: (1-f)^3 is 12.5% at f = 1/2 */
 #define CHECKED_MIN 3
 #define CHECK_BUDGET_S 2.0
-#define POOLS_MAX_BYTES (3ull << 30) /* older pools are dropped past this */
+#define POOLS_MIN_BYTES (3ull << 30) /* older pools are dropped past this, or a quarter of memory */
 #define STRESS_CHECK 2 /* this check set draws from the stress distributions */
 #define WAKE_ROUNDS 31 /* wake-up samples before the kernel's first call */
 #define WAKE_SAMPLES_MAX AO_JOB_WAKES /* and one before each timed call */
@@ -73,6 +74,14 @@ struct pool {
     struct ao_job ref;
     int ref_up;
     int ref_starts; /* how many it took so far (timing.reference_starts) */
+    /* the sources that passed these check sets (prof_correctness), the
+     * latest PASSED_MAX, with what the sets found */
+    struct passed {
+        char digest[65];
+        double max_err;
+        cJSON *errors;
+    } passed[PASSED_MAX];
+    int passed_next;
 };
 
 struct ao_profiler {
