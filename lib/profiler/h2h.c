@@ -89,6 +89,7 @@ struct h2h {
     cJSON *errors, *base_errors;
     cJSON *profile; /* a device that times itself: the kernel's profile of the round nearest its median */
     int n, clock, max;
+    int child; /* against its parent: the rounds may stop once undecidable */
 };
 
 /* Both sides checked, built and started (nothing a kernel can see: before
@@ -175,6 +176,7 @@ static enum step run(struct h2h *x, char *err, size_t errlen)
     rd->min = fit >= H2H_MIN_ROUNDS ? H2H_MIN_ROUNDS : fit <= H2H_MIN_FLOOR ? H2H_MIN_FLOOR : (int)fit;
     rd->max = x->max;
     rd->budget_ns = (long long)(2 * p->o.budget_s * 1e9);
+    rd->stop_undecidable = x->child && !p->tg->device_time;
     if ((on = prof_rounds_spots(p, x->pl, rd)) < 0)
         return OOM;
     /* every round checked at secret positions, or a sample of them whole */
@@ -390,6 +392,8 @@ static enum step judge(struct h2h *x, struct ao_measurement *r, char *err, size_
         cJSON_AddNumberToObject(h, "rounds", x->n);
         if (x->rd.voided)
             cJSON_AddNumberToObject(h, "rounds_voided", x->rd.voided);
+        if (x->rd.undecidable) /* stopped short of its minimum: a tie whatever came next */
+            cJSON_AddTrueToObject(h, "undecidable");
         cJSON_AddNumberToObject(h, "baseline_median_ns", sb.median);
         cJSON_AddNumberToObject(h, "baseline_spread", sb.spread);
         cJSON_AddNumberToObject(h, "kernel_median_ns", sk.median);
@@ -488,8 +492,8 @@ static void h2h_release(struct h2h *x)
 }
 
 static int compare_once(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                        const char *source, const char *base_source, struct ao_measurement *r,
-                        char *err, size_t errlen)
+                        const char *source, const char *base_source, int child,
+                        struct ao_measurement *r, char *err, size_t errlen)
 {
     struct h2h *x = calloc(1, sizeof *x);
     enum step st;
@@ -501,7 +505,7 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
         prof_set_str(&r->reason, err);
         return -1;
     }
-    x->p = p, x->t = t, x->t0 = ao_now_ns();
+    x->p = p, x->t = t, x->t0 = ao_now_ns(), x->child = child;
     x->side[0] = &x->jb, x->side[1] = &x->jk;
     x->jb.second = 1; /* two runners at once: each in its own cgroup */
     x->max = p->o.max_calls > H2H_MIN_ROUNDS ? p->o.max_calls : H2H_MIN_ROUNDS;
@@ -571,15 +575,15 @@ static void timing_sum(struct ao_measurement *into, const struct ao_measurement 
 }
 
 int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                        const char *source, const char *base_source, struct ao_measurement *r,
-                        char *err, size_t errlen)
+                        const char *source, const char *base_source, int child,
+                        struct ao_measurement *r, char *err, size_t errlen)
 {
     struct ao_measurement again;
     const cJSON *h1, *h2;
     double s1, s2;
     cJSON *h, *both;
 
-    if (compare_once(p, t, size, source, base_source, r, err, errlen) < 0)
+    if (compare_once(p, t, size, source, base_source, child, r, err, errlen) < 0)
         return -1;
     if (r->verdict != AO_V_OK || !r->head_to_head || !decisive(r->head_to_head))
         return 0;
@@ -589,7 +593,7 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
      * of that must not decide what the run keeps or learns.  The figure
      * is the less extreme of the two, its interval the two together. */
     ao_measurement_init(&again);
-    if (compare_once(p, t, size, source, base_source, &again, err, errlen) < 0) {
+    if (compare_once(p, t, size, source, base_source, child, &again, err, errlen) < 0) {
         ao_measurement_release(&again);
         return -1;
     }

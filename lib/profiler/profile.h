@@ -54,10 +54,14 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
  * fresh inputs in a random order, a uniform sample of the kernel's calls
  * checked against the reference.  m gets the kernel's latency and
  * head_to_head: the median of the paired ratios (the speedup over the
- * baseline) with its distribution-free 95% interval.  0, or -1 + err. */
+ * baseline) with its distribution-free 95% interval.  child: a kernel
+ * against its parent, where only the search's question is asked: its
+ * rounds may stop short once they can decide nothing (head_to_head
+ * .undecidable; the final head-to-head's figure is quoted, and runs them
+ * all).  0, or -1 + err. */
 int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const char *size,
-                        const char *source, const char *base_source, struct ao_measurement *m,
-                        char *err, size_t errlen);
+                        const char *source, const char *base_source, int child,
+                        struct ao_measurement *m, char *err, size_t errlen);
 
 /* Build `source` and apply its target's checks to what was built, without
  * running it (a machine without the target's device can still do this):

@@ -431,6 +431,9 @@ struct rounds {
      * of the same inputs; the first disagreement, in words, or "" */
     int check_both;
     char disagree[300];
+    /* a child against its parent: stop once no decision is possible
+     * (timing.c undecidable); undecidable: they did */
+    int stop_undecidable, undecidable;
     long long *raw[2], *dev[2], *ev[2]; /* per side and round: our clock, the runner's */
     unsigned *late[2];
     /* a side whose check sets run after its rounds, before its runner

@@ -392,7 +392,7 @@ static int head_to_head(struct ao_profstage *s, const struct ao_task *t, const s
     }
     free(hit);
     ao_measurement_init(m);
-    if (ao_profiler_compare(s->prof, t, k->size, k->source, k->baseline_source, m, err, sizeof err) < 0)
+    if (ao_profiler_compare(s->prof, t, k->size, k->source, k->baseline_source, child, m, err, sizeof err) < 0)
         ao_err("the head-to-head of '%s' failed: %s", k->env.id, err);
     if (child)
         hold_parent(s, key, pkey, m);

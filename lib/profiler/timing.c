@@ -429,21 +429,16 @@ static int settled(const struct rounds *r, int clock, long long *lat, double spr
     return st.spread <= spread;
 }
 
-/* Has a head-to-head's answer settled (issue 66: stop on the answer, not
- * on a count; asked from H2H_DECIDED_MIN rounds on)?  The paired ratios
- * so far, as compare_once will take them (the runner's device times less
- * one empty call's, else our clock less one wake-up, the lower of the two
- * sides'), and their distribution-free
- * 95% interval: within H2H_DECIDED of their median, more rounds would not
- * change the interval reported, which is never narrower than
- * H2H_SYSTEMATIC. */
-static int decided(const struct rounds *r, int clock, double *ratio)
+/* The paired ratios of the rounds so far into ratio, as compare_once will
+ * take them (the runner's device times less one empty call's, else our
+ * clock less one wake-up, the lower of the two sides').  0 where a kernel's
+ * time is not above that. */
+static int round_ratios(const struct rounds *r, int clock, double *ratio)
 {
     const struct ao_job *a = r->side[0], *b = r->side[1];
     long long w = clock ? (a->empty_dev_ns < b->empty_dev_ns ? a->empty_dev_ns : b->empty_dev_ns)
                         : (a->wake_ns < b->wake_ns ? a->wake_ns : b->wake_ns);
     long long *const *t = clock ? r->dev : r->raw;
-    double median, low, high;
 
     for (int i = 0; i < r->n; i++) {
         long long y = less(t[1][i], w);
@@ -451,8 +446,41 @@ static int decided(const struct rounds *r, int clock, double *ratio)
             return 0;
         ratio[i] = (double)less(t[0][i], w) / (double)y;
     }
+    return 1;
+}
+
+/* Has a head-to-head's answer settled (issue 66: stop on the answer, not
+ * on a count; asked from H2H_DECIDED_MIN rounds on)?  The paired ratios'
+ * distribution-free 95% interval: within H2H_DECIDED of their median, more
+ * rounds would not change the interval reported, which is never narrower
+ * than H2H_SYSTEMATIC. */
+static int decided(const struct rounds *r, int clock, double *ratio)
+{
+    double median, low, high;
+
+    if (!round_ratios(r, clock, ratio))
+        return 0;
     ao_median_interval(ratio, r->n, 0, &median, &low, &high);
     return median > 0 && high - low <= 2 * H2H_DECIDED * median;
+}
+
+/* Can the rounds still decide anything, where their budget is spent and
+ * they end at r->min?  Their interval there is the k-th ratios from either
+ * end (ao_median_interval's k for r->min rounds): more than k on each side
+ * of 1 already, and it holds 1 whatever the rounds left show, so the pair
+ * is a tie now as then (issue 66: a child against its parent, where most
+ * are ties and a slow kernel's six rounds took most of its profile). */
+static int undecidable(const struct rounds *r, int clock, double *ratio)
+{
+    int k = (int)floor((r->min - 1.96 * sqrt((double)r->min)) / 2), above = 0, below = 0;
+
+    if (!round_ratios(r, clock, ratio))
+        return 0;
+    for (int i = 0; i < r->n; i++) {
+        above += ratio[i] > 1;
+        below += ratio[i] < 1;
+    }
+    return above > (k > 0 ? k : 0) && below > (k > 0 ? k : 0);
 }
 
 /* What prof_rounds works with beside the rounds themselves. */
@@ -551,10 +579,14 @@ static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds
 
 /* Enough rounds, past the minimum: the budget spent, one side's figure
  * settled, or a head-to-head's answer (a device that times itself is read
- * after the rounds: it runs them all). */
+ * after the rounds: it runs them all); short of it, a child's pair that
+ * can decide nothing any more. */
 static int rounds_enough(const struct ao_profiler *p, struct rounds *r, struct rounds_work *w,
                          long long spent)
 {
+    if (r->stop_undecidable && r->nsides == 2 && r->n < r->min && spent >= r->budget_ns &&
+        undecidable(r, w->clock, w->ratio))
+        return r->undecidable = 1;
     return r->n >= r->min &&
            (spent >= r->budget_ns ||
             (r->spread > 0 && r->nsides == 1 && settled(r, w->clock, w->lat, r->spread)) ||

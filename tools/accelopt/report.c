@@ -194,6 +194,8 @@ static void add_decision(cJSON *o, const cJSON *r, const cJSON *cmp, const cJSON
         }
         snprintf(how, sizeof how, "head to head with its parent %.3fx (%.3f-%.3f), %s", c.speedup, c.low,
                  c.high, voided ? "voided (its parent ran well outside its own figures): ranked at its parent's latency"
+                 : v == AO_CMP_TIE && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "undecidable"))
+                 ? "a tie (its rounds fell on both sides of 1 early, and stopped): ranked at its parent's latency"
                  : v == AO_CMP_TIE ? "a tie: ranked at its parent's latency" : ao_sel_cmp_name(v));
     } else if (isfinite(ranked)) {
         snprintf(how, sizeof how, "not compared with its parent: ranked at its own measurement, never ahead of "

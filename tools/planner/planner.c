@@ -252,8 +252,13 @@ static void measured_outcome(const cJSON *r, const cJSON *cmp, char *out, size_t
                      c.speedup, c.low, c.high);
             return;
         default:
-            snprintf(out, len, "a TIE: head to head with the kernel it changed it measured %.2fx (95%% interval "
-                     "%.2f-%.2f), no difference beyond the noise", c.speedup, c.low, c.high);
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "undecidable")))
+                snprintf(out, len, "a TIE: head to head with the kernel it changed, its rounds fell on both sides "
+                         "of 1 early (%.2fx over %d), so no difference could be shown", c.speedup,
+                         (int)ao_json_num(h, "rounds", 0));
+            else
+                snprintf(out, len, "a TIE: head to head with the kernel it changed it measured %.2fx (95%% interval "
+                         "%.2f-%.2f), no difference beyond the noise", c.speedup, c.low, c.high);
             return;
         }
     }

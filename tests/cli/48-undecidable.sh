@@ -1,0 +1,70 @@
+# 48-undecidable.sh - a child's head-to-head with its parent stops once it
+# can decide nothing (issue 66): where the budget is spent and the rounds
+# would end at their minimum, more ratios on each side of 1 than the sign
+# test lets an interval there exclude mean a tie whatever comes next.  Its
+# result says so (head_to_head.undecidable) and its interval holds 1.  A
+# pair that is not a child and its parent (the final head-to-head, whose
+# figure is quoted) runs every round, and a child plainly faster is
+# decided as before.
+. tests/cli/helpers.sh
+ensure_calibration
+M=/usr/bin/python3
+$M - >"$T/pairs.jsonl" <<'PY'
+import hashlib, json
+honest = open("tests/kernels/honest.c").read()
+def msg(id, src, other, child=True):
+    m = dict(type="kernel", v=1, id=id, run="undecidable", task="matmul", target="cpu", iter=2, size="tiny",
+             source=src, sha256=hashlib.sha256(src.encode()).hexdigest(), baseline_source=other)
+    if child:
+        m["parent"] = hashlib.sha256(other.encode()).hexdigest()
+    print(json.dumps(m))
+# three copies of one kernel against another copy of it: ties
+for i in range(3):
+    msg("aa-%d" % i, honest + "static int child_%d;\n" % i, honest + "static int parent_%d;\n" % i)
+msg("aa-not-a-child", honest + "static int final_side;\n", honest + "static int other_side;\n", child=False)
+PY
+# a budget spent in the first round: each pair's rounds would end at their minimum
+bin/accelopt-profiler --budget 0.001 <"$T/pairs.jsonl" >"$T/out.jsonl" 2>"$T/err"
+ok $? "the profiler measured the pairs (exit 0)"
+$M - "$T/out.jsonl" <<'PY'
+import json, sys
+rs = {r["kernel_id"]: r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "result"}
+short = 0
+for i in range(3):
+    r = rs["aa-%d" % i]
+    h = r["head_to_head"]
+    print("# aa-%d: %s, %d rounds, %.3f (%.3f-%.3f)%s" % (i, r["status"], h["rounds"], h["speedup"],
+          h["speedup_low"], h["speedup_high"], " undecidable" if h.get("undecidable") else ""))
+    assert r["status"] == "ok", r.get("reason")
+    assert h["speedup_low"] <= 1 <= h["speedup_high"], h
+    if h["rounds"] < 21:
+        assert h.get("undecidable") is True, h
+        short += 1
+# each stops short unless its first rounds all fell on one side of 1
+assert short >= 1, "no A/A pair stopped short"
+PY
+ok $? "copies of one kernel as child and parent: a tie, stopped once undecidable, the interval holding 1"
+$M - "$T/out.jsonl" <<'PY'
+import json, sys
+rs = {r["kernel_id"]: r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "result"}
+h = rs["aa-not-a-child"]["head_to_head"]
+print("# not a child: %d rounds" % h["rounds"])
+assert h["rounds"] >= 21 and "undecidable" not in h, h
+PY
+ok $? "a pair that is not a child and its parent runs every round"
+$M - >"$T/faster.jsonl" <<'PY'
+import hashlib, json
+base, fast = open("nkibench/matmul/baseline.c").read(), open("nkibench/matmul/examples/packed_avx512.c").read()
+print(json.dumps(dict(type="kernel", v=1, id="faster", run="undecidable", task="matmul", target="cpu", iter=2,
+                      size="tiny", source=fast, sha256=hashlib.sha256(fast.encode()).hexdigest(),
+                      baseline_source=base, parent=hashlib.sha256(base.encode()).hexdigest())))
+PY
+bin/accelopt-profiler <"$T/faster.jsonl" >"$T/faster-out.jsonl" 2>"$T/faster.err"
+$M - "$T/faster-out.jsonl" <<'PY'
+import json, sys
+rs = {r["kernel_id"]: r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "result"}
+h = rs["faster"]["head_to_head"]
+print("# faster: %.2f (%.2f-%.2f), %d rounds" % (h["speedup"], h["speedup_low"], h["speedup_high"], h["rounds"]))
+assert rs["faster"]["status"] == "ok" and h["speedup_low"] > 1 and "undecidable" not in h, h
+PY
+ok $? "a child plainly faster than its parent is decided faster, as before"
