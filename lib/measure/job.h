@@ -54,6 +54,7 @@ struct ao_job {
     char dir[700];
     char digest[65];            /* the kernel source's SHA-256, for the profiler's records */
     int checks_known;           /* its check sets were known passed, not run again */
+    long long checks_least_ns;  /* its shortest check-set call in its last pass over them */
     const struct ao_target *tg; /* ao_job_opts.tg */
     int drain;                  /* ao_job_opts.drain */
     struct ao_sandbox sb;
