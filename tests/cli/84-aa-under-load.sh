@@ -89,10 +89,21 @@ for p in plans:
     for block in ("Plans already proposed", "Steps already tried on this kernel", "Steps tried on other kernels"):
         assert p.count(block) <= 1, (block, p[-2000:])
 assert "a TIE means no difference beyond the noise" in last, last[-1500:]
+told = []
 for k in (2, 3, 4, 5):  # the four steps of iterations 1 and 2, each with an outcome
     m = re.search(r"- Unroll the k loop by %d\. \(iteration \d\) -> (.*)" % k, last)
-    # a tie, or a pair whose parent ran outside its own figures (voided):
-    # never faster or slower
-    assert m and ("TIE" in m.group(1) or "undecided" in m.group(1)), (k, last[-1500:])
+    assert m, (k, last[-1500:])
+    told.append(m.group(1))
+# a tie, or a pair voided (its parent ran outside its own figures); never
+# faster (a gain is measured twice).  A 95% interval leaves 1 pair in 20
+# apart from 1 by chance, and two processes of one source differ by a few
+# percent where their pages fall: one small loss (not past 1/1.15, so no
+# lesson) may be told as SLOWER
+slower = [t for t in told if "SLOWER" in t]
+assert all("TIE" in t or "undecided" in t or "SLOWER" in t for t in told), told
+assert len(slower) <= 1, told
+for t in slower:
+    assert float(re.search(r"([0-9.]+)x", t).group(1)) > 1 / 1.15, told
+print("# told: %s" % " | ".join(t[:60] for t in told))
 PY
-ok $? "the last planner is told all four earlier steps (each a tie, or undecided) and what a tie means"
+ok $? "the last planner is told all four earlier steps (ties or undecided; at most one small loss, never a gain) and what a tie means"
