@@ -9,6 +9,7 @@
 #include <hiredis/hiredis.h>
 
 #include "agents/agent.h"
+#include "agents/flight.h"
 #include "agents/gate.h"
 #include "agents/machine.h"
 #include "core/exitcode.h"
@@ -141,6 +142,13 @@ int ao_agent_run(struct ao_stage *s, struct ao_agent *a, const char *role, ao_pr
         ao_err("%s", err);
         return ao_stage_close(s, usage ? AO_EXIT_USAGE : AO_EXIT_FAIL);
     }
+    if (ao_config_int(&s->cfg, "calls") < 1) {
+        ao_err("--calls must be at least 1");
+        ao_agent_release(a);
+        return ao_stage_close(s, AO_EXIT_USAGE);
+    }
+    s->loop = ao_flight_run;
+    s->calls = (int)ao_config_int(&s->cfg, "calls");
     code = ao_stage_run(s, process, ctx, what_in, what_out);
     ao_agent_release(a);
     return code;
@@ -229,6 +237,7 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
 {
     struct ao_llm_usage call = {0};
     struct ao_budget b;
+    struct ao_budget_hold hold;
     char e[AO_ERRLEN], model[160];
     int rc, spent;
 
@@ -239,7 +248,7 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
     }
     if (ao_budget_from_config(config, &b, reason, len) < 0)
         return -1;
-    if ((spent = ao_budget_enter(a->book, run, a->role, &b, a->conf.timeout_s * a->conf.attempts + 60, reason, len)) != 0)
+    if ((spent = ao_budget_enter(a->book, run, a->role, &b, a->conf.timeout_s * a->conf.attempts + 60, &hold, reason, len)) != 0)
         return spent < 0 ? -2 : -1;
     rc = ao_llm_chat_as(a->llm, model[0] ? model : NULL, system, user, reply, &call, reason, len);
     if (rc < 0 && ao_stop_requested())
@@ -248,7 +257,7 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
         note_failure(a, run, reason);
     if (ao_budget_charge(a->book, run, a->role, iter, &call, e, sizeof e) < 0)
         ao_warn("run '%s': cannot count the call's tokens: %s", run, e);
-    ao_budget_leave(a->book); /* after the charge: the next call sees this one's cost */
+    ao_budget_leave(a->book, &hold); /* after the charge: the next call sees this one's cost */
     ao_llm_usage_add(u, &call);
     ao_llm_usage_add(&a->total, &call);
     return rc;

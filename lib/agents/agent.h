@@ -20,6 +20,8 @@
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},     \
     {"prompts", 0, AO_OPT_STR, NULL, "DIR", "prompt templates (default: the installed prompts/)"}, \
     {"size", 0, AO_OPT_STR, "tiny", "CLASS", "size class when a message names none"},         \
+    {"calls", 'j', AO_OPT_INT, "16", "N", "messages in hand at once, each with its model call in flight, "   \
+     "in this one process (the input waits at N)"},                                           \
     {"machine", 0, AO_OPT_STR, NULL, "FILE", "the machine the kernels run on, described for the prompts "  \
      "(default: this one's CPU, caches and calibrated peaks; give a file where the profilers run elsewhere)"}
 

@@ -9,6 +9,7 @@
 #include <hiredis/hiredis.h>
 
 #include "agents/budget.h"
+#include "core/fiber.h"
 #include "core/signals.h"
 #include "core/util.h"
 #include "wire/runconfig.h"
@@ -25,9 +26,7 @@ struct ao_budget_book {
     struct ao_redis *r;
     struct local *runs;
     char token[40];    /* this process in a run's calls in flight */
-    char member[80];   /* token|role: the member of the call in flight */
-    int held;          /* a call admitted by ao_budget_enter, not yet left */
-    char held_run[200];
+    unsigned long calls; /* numbers each call's member: several may be in flight */
 };
 
 int ao_budget_from_config(const cJSON *config, struct ao_budget *b, char *err, size_t errlen)
@@ -130,8 +129,9 @@ static int spent_reason(const struct ao_budget *b, long long tokens, double usd,
 }
 
 int ao_budget_enter(struct ao_budget_book *bk, const char *run, const char *role, const struct ao_budget *b,
-                    double lease_s, char *reason, size_t len)
+                    double lease_s, struct ao_budget_hold *h, char *reason, size_t len)
 {
+    h->held = 0;
     if (!b->tokens && !b->usd)
         return 0;
     if (!bk->r) { /* one process, one call at a time */
@@ -140,12 +140,12 @@ int ao_budget_enter(struct ao_budget_book *bk, const char *run, const char *role
     }
     {
         char key[AO_REDIS_KEY_MAX], fl[AO_REDIS_KEY_MAX], bt[24], bu[40], lease[24];
-        const char *argv[9] = {"EVAL", enter_script, "2", key, fl, bt, bu, bk->member, lease};
+        const char *argv[9] = {"EVAL", enter_script, "2", key, fl, bt, bu, h->member, lease};
         unsigned spin = 0;
         if (!ao_redis_key(bk->r, key, sizeof key, AO_KEY_RUN, run) ||
             !ao_redis_key(bk->r, fl, sizeof fl, AO_KEY_INFLIGHT, run))
             return ao_errf(reason, len, "run id '%.40s...' is too long for a key", run);
-        snprintf(bk->member, sizeof bk->member, "%s|%.30s", bk->token, role ? role : "model");
+        snprintf(h->member, sizeof h->member, "%s:%lu|%.30s", bk->token, ++bk->calls, role ? role : "model");
         snprintf(bt, sizeof bt, "%lld", b->tokens);
         snprintf(bu, sizeof bu, "%.10f", b->usd);
         snprintf(lease, sizeof lease, "%lld", (long long)(lease_s * 1000) + 1000);
@@ -161,32 +161,30 @@ int ao_budget_enter(struct ao_budget_book *bk, const char *run, const char *role
                                   reason, len);
             freeReplyObject(rep);
             if (v == 0) {
-                bk->held = 1; /* bk->member names this call until it leaves */
-                snprintf(bk->held_run, sizeof bk->held_run, "%s", run);
+                h->held = 1; /* h->member names this call until it leaves */
+                snprintf(h->run, sizeof h->run, "%s", run);
                 return 0;
             }
             if (v == 1)
                 return rc ? 1 : 0;
             if (ao_stop_requested())
                 return snprintf(reason, len, "stopped while the run's calls in flight came back"), -1;
-            { /* wait for the calls in flight to come back */
-                struct timespec ts = {0, (30 + (long)(++spin * 7919 % 50)) * 1000000L};
-                nanosleep(&ts, NULL);
-            }
+            /* wait for the calls in flight to come back */
+            ao_nap_ns((30 + (long long)(++spin * 7919 % 50)) * 1000000LL);
         }
     }
 }
 
-void ao_budget_leave(struct ao_budget_book *bk)
+void ao_budget_leave(struct ao_budget_book *bk, struct ao_budget_hold *h)
 {
     char fl[AO_REDIS_KEY_MAX], err[256];
-    const char *argv[3] = {"ZREM", fl, bk->member};
+    const char *argv[3] = {"ZREM", fl, h->member};
     redisReply *rep;
 
-    if (!bk->held)
+    if (!h->held)
         return;
-    bk->held = 0;
-    if (ao_redis_key(bk->r, fl, sizeof fl, AO_KEY_INFLIGHT, bk->held_run) &&
+    h->held = 0;
+    if (ao_redis_key(bk->r, fl, sizeof fl, AO_KEY_INFLIGHT, h->run) &&
         (rep = ao_redis_argv(bk->r, 3, argv, NULL, err, sizeof err))) /* else its lease ends */
         freeReplyObject(rep);
 }

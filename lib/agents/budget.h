@@ -21,6 +21,14 @@ int ao_budget_from_config(const cJSON *config, struct ao_budget *b, char *err, s
 
 struct ao_budget_book;
 
+/* One call admitted by ao_budget_enter (a process may have several in
+ * flight: agents/flight.h); the caller keeps it until ao_budget_leave. */
+struct ao_budget_hold {
+    char member[96]; /* token:n|role (the role after the bar): the member of the run's calls in flight */
+    char run[200];
+    int held;
+};
+
 /* Counts in redis (hash run:<id>, fields tokens_prompt, tokens_completion,
  * cost_usd) when r is not NULL, else in this process.  NULL on OOM. */
 struct ao_budget_book *ao_budget_book_new(struct ao_redis *r);
@@ -35,9 +43,9 @@ void ao_budget_book_free(struct ao_budget_book *bk);
  * the budget no more than one call at a time does.  lease_s: how long a
  * holder that died keeps its place. */
 int ao_budget_enter(struct ao_budget_book *bk, const char *run, const char *role, const struct ao_budget *b,
-                    double lease_s, char *reason, size_t len);
+                    double lease_s, struct ao_budget_hold *h, char *reason, size_t len);
 /* After the call (admitted by ao_budget_enter), whatever came of it. */
-void ao_budget_leave(struct ao_budget_book *bk);
+void ao_budget_leave(struct ao_budget_book *bk, struct ao_budget_hold *h);
 /* Add a call's usage to the run's counters, and (with redis) to the
  * counters of its role and iteration that a run's report shows:
  * tokens_prompt:<role>:<iter>, tokens_completion:<role>:<iter>,

@@ -10,6 +10,7 @@
 #include <hiredis/hiredis.h>
 
 #include "agents/gate.h"
+#include "core/fiber.h"
 #include "core/signals.h"
 #include "core/util.h"
 #include "wire/names.h"
@@ -17,8 +18,9 @@
 struct ao_gate {
     struct ao_redis *r;
     char key[AO_REDIS_KEY_MAX], pause_key[AO_REDIS_KEY_MAX], wait_key[AO_REDIS_KEY_MAX];
-    char token[40]; /* this holder's member in the set */
-    int limit, held, urgent;
+    char token[40]; /* this process among the holders; each call's adds a number */
+    unsigned long calls;
+    int limit, urgent;
     long long lease_ms;
     double waited_s;
 };
@@ -91,24 +93,19 @@ void ao_gate_free(struct ao_gate *g)
 {
     if (!g)
         return;
-    ao_gate_leave(g);
     free(g);
 }
 
-static void sleep_ms(long long ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-int ao_gate_enter(struct ao_gate *g, char *err, size_t errlen)
+int ao_gate_enter(struct ao_gate *g, struct ao_gate_slot *s, char *err, size_t errlen)
 {
     char lim[24], lease[24];
-    const char *argv[10] = {"EVAL", enter_script, "3", g->key, g->pause_key, g->wait_key, lim, lease, g->token,
+    const char *argv[10] = {"EVAL", enter_script, "3", g->key, g->pause_key, g->wait_key, lim, lease, s->token,
                             g->urgent ? "1" : "0"};
     int64_t start = ao_now_ns();
     unsigned spin = 0;
 
+    s->held = 0;
+    snprintf(s->token, sizeof s->token, "%s:%lu", g->token, ++g->calls);
     snprintf(lim, sizeof lim, "%d", g->limit);
     snprintf(lease, sizeof lease, "%lld", g->lease_ms);
     for (;;) {
@@ -119,7 +116,7 @@ int ao_gate_enter(struct ao_gate *g, char *err, size_t errlen)
         v = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
         freeReplyObject(rep);
         if (v == 0) {
-            g->held = 1;
+            s->held = 1;
             g->waited_s += (double)(ao_now_ns() - start) / 1e9;
             return 0;
         }
@@ -129,19 +126,19 @@ int ao_gate_enter(struct ao_gate *g, char *err, size_t errlen)
         }
         /* paused: sleep it out in slices; full: poll again soon, spread
          * over the waiters (no lock step) */
-        sleep_ms(v > 0 ? (v < 200 ? v : 200) : 20 + (long long)(++spin * 7919 % 40));
+        ao_nap_ns((v > 0 ? (v < 200 ? v : 200) : 20 + (long long)(++spin * 7919 % 40)) * 1000000LL);
     }
 }
 
-void ao_gate_leave(struct ao_gate *g)
+void ao_gate_leave(struct ao_gate *g, struct ao_gate_slot *s)
 {
-    const char *argv[3] = {"ZREM", g->key, g->token};
+    const char *argv[3] = {"ZREM", g->key, s->token};
     char err[256];
     redisReply *rep;
 
-    if (!g->held)
+    if (!s->held)
         return;
-    g->held = 0;
+    s->held = 0;
     if ((rep = ao_redis_argv(g->r, 3, argv, NULL, err, sizeof err))) /* else the lease frees it */
         freeReplyObject(rep);
 }

@@ -9,8 +9,10 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "agents/flight.h"
 #include "agents/gate.h"
 #include "agents/llm.h"
+#include "core/fiber.h"
 #include "core/log.h"
 #include "core/signals.h"
 #include "core/util.h"
@@ -21,13 +23,23 @@
 #define RETRY_AFTER_MAX 120.0    /* seconds */
 #define BACKOFF_MAX 60.0         /* seconds */
 
+/* One call's transfer: a handle set up as the client's, and what came
+ * back.  A process may have several calls in flight (agents/flight.h);
+ * idle ones are kept for the next calls, with their connections. */
+struct xfer {
+    struct ao_llm *l;
+    CURL *curl;
+    struct ao_buf body;
+    double retry_after; /* from the last response; < 0 when absent */
+    struct xfer *next;  /* idle list */
+};
+
 struct ao_llm {
     struct ao_llm_conf conf; /* borrowed strings from the caller's conf */
-    CURL *curl;
+    CURL *curl;              /* the settings every transfer copies */
     struct curl_slist *headers;
     char endpoint[1024];
-    struct ao_buf body;
-    double retry_after;      /* from the last response; < 0 when absent */
+    struct xfer *idle;
     unsigned long long rng;
     struct ao_gate *gate;    /* the server's calls in flight, shared (NULL: none) */
 };
@@ -233,7 +245,7 @@ static int on_progress(void *p, curl_off_t dt, curl_off_t dn, curl_off_t ut, cur
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
-    struct ao_llm *l = ud;
+    struct xfer *l = ud;
     if (l->body.len + size * n > MAX_REPLY || ao_buf_append(&l->body, p, size * n) < 0)
         return 0; /* curl reports a write error */
     return size * n;
@@ -241,7 +253,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
-    struct ao_llm *l = ud;
+    struct xfer *l = ud;
     size_t len = size * n;
 
     if (len > 12 && strncasecmp(p, "retry-after:", 12) == 0) {
@@ -298,9 +310,7 @@ struct ao_llm *ao_llm_new(const struct ao_llm_conf *conf, char *err, size_t errl
     curl_easy_setopt(l->curl, CURLOPT_URL, l->endpoint);
     curl_easy_setopt(l->curl, CURLOPT_HTTPHEADER, l->headers);
     curl_easy_setopt(l->curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(l->curl, CURLOPT_WRITEDATA, l);
     curl_easy_setopt(l->curl, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(l->curl, CURLOPT_HEADERDATA, l);
     curl_easy_setopt(l->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(l->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     curl_easy_setopt(l->curl, CURLOPT_TIMEOUT_MS, (long)(conf->timeout_s * 1000));
@@ -321,10 +331,16 @@ void ao_llm_free(struct ao_llm *l)
 {
     if (!l)
         return;
+    while (l->idle) {
+        struct xfer *x = l->idle;
+        l->idle = x->next;
+        curl_easy_cleanup(x->curl);
+        ao_buf_release(&x->body);
+        free(x);
+    }
     if (l->curl)
         curl_easy_cleanup(l->curl);
     curl_slist_free_all(l->headers);
-    ao_buf_release(&l->body);
     free(l);
 }
 
@@ -348,7 +364,7 @@ enum verdict { OK, RETRY, FATAL };
 
 /* A short, key-free description of an error body: error.message, or the
  * start of the text. */
-static void error_text(struct ao_llm *l, char *out, size_t len)
+static void error_text(struct xfer *l, char *out, size_t len)
 {
     cJSON *j = l->body.len ? cJSON_ParseWithLength(l->body.data, l->body.len) : NULL;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
@@ -359,11 +375,11 @@ static void error_text(struct ao_llm *l, char *out, size_t len)
     else
         snprintf(out, len, "%.200s", l->body.len ? l->body.data : "(empty body)");
     out[strcspn(out, "\r\n")] = '\0';
-    ao_llm_redact(l, out);
+    ao_llm_redact(l->l, out);
     cJSON_Delete(j);
 }
 
-static int is_quota_error(struct ao_llm *l)
+static int is_quota_error(struct xfer *l)
 {
     cJSON *j = l->body.len ? cJSON_ParseWithLength(l->body.data, l->body.len) : NULL;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
@@ -407,10 +423,11 @@ out:
 }
 
 /* Read usage and the first choice out of a 200 reply. */
-static enum verdict parse_reply(struct ao_llm *l, char **reply, struct ao_llm_usage *u,
+static enum verdict parse_reply(struct xfer *x, char **reply, struct ao_llm_usage *u,
                                 char *err, size_t errlen)
 {
-    cJSON *j = cJSON_ParseWithLength(l->body.data, l->body.len);
+    const struct ao_llm *l = x->l;
+    cJSON *j = cJSON_ParseWithLength(x->body.data, x->body.len);
     const cJSON *usage, *choice, *msg, *content, *finish;
     enum verdict v = RETRY;
 
@@ -445,7 +462,33 @@ static enum verdict parse_reply(struct ao_llm *l, char **reply, struct ao_llm_us
     return v;
 }
 
-static enum verdict attempt(struct ao_llm *l, const char *body, char **reply,
+/* A transfer for one call: an idle one, or a copy of the client's. */
+static struct xfer *xfer_take(struct ao_llm *l)
+{
+    struct xfer *x = l->idle;
+
+    if (x) {
+        l->idle = x->next;
+        return x;
+    }
+    if (!(x = calloc(1, sizeof *x)) || !(x->curl = curl_easy_duphandle(l->curl))) {
+        free(x);
+        return NULL;
+    }
+    x->l = l;
+    curl_easy_setopt(x->curl, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(x->curl, CURLOPT_HEADERDATA, x);
+    return x;
+}
+
+static void xfer_give(struct ao_llm *l, struct xfer *x)
+{
+    x->body.len = 0;
+    x->next = l->idle;
+    l->idle = x;
+}
+
+static enum verdict attempt(struct xfer *l, const char *body, char **reply,
                             struct ao_llm_usage *u, char *err, size_t errlen)
 {
     char ebuf[CURL_ERROR_SIZE] = "", text[256];
@@ -457,12 +500,12 @@ static enum verdict attempt(struct ao_llm *l, const char *body, char **reply,
     u->attempts++;
     curl_easy_setopt(l->curl, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(l->curl, CURLOPT_ERRORBUFFER, ebuf);
-    rc = curl_easy_perform(l->curl);
+    rc = ao_flight_perform(l->curl); /* the stage's other calls go on meanwhile */
     curl_easy_setopt(l->curl, CURLOPT_ERRORBUFFER, NULL);
     if (rc != CURLE_OK) {
         snprintf(err, errlen, "%s: %s", rc == CURLE_OPERATION_TIMEDOUT ? "timed out" : "no reply",
                  ebuf[0] ? ebuf : curl_easy_strerror(rc));
-        ao_llm_redact(l, err);
+        ao_llm_redact(l->l, err);
         return rc == CURLE_WRITE_ERROR && l->body.len > 0 ? FATAL : RETRY;
     }
     if (ao_buf_append(&l->body, "", 1) < 0) {
@@ -486,17 +529,12 @@ static enum verdict attempt(struct ao_llm *l, const char *body, char **reply,
     return status == 408 || status == 409 || status == 429 || status >= 500 ? RETRY : FATAL;
 }
 
-/* Sleep in slices so that a stop request cuts the wait short; 0 or -1. */
+/* Wait (a stop request cuts it short; the stage's other calls go on
+ * meanwhile); 0 or -1 when stopped. */
 static int wait_s(double s)
 {
-    int64_t end = ao_now_ns() + (int64_t)(s * 1e9);
-    while (ao_now_ns() < end) {
-        struct timespec ts = {0, 50000000L};
-        if (ao_stop_requested())
-            return -1;
-        nanosleep(&ts, NULL);
-    }
-    return 0;
+    ao_nap_ns((long long)(s * 1e9));
+    return ao_stop_requested() ? -1 : 0;
 }
 
 static double jitter(struct ao_llm *l, double cap)
@@ -518,13 +556,16 @@ int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, cons
 {
     char *body = NULL, last[AO_ERRLEN] = "";
     int rc = -1, n;
+    struct xfer *x;
+    struct ao_gate_slot slot;
 
     *reply = NULL;
     if (l->conf.builtin) {
         snprintf(err, errlen, "the builtin model takes no chat calls");
         return -1;
     }
-    if (!(body = request_body(l, model, system, user))) {
+    if (!(body = request_body(l, model, system, user)) || !(x = xfer_take(l))) {
+        free(body);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -532,13 +573,13 @@ int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, cons
     for (n = 1; n <= l->conf.attempts; n++) {
         enum verdict v;
         double delay;
-        if (l->gate && ao_gate_enter(l->gate, last, sizeof last) < 0)
+        if (l->gate && ao_gate_enter(l->gate, &slot, last, sizeof last) < 0)
             break; /* stopped, or redis failed: the call is not made */
-        v = attempt(l, body, reply, u, last, sizeof last);
+        v = attempt(x, body, reply, u, last, sizeof last);
         if (l->gate) {
-            ao_gate_leave(l->gate);
-            if (l->retry_after > 0) /* the server is busy for everyone */
-                ao_gate_pause(l->gate, l->retry_after < RETRY_AFTER_MAX ? l->retry_after : RETRY_AFTER_MAX);
+            ao_gate_leave(l->gate, &slot);
+            if (x->retry_after > 0) /* the server is busy for everyone */
+                ao_gate_pause(l->gate, x->retry_after < RETRY_AFTER_MAX ? x->retry_after : RETRY_AFTER_MAX);
         }
         if (v == OK) {
             rc = 0;
@@ -551,8 +592,8 @@ int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, cons
         delay = jitter(l, l->conf.backoff_s * (double)(1u << (n - 1 < 16 ? n - 1 : 16)));
         if (delay > BACKOFF_MAX)
             delay = jitter(l, BACKOFF_MAX);
-        if (l->retry_after >= 0)
-            delay = l->retry_after < RETRY_AFTER_MAX ? l->retry_after : RETRY_AFTER_MAX;
+        if (x->retry_after >= 0)
+            delay = x->retry_after < RETRY_AFTER_MAX ? x->retry_after : RETRY_AFTER_MAX;
         ao_warn("%s model: attempt %d of %d failed (%s); retrying in %.2f s", l->conf.role, n,
                 l->conf.attempts, last, delay);
         if (wait_s(delay) < 0) {
@@ -563,6 +604,7 @@ int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, cons
     snprintf(err, errlen, "%s model call failed after %d attempt%s: %s", l->conf.role,
              n > l->conf.attempts ? l->conf.attempts : n, n == 1 ? "" : "s", last);
 out:
+    xfer_give(l, x);
     free(body);
     return rc;
 }
@@ -590,6 +632,7 @@ static void model_ids(const cJSON *data, char *out, size_t len)
 int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen)
 {
     struct ao_llm *l;
+    struct xfer *x;
     char url[1100], what[AO_ERRLEN], ids[300];
     size_t n = conf->url ? strlen(conf->url) : 0;
     long status = 0;
@@ -602,32 +645,37 @@ int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen)
         return 0;
     if (!(l = ao_llm_new(conf, err, errlen)))
         return -1;
+    if (!(x = xfer_take(l))) {
+        snprintf(err, errlen, "out of memory");
+        ao_llm_free(l);
+        return -1;
+    }
     while (n > 0 && conf->url[n - 1] == '/')
         n--;
     snprintf(url, sizeof url, "%.*s/models", (int)n, conf->url);
-    curl_easy_setopt(l->curl, CURLOPT_URL, url);
-    curl_easy_setopt(l->curl, CURLOPT_HTTPGET, 1L);
-    curl_easy_setopt(l->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-    curl_easy_setopt(l->curl, CURLOPT_TIMEOUT_MS, 10000L);
-    rc = curl_easy_perform(l->curl);
+    curl_easy_setopt(x->curl, CURLOPT_URL, url);
+    curl_easy_setopt(x->curl, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(x->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(x->curl, CURLOPT_TIMEOUT_MS, 10000L);
+    rc = curl_easy_perform(x->curl);
     if (rc != CURLE_OK) {
         snprintf(err, errlen, "the %s model server %s is unreachable: %s", conf->role, conf->url,
                  curl_easy_strerror(rc));
         goto done;
     }
-    curl_easy_getinfo(l->curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &status);
     if (status == 404 || status == 405 || status == 501) { /* no models list: taken on trust */
         out = 0;
         goto done;
     }
     if (status != 200) {
-        error_text(l, what, sizeof what);
+        error_text(x, what, sizeof what);
         snprintf(err, errlen, "the %s model server %s %s (HTTP %ld): %s", conf->role, conf->url,
                  status == 401 || status == 403 ? "refuses the key" : "answers an error", status, what);
         out = status == 401 || status == 403 ? -2 : -1;
         goto done;
     }
-    j = cJSON_ParseWithLength(l->body.data ? l->body.data : "", l->body.len);
+    j = cJSON_ParseWithLength(x->body.data ? x->body.data : "", x->body.len);
     data = cJSON_GetObjectItemCaseSensitive(j, "data");
     if (!cJSON_IsArray(data)) { /* a 200 that is no list: the server is there, the model unknown */
         out = 0;
@@ -648,6 +696,7 @@ int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen)
     out = 0;
 done:
     cJSON_Delete(j);
+    xfer_give(l, x);
     ao_llm_free(l);
     return out;
 }

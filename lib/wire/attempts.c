@@ -2,7 +2,8 @@
  * <topic>:<partition>:<offset> -> times handed out.  The field is set
  * before the stage handles the input and deleted once it was handled (with
  * the next input's count, or when the input runs dry) or the stage stopped
- * cleanly, so only a death in hand leaves a count. */
+ * cleanly, so only a death in hand leaves a count.  Several inputs may be
+ * in hand at once (agents/flight.h): those handled wait in a list. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,16 @@
 #include "core/redis.h"
 #include "wire/names.h"
 
+#define DONE_MAX 32
+
 struct attempts {
     struct ao_redis *r;
     char key[AO_REDIS_KEY_MAX];
-    char done[300]; /* the last input handled, its count not yet deleted ("" none) */
+    char done[DONE_MAX][300]; /* inputs handled, their counts not yet deleted */
+    int ndone;
 };
+
+static void idle(void *ctx);
 
 static void field(const struct ao_inmsg *m, char *buf, size_t len)
 {
@@ -33,16 +39,18 @@ static long begin(void *ctx, struct ao_io *io, const struct ao_inmsg *m)
 {
     struct attempts *a = ctx;
     char f[300], err[512];
-    const char *incr[4] = {"HINCRBY", a->key, f, "1"}, *del[3] = {"HDEL", a->key, a->done};
-    struct ao_redis_cmd cmds[2] = {{3, del, NULL}, {4, incr, NULL}};
+    const char *incr[4] = {"HINCRBY", a->key, f, "1"}, *del[2 + DONE_MAX] = {"HDEL", a->key};
+    struct ao_redis_cmd cmds[2] = {{2 + a->ndone, del, NULL}, {4, incr, NULL}};
     redisReply *rep[2];
-    int with_done = a->done[0] != '\0';
+    int with_done = a->ndone > 0;
     long n;
 
+    for (int i = 0; i < a->ndone; i++)
+        del[2 + i] = a->done[i];
     field(m, f, sizeof f);
     if (ao_redis_pipeline(a->r, 1 + with_done, cmds + !with_done, rep, err, sizeof err) < 0)
         return ao_io_fail(io, "attempt count: %s", err);
-    a->done[0] = '\0';
+    a->ndone = 0;
     n = rep[with_done]->type == REDIS_REPLY_INTEGER ? (long)rep[with_done]->integer : 1;
     for (int i = 0; i <= with_done; i++)
         freeReplyObject(rep[i]);
@@ -52,7 +60,9 @@ static long begin(void *ctx, struct ao_io *io, const struct ao_inmsg *m)
 static void end(void *ctx, const struct ao_inmsg *m)
 {
     struct attempts *a = ctx;
-    field(m, a->done, sizeof a->done);
+    if (a->ndone == DONE_MAX)
+        idle(ctx);
+    field(m, a->done[a->ndone++], sizeof a->done[0]);
 }
 
 /* Nothing more to handle for now (or a clean stop): forget the last one. */
@@ -60,14 +70,16 @@ static void idle(void *ctx)
 {
     struct attempts *a = ctx;
     char err[512];
-    const char *argv[3] = {"HDEL", a->key, a->done};
+    const char *argv[2 + DONE_MAX] = {"HDEL", a->key};
     redisReply *rep;
 
-    if (!a->done[0])
+    if (!a->ndone)
         return;
-    if ((rep = ao_redis_argv(a->r, 3, argv, NULL, err, sizeof err)))
+    for (int i = 0; i < a->ndone; i++)
+        argv[2 + i] = a->done[i];
+    if ((rep = ao_redis_argv(a->r, 2 + a->ndone, argv, NULL, err, sizeof err)))
         freeReplyObject(rep);
-    a->done[0] = '\0';
+    a->ndone = 0;
 }
 
 static void release(void *ctx)

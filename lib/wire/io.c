@@ -1,6 +1,7 @@
 /* io.c - the transport seam and its pipe-mode (stdio JSON Lines) backend */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,13 +59,30 @@ static long long read_line(struct stdio_priv *p, size_t *kept)
     return total;
 }
 
+/* Would a read of in return without waiting for its writer?  Bytes left
+ * in the stream's buffer (glibc's FILE keeps them between these two
+ * pointers), or the fd readable now; a stream without an fd (a memory
+ * stream) never waits.  A line begun is read to its end: writers write
+ * whole lines. */
+static int stdio_ready(FILE *in)
+{
+    struct pollfd pf = {fileno(in), POLLIN, 0};
+
+    if (in->_IO_read_ptr < in->_IO_read_end || pf.fd < 0 || feof(in))
+        return 1;
+    return poll(&pf, 1, 0) > 0;
+}
+
 static int stdio_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
 {
     struct stdio_priv *p = io->priv;
     long long total;
     size_t n = 0;
 
-    (void)timeout_ms; /* a pipe blocks; signals interrupt the read */
+    /* a pipe blocks (signals interrupt the read), but for an event loop
+     * that asks with no time to wait (agents/flight.c) */
+    if (timeout_ms == 0 && !stdio_ready(p->in))
+        return 0;
     for (;;) {
         errno = 0;
         total = read_line(p, &n);
@@ -130,8 +148,20 @@ static unsigned stdio_generation(struct ao_io *io)
     return 1;
 }
 
-static const struct ao_io_ops stdio_ops = {stdio_next,  stdio_emit, stdio_commit,
-                                           stdio_close, stdio_owns, stdio_generation};
+static int stdio_pause(struct ao_io *io, int on)
+{
+    (void)io; (void)on;
+    return 0; /* a pipe is read only when asked */
+}
+
+static int stdio_fd(struct ao_io *io)
+{
+    struct stdio_priv *p = io->priv;
+    return feof(p->in) ? -1 : fileno(p->in);
+}
+
+static const struct ao_io_ops stdio_ops = {stdio_next,  stdio_emit, stdio_commit,     stdio_close,
+                                           stdio_owns,  stdio_generation, stdio_pause, stdio_fd};
 
 struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq)
 {
@@ -223,6 +253,16 @@ int ao_io_owns(struct ao_io *io, const char *key)
 unsigned ao_io_generation(struct ao_io *io)
 {
     return io->ops->generation(io);
+}
+
+int ao_io_pause(struct ao_io *io, int on)
+{
+    return io->ops->pause ? io->ops->pause(io, on) : 0;
+}
+
+int ao_io_fd(struct ao_io *io)
+{
+    return io->ops->fd ? io->ops->fd(io) : -1;
 }
 
 /* The excerpt a dead letter keeps: the first DLQ_EXCERPT bytes, with
@@ -429,16 +469,76 @@ static void trace(const struct ao_io *io, const struct ao_inmsg *m, const cJSON 
     cJSON_Delete(t);
 }
 
+int ao_io_handle(struct ao_io *io, struct ao_inmsg *m, ao_process_fn process, void *ctx)
+{
+    char reason[512] = "";
+    cJSON *j = NULL;
+    long tries = 0;
+    struct trace_start ts;
+    int authentic = 0; /* its signature checked: its run is its own */
+    int seen = 0;      /* claimed before, at another place: a replay */
+
+    trace_begin(&ts);
+    if (io->guard.begin && m->handle && (tries = io->guard.begin(io->guard.ctx, io, m)) < 0)
+        return -1;
+    if (tries <= io->guard.max)
+        crash_if_asked(m); /* counted first, like a real crash while handling it */
+    io->held = m; /* for a process function that checks its bytes (a pipe's signatures) */
+    if (tries > io->guard.max) { /* tries is 0 without a guard */
+        snprintf(reason, sizeof reason,
+                 "handed out %ld times; each time before, the stage died with it in hand "
+                 "(a poison message)", tries);
+    } else if (m->len > AO_MAX_MESSAGE || m->size > AO_MAX_MESSAGE) {
+        snprintf(reason, sizeof reason, "message of %zu bytes is over the %u byte limit",
+                 m->size > m->len ? m->size : m->len, AO_MAX_MESSAGE);
+    } else if (!(j = ao_msg_parse(m->raw, m->len, reason, sizeof reason))) {
+        /* reason says why */
+    } else if (io->verify && io->key &&
+               !(authentic = ao_sign_check(m->raw, m->len, io->key, reason, sizeof reason) == 0)) {
+        /* reason says why: anyone may produce to a broker's topics */
+    } else if (authentic && io->once.claim && m->handle &&
+               (seen = io->once.claim(io->once.ctx, j, m, reason, sizeof reason)) != 0) {
+        /* a genuine message produced again elsewhere: not acted on twice */
+        if (seen < 0) {
+            io->held = NULL;
+            cJSON_Delete(j);
+            return ao_io_fail(io, "%s", reason);
+        }
+    } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
+        reason[0] = '\0';
+    } else if (io->err[0]) {
+        /* the output side failed: the message is not lost, stop here;
+         * not the message's fault, so its attempt is forgotten */
+        io->held = NULL;
+        cJSON_Delete(j);
+        if (tries)
+            io->guard.end(io->guard.ctx, m);
+        return -1;
+    }
+    io->held = NULL;
+    trace(io, m, j, &ts, reason);
+    if (reason[0] && dead_letter(io, m, reason, authentic ? j : NULL) < 0) {
+        cJSON_Delete(j);
+        if (tries <= io->guard.max || !tries) {
+            snprintf(io->err, sizeof io->err, "cannot write a dead letter (%.300s)", reason);
+            return -1; /* comes again; the poison guard counts it */
+        }
+        /* past the attempts: skipped all the same, so it cannot stop the stage */
+        ao_err("cannot write a dead letter for %s[%d]@%lld; skipped after %ld attempts: %s",
+               m->topic ? m->topic : "?", m->partition, m->offset, tries, reason);
+    } else {
+        cJSON_Delete(j);
+    }
+    if (tries) /* before the commit, which lets the transport forget m */
+        io->guard.end(io->guard.ctx, m);
+    return ao_io_commit(io, m) < 0 ? -1 : 0;
+}
+
 int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx)
 {
     while (!ao_stop_requested()) {
         struct ao_inmsg m;
-        char reason[512] = "";
-        cJSON *j = NULL;
-        long tries = 0;
-        struct trace_start ts;
-        int rc, authentic = 0; /* its signature checked: its run is its own */
-        int seen = 0;          /* claimed before, at another place: a replay */
+        int rc;
 
         if (tick && tick(ctx, io) < 0)
             return -1;
@@ -449,61 +549,8 @@ int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, 
                 io->guard.idle(io->guard.ctx);
             continue;
         }
-        trace_begin(&ts);
-        if (io->guard.begin && m.handle && (tries = io->guard.begin(io->guard.ctx, io, &m)) < 0)
+        if (ao_io_handle(io, &m, process, ctx) < 0)
             return -1;
-        if (tries <= io->guard.max)
-            crash_if_asked(&m); /* counted first, like a real crash while handling it */
-        io->held = &m; /* for a process function that checks its bytes (a pipe's signatures) */
-        if (tries > io->guard.max) { /* tries is 0 without a guard */
-            snprintf(reason, sizeof reason,
-                     "handed out %ld times; each time before, the stage died with it in hand "
-                     "(a poison message)", tries);
-        } else if (m.len > AO_MAX_MESSAGE || m.size > AO_MAX_MESSAGE) {
-            snprintf(reason, sizeof reason, "message of %zu bytes is over the %u byte limit",
-                     m.size > m.len ? m.size : m.len, AO_MAX_MESSAGE);
-        } else if (!(j = ao_msg_parse(m.raw, m.len, reason, sizeof reason))) {
-            /* reason says why */
-        } else if (io->verify && io->key &&
-                   !(authentic = ao_sign_check(m.raw, m.len, io->key, reason, sizeof reason) == 0)) {
-            /* reason says why: anyone may produce to a broker's topics */
-        } else if (authentic && io->once.claim && m.handle &&
-                   (seen = io->once.claim(io->once.ctx, j, &m, reason, sizeof reason)) != 0) {
-            /* a genuine message produced again elsewhere: not acted on twice */
-            if (seen < 0) {
-                io->held = NULL;
-                cJSON_Delete(j);
-                return ao_io_fail(io, "%s", reason);
-            }
-        } else if (process(ctx, io, j, reason, sizeof reason) == 0) {
-            reason[0] = '\0';
-        } else if (io->err[0]) {
-            /* the output side failed: the message is not lost, stop here;
-             * not the message's fault, so its attempt is forgotten */
-            io->held = NULL;
-            cJSON_Delete(j);
-            if (tries)
-                io->guard.end(io->guard.ctx, &m);
-            return -1;
-        }
-        io->held = NULL;
-        trace(io, &m, j, &ts, reason);
-        if (reason[0] && dead_letter(io, &m, reason, authentic ? j : NULL) < 0) {
-            cJSON_Delete(j);
-            if (tries <= io->guard.max || !tries) {
-                snprintf(io->err, sizeof io->err, "cannot write a dead letter (%.300s)", reason);
-                return -1; /* comes again; the poison guard counts it */
-            }
-            /* past the attempts: skipped all the same, so it cannot stop the stage */
-            ao_err("cannot write a dead letter for %s[%d]@%lld; skipped after %ld attempts: %s",
-                   m.topic ? m.topic : "?", m.partition, m.offset, tries, reason);
-        } else {
-            cJSON_Delete(j);
-        }
-        if (ao_io_commit(io, &m) < 0)
-            return -1;
-        if (tries)
-            io->guard.end(io->guard.ctx, &m);
     }
     return 0;
 }

@@ -7,8 +7,9 @@
 
 #include <cjson/cJSON.h>
 
-/* One received message.  `raw` is owned by the transport until the next
- * call to ao_io_next or ao_io_commit. */
+/* One received message.  `raw` is owned by the transport: on Kafka until
+ * the message is committed (several may be in hand at once), in pipe mode
+ * until the next ao_io_next. */
 struct ao_inmsg {
     const char *raw;
     size_t len;
@@ -40,6 +41,11 @@ struct ao_io_ops {
     int (*owns)(struct ao_io *io, const char *key);
     /* changes whenever what this consumer owns may have changed */
     unsigned (*generation)(struct ao_io *io);
+    /* on: hand out nothing more until off (enough inputs in hand) */
+    int (*pause)(struct ao_io *io, int on);
+    /* an fd that turns readable when an input may be waiting (an event
+     * loop polls it; next with timeout 0 then empties it), or -1 */
+    int (*fd)(struct ao_io *io);
 };
 
 /* Counts how often each input was handed out (attempts.h); begin returns
@@ -100,6 +106,10 @@ int ao_io_emit_json_at(struct ao_io *io, const char *topic, const char *key, lon
 int ao_io_commit(struct ao_io *io, struct ao_inmsg *m);
 int ao_io_owns(struct ao_io *io, const char *key);
 unsigned ao_io_generation(struct ao_io *io);
+/* Several inputs in hand (agents/flight.h): pause the input at enough of
+ * them, resume below; 0.  The fd to wait on for more input, or -1. */
+int ao_io_pause(struct ao_io *io, int on);
+int ao_io_fd(struct ao_io *io);
 /* Record a refused message with the reason as a `dlq` message. */
 int ao_io_dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *reason);
 void ao_io_free(struct ao_io *io);
@@ -125,6 +135,11 @@ int ao_io_run(struct ao_io *io, ao_process_fn process, void *ctx);
 typedef int (*ao_tick_fn)(void *ctx, struct ao_io *io);
 /* ao_io_run with a tick (NULL: none). */
 int ao_io_run_ticking(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx);
+/* One message, handed out by ao_io_next, through the loop's steps: the
+ * attempt guard, the checks (size, JSON, signature, replay), process, a
+ * dead letter with the reason, the commit.  0 to go on; -1 with io->err to
+ * stop (the message is then not committed: it comes again). */
+int ao_io_handle(struct ao_io *io, struct ao_inmsg *m, ao_process_fn process, void *ctx);
 
 #define AO_MAX_MESSAGE (16u << 20)
 

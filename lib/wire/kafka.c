@@ -33,9 +33,22 @@
 /* librdkafka's mock cluster names itself so (rd_kafka_clusterid) */
 #define MOCK_CLUSTER_ID "mockCluster"
 
+/* An input in hand: handed out, not yet committed.  Its offset may be
+ * stored only once every input before it on its partition is done (the
+ * lowest unfinished one is where a restart begins); `generation` tells an
+ * input from before a rebalance, whose partition may have moved since. */
+struct in_hand {
+    rd_kafka_message_t *m;
+    unsigned generation;
+};
+
 struct kafka_priv {
     rd_kafka_t *consumer, *producer;
-    rd_kafka_message_t *held; /* the input being handled */
+    struct in_hand *hand; /* the inputs being handled, in the order handed out */
+    int nhand, caphand;
+    rd_kafka_topic_partition_list_t *seen; /* per partition: the offset after the last handed out */
+    int paused;                            /* the assignment paused: enough in hand */
+    int wake[2];                           /* the consumer queue's io event: readable when it fills */
     long failed;              /* outputs whose delivery failed (sticky: nothing is stored after) */
     char failure[256];
     rd_kafka_topic_partition_list_t *batch; /* handled inputs: next offset per partition */
@@ -96,11 +109,31 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
     }
 }
 
-static void release_held(struct kafka_priv *p)
+static void release_hand(struct kafka_priv *p)
 {
-    if (p->held)
-        rd_kafka_message_destroy(p->held);
-    p->held = NULL;
+    for (int i = 0; i < p->nhand; i++)
+        rd_kafka_message_destroy(p->hand[i].m);
+    p->nhand = 0;
+}
+
+static int hand_add(struct kafka_priv *p, rd_kafka_message_t *rm)
+{
+    rd_kafka_topic_partition_t *tp;
+    const char *topic = rd_kafka_topic_name(rm->rkt);
+
+    if (p->nhand == p->caphand) {
+        int cap = p->caphand ? 2 * p->caphand : 8;
+        struct in_hand *h = realloc(p->hand, sizeof *h * (size_t)cap);
+        if (!h)
+            return -1;
+        p->hand = h;
+        p->caphand = cap;
+    }
+    if (!(tp = rd_kafka_topic_partition_list_find(p->seen, topic, rm->partition)))
+        tp = rd_kafka_topic_partition_list_add(p->seen, topic, rm->partition);
+    tp->offset = rm->offset + 1;
+    p->hand[p->nhand++] = (struct in_hand){rm, p->generation};
+    return 0;
 }
 
 static int flush_batch(struct ao_io *io);
@@ -118,8 +151,12 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
     struct kafka_priv *p = io->priv;
     rd_kafka_message_t *rm;
 
-    release_held(p);
     rd_kafka_poll(p->producer, 0); /* delivery reports */
+    if (p->wake[0] >= 0) { /* emptied before the queue is: what comes later writes again */
+        char b[64];
+        while (read(p->wake[0], b, sizeof b) > 0)
+            ;
+    }
     if (!p->consumer) {
         snprintf(io->err, sizeof io->err, "this transport only produces");
         return -1;
@@ -135,7 +172,11 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
         rd_kafka_message_destroy(rm);
         return 0;
     }
-    p->held = rm;
+    if (hand_add(p, rm) < 0) {
+        rd_kafka_message_destroy(rm);
+        snprintf(io->err, sizeof io->err, "out of memory");
+        return -1;
+    }
     m->raw = rm->payload ? rm->payload : "";
     m->len = rm->payload ? rm->len : 0;
     m->size = m->len;
@@ -224,24 +265,59 @@ static int flush_batch(struct ao_io *io)
     return 0;
 }
 
+/* Where a restart on rm's partition must begin once rm is done: the
+ * lowest input still in hand there, else the one after the last handed
+ * out (inputs finish out of order: Confluent's Parallel Consumer and
+ * Flink's async I/O store offsets by the same rule). */
+static int64_t resume_offset(struct kafka_priv *p, const rd_kafka_message_t *rm)
+{
+    int64_t low = -1;
+    const rd_kafka_topic_partition_t *tp;
+
+    for (int i = 0; i < p->nhand; i++) {
+        const rd_kafka_message_t *o = p->hand[i].m;
+        if (o->partition == rm->partition && o->rkt == rm->rkt && p->hand[i].generation == p->generation &&
+            (low < 0 || o->offset < low))
+            low = o->offset;
+    }
+    if (low >= 0)
+        return low;
+    tp = rd_kafka_topic_partition_list_find(p->seen, rd_kafka_topic_name(rm->rkt), rm->partition);
+    return tp && tp->offset > rm->offset ? tp->offset : rm->offset + 1;
+}
+
 static int kafka_commit(struct ao_io *io, struct ao_inmsg *m)
 {
     struct kafka_priv *p = io->priv;
     rd_kafka_message_t *rm = m->handle;
+    int i, current;
 
     if (!rm) /* flush now */
         return flush_batch(io);
-    {
+    for (i = 0; i < p->nhand && p->hand[i].m != rm; i++)
+        ;
+    if (i == p->nhand) {
+        snprintf(io->err, sizeof io->err, "an input committed twice");
+        return -1;
+    }
+    current = p->hand[i].generation == p->generation;
+    memmove(p->hand + i, p->hand + i + 1, sizeof *p->hand * (size_t)(p->nhand - i - 1));
+    p->nhand--;
+    /* an input from before a rebalance: its partition was committed up to
+     * it then, and may be another's now; its outputs went out, nothing is
+     * stored for it */
+    if (current) {
         const char *topic = rd_kafka_topic_name(rm->rkt);
         rd_kafka_topic_partition_t *tp =
             rd_kafka_topic_partition_list_find(p->batch, topic, rm->partition);
         if (!tp)
             tp = rd_kafka_topic_partition_list_add(p->batch, topic, rm->partition);
-        tp->offset = rm->offset + 1; /* the next one to read */
+        tp->offset = resume_offset(p, rm);
+        if (!p->nbatch++)
+            p->batch_since = ao_now_ns();
     }
-    if (!p->nbatch++)
-        p->batch_since = ao_now_ns();
-    release_held(p);
+    rd_kafka_message_destroy(rm);
+    m->handle = NULL;
     if (p->nbatch >= BATCH_MAX || ao_now_ns() - p->batch_since > BATCH_NS)
         return flush_batch(io);
     return 0;
@@ -268,6 +344,8 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     struct kafka_priv *p = io->priv;
 
     p->generation++;
+    rd_kafka_topic_partition_list_destroy(p->seen);
+    p->seen = rd_kafka_topic_partition_list_new(8);
     if (p->owned)
         rd_kafka_topic_partition_list_destroy(p->owned);
     p->owned = NULL;
@@ -281,6 +359,8 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             p->ready_fd = -1;
         }
         rd_kafka_assign(rk, parts);
+        if (p->paused) /* enough in hand: the new partitions wait too */
+            rd_kafka_pause_partitions(rk, parts);
         return;
     }
     if (rd_kafka_assignment_lost(rk)) {
@@ -333,7 +413,8 @@ static void kafka_close(struct ao_io *io)
 {
     struct kafka_priv *p = io->priv;
 
-    release_held(p);
+    release_hand(p);
+    free(p->hand);
     if (p->ready_fd >= 0)
         close(p->ready_fd);
     if (p->consumer) {
@@ -368,13 +449,43 @@ static void kafka_close(struct ao_io *io)
         rd_kafka_destroy_flags(p->producer, 0);
     if (p->batch)
         rd_kafka_topic_partition_list_destroy(p->batch);
+    if (p->seen)
+        rd_kafka_topic_partition_list_destroy(p->seen);
+    for (int i = 0; i < 2; i++)
+        if (p->wake[i] >= 0)
+            close(p->wake[i]);
     if (p->owned)
         rd_kafka_topic_partition_list_destroy(p->owned);
     free(p);
 }
 
-static const struct ao_io_ops kafka_ops = {kafka_next,  kafka_emit,       kafka_commit,
-                                           kafka_close, kafka_owns, kafka_generation};
+/* Enough in hand: no more inputs until some are done.  librdkafka stops
+ * fetching the paused partitions and drops what it fetched of them; on
+ * resume it fetches again after the last input handed out. */
+static int kafka_pause(struct ao_io *io, int on)
+{
+    struct kafka_priv *p = io->priv;
+    rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+
+    if (!p->consumer || p->paused == on)
+        return 0;
+    p->paused = on;
+    if (p->owned)
+        e = on ? rd_kafka_pause_partitions(p->consumer, p->owned) : rd_kafka_resume_partitions(p->consumer, p->owned);
+    if (e)
+        ao_warn("kafka: cannot %s the input: %s", on ? "pause" : "resume", rd_kafka_err2str(e));
+    return 0;
+}
+
+/* Readable when the consumer's queue gets something (an input, a
+ * rebalance); the caller empties it with ao_io_drain_fd. */
+static int kafka_fd(struct ao_io *io)
+{
+    return ((struct kafka_priv *)io->priv)->wake[0];
+}
+
+static const struct ao_io_ops kafka_ops = {kafka_next,  kafka_emit, kafka_commit,     kafka_close,
+                                           kafka_owns,  kafka_generation, kafka_pause, kafka_fd};
 
 /* librdkafka's own log lines go through ours.  The -X settings are given to
  * the consumer and the producer alike, so each warns about the other's
@@ -466,11 +577,12 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
     io->stage = stage;
     io->priv = p;
     p->ready_fd = -1;
+    p->wake[0] = p->wake[1] = -1;
     if (ao_kafka_prefix_check(site->prefix, err, errlen) < 0)
         goto fail;
     snprintf(p->prefix, sizeof p->prefix, "%s", site->prefix ? site->prefix : "");
     p->plen = strlen(p->prefix);
-    if (!(p->batch = rd_kafka_topic_partition_list_new(8))) {
+    if (!(p->batch = rd_kafka_topic_partition_list_new(8)) || !(p->seen = rd_kafka_topic_partition_list_new(8))) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -585,6 +697,16 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
     }
     cc = NULL;
     rd_kafka_poll_set_consumer(p->consumer);
+    /* an event loop waits on this pipe with its other fds (agents/flight.c) */
+    if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) == 0) {
+        rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(p->consumer);
+        if (q) {
+            rd_kafka_queue_io_event_enable(q, p->wake[1], "1", 1);
+            rd_kafka_queue_destroy(q);
+        }
+    } else {
+        p->wake[0] = p->wake[1] = -1;
+    }
     subs = rd_kafka_topic_partition_list_new(4);
     for (int i = 0; topics[i]; i++) {
         if (on_cluster(p->prefix, topics[i], name, sizeof name) < 0) {

@@ -175,7 +175,9 @@ int ao_stage_run(struct ao_stage *s, ao_process_fn process, void *ctx, const cha
 {
     int code = AO_EXIT_OK;
 
-    if (ao_io_run_ticking(s->io, process, s->tick, ctx) < 0 && !ao_stop_requested()) {
+    int rc = s->loop ? s->loop(s->io, process, s->tick, ctx, s->calls) : ao_io_run_ticking(s->io, process, s->tick, ctx);
+
+    if (rc < 0 && !ao_stop_requested()) {
         ao_err("%s", s->io->err);
         code = AO_EXIT_FAIL;
     } else {

@@ -28,6 +28,10 @@ struct ao_stage {
     struct ao_io *io;
     struct ao_redis *guard_redis; /* the attempt counts (attempts.h) */
     ao_tick_fn tick;   /* set before ao_stage_run for work due by the clock */
+    /* set before ao_stage_run for another loop than ao_io_run_ticking:
+     * one with up to `calls` messages in hand (agents/flight.h) */
+    int (*loop)(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx, int calls);
+    int calls;
     char topic[128];   /* a "{target}" topic, named for the stage's --target */
     char group[128];   /* the default consumer group of a stage for another target */
     const char *topics[2];

@@ -113,9 +113,11 @@ static struct ao_option run_opts_shown[N(run_opts)];
 
 static const char *const stages[] = {"selector", "planner", "executor", "profiler", "summarizer"};
 #define NSTAGES 5
-/* the agent stages' replicas: each keeps one model call in flight */
+/* the profilers (one a core or GPU); an agent stage is one process with
+ * its calls in flight (agents/flight.h) */
 #define MAX_REPLICAS 64
-#define MAX_PROCS (2 + 3 * MAX_REPLICAS)
+#define MAX_CALLS 1024
+#define MAX_PROCS (4 + MAX_REPLICAS)
 #define RUN_DIR_MAX 400 /* --out: what the paths under it leave room for */
 
 struct run {
@@ -126,7 +128,8 @@ struct run {
     struct proc redis;
     struct proc stage[MAX_PROCS]; /* every stage process, replicas included */
     int nproc;
-    int replicas[NSTAGES];        /* of each stage */
+    int replicas[NSTAGES];        /* of each stage: one, but the profilers */
+    int calls[NSTAGES];           /* an agent stage's model calls in flight */
     int concurrency;              /* --model-concurrency */
     int prof_cpu[MAX_REPLICAS];   /* each profiler's core (-1: not pinned) */
     int resuming;                 /* --resume: the run's own settings and tasks, from its files */
@@ -435,6 +438,7 @@ static int stage_args(struct run *R, struct proc *p, int i, int replica)
         (strcmp(stages[i], "profiler") == 0 &&
          (proc_arg(p, "--target") || proc_arg(p, "%s", ao_config_str(&R->c, "target")) ||
           (R->prof_cpu[replica] >= 0 && (proc_arg(p, "--cpu") || proc_arg(p, "%d", R->prof_cpu[replica]))))) ||
+        (R->calls[i] > 0 && (proc_arg(p, "--calls") || proc_arg(p, "%d", R->calls[i]))) ||
         (R->resuming && strcmp(stages[i], "selector") == 0 && proc_arg(p, "--resend")))
         return -1;
     return 0;
@@ -510,11 +514,12 @@ static int profilers(struct run *R)
 
 /* --model-concurrency C: at most C model calls in flight to one model
  * server, all roles together (the stages count them in redis: agents/gate.h).
- * Each agent role gets as many replicas as can have a call in flight, C at
- * most, and no more than its work can use: a planner per candidate (beam x
- * tasks), an executor per plan (beam x plans x tasks), a summarizer per
- * pair (topk x tasks).  A role on the builtin model answers at once: one
- * replica.  0, or -1 + err. */
+ * Each agent role is one process that keeps as many messages in hand as
+ * can have a call in flight, C at most, and no more than its work can use:
+ * a candidate each for the planner (beam x tasks), a plan each for the
+ * executor (beam x plans x tasks), a pair each for the summarizer (topk x
+ * tasks).  A role on the builtin model answers at once: one in hand.
+ * 0, or -1 + err. */
 static int plan_replicas(struct run *R, char *err, size_t errlen)
 {
     const char *spec = ao_config_str(&R->c, "model-concurrency");
@@ -524,18 +529,19 @@ static int plan_replicas(struct run *R, char *err, size_t errlen)
                               ao_config_int(&R->c, "topk") * n};
     char *end;
 
-    if (spec && ((c = strtoll(spec, &end, 10)) < 1 || c > MAX_REPLICAS * 16 || *end || end == spec))
-        return ao_errf(err, errlen, "--model-concurrency: '%s' is not 1 to %d calls", spec, MAX_REPLICAS * 16);
+    if (spec && ((c = strtoll(spec, &end, 10)) < 1 || c > MAX_CALLS || *end || end == spec))
+        return ao_errf(err, errlen, "--model-concurrency: '%s' is not 1 to %d calls", spec, MAX_CALLS);
     R->concurrency = (int)c;
     R->nproc = 0;
     for (int i = 0; i < NSTAGES; i++) {
-        /* executors: twice C, so that the plans left at an iteration's end
-         * are each in a replica's hands, waiting for a call, not queued
-         * behind another plan on a busy replica's partition */
-        long long want = i == 3 ? profilers(R) : i == 0 || role_builtin(stages[i]) ? 1 : i == 2 ? 2 * c : c;
-        if (want > MAX_REPLICAS)
-            want = MAX_REPLICAS;
-        R->replicas[i] = (int)(want < use[i] ? want : use[i] > 0 ? use[i] : 1);
+        /* the executor: twice C in hand, so that the plans left at an
+         * iteration's end each wait for a free call in its hands (the
+         * gate), where a later plan could not overtake them */
+        long long want = i == 0 || i == 3 || role_builtin(stages[i]) ? 1 : i == 2 ? 2 * c : c;
+        if (want > MAX_CALLS)
+            want = MAX_CALLS;
+        R->replicas[i] = i == 3 ? profilers(R) : 1;
+        R->calls[i] = i == 0 || i == 3 ? 0 : (int)(want < use[i] ? want : use[i] > 0 ? use[i] : 1);
         R->nproc += R->replicas[i];
     }
     return 0;
@@ -1059,8 +1065,8 @@ static int setup(struct run *R, char *err, size_t errlen)
         char masked[300];
         ao_info("run %s: redis %s, brokers %s, logs in %s; model calls in flight at most: %d planning, "
                 "%d writing kernels, %d summarizing; %d profiler%s", R->id,
-                ao_redis_url_masked(R->redis_url, masked, sizeof masked), R->brokers, logs, R->replicas[1],
-                R->replicas[2], R->replicas[4], R->replicas[3], R->replicas[3] == 1 ? "" : "s");
+                ao_redis_url_masked(R->redis_url, masked, sizeof masked), R->brokers, logs, R->calls[1],
+                R->calls[2], R->calls[4], R->replicas[3], R->replicas[3] == 1 ? "" : "s");
     }
     rc = supervise(R, err, errlen) < 0 ? -1 : wait_joined(R, ready[0], err, errlen);
     close(ready[0]);

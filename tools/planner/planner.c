@@ -23,6 +23,8 @@
 #include <hiredis/hiredis.h>
 
 #include "agents/agent.h"
+#include "agents/flight.h"
+#include "core/fiber.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -109,14 +111,28 @@ static int calls_at_once(struct planner *pl)
     return pl->nhelpers + 1;
 }
 
-/* The calls of a wave: the first on this thread, the others on threads of
- * their own (on this one when a thread cannot be started). */
+static void call_fiber(void *arg)
+{
+    call_run(arg);
+}
+
+/* The calls of a wave: side by side on fibers of the stage's loop
+ * (agents/flight.h); else the first on this thread, the others on threads
+ * of their own (on this one when a thread cannot be started). */
 static void run_wave(struct planner *pl, struct call *calls, int n)
 {
+    void *args[MAX_WIDTH];
+
     for (int j = 0; j < n; j++) {
         calls[j].agent = j ? &pl->helpers[j - 1] : &pl->agent;
-        calls[j].threaded = j && pthread_create(&calls[j].thread, NULL, call_run, &calls[j]) == 0;
+        args[j] = &calls[j];
     }
+    if (ao_fiber_self()) {
+        ao_flight_each(call_fiber, args, n);
+        return;
+    }
+    for (int j = 0; j < n; j++)
+        calls[j].threaded = j && pthread_create(&calls[j].thread, NULL, call_run, &calls[j]) == 0;
     for (int j = 0; j < n; j++)
         if (!calls[j].threaded)
             call_run(&calls[j]);

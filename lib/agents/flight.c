@@ -1,0 +1,317 @@
+/* flight.c - an agent stage's event loop: messages on fibers, their model
+ * calls on one curl multi handle */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/flight.h"
+#include "core/fiber.h"
+#include "core/log.h"
+#include "core/signals.h"
+#include "core/util.h"
+
+#define IDLE_WAIT_MS 250 /* between looks at the clock and the tick when nothing wakes the loop */
+
+enum job_state { RUNNING, NAPPING, TRANSFER, WAITING, READY };
+
+struct job {
+    struct ao_fiber *f;
+    struct ao_inmsg m;
+    char *copy;                  /* pipe mode: the line, which the next read reuses */
+    const struct ao_inmsg *held; /* io->held while it is parked */
+    enum job_state state;
+    long long wake_ns, since_ns; /* a nap's end; when its transfer began */
+    CURLcode code;               /* its transfer's result */
+    int rc;                      /* ao_io_handle's */
+    void (*fn)(void *);          /* a part of a message's work (ao_flight_each): no message */
+    void *arg;
+    struct job *parent;          /* whose work it is part of, waiting on its `children` */
+    int children;
+    struct job *next;
+};
+
+struct flight {
+    struct ao_io *io;
+    ao_process_fn process;
+    void *ctx;
+    CURLM *multi;
+    struct job *jobs; /* the messages in hand, and the parts of their work */
+    int n, transfers; /* n: the messages */
+    char failure[sizeof ((struct ao_io *)0)->err]; /* the first message whose handling failed */
+};
+
+static struct flight *F; /* the loop running now: one a process */
+
+static struct job *current(void)
+{
+    struct ao_fiber *f = ao_fiber_self();
+    return f && F ? ao_fiber_data(f) : NULL;
+}
+
+static void job_main(void *arg)
+{
+    struct job *j = arg;
+    if (j->fn)
+        j->fn(j->arg);
+    else
+        j->rc = ao_io_handle(F->io, &j->m, F->process, F->ctx);
+}
+
+static void link_job(struct flight *fl, struct job *j)
+{
+    ao_fiber_set_data(j->f, j);
+    j->next = fl->jobs;
+    fl->jobs = j;
+}
+
+void ao_flight_each(void (*fn)(void *), void *const *args, int n)
+{
+    struct job *self = current();
+    int inline_from = 0;
+
+    for (; self && inline_from < n; inline_from++) {
+        struct job *c = calloc(1, sizeof *c);
+        if (!c || !(c->f = ao_fiber_new(job_main, c))) {
+            free(c);
+            break; /* the rest on this fiber */
+        }
+        c->fn = fn;
+        c->arg = args[inline_from];
+        c->parent = self;
+        c->state = READY; /* started by the loop */
+        link_job(F, c);
+        self->children++;
+    }
+    for (int i = inline_from; i < n; i++)
+        fn(args[i]);
+    if (self && self->children) {
+        self->state = WAITING;
+        ao_fiber_park();
+    }
+}
+
+/* A fiber's wait: parked until the loop's clock passes it (or a stop). */
+static void nap(long long ns)
+{
+    struct job *j = current();
+
+    if (ao_stop_requested())
+        return;
+    j->wake_ns = ao_now_ns() + ns;
+    j->state = NAPPING;
+    ao_fiber_park();
+}
+
+CURLcode ao_flight_perform(CURL *easy)
+{
+    struct job *j = current();
+    CURLMcode mc;
+
+    if (!j)
+        return curl_easy_perform(easy);
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, (void *)j);
+    if ((mc = curl_multi_add_handle(F->multi, easy)) != CURLM_OK) {
+        ao_warn("cannot start a model call: %s", curl_multi_strerror(mc));
+        return CURLE_FAILED_INIT;
+    }
+    F->transfers++;
+    j->state = TRANSFER;
+    j->since_ns = ao_now_ns();
+    ao_fiber_park();
+    curl_multi_remove_handle(F->multi, easy);
+    F->transfers--;
+    return j->code;
+}
+
+void ao_flight_counts(struct ao_flight_counts *c)
+{
+    long long now = ao_now_ns(), oldest = now;
+
+    memset(c, 0, sizeof *c);
+    if (!F)
+        return;
+    c->in_hand = F->n;
+    c->transfers = F->transfers;
+    for (struct job *j = F->jobs; j; j = j->next)
+        if (j->state == TRANSFER && j->since_ns < oldest)
+            oldest = j->since_ns;
+    c->oldest_s = (double)(now - oldest) / 1e9;
+}
+
+static void job_free(struct flight *fl, struct job *j)
+{
+    struct job **p = &fl->jobs;
+
+    while (*p && *p != j)
+        p = &(*p)->next;
+    if (*p)
+        *p = j->next;
+    if (j->parent && !--j->parent->children && j->parent->state == WAITING)
+        j->parent->state = READY;
+    if (!j->fn)
+        fl->n--;
+    ao_fiber_free(j->f);
+    free(j->copy);
+    free(j);
+}
+
+/* Run j until it parks or ends; an ended one is freed.  A failure is kept
+ * apart (io->err cleared), so that the others in hand are judged on their
+ * own: ao_io_handle reads io->err. */
+static void run_job(struct flight *fl, struct job *j)
+{
+    struct ao_io *io = fl->io;
+
+    io->held = j->held;
+    j->state = RUNNING;
+    if (!ao_fiber_resume(j->f)) {
+        j->held = io->held;
+        io->held = NULL;
+        return;
+    }
+    io->held = NULL;
+    if (!j->fn && j->rc < 0 && !fl->failure[0])
+        snprintf(fl->failure, sizeof fl->failure, "%s", io->err[0] ? io->err : "the stage failed");
+    io->err[0] = '\0';
+    job_free(fl, j);
+}
+
+static int start_job(struct flight *fl, const struct ao_inmsg *m)
+{
+    struct job *j = calloc(1, sizeof *j);
+
+    if (!j || !(j->f = ao_fiber_new(job_main, j))) {
+        free(j);
+        return -1;
+    }
+    j->m = *m;
+    if (!m->handle) { /* a pipe's line lives until the next read */
+        if (!(j->copy = malloc(m->len + 1))) {
+            ao_fiber_free(j->f);
+            free(j);
+            return -1;
+        }
+        memcpy(j->copy, m->raw, m->len);
+        j->copy[m->len] = '\0';
+        j->m.raw = j->copy;
+    }
+    link_job(fl, j);
+    fl->n++;
+    run_job(fl, j);
+    return 0;
+}
+
+/* Transfers done, naps over (all at once at a stop): those fibers go on. */
+static void wake_jobs(struct flight *fl)
+{
+    struct CURLMsg *msg;
+    int left, stop = ao_stop_requested();
+    long long now = ao_now_ns();
+
+    while ((msg = curl_multi_info_read(fl->multi, &left))) {
+        void *p = NULL;
+        if (msg->msg != CURLMSG_DONE || curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &p) != CURLE_OK || !p)
+            continue;
+        ((struct job *)p)->code = msg->data.result;
+        ((struct job *)p)->state = READY;
+    }
+    for (struct job *j = fl->jobs; j; j = j->next)
+        if (stop && j->state == TRANSFER) { /* a model that never answers must not hold a stop */
+            j->code = CURLE_ABORTED_BY_CALLBACK;
+            j->state = READY;
+        } else if (j->state == NAPPING && (stop || j->wake_ns <= now)) {
+            j->state = READY;
+        }
+    for (int again = 1; again;) { /* the list changes under a run: start over after each */
+        again = 0;
+        for (struct job *j = fl->jobs; j; j = j->next)
+            if (j->state == READY) {
+                run_job(fl, j);
+                again = 1;
+                break;
+            }
+    }
+}
+
+static int wait_ms(const struct flight *fl)
+{
+    long long now = ao_now_ns(), ms = IDLE_WAIT_MS;
+
+    for (const struct job *j = fl->jobs; j; j = j->next)
+        if (j->state == READY) {
+            return 0;
+        } else if (j->state == NAPPING) {
+            long long left = (j->wake_ns - now) / 1000000LL + 1;
+            if (left < ms)
+                ms = left > 0 ? left : 0;
+        }
+    return (int)ms;
+}
+
+/* Take inputs while fewer than `calls` are in hand; 1 when the input has
+ * ended (or failed: io->err), else 0. */
+static int take_inputs(struct flight *fl, int calls)
+{
+    struct ao_io *io = fl->io;
+
+    while (fl->n < calls && !fl->failure[0] && !ao_stop_requested()) {
+        struct ao_inmsg m;
+        int rc = ao_io_next(io, &m, 0);
+        if (rc < 0)
+            return 1;
+        if (rc == 0) {
+            if (!fl->n && io->guard.idle)
+                io->guard.idle(io->guard.ctx);
+            return 0;
+        }
+        if (start_job(fl, &m) < 0) {
+            snprintf(fl->failure, sizeof fl->failure, "out of memory for a message in hand");
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int ao_flight_run(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx, int calls)
+{
+    struct flight fl = {.io = io, .process = process, .ctx = ctx};
+    int ended = 0, paused = 0, rc = 0;
+
+    if (calls < 1)
+        calls = 1;
+    if (!(fl.multi = curl_multi_init())) {
+        snprintf(io->err, sizeof io->err, "cannot start libcurl's multi interface");
+        return -1;
+    }
+    F = &fl;
+    ao_fiber_set_nap(nap);
+    for (;;) {
+        int stop = ao_stop_requested() || fl.failure[0], fd, running = 0, want;
+        struct curl_waitfd w;
+
+        if (!stop && tick && tick(ctx, io) < 0) {
+            snprintf(fl.failure, sizeof fl.failure, "%s", io->err);
+            continue;
+        }
+        if (!stop && !ended && (ended = take_inputs(&fl, calls)) && io->err[0]) {
+            snprintf(fl.failure, sizeof fl.failure, "%s", io->err);
+            io->err[0] = '\0';
+        }
+        if (!fl.n && (stop || ended))
+            break;
+        if ((want = fl.n >= calls) != paused) /* enough in hand: the input waits */
+            ao_io_pause(io, paused = want);
+        fd = !paused && !ended && !stop ? ao_io_fd(io) : -1;
+        w = (struct curl_waitfd){fd, CURL_WAIT_POLLIN, 0};
+        curl_multi_poll(fl.multi, &w, fd >= 0, stop ? 0 : wait_ms(&fl), NULL);
+        curl_multi_perform(fl.multi, &running);
+        wake_jobs(&fl);
+    }
+    ao_fiber_set_nap(NULL);
+    F = NULL;
+    curl_multi_cleanup(fl.multi);
+    if (fl.failure[0]) {
+        snprintf(io->err, sizeof io->err, "%s", fl.failure);
+        rc = -1;
+    }
+    return rc;
+}
