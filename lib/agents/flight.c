@@ -3,15 +3,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "agents/flight.h"
 #include "core/fiber.h"
 #include "core/log.h"
 #include "core/signals.h"
 #include "core/util.h"
 
-#define IDLE_WAIT_MS 250 /* between looks at the clock and the tick when nothing wakes the loop */
+#define IDLE_WAIT_MS 1000 /* between looks at the clock and the tick when nothing wakes the loop */
 
-enum job_state { RUNNING, NAPPING, TRANSFER, WAITING, READY };
+/* DEFERRED: a copy of a message in hand (its id handed out again: a
+ * pipe's repeat, a partition that came back), started once that one is
+ * done, so that it is answered from the run's store, not by a second
+ * model call */
+enum job_state { RUNNING, NAPPING, TRANSFER, WAITING, DEFERRED, READY };
 
 struct job {
     struct ao_fiber *f;
@@ -22,6 +28,7 @@ struct job {
     long long wake_ns, since_ns; /* a nap's end; when its transfer began */
     CURLcode code;               /* its transfer's result */
     int rc;                      /* ao_io_handle's */
+    unsigned long long hash;     /* of the message's id (else its bytes): its copies */
     void (*fn)(void *);          /* a part of a message's work (ao_flight_each): no message */
     void *arg;
     struct job *parent;          /* whose work it is part of, waiting on its `children` */
@@ -61,6 +68,34 @@ static void link_job(struct flight *fl, struct job *j)
     ao_fiber_set_data(j->f, j);
     j->next = fl->jobs;
     fl->jobs = j;
+}
+
+static unsigned long long bytes_hash(const char *s, size_t n)
+{
+    unsigned long long h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* A message's id, hashed (its bytes when it has none: a dead letter to be) */
+static unsigned long long id_hash(const struct ao_inmsg *m)
+{
+    cJSON *j = m->len <= AO_MAX_MESSAGE ? cJSON_ParseWithLength(m->raw, m->len) : NULL;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+    unsigned long long h = cJSON_IsString(id) ? bytes_hash(id->valuestring, strlen(id->valuestring))
+                                              : bytes_hash(m->raw, m->len);
+    cJSON_Delete(j);
+    return h;
+}
+
+/* Is a copy of m (a message of its id) in hand already? */
+static int copy_in_hand(const struct flight *fl, const struct job *m)
+{
+    for (const struct job *o = fl->jobs; o; o = o->next)
+        if (o != m && !o->fn && o->hash == m->hash && o->state != DEFERRED)
+            return 1;
+    return 0;
 }
 
 void ao_flight_each(void (*fn)(void *), void *const *args, int n)
@@ -147,6 +182,11 @@ static void job_free(struct flight *fl, struct job *j)
         *p = j->next;
     if (j->parent && !--j->parent->children && j->parent->state == WAITING)
         j->parent->state = READY;
+    for (struct job *o = fl->jobs; !j->fn && o; o = o->next)
+        if (o->state == DEFERRED && o->hash == j->hash) {
+            o->state = READY; /* the first copy waiting on this one */
+            break;
+        }
     if (!j->fn)
         fl->n--;
     ao_fiber_free(j->f);
@@ -194,9 +234,13 @@ static int start_job(struct flight *fl, const struct ao_inmsg *m)
         j->copy[m->len] = '\0';
         j->m.raw = j->copy;
     }
+    j->hash = id_hash(&j->m);
     link_job(fl, j);
     fl->n++;
-    run_job(fl, j);
+    if (copy_in_hand(fl, j))
+        j->state = DEFERRED;
+    else
+        run_job(fl, j);
     return 0;
 }
 

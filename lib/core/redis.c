@@ -1,5 +1,6 @@
 /* redis.c - a Redis connection that reconnects by itself (hiredis 0.14 does not) */
 #include <stdarg.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,4 +320,52 @@ char *ao_redis_key(const struct ao_redis *r, char *buf, size_t len, const char *
         return NULL;
     }
     return buf;
+}
+
+int ao_redis_listen(struct ao_redis *r, int n, const char *const *channels, char *err, size_t errlen)
+{
+    const char *argv[1 + 16];
+
+    if (n < 1 || n > 16)
+        return ao_errf(err, errlen, "1 to 16 channels");
+    argv[0] = "SUBSCRIBE";
+    for (int i = 0; i < n; i++)
+        argv[1 + i] = channels[i];
+    if (redisAppendCommandArgv(r->c, 1 + n, argv, NULL) != REDIS_OK)
+        return ao_errf(err, errlen, "redis: %s", r->c->errstr);
+    for (int i = 0; i < n; i++) { /* one confirmation a channel */
+        redisReply *rep = NULL;
+        if (redisGetReply(r->c, (void **)&rep) != REDIS_OK || !rep || rep->type != REDIS_REPLY_ARRAY) {
+            if (rep)
+                freeReplyObject(rep);
+            return ao_errf(err, errlen, "redis refused SUBSCRIBE: %s", r->c->err ? r->c->errstr : "?");
+        }
+        freeReplyObject(rep);
+    }
+    return 0;
+}
+
+int ao_redis_fd(const struct ao_redis *r)
+{
+    return r->c ? r->c->fd : -1;
+}
+
+int ao_redis_heard(struct ao_redis *r)
+{
+    struct pollfd pf = {r->c ? r->c->fd : -1, POLLIN, 0};
+    int n = 0;
+    void *rep;
+
+    if (pf.fd < 0 || r->c->err)
+        return -1;
+    if (poll(&pf, 1, 0) <= 0)
+        return 0;
+    /* readable: one read, which does not wait (a socket at EOF reads 0) */
+    if (redisBufferRead(r->c) != REDIS_OK)
+        return -1;
+    while (redisGetReplyFromReader(r->c, &rep) == REDIS_OK && rep) {
+        freeReplyObject(rep);
+        n++;
+    }
+    return r->c->err ? -1 : n;
 }

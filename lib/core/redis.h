@@ -44,6 +44,15 @@ int ao_redis_pipeline(struct ao_redis *r, int n, const struct ao_redis_cmd *cmds
 
 /* This process's Redis round trips so far, and the wall time spent in them. */
 void ao_redis_totals(long long *n, long long *ns);
+
+/* A connection that only listens: SUBSCRIBE to the n channels (names as
+ * given; ao_redis_key makes them).  Its fd turns readable when one is
+ * published to.  0, or -1 + err (the connection is then unusable). */
+int ao_redis_listen(struct ao_redis *r, int n, const char *const *channels, char *err, size_t errlen);
+int ao_redis_fd(const struct ao_redis *r);
+/* The messages heard since the last call, read without waiting; -1 when
+ * the connection is gone. */
+int ao_redis_heard(struct ao_redis *r);
 /* The prefix and the key into buf; returns buf, or NULL (buf emptied) when
  * it would not fit: a cut key would be another key. */
 #define AO_REDIS_KEY_MAX 800 /* a key's buffer: a prefix and a names.h key */

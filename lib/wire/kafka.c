@@ -1,6 +1,7 @@
 /* kafka.c - the Kafka backend of the transport seam, and the embedded broker */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <hiredis/hiredis.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
@@ -28,6 +30,12 @@
 #define BATCH_MAX 5000
 #define BATCH_NS (100 * 1000000LL)
 #define CLOSE_NS (10 * 1000000000LL) /* to leave the group at exit */
+/* the doorbell (ao_io_kafka_bell): awake this long after an input or a
+ * ring, this long after a look with no ring, and a look this often */
+#define AWAKE_NS (1000 * 1000000LL)
+#define PEEK_NS (30 * 1000000LL)
+#define DOZE_NS (5000 * 1000000LL)
+#define BELL_TOPICS 8
 #define MAKE_TOPICS_MAX 64
 #define MAKE_TOPICS_MS 30000
 /* librdkafka's mock cluster names itself so (rd_kafka_clusterid) */
@@ -48,6 +56,13 @@ struct kafka_priv {
     int nhand, caphand;
     rd_kafka_topic_partition_list_t *seen; /* per partition: the offset after the last handed out */
     int paused;                            /* the assignment paused: enough in hand */
+    int mock;                              /* the embedded broker */
+    struct ao_redis *bell_pub, *bell_sub;  /* the doorbell: rung on, listened on (NULL: none) */
+    int dozing;                            /* paused for quiet, listening for the bell */
+    int held_back;                         /* the assignment is paused now (either reason) */
+    long long awake_until, doze_until;
+    char inputs[BELL_TOPICS][AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX]; /* on the cluster */
+    int ninputs;
     int wake[2];                           /* the consumer queue's io event: readable when it fills */
     long failed;              /* outputs whose delivery failed (sticky: nothing is stored after) */
     char failure[256];
@@ -146,6 +161,66 @@ static void batch_reset(struct kafka_priv *p)
     p->nbatch = 0;
 }
 
+/* The assignment is paused while enough inputs are in hand, or while the
+ * consumer dozes (ao_io_kafka_bell). */
+static void apply_pause(struct kafka_priv *p)
+{
+    int want = p->paused || p->dozing;
+    rd_kafka_resp_err_t e;
+
+    if (!p->consumer || !p->owned || want == p->held_back)
+        return;
+    e = want ? rd_kafka_pause_partitions(p->consumer, p->owned) : rd_kafka_resume_partitions(p->consumer, p->owned);
+    if (e)
+        ao_warn("kafka: cannot %s the input: %s", want ? "pause" : "resume", rd_kafka_err2str(e));
+    else
+        p->held_back = want;
+}
+
+/* Nothing came: a second without input (rings while awake count as input
+ * coming) and the consumer dozes. */
+static void maybe_doze(struct kafka_priv *p)
+{
+    long long now = ao_now_ns();
+    int heard;
+
+    if (!p->bell_sub || p->dozing || !p->owned)
+        return;
+    if ((heard = ao_redis_heard(p->bell_sub)) > 0)
+        p->awake_until = now + AWAKE_NS;
+    if (heard < 0 || now < p->awake_until)
+        return;
+    p->dozing = 1;
+    p->doze_until = now + DOZE_NS;
+    apply_pause(p);
+}
+
+/* Dozing: has the bell rung, or the doze run out?  Waits for it up to
+ * timeout_ms.  1: awake again (fetching), 0: still dozing. */
+static int bell_rang(struct kafka_priv *p, int timeout_ms)
+{
+    int heard = ao_redis_heard(p->bell_sub);
+
+    if (heard == 0 && timeout_ms > 0) {
+        struct pollfd pf[2] = {{ao_redis_fd(p->bell_sub), POLLIN, 0}, {p->wake[0], POLLIN, 0}};
+        long long left = (p->doze_until - ao_now_ns()) / 1000000LL;
+        poll(pf, p->wake[0] >= 0 ? 2 : 1, (int)(left < timeout_ms ? (left > 0 ? left : 0) : timeout_ms));
+        heard = ao_redis_heard(p->bell_sub);
+    }
+    if (heard < 0) {
+        ao_warn("kafka: the doorbell's redis connection is gone; fetching all the time again");
+        ao_redis_free(p->bell_sub);
+        p->bell_sub = NULL;
+    }
+    if (heard == 0 && ao_now_ns() < p->doze_until)
+        return 0;
+    p->dozing = 0;
+    p->awake_until = ao_now_ns() + (heard > 0 ? AWAKE_NS : PEEK_NS);
+    p->doze_until = 0;
+    apply_pause(p);
+    return 1;
+}
+
 static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
 {
     struct kafka_priv *p = io->priv;
@@ -164,14 +239,21 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
     rm = p->nbatch ? rd_kafka_consumer_poll(p->consumer, 0) : NULL;
     if (!rm && p->nbatch && flush_batch(io) < 0) /* the input ran dry: commit */
         return -1;
-    if (!rm && !(rm = rd_kafka_consumer_poll(p->consumer, timeout_ms)))
+    if (!rm && p->dozing && !bell_rang(p, timeout_ms))
+        rm = rd_kafka_consumer_poll(p->consumer, 0); /* rebalances; the paused partitions give nothing */
+    else if (!rm)
+        rm = rd_kafka_consumer_poll(p->consumer, timeout_ms);
+    if (!rm) {
+        maybe_doze(p);
         return 0;
+    }
     if (rm->err) {
         if (rm->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
             ao_warn("kafka: %s", rd_kafka_message_errstr(rm));
         rd_kafka_message_destroy(rm);
         return 0;
     }
+    p->awake_until = ao_now_ns() + AWAKE_NS;
     if (hand_add(p, rm) < 0) {
         rd_kafka_message_destroy(rm);
         snprintf(io->err, sizeof io->err, "out of memory");
@@ -190,6 +272,19 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
     }
     m->handle = rm;
     return 1;
+}
+
+/* Tell the topic's dozing consumers (ao_io_kafka_bell); best effort: a
+ * ring lost costs them at most a doze. */
+static void ring(struct kafka_priv *p, const char *name)
+{
+    char ch[AO_REDIS_KEY_MAX], e[256];
+    const char *argv[3] = {"PUBLISH", ch, "1"};
+    redisReply *rep;
+
+    if (ao_redis_key(p->bell_pub, ch, sizeof ch, AO_KEY_BELL, name) &&
+        (rep = ao_redis_argv(p->bell_pub, 3, argv, NULL, e, sizeof e)))
+        freeReplyObject(rep);
 }
 
 static int kafka_emit(struct ao_io *io, const char *topic, const char *key, long place,
@@ -218,6 +313,8 @@ static int kafka_emit(struct ao_io *io, const char *topic, const char *key, long
         snprintf(io->err, sizeof io->err, "cannot produce to '%s': %s", topic, rd_kafka_err2str(e));
         return -1;
     }
+    if (p->bell_pub)
+        ring(p, name);
     return 0;
 }
 
@@ -359,8 +456,10 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             p->ready_fd = -1;
         }
         rd_kafka_assign(rk, parts);
-        if (p->paused) /* enough in hand: the new partitions wait too */
-            rd_kafka_pause_partitions(rk, parts);
+        p->dozing = 0; /* new partitions may hold inputs: look at once */
+        p->awake_until = ao_now_ns() + AWAKE_NS;
+        p->held_back = 0;
+        apply_pause(p); /* enough in hand: the new partitions wait too */
         return;
     }
     if (rd_kafka_assignment_lost(rk)) {
@@ -377,6 +476,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     }
     ao_debug("kafka: %d partitions revoked", parts->cnt);
     rd_kafka_assign(rk, NULL);
+    p->held_back = 0;
 }
 
 static int kafka_owns(struct ao_io *io, const char *key)
@@ -451,6 +551,7 @@ static void kafka_close(struct ao_io *io)
         rd_kafka_topic_partition_list_destroy(p->batch);
     if (p->seen)
         rd_kafka_topic_partition_list_destroy(p->seen);
+    ao_redis_free(p->bell_sub);
     for (int i = 0; i < 2; i++)
         if (p->wake[i] >= 0)
             close(p->wake[i]);
@@ -465,15 +566,9 @@ static void kafka_close(struct ao_io *io)
 static int kafka_pause(struct ao_io *io, int on)
 {
     struct kafka_priv *p = io->priv;
-    rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
 
-    if (!p->consumer || p->paused == on)
-        return 0;
     p->paused = on;
-    if (p->owned)
-        e = on ? rd_kafka_pause_partitions(p->consumer, p->owned) : rd_kafka_resume_partitions(p->consumer, p->owned);
-    if (e)
-        ao_warn("kafka: cannot %s the input: %s", on ? "pause" : "resume", rd_kafka_err2str(e));
+    apply_pause(p);
     return 0;
 }
 
@@ -481,7 +576,36 @@ static int kafka_pause(struct ao_io *io, int on)
  * rebalance); the caller empties it with ao_io_drain_fd. */
 static int kafka_fd(struct ao_io *io)
 {
-    return ((struct kafka_priv *)io->priv)->wake[0];
+    struct kafka_priv *p = io->priv;
+    return p->dozing && p->bell_sub ? ao_redis_fd(p->bell_sub) : p->wake[0];
+}
+
+int ao_io_kafka_bell(struct ao_io *io, const char *url, const char *prefix, struct ao_redis *pub, int listen,
+                     char *err, size_t errlen)
+{
+    struct kafka_priv *p = io->priv;
+    char ch[BELL_TOPICS][AO_REDIS_KEY_MAX];
+    const char *chs[BELL_TOPICS];
+
+    if (io->ops->next != kafka_next || !p->mock)
+        return 0; /* a real broker answers a waiting fetch at once */
+    p->bell_pub = pub;
+    if (!listen || !p->consumer || !p->ninputs)
+        return 0;
+    if (!(p->bell_sub = ao_redis_new(url, prefix, err, errlen)))
+        return -1;
+    for (int i = 0; i < p->ninputs; i++) {
+        if (!ao_redis_key(p->bell_sub, ch[i], sizeof ch[i], AO_KEY_BELL, p->inputs[i]))
+            return ao_errf(err, errlen, "the redis prefix is too long for a doorbell");
+        chs[i] = ch[i];
+    }
+    if (ao_redis_listen(p->bell_sub, p->ninputs, chs, err, errlen) < 0) {
+        ao_redis_free(p->bell_sub);
+        p->bell_sub = NULL;
+        return -1;
+    }
+    p->awake_until = ao_now_ns() + AWAKE_NS;
+    return 0;
 }
 
 static const struct ao_io_ops kafka_ops = {kafka_next,  kafka_emit, kafka_commit,     kafka_close,
@@ -648,6 +772,7 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
     {
         char *id = rd_kafka_clusterid(p->producer, 2000);
         int mock = id && strncmp(id, MOCK_CLUSTER_ID, strlen(MOCK_CLUSTER_ID)) == 0;
+        p->mock = mock;
         if (id)
             rd_kafka_mem_free(p->producer, id);
         if (mock && !strstr(props ? props : "", "fetch.wait.max.ms=") &&
@@ -714,6 +839,8 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
             goto fail;
         }
         rd_kafka_topic_partition_list_add(subs, name, RD_KAFKA_PARTITION_UA);
+        if (p->ninputs < BELL_TOPICS)
+            snprintf(p->inputs[p->ninputs++], sizeof p->inputs[0], "%s", name);
     }
     if (rd_kafka_subscribe(p->consumer, subs)) {
         snprintf(err, errlen, "cannot subscribe to '%s'", topics[0]);

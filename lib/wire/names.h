@@ -43,6 +43,7 @@ int ao_spread_partition(const char *key, size_t keylen, long place, int count);
 #define AO_KEY_FIXES "%s:fixes"                /* an AO_KEY_ITER: its fix attempts */
 #define AO_KEY_ACTIVE "runs:active"            /* the set of runs in flight */
 #define AO_KEY_ATTEMPTS "attempts:%s"           /* consumer group: inputs handed out */
+#define AO_KEY_BELL "bell:%s"                   /* a channel: a topic (its name on the cluster) was written to */
 #define AO_KEY_ACTED "run:%s:acted"            /* run: stage:message id -> where it was acted on */
 #define AO_KEY_PAIRDONE "pairdone:%s"          /* pair id: its summary is stored */
 #define AO_KEY_PAIRSUM "pairsum:%s:%s:%s"      /* memory key, slow and fast hash: the item of that pair */

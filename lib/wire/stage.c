@@ -129,6 +129,10 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
                 *code = AO_EXIT_FAIL;
                 return 0;
             }
+            /* the embedded broker's doorbell: an idle stage stops fetching */
+            if (ao_io_kafka_bell(s->io, ao_config_str(&s->cfg, "redis"), ao_config_str(&s->cfg, "redis-prefix"),
+                                 s->guard_redis, ao_config_bool(&s->cfg, "doorbell"), err, sizeof err) < 0)
+                ao_warn("no doorbell (%s): fetching all the time", err);
         } else {
             ao_warn("no --redis: an input that kills this stage is not counted, and comes again "
                     "after every restart");

@@ -72,10 +72,14 @@ import collections, json, sys
 plans = [json.loads(l) for l in open(sys.argv[1])]
 kernels = [json.loads(l) for l in open(sys.argv[2])]
 calls = collections.Counter(json.loads(l)["model"] for l in open(sys.argv[3]))
-assert len(plans) == 4 and [p["text"] for p in plans[:2]] == [p["text"] for p in plans[2:]], plans
-assert plans[0]["text"] != plans[1]["text"], "two plans that differ"
-assert len(kernels) == 8 and [k["id"] for k in kernels[:4]] == [k["id"] for k in kernels[4:]], [k["id"] for k in kernels]
-assert [k.get("source") for k in kernels[:4]] == [k.get("source") for k in kernels[4:]]
+# (a stage with calls in flight writes its outputs as they are done: in
+# any order, each copy of a message started once the one before is done)
+by_id = collections.defaultdict(list)
+for m in plans + kernels:
+    by_id[m["id"]].append(m.get("text", m.get("source")))
+assert len(plans) == 4 and len(kernels) == 8 and len(by_id) == 6, sorted(by_id)
+assert all(len(v) == 2 and v[0] == v[1] for v in by_id.values()), "each sent twice, the same both times"
+assert len({p["text"] for p in plans}) == 2, "two plans that differ"
 assert calls == {"plan-m": 2, "exec-m": 2 * 2}, calls  # once each: the second copies answered from the store
 PY
 ok $? "a candidate and its plans handed out twice: the same plans and kernels again, each model call made once"

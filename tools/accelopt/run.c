@@ -463,6 +463,15 @@ static int role_builtin(const char *role)
     return (model && strcmp(model, "builtin") == 0) || (!model && !url);
 }
 
+/* The stages doze when idle (ao_io_kafka_bell) where a model server
+ * answers some role: its calls take seconds, against which the 0.4-0.9 s
+ * a dozing stage takes to wake is small.  On the builtin model a run's
+ * hops follow each other at once, and its stages keep fetching. */
+static int doorbell(void)
+{
+    return !role_builtin("planner") || !role_builtin("executor") || !role_builtin("summarizer");
+}
+
 /* --profilers, or by default: one per physical core but the first (left
  * for the other stages and the machine: two timings that share a core
  * disturb each other; docs/BENCHMARKS.md, two profilers on one machine),
@@ -1041,6 +1050,10 @@ static int setup(struct run *R, char *err, size_t errlen)
         if (!(R->io = ao_io_kafka_new("run", &site, group, R->waits ? topics : NULL, err, errlen)) ||
             ao_io_set_key(R->io, 1, err, errlen) < 0) /* tasks signed, done messages checked */
             return -1;
+        /* on the embedded broker: ring the stages' doorbells, doze when idle */
+        if (ao_io_kafka_bell(R->io, R->redis_url, ao_config_str(&R->c, "redis-prefix"), R->r, doorbell(), err,
+                             errlen) < 0)
+            ao_warn("no doorbell (%s): the run's consumer fetches all the time", err);
     }
     if (R->submit)
         return 0;
@@ -1052,6 +1065,7 @@ static int setup(struct run *R, char *err, size_t errlen)
     snprintf(rfd, sizeof rfd, "%d", ready[1]);
     if (setenv("ACCELOPT_READY_FD", rfd, 1) < 0 ||
         setenv("ACCELOPT_REDIS", R->redis_url, 1) < 0 || setenv("ACCELOPT_MODEL_CONCURRENCY", cc, 1) < 0 ||
+        (doorbell() ? setenv("ACCELOPT_DOORBELL", "1", 1) : unsetenv("ACCELOPT_DOORBELL")) < 0 ||
         (R->props[0] ? setenv("ACCELOPT_KAFKA", R->props, 1) : unsetenv("ACCELOPT_KAFKA")) < 0)
         return snprintf(err, errlen, "out of memory"), -1;
     for (int i = 0, k = 0; i < NSTAGES; i++)
