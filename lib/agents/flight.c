@@ -17,7 +17,11 @@
  * pipe's repeat, a partition that came back), started once that one is
  * done, so that it is answered from the run's store, not by a second
  * model call */
-enum job_state { RUNNING, NAPPING, TRANSFER, WAITING, DEFERRED, READY };
+/* QUEUED: taken while `calls` were busy: started as one ends.  The input
+ * is paused only at twice `calls` in hand, since librdkafka 2.0.2 fetches
+ * a resumed partition up to a second later, and a queue that deep hides
+ * that. */
+enum job_state { RUNNING, NAPPING, TRANSFER, WAITING, DEFERRED, QUEUED, READY };
 
 struct job {
     struct ao_fiber *f;
@@ -43,6 +47,7 @@ struct flight {
     CURLM *multi;
     struct job *jobs; /* the messages in hand, and the parts of their work */
     int n, transfers; /* n: the messages */
+    int calls, busy;  /* at most `calls` messages busy (started, not ended) */
     char failure[sizeof ((struct ao_io *)0)->err]; /* the first message whose handling failed */
 };
 
@@ -182,9 +187,11 @@ static void job_free(struct flight *fl, struct job *j)
         *p = j->next;
     if (j->parent && !--j->parent->children && j->parent->state == WAITING)
         j->parent->state = READY;
+    if (!j->fn && j->state != QUEUED && j->state != DEFERRED)
+        fl->busy--;
     for (struct job *o = fl->jobs; !j->fn && o; o = o->next)
         if (o->state == DEFERRED && o->hash == j->hash) {
-            o->state = READY; /* the first copy waiting on this one */
+            o->state = QUEUED; /* the first copy waiting on this one: next in line */
             break;
         }
     if (!j->fn)
@@ -237,11 +244,31 @@ static int start_job(struct flight *fl, const struct ao_inmsg *m)
     j->hash = id_hash(&j->m);
     link_job(fl, j);
     fl->n++;
-    if (copy_in_hand(fl, j))
+    if (copy_in_hand(fl, j)) {
         j->state = DEFERRED;
-    else
+    } else if (fl->busy >= fl->calls) {
+        j->state = QUEUED;
+    } else {
+        fl->busy++;
         run_job(fl, j);
+    }
     return 0;
+}
+
+/* Messages may start: the oldest queued ones, while fewer than `calls`
+ * are busy (the list holds the newest first). */
+static void start_queued(struct flight *fl)
+{
+    while (fl->busy < fl->calls) {
+        struct job *oldest = NULL;
+        for (struct job *j = fl->jobs; j; j = j->next)
+            if (j->state == QUEUED)
+                oldest = j;
+        if (!oldest)
+            return;
+        oldest->state = READY;
+        fl->busy++;
+    }
 }
 
 /* Transfers done, naps over (all at once at a stop): those fibers go on. */
@@ -265,11 +292,28 @@ static void wake_jobs(struct flight *fl)
         } else if (j->state == NAPPING && (stop || j->wake_ns <= now)) {
             j->state = READY;
         }
+    start_queued(fl);
     for (int again = 1; again;) { /* the list changes under a run: start over after each */
         again = 0;
         for (struct job *j = fl->jobs; j; j = j->next)
             if (j->state == READY) {
                 run_job(fl, j);
+                start_queued(fl); /* a message that ended frees a place */
+                again = 1;
+                break;
+            }
+    }
+}
+
+/* Stopping: the messages not started are let go, uncommitted (they come
+ * again). */
+static void drop_waiting(struct flight *fl)
+{
+    for (int again = 1; again;) {
+        again = 0;
+        for (struct job *j = fl->jobs; j; j = j->next)
+            if (j->state == QUEUED || j->state == DEFERRED) {
+                job_free(fl, j);
                 again = 1;
                 break;
             }
@@ -281,7 +325,7 @@ static int wait_ms(const struct flight *fl)
     long long now = ao_now_ns(), ms = IDLE_WAIT_MS;
 
     for (const struct job *j = fl->jobs; j; j = j->next)
-        if (j->state == READY) {
+        if (j->state == READY || (j->state == QUEUED && fl->busy < fl->calls)) {
             return 0;
         } else if (j->state == NAPPING) {
             long long left = (j->wake_ns - now) / 1000000LL + 1;
@@ -297,7 +341,7 @@ static int take_inputs(struct flight *fl, int calls)
 {
     struct ao_io *io = fl->io;
 
-    while (fl->n < calls && !fl->failure[0] && !ao_stop_requested()) {
+    while (fl->n < 2 * calls && !fl->failure[0] && !ao_stop_requested()) {
         struct ao_inmsg m;
         int rc = ao_io_next(io, &m, 0);
         if (rc < 0)
@@ -317,7 +361,7 @@ static int take_inputs(struct flight *fl, int calls)
 
 int ao_flight_run(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx, int calls)
 {
-    struct flight fl = {.io = io, .process = process, .ctx = ctx};
+    struct flight fl = {.io = io, .process = process, .ctx = ctx, .calls = calls > 0 ? calls : 1};
     int ended = 0, paused = 0, rc = 0;
 
     if (calls < 1)
@@ -340,9 +384,11 @@ int ao_flight_run(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void
             snprintf(fl.failure, sizeof fl.failure, "%s", io->err);
             io->err[0] = '\0';
         }
+        if (stop)
+            drop_waiting(&fl);
         if (!fl.n && (stop || ended))
             break;
-        if ((want = fl.n >= calls) != paused) /* enough in hand: the input waits */
+        if ((want = fl.n >= 2 * calls) != paused) /* enough in hand: the input waits */
             ao_io_pause(io, paused = want);
         fd = !paused && !ended && !stop ? ao_io_fd(io) : -1;
         w = (struct curl_waitfd){fd, CURL_WAIT_POLLIN, 0};
