@@ -29,7 +29,7 @@ struct job {
     char *copy;                  /* pipe mode: the line, which the next read reuses */
     const struct ao_inmsg *held; /* io->held while it is parked */
     enum job_state state;
-    long long wake_ns, since_ns; /* a nap's end; when its transfer began */
+    long long wake_ns;           /* a nap's end */
     CURLcode code;               /* its transfer's result */
     int rc;                      /* ao_io_handle's */
     unsigned long long hash;     /* of the message's id (else its bytes): its copies */
@@ -46,7 +46,7 @@ struct flight {
     void *ctx;
     CURLM *multi;
     struct job *jobs; /* the messages in hand, and the parts of their work */
-    int n, transfers; /* n: the messages */
+    int n;            /* the messages in hand */
     int calls, busy;  /* at most `calls` messages busy (started, not ended) */
     char failure[sizeof ((struct ao_io *)0)->err]; /* the first message whose handling failed */
 };
@@ -153,28 +153,10 @@ CURLcode ao_flight_perform(CURL *easy)
         ao_warn("cannot start a model call: %s", curl_multi_strerror(mc));
         return CURLE_FAILED_INIT;
     }
-    F->transfers++;
     j->state = TRANSFER;
-    j->since_ns = ao_now_ns();
     ao_fiber_park();
     curl_multi_remove_handle(F->multi, easy);
-    F->transfers--;
     return j->code;
-}
-
-void ao_flight_counts(struct ao_flight_counts *c)
-{
-    long long now = ao_now_ns(), oldest = now;
-
-    memset(c, 0, sizeof *c);
-    if (!F)
-        return;
-    c->in_hand = F->n;
-    c->transfers = F->transfers;
-    for (struct job *j = F->jobs; j; j = j->next)
-        if (j->state == TRANSFER && j->since_ns < oldest)
-            oldest = j->since_ns;
-    c->oldest_s = (double)(now - oldest) / 1e9;
 }
 
 static void job_free(struct flight *fl, struct job *j)

@@ -29,12 +29,4 @@ CURLcode ao_flight_perform(CURL *easy);
  * loop's fibers, one after another on the caller's. */
 void ao_flight_each(void (*fn)(void *), void *const *args, int n);
 
-/* What the loop has now: messages in hand, transfers in flight, and the
- * age of the oldest transfer in seconds (0 when none). */
-struct ao_flight_counts {
-    int in_hand, transfers;
-    double oldest_s;
-};
-void ao_flight_counts(struct ao_flight_counts *c);
-
 #endif
