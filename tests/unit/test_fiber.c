@@ -41,12 +41,20 @@ static void *other_thread(void *arg)
     return NULL;
 }
 
+/* from a fiber: a thread it starts sees no fiber of its own */
+static void starter(void *arg)
+{
+    pthread_t th;
+    int *r = arg;
+    r[0] = ao_fiber_self() != NULL;
+    r[1] = pthread_create(&th, NULL, other_thread, &r[2]) == 0 && pthread_join(th, NULL) == 0;
+}
+
 int main(void)
 {
-    int a = 1, b = 2, done_a = 0, done_b = 0, off_fiber = 0;
+    int a = 1, b = 2, done_a = 0, done_b = 0, r[3] = {0, 0, 0};
     struct ao_fiber *fa = ao_fiber_new(counter, &a), *fb = ao_fiber_new(counter, &b), *fn;
     long long t0;
-    pthread_t th;
 
     CHECK(fa && fb && ao_fiber_self() == NULL, "two fibers made; the main stack is no fiber");
     for (int round = 0; round < 4; round++) {
@@ -71,7 +79,9 @@ int main(void)
     ao_nap_ns(20000000LL);
     CHECK(ao_now_ns() - t0 >= 20000000LL && napped == 5000000000LL, "off a fiber, a nap sleeps");
     ao_fiber_set_nap(NULL);
-    CHECK(pthread_create(&th, NULL, other_thread, &off_fiber) == 0 && pthread_join(th, NULL) == 0 && off_fiber,
-          "another thread runs on no fiber (its model calls block it, not the loop)");
+    fn = ao_fiber_new(starter, r);
+    CHECK(fn && ao_fiber_resume(fn) == 1 && r[0] && r[1] && r[2],
+          "a thread started from a fiber runs on none (the fiber is the starting thread's alone)");
+    ao_fiber_free(fn);
     return CHECK_DONE();
 }

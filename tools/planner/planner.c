@@ -14,7 +14,6 @@
  * server's gate, which every stage shares through redis. */
 #include <ctype.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +23,6 @@
 
 #include "agents/agent.h"
 #include "agents/flight.h"
-#include "core/fiber.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -74,20 +72,17 @@ struct call {
     int rc;
     char *earlier; /* the titles before this wave, and the call's place in it */
     char *kept;    /* the plan written for this id before its candidate came again, or NULL */
-    pthread_t thread;
-    int threaded;
     char why[AO_ERRLEN];
 };
 
-static void *call_run(void *arg)
+static void call_run(void *arg)
 {
     struct call *k = arg;
     if (k->kept) { /* not asked of the model twice */
         k->rc = (k->p.text = strdup(k->kept)) ? 0 : ao_errf(k->why, sizeof k->why, "out of memory");
-        return NULL;
+        return;
     }
     k->rc = k->agent->model->plan(k->agent, &k->q, &k->p, &k->u, k->why, sizeof k->why);
-    return NULL;
 }
 
 /* How many calls can go at once: the width, when the calls go to a model
@@ -111,14 +106,8 @@ static int calls_at_once(struct planner *pl)
     return pl->nhelpers + 1;
 }
 
-static void call_fiber(void *arg)
-{
-    call_run(arg);
-}
-
-/* The calls of a wave: side by side on fibers of the stage's loop
- * (agents/flight.h); else the first on this thread, the others on threads
- * of their own (on this one when a thread cannot be started). */
+/* The calls of a wave, side by side on fibers of the stage's loop
+ * (agents/flight.h), each with an agent of its own. */
 static void run_wave(struct planner *pl, struct call *calls, int n)
 {
     void *args[MAX_WIDTH];
@@ -127,18 +116,7 @@ static void run_wave(struct planner *pl, struct call *calls, int n)
         calls[j].agent = j ? &pl->helpers[j - 1] : &pl->agent;
         args[j] = &calls[j];
     }
-    if (ao_fiber_self()) {
-        ao_flight_each(call_fiber, args, n);
-        return;
-    }
-    for (int j = 0; j < n; j++)
-        calls[j].threaded = j && pthread_create(&calls[j].thread, NULL, call_run, &calls[j]) == 0;
-    for (int j = 0; j < n; j++)
-        if (!calls[j].threaded)
-            call_run(&calls[j]);
-    for (int j = 0; j < n; j++)
-        if (calls[j].threaded)
-            pthread_join(calls[j].thread, NULL);
+    ao_flight_each(call_run, args, n);
 }
 
 #define MAX_TITLE 160
