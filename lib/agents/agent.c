@@ -142,8 +142,8 @@ int ao_agent_run(struct ao_stage *s, struct ao_agent *a, const char *role, ao_pr
         ao_err("%s", err);
         return ao_stage_close(s, usage ? AO_EXIT_USAGE : AO_EXIT_FAIL);
     }
-    if (ao_config_int(&s->cfg, "calls") < 1) {
-        ao_err("--calls must be at least 1");
+    if (ao_config_int(&s->cfg, "calls") < 1 || ao_config_int(&s->cfg, "calls") > AO_FLIGHT_CALLS_MAX) {
+        ao_err("--calls must be 1 to %d", AO_FLIGHT_CALLS_MAX);
         ao_agent_release(a);
         return ao_stage_close(s, AO_EXIT_USAGE);
     }

@@ -18,6 +18,7 @@
  * a message's handling fails (io->err; the others in hand finish first).
  * 0 at a clean end, -1 with io->err. */
 int ao_flight_run(struct ao_io *io, ao_process_fn process, ao_tick_fn tick, void *ctx, int calls);
+#define AO_FLIGHT_CALLS_MAX 1024 /* `calls` at most (twice that in hand) */
 
 /* One transfer.  On a fiber of the loop: added to its multi handle, the
  * fiber parked until the transfer is done, the others running; elsewhere

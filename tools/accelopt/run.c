@@ -22,6 +22,7 @@
 #include <hiredis/hiredis.h>
 
 #include "agents/builtin.h"
+#include "agents/flight.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/redis.h"
@@ -116,7 +117,6 @@ static const char *const stages[] = {"selector", "planner", "executor", "profile
 /* the profilers (one a core or GPU); an agent stage is one process with
  * its calls in flight (agents/flight.h) */
 #define MAX_REPLICAS 64
-#define MAX_CALLS 1024
 #define MAX_PROCS (4 + MAX_REPLICAS)
 #define RUN_DIR_MAX 400 /* --out: what the paths under it leave room for */
 
@@ -538,8 +538,8 @@ static int plan_replicas(struct run *R, char *err, size_t errlen)
                               ao_config_int(&R->c, "topk") * n};
     char *end;
 
-    if (spec && ((c = strtoll(spec, &end, 10)) < 1 || c > MAX_CALLS || *end || end == spec))
-        return ao_errf(err, errlen, "--model-concurrency: '%s' is not 1 to %d calls", spec, MAX_CALLS);
+    if (spec && ((c = strtoll(spec, &end, 10)) < 1 || c > AO_FLIGHT_CALLS_MAX || *end || end == spec))
+        return ao_errf(err, errlen, "--model-concurrency: '%s' is not 1 to %d calls", spec, AO_FLIGHT_CALLS_MAX);
     R->concurrency = (int)c;
     R->nproc = 0;
     for (int i = 0; i < NSTAGES; i++) {
@@ -547,8 +547,8 @@ static int plan_replicas(struct run *R, char *err, size_t errlen)
          * iteration's end each wait for a free call in its hands (the
          * gate), where a later plan could not overtake them */
         long long want = i == 0 || i == 3 || role_builtin(stages[i]) ? 1 : i == 2 ? 2 * c : c;
-        if (want > MAX_CALLS)
-            want = MAX_CALLS;
+        if (want > AO_FLIGHT_CALLS_MAX)
+            want = AO_FLIGHT_CALLS_MAX;
         R->replicas[i] = i == 3 ? profilers(R) : 1;
         R->calls[i] = i == 0 || i == 3 ? 0 : (int)(want < use[i] ? want : use[i] > 0 ? use[i] : 1);
         R->nproc += R->replicas[i];
