@@ -34,7 +34,7 @@
  * ring, this long after a look with no ring, and a look this often */
 #define AWAKE_NS (1000 * 1000000LL)
 #define PEEK_NS (30 * 1000000LL)
-#define DOZE_NS (5000 * 1000000LL)
+#define DOZE_NS (20000 * 1000000LL)
 #define BELL_TOPICS 8
 #define MAKE_TOPICS_MAX 64
 #define MAKE_TOPICS_MS 30000

@@ -9,7 +9,7 @@
 # holds N busy loops beside it for HOLD seconds (default 120) and counts
 # what the stages logged of lost group sessions (a rebalance under load).
 # BROKER_PID=P counts an outside broker's process too, apart (a real Kafka
-# named by --brokers: issue 58).
+# named by --brokers: issue 58).  THREADS=1 adds the CPU by thread name.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 T=$(mktemp -d /tmp/accelopt-idle-XXXXXX)
@@ -58,11 +58,22 @@ ticks() {
 procs=$(tree "$RUN_PID")
 broker_a=$( [ -z "${BROKER_PID:-}" ] || ticks "$BROKER_PID")
 for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done >"$T/ticks-a"
+threads() { # every thread of procs: "pid/tid program:thread ticks", sorted
+    local p t
+    for p in $procs; do
+        for t in /proc/$p/task/*; do
+            [ -r "$t/stat" ] || continue
+            echo "$p/${t##*/} $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -d' ' -f1 | xargs -r basename):$(tr ' ' _ <"$t/comm") $(sed 's/.*) //' "$t/stat" | awk '{print $12 + $13}')"
+        done
+    done | sort
+}
+threads >"$T/threads-a"
 a=$(ticks "$procs")
 sleep 20
 b=$(ticks "$procs")
 broker_b=$( [ -z "${BROKER_PID:-}" ] || ticks "$BROKER_PID")
 for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done >"$T/ticks-b"
+threads >"$T/threads-b"
 hz=$(getconf CLK_TCK)
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); run options: ${*:-(none)}"
 echo "model calls in flight: $last; processes: $(echo "$procs" | wc -w)"
@@ -73,6 +84,10 @@ echo "by program (% of one core; processes):"
 join "$T/ticks-a" "$T/ticks-b" | while read -r p x y; do
     echo "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -d' ' -f1 | xargs -r basename) $((y - x))"
 done | awk -v hz="$hz" '{t[$1] += $2; n[$1]++} END {for (k in t) printf "  %-22s %6.2f%%  %d\n", k, 100 * t[k] / hz / 20, n[k]}' | sort -k2 -rn
+if [ -n "${THREADS:-}" ]; then # THREADS=1: by program and thread name, over all processes
+    echo "by program:thread (% of one core; threads):"
+    join "$T/threads-a" "$T/threads-b" | awk -v hz="$hz" '{t[$2] += $5 - $3; n[$2]++} END {for (k in t) if (t[k] > 0) printf "  %-34s %6.2f%%  %d\n", k, 100 * t[k] / hz / 20, n[k]}' | sort -k2 -rn
+fi
 if [ "${LOAD:-0}" -gt 0 ]; then
     for _ in $(seq "$LOAD"); do (while :; do :; done) & BUSY="$BUSY $!"; done
     sleep "${HOLD:-120}"

@@ -371,7 +371,7 @@ static int start_redis_once(struct run *R, char *err, size_t errlen)
         if (ao_name(conf, sizeof conf, "%s/redis.conf", dir) < 0 ||
             ao_name(text, sizeof text,
                     "port %d\nbind 127.0.0.1\nprotected-mode yes\nrequirepass %s\n"
-                    "appendonly yes\nappendfsync always\ndir %s\nsave \"\"\ndaemonize no\n",
+                    "appendonly yes\nappendfsync always\ndir %s\nsave \"\"\ndaemonize no\nhz 1\n",
                     port, R->redis_pass, dir) < 0)
             return ao_errf(err, errlen, "the run's directory '%s' is too long", R->dir);
         unlink(conf);
@@ -1019,8 +1019,11 @@ static int setup(struct run *R, char *err, size_t errlen)
     } else {
         if (!(R->broker = ao_broker_new_sized(ao_topics(), topic_parts, R, R->brokers, sizeof R->brokers, err, errlen)))
             return -1;
-        /* a restarted stage rejoins its group quickly on the embedded broker */
-        snprintf(R->props, sizeof R->props, "session.timeout.ms=6000\nheartbeat.interval.ms=500\n");
+        /* a restarted stage rejoins its group quickly on the embedded
+         * broker (the dead member's session ends in 6 s, the others hear
+         * of the rebalance within 2 s: at 0.5 s the heartbeats were a
+         * quarter of an idle run's CPU, docs/BENCHMARKS.md, issue 67) */
+        snprintf(R->props, sizeof R->props, "session.timeout.ms=6000\nheartbeat.interval.ms=2000\n");
     }
     if (x && ao_name(R->props + strlen(R->props), sizeof R->props - strlen(R->props), "%s", x) < 0)
         return ao_errf(err, errlen, "the -X settings are over %zu bytes", sizeof R->props - 100);
@@ -1098,34 +1101,50 @@ static void teardown(struct run *R)
 
 /* A model server failing mid-run (down, refusing, out of quota): the
  * stages keep each run's last failed call by role (agents/agent.c); it is
- * said here once per role and kind of failure, not once per call. */
+ * said here once per role and kind of failure, not once per call.  Asked
+ * every second, so every run in one round trip (one HMGET of the three
+ * roles each: 42 round trips a second were a tenth of an idle run's CPU). */
 static int show_model_errors(struct run *R)
 {
     static const char *const roles[] = {"planner", "executor", "summarizer"};
-    int said = 0;
+    static const char *const fields[] = {"planner", "planner:n", "executor", "executor:n",
+                                         "summarizer", "summarizer:n"};
+    char (*key)[AO_REDIS_KEY_MAX] = R->r && R->n ? calloc((size_t)R->n, sizeof *key) : NULL;
+    const char *(*argv)[8] = key ? calloc((size_t)R->n, sizeof *argv) : NULL;
+    struct ao_redis_cmd *cmd = argv ? calloc((size_t)R->n, sizeof *cmd) : NULL;
+    struct redisReply **rep = cmd ? calloc((size_t)R->n, sizeof *rep) : NULL;
+    char e[AO_ERRLEN];
+    int said = 0, n = 0;
 
-    for (int i = 0; i < R->n && R->r; i++)
-        for (int r = 0; r < 3; r++) {
-            char key[AO_REDIS_KEY_MAX], count[32], kind[160], e[AO_ERRLEN];
-            const char *argv[] = {"HMGET", key, roles[r], count};
-            struct redisReply *rep;
-            const char *why, *n;
-            snprintf(count, sizeof count, "%s:n", roles[r]);
-            if (!ao_redis_key(R->r, key, sizeof key, AO_KEY_MODEL_ERRORS, R->t[i].run) ||
-                !(rep = ao_redis_argv(R->r, 4, argv, NULL, e, sizeof e)))
-                continue;
-            why = rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 ? rep->element[0]->str : NULL;
-            n = why ? rep->element[1]->str : NULL;
-            /* the kind: the reason up to its first number (attempts, a status) */
-            snprintf(kind, sizeof kind, "%.*s", why ? (int)strcspn(why, "0123456789") : 0, why ? why : "");
-            if (why && strcmp(R->shown[r], kind) != 0) {
-                snprintf(R->shown[r], sizeof R->shown[r], "%s", kind);
-                ao_warn("the %s's model calls fail: %.300s (%s so far; said once: every call is in "
-                        "%s/logs/%s.log)", roles[r], why, n ? n : "?", R->dir, roles[r]);
-                said = 1;
-            }
-            freeReplyObject(rep);
+    for (int i = 0; rep && i < R->n; i++)
+        if (ao_redis_key(R->r, key[n], sizeof key[n], AO_KEY_MODEL_ERRORS, R->t[i].run)) {
+            argv[n][0] = "HMGET", argv[n][1] = key[n];
+            memcpy(&argv[n][2], fields, sizeof fields);
+            cmd[n] = (struct ao_redis_cmd){8, argv[n], NULL};
+            n++;
         }
+    if (n > 0 && ao_redis_pipeline(R->r, n, cmd, rep, e, sizeof e) == 0)
+        for (int i = 0; i < n; i++) {
+            for (int r = 0; r < 3; r++) {
+                const struct redisReply *a = rep[i];
+                const char *why = a->type == REDIS_REPLY_ARRAY && a->elements == 6 ? a->element[2 * r]->str : NULL;
+                const char *count = why ? a->element[2 * r + 1]->str : NULL;
+                char kind[160];
+                /* the kind: the reason up to its first number (attempts, a status) */
+                snprintf(kind, sizeof kind, "%.*s", why ? (int)strcspn(why, "0123456789") : 0, why ? why : "");
+                if (why && strcmp(R->shown[r], kind) != 0) {
+                    snprintf(R->shown[r], sizeof R->shown[r], "%s", kind);
+                    ao_warn("the %s's model calls fail: %.300s (%s so far; said once: every call is in "
+                            "%s/logs/%s.log)", roles[r], why, count ? count : "?", R->dir, roles[r]);
+                    said = 1;
+                }
+            }
+            freeReplyObject(rep[i]);
+        }
+    free(rep);
+    free(cmd);
+    free(argv);
+    free(key);
     return said;
 }
 

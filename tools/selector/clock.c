@@ -170,7 +170,6 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
     struct ao_beam beam;
     cJSON *outbox = NULL;
     char why[AO_ERRLEN] = "";
-    const char *stop;
     int rc = 0, have = sel_load_state(sel, run, &st, io, why, sizeof why);
 
     ao_beam_init(&beam);
@@ -180,11 +179,11 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
     }
     if (have <= 0 || st.phase == AO_PHASE_NONE || st.phase == AO_PHASE_DONE)
         goto out;
-    if ((stop = sel_budget_stop(sel, run, &st)) && strcmp(stop, "wall_time") == 0) {
+    if (sel_wall_time_out(&st)) { /* the token and dollar budgets stop a run between iterations */
         if (sel_load_beam(sel, run, &beam, io, why, sizeof why) < 0)
             goto unreadable;
         rc = !(outbox = cJSON_CreateArray()) ||
-                     sel_add_done(sel, outbox, run, &st, &beam, stop, "the run's wall time ran out") < 0
+                     sel_add_done(sel, outbox, run, &st, &beam, "wall_time", "the run's wall time ran out") < 0
                  ? ao_io_fail(io, "out of memory")
                  : sel_step(sel, io, run, &st, NULL, outbox);
     } else if (st.phase == AO_PHASE_MEMORY && sel_now_s() > st.deadline) {

@@ -353,9 +353,12 @@ const char *sel_budget_stop(struct selector *sel, const char *run, const struct 
         return "tokens";
     if (c->budget_usd > 0 && u.usd >= c->budget_usd)
         return "dollars";
-    if (c->wall_s > 0 && sel_now_s() - st->started >= c->wall_s)
-        return "wall_time";
-    return NULL;
+    return sel_wall_time_out(st) ? "wall_time" : NULL;
+}
+
+int sel_wall_time_out(const struct ao_run_state *st)
+{
+    return st->config.wall_s > 0 && sel_now_s() - st->started >= st->config.wall_s;
 }
 
 /* After iteration `iter` (and its memory): the next iteration, or the end. */
