@@ -712,8 +712,7 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
     }
     /* Latency defaults (-X may override them): a stage hands each message
      * on at once (no linger, no Nagle delay; its commit flushes anyway).
-     * An idle fetch waits as long as the client's default (a broker answers
-     * it as soon as a message comes), but for the embedded broker's: below. */
+     * How long an idle fetch waits: below, by the kind of broker. */
     /* A stage's message may take minutes of model calls (a candidate's
      * plans, at 30-60 s a call): the default 5 min between polls would make
      * a busy stage leave its group and its work be redone by another. */
@@ -775,13 +774,17 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
         p->mock = mock;
         if (id)
             rd_kafka_mem_free(p->producer, id);
-        if (mock && !strstr(props ? props : "", "fetch.wait.max.ms=") &&
-            rd_kafka_conf_set(cc, "fetch.wait.max.ms", "5", e, sizeof e)) {
+        /* a real broker answers a waiting fetch as soon as a message
+         * comes: there the wait only sets how often an idle consumer asks
+         * (5 s: a tenth of the default's requests, issue 67), and how
+         * late a paused partition is fetched again once resumed */
+        if (!strstr(props ? props : "", "fetch.wait.max.ms=") &&
+            rd_kafka_conf_set(cc, "fetch.wait.max.ms", mock ? "5" : "5000", e, sizeof e)) {
             snprintf(err, errlen, "kafka settings: %s", e);
             goto fail;
         }
         ao_debug("kafka: %s broker: %s idle fetch", mock ? "the embedded" : "a real",
-                 mock ? "a 5 ms" : "the client's long");
+                 mock ? "a 5 ms" : "a 5 s");
         /* a static member, on a real broker (the mock's coordinator, 2.0.2,
          * does not keep one) */
         if (!mock && site->instance && *site->instance) {

@@ -60,7 +60,7 @@ broker_a=$( [ -z "${BROKER_PID:-}" ] || ticks "$BROKER_PID")
 for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done >"$T/ticks-a"
 threads() { # every thread of procs: "pid/tid program:thread ticks", sorted
     local p t
-    for p in $procs; do
+    for p in $procs ${BROKER_PID:-}; do
         for t in /proc/$p/task/*; do
             [ -r "$t/stat" ] || continue
             echo "$p/${t##*/} $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -d' ' -f1 | xargs -r basename):$(tr ' ' _ <"$t/comm") $(sed 's/.*) //' "$t/stat" | awk '{print $12 + $13}')"
@@ -85,7 +85,7 @@ join "$T/ticks-a" "$T/ticks-b" | while read -r p x y; do
     echo "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -d' ' -f1 | xargs -r basename) $((y - x))"
 done | awk -v hz="$hz" '{t[$1] += $2; n[$1]++} END {for (k in t) printf "  %-22s %6.2f%%  %d\n", k, 100 * t[k] / hz / 20, n[k]}' | sort -k2 -rn
 if [ -n "${THREADS:-}" ]; then # THREADS=1: by program and thread name, over all processes
-    echo "by program:thread (% of one core; threads):"
+    echo "by program:thread (% of one core; threads; an outside broker's too):"
     join "$T/threads-a" "$T/threads-b" | awk -v hz="$hz" '{t[$2] += $5 - $3; n[$2]++} END {for (k in t) if (t[k] > 0) printf "  %-34s %6.2f%%  %d\n", k, 100 * t[k] / hz / 20, n[k]}' | sort -k2 -rn
 fi
 if [ "${LOAD:-0}" -gt 0 ]; then
