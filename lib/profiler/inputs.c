@@ -3,6 +3,7 @@
  * against the reference */
 #include <math.h>
 #include <sched.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,10 @@
 #include "profiler/profiler_int.h"
 #include "targets/target.h"
 #include "wire/verdict.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 /* How many threads the profiler's work on large tensors may use (drawing
  * inputs and check sets, poisoning outputs, comparing with references):
@@ -160,15 +165,15 @@ static inline __attribute__((always_inline)) void lanes_sqrt(vf32 *y)
  * each other.  Uniforms and a timed call's normals take A's and B's words
  * in turn (a normal: the sum of a word's two 16-bit halves), a check set's
  * (exact) two values from a pair of them (Box-Muller). */
-static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r, const struct ao_dist *x,
-                                                             float *p, size_t n, int exact)
+static inline __attribute__((always_inline)) void fill_run(struct lanes *la, struct lanes *lb,
+                                                           const struct ao_dist *x, float *p, size_t n,
+                                                           int exact)
 {
     const float sc = 1.0f / 65536.0f, root6 = 2.4494897f, a = (float)x->a, b = (float)x->b;
     const float u24 = 1.0f / 16777216.0f, w = (float)(x->b - x->a) * u24;
     const vu32 m16 = (vu32){0} + 0xffffu;
-    struct lanes la = lanes_seed(r), lb = lanes_seed(r);
-    vu32 a0 = la.s0, a1 = la.s1, a2 = la.s2, a3 = la.s3, b0 = lb.s0, b1 = lb.s1, b2 = lb.s2,
-         b3 = lb.s3, h, g;
+    vu32 a0 = la->s0, a1 = la->s1, a2 = la->s2, a3 = la->s3, b0 = lb->s0, b1 = lb->s1,
+         b2 = lb->s2, b3 = lb->s3, h, g;
     vf32 v0, v1, rad, sn, cs;
     size_t i = 0;
 
@@ -201,6 +206,41 @@ static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r, c
         if (i < n)
             i = store_lanes(p, i, n, &v1);
     }
+    *la = (struct lanes){a0, a1, a2, a3};
+    *lb = (struct lanes){b0, b1, b2, b3};
+}
+
+static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r, const struct ao_dist *x,
+                                                             float *p, size_t n, int exact)
+{
+    struct lanes la = lanes_seed(r), lb = lanes_seed(r);
+
+    fill_run(&la, &lb, x, p, n, exact);
+}
+
+/* A large timed draw goes past the caches (issue 66):
+ * with plain stores every line written is read first (silu's 117 MB of
+ * inputs: 15 ms drawn, as much as the memory-bound call that reads them;
+ * with streaming stores, 7.7 ms).  Such a tensor is far larger than the
+ * runner's core's caches, so they would hold only its last megabytes
+ * anyway.  Drawn a chunk at a time into a buffer that stays in L1, then
+ * copied out by `out`: the values are the same as fill_lanes' (a chunk is
+ * a whole number of its steps), so a draw and its redraw agree whichever
+ * way each went. */
+enum { STREAM_MIN_BYTES = 16 << 20, STREAM_CHUNK = 4096 };
+
+static inline __attribute__((always_inline)) void fill_streamed(struct ao_rng *r, const struct ao_dist *x,
+                                                                float *p, size_t n,
+                                                                void (*out)(float *, const float *, size_t))
+{
+    float buf[STREAM_CHUNK] __attribute__((aligned(64)));
+    struct lanes la = lanes_seed(r), lb = lanes_seed(r);
+
+    for (size_t i = 0; i < n; i += STREAM_CHUNK) {
+        size_t m = n - i < STREAM_CHUNK ? n - i : STREAM_CHUNK;
+        fill_run(&la, &lb, x, buf, m, 0);
+        out(p + i, buf, m);
+    }
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -208,15 +248,51 @@ static inline __attribute__((always_inline)) void fill_lanes(struct ao_rng *r, c
  * lanes in one register (issue 66: silu's 29M timed values 23.5 -> 15 ms
  * a call, against 11 ms to write them with memset), or in two; SSE2's are
  * half AVX2's speed */
+/* d[0..n) = s[0..n), the aligned middle by streaming stores; the caller
+ * fences once after its last (the runner reads them from another core) */
+__attribute__((target("avx512f"))) static void out_streamed_512(float *d, const float *s, size_t n)
+{
+    size_t k = 0;
+
+    for (; k < n && ((uintptr_t)(d + k) & 63); k++)
+        d[k] = s[k];
+    for (; k + 16 <= n; k += 16)
+        _mm512_stream_ps(d + k, _mm512_loadu_ps(s + k));
+    for (; k < n; k++)
+        d[k] = s[k];
+}
+
+__attribute__((target("avx2"))) static void out_streamed_256(float *d, const float *s, size_t n)
+{
+    size_t k = 0;
+
+    for (; k < n && ((uintptr_t)(d + k) & 31); k++)
+        d[k] = s[k];
+    for (; k + 8 <= n; k += 8)
+        _mm256_stream_ps(d + k, _mm256_loadu_ps(s + k));
+    for (; k < n; k++)
+        d[k] = s[k];
+}
+
 __attribute__((target("avx512f,avx512dq,avx512vl"))) static void fill_avx512(struct ao_rng *r, const struct ao_dist *x,
                                                                  float *p, size_t n, int exact)
 {
+    if (!exact && n * sizeof(float) >= STREAM_MIN_BYTES) {
+        fill_streamed(r, x, p, n, out_streamed_512);
+        _mm_sfence();
+        return;
+    }
     fill_lanes(r, x, p, n, exact);
 }
 
 __attribute__((target("avx2"))) static void fill_avx2(struct ao_rng *r, const struct ao_dist *x,
                                                       float *p, size_t n, int exact)
 {
+    if (!exact && n * sizeof(float) >= STREAM_MIN_BYTES) {
+        fill_streamed(r, x, p, n, out_streamed_256);
+        _mm_sfence();
+        return;
+    }
     fill_lanes(r, x, p, n, exact);
 }
 #endif

@@ -97,6 +97,34 @@ int main(void)
     free(p);
     free(q);
 
+    /* a draw of 16 MB or more goes by streaming stores (issue 66): the
+     * values a small draw from the same state begins with, wherever the
+     * tensor starts (a misaligned one too), every value written and
+     * nothing past the end */
+    {
+        const size_t S = (5u << 20) + 7, head = 3 * 4096 + 5;
+        float *big = malloc(sizeof(float) * (S + 1 + 16)), *small = malloc(sizeof(float) * head);
+        size_t unwritten = 0, beyond = 0;
+        if (!big || !small)
+            return 1;
+        for (int shift = 0; shift < 2; shift++) {
+            float *at = big + shift;
+            struct ao_rng one = rng, two = rng;
+            for (size_t i = 0; i < S + 16; i++)
+                at[i] = NAN;
+            prof_fill_timed(&one, &nor, at, S);
+            prof_fill_timed(&two, &nor, small, head);
+            for (size_t i = 0; i < S + 16; i++)
+                i < S ? (unwritten += isnan(at[i]) != 0) : (beyond += !isnan(at[i]));
+            CHECK(memcmp(at, small, (head - 5) * sizeof *at) == 0 && unwritten == 0 && beyond == 0,
+                  "a streamed draw (%zu values, %s) begins as a small one from the same state does, "
+                  "every value written (%zu not), none past the end (%zu)", S,
+                  shift ? "misaligned" : "aligned", unwritten, beyond);
+        }
+        free(big);
+        free(small);
+    }
+
     /* over threads (a device target's large tensors): the same laws, every
      * slice written, nothing past the end, a new draw every call */
     {
