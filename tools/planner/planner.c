@@ -5,13 +5,13 @@
  * normalized text) is marked a duplicate, so its slots are not sent to the
  * executor's model.
  *
- * The calls go in waves, each wave's calls at once on threads of their own
- * (--plan-width at most): in the distinct mode a wave is never larger than
- * the plans before it plus one (1, 2, 4, ...), so every plan is told the
- * titles of all the plans of the earlier waves, and twelve plans take four
- * model latencies instead of twelve.  A thread has its own connections
- * (model client, redis, gate); the calls in flight are still counted by the
- * server's gate, which every stage shares through redis. */
+ * The calls go in waves, each wave's calls at once on fibers of the
+ * stage's loop (--plan-width at most): in the distinct mode a wave is never
+ * larger than the plans before it plus one (1, 2, 4, ...), so every plan is
+ * told the titles of all the plans of the earlier waves, and twelve plans
+ * take four model latencies instead of twelve.  A call has an agent of its
+ * own (model client, redis, gate); the calls in flight are still counted
+ * by the server's gate, which every stage shares through redis. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -416,224 +416,258 @@ static void note_planned(struct planner *pl, const struct ao_plan_msg *p)
     cJSON_Delete(rec);
 }
 
-static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
-{
-    struct planner *pl = ctx;
+/* One candidate being planned: what its calls are told, and what came of
+ * the plans so far.  process() goes through it in steps, as curl's tool
+ * goes through a transfer: start, then each wave prepared, run and
+ * finished, then the end. */
+struct job {
+    struct ao_io *io;
     struct ao_candidate_msg c;
-    struct ao_problem prob = {0};
-    cJSON *memory = NULL, *seen = NULL, *planned = NULL;
-    int oom_kept = 0;
-    char *memtext = NULL, *hist = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], *norms[AO_MAX_PLANS] = {0};
+    struct ao_run_config cfg;
+    struct ao_problem prob;
+    cJSON *memory, *seen, *planned;
+    char *memtext, *hist, *norms[AO_MAX_PLANS];
     struct tried tried[TRIED_MAX];
-    int ntried = 0;
-    struct ao_buf earlier = {0};
+    int ntried;
+    struct ao_buf earlier; /* the titles of the plans so far (the distinct mode) */
     long plans;
     long long rank;
-    int has_key, rc = -1;
     const char *size, *mode;
-    struct ao_run_config cfg;
+    char *reason;
+    size_t len;
+};
 
-    if (ao_msg_decode(&ao_msg_candidate, msg, &c, reason, len) < 0)
+/* The candidate decoded and checked, the memory read, what the calls are
+ * told made.  0, or -1 with reason set (or the stage failed: io). */
+static int job_start(struct planner *pl, struct job *J, const cJSON *msg)
+{
+    char key[AO_KEY_MAX];
+    int has_key;
+
+    if (ao_msg_decode(&ao_msg_candidate, msg, &J->c, J->reason, J->len) < 0)
         return -1;
-    if (ao_run_config_decode(c.config, &cfg, reason, len) < 0) { /* checked at decode: it holds */
-        ao_msg_release(&ao_msg_candidate, &c);
+    if (ao_run_config_decode(J->c.config, &J->cfg, J->reason, J->len) < 0) /* checked at decode: it holds */
         return -1;
-    }
-    plans = cfg.plans != AO_ABSENT_INT ? (long)cfg.plans : pl->plans;
-    if (plans < 1 || plans > AO_MAX_PLANS) {
-        snprintf(reason, len, "plans must be 1 to %d, not %ld", AO_MAX_PLANS, plans);
-        goto out;
-    }
-    size = c.size ? c.size : pl->agent.size;
-    rank = c.rank == AO_ABSENT_INT ? 0 : c.rank;
-    mode = cfg.plan_mode == AO_PLAN_INDEPENDENT ? "independent"
-           : cfg.plan_mode == AO_PLAN_DISTINCT  ? "distinct"
-                                                : pl->mode;
-    if (strcmp(mode, "distinct") != 0 && strcmp(mode, "independent") != 0) {
-        snprintf(reason, len, "plan_mode must be distinct or independent, not '%.40s'", mode);
-        goto out;
-    }
+    J->plans = J->cfg.plans != AO_ABSENT_INT ? (long)J->cfg.plans : pl->plans;
+    if (J->plans < 1 || J->plans > AO_MAX_PLANS)
+        return snprintf(J->reason, J->len, "plans must be 1 to %d, not %ld", AO_MAX_PLANS, J->plans), -1;
+    J->size = J->c.size ? J->c.size : pl->agent.size;
+    J->rank = J->c.rank == AO_ABSENT_INT ? 0 : J->c.rank;
+    J->mode = J->cfg.plan_mode == AO_PLAN_INDEPENDENT ? "independent"
+              : J->cfg.plan_mode == AO_PLAN_DISTINCT  ? "distinct"
+                                                      : pl->mode;
+    if (strcmp(J->mode, "distinct") != 0 && strcmp(J->mode, "independent") != 0)
+        return snprintf(J->reason, J->len, "plan_mode must be distinct or independent, not '%.40s'", J->mode), -1;
     /* the memory, read at planning time */
-    has_key = ao_memory_key(cfg.memory_scope ? cfg.memory_scope : pl->scope, c.env.target,
-                            c.env.task, key, sizeof key, reason, len);
+    has_key = ao_memory_key(J->cfg.memory_scope ? J->cfg.memory_scope : pl->scope, J->c.env.target,
+                            J->c.env.task, key, sizeof key, J->reason, J->len);
     if (has_key < 0)
-        goto out;
+        return -1;
     if (has_key && pl->agent.redis) {
-        long expn = cfg.expn != AO_ABSENT_INT ? (long)cfg.expn : pl->expn;
-        if (!(memory = ao_memory_read(pl->agent.redis, key, (int)expn, reason, len))) {
-            rc = ao_io_fail(io, "cannot read the memory: %s", reason); /* not the message's fault */
-            goto out;
-        }
-    } else if (!(memory = cJSON_CreateArray())) {
-        goto oom;
+        long expn = J->cfg.expn != AO_ABSENT_INT ? (long)J->cfg.expn : pl->expn;
+        if (!(J->memory = ao_memory_read(pl->agent.redis, key, (int)expn, J->reason, J->len)))
+            return ao_io_fail(J->io, "cannot read the memory: %s", J->reason); /* not the message's fault */
+    } else if (!(J->memory = cJSON_CreateArray())) {
+        return snprintf(J->reason, J->len, "out of memory"), -1;
     }
-    if (!(seen = cJSON_CreateArray()))
-        goto oom;
+    if (!(J->seen = cJSON_CreateArray()))
+        return snprintf(J->reason, J->len, "out of memory"), -1;
     {
         const cJSON *it;
-        cJSON_ArrayForEach(it, memory) {
+        cJSON_ArrayForEach(it, J->memory) {
             const cJSON *iid = cJSON_GetObjectItemCaseSensitive(it, "id");
             if (cJSON_IsString(iid))
-                cJSON_AddItemToArray(seen, cJSON_CreateString(iid->valuestring));
+                cJSON_AddItemToArray(J->seen, cJSON_CreateString(iid->valuestring));
         }
     }
     if (pl->agent.model->needs_problem &&
-        ao_problem_load(c.env.target, c.env.task, c.task_sha256, size, &prob, reason, len) < 0)
-        goto out;
-    if (!(memtext = ao_memory_text(memory)))
-        goto oom;
+        ao_problem_load(J->c.env.target, J->c.env.task, J->c.task_sha256, J->size, &J->prob, J->reason, J->len) < 0)
+        return -1;
     /* a model is told what the run tried already (the builtin model keeps
      * its own order of moves) */
-    if (!(hist = pl->agent.conf.builtin ? strdup("") : run_history(pl, &c, tried, &ntried)))
-        goto oom;
+    if (!(J->memtext = ao_memory_text(J->memory)) ||
+        !(J->hist = pl->agent.conf.builtin ? strdup("") : run_history(pl, &J->c, J->tried, &J->ntried)))
+        return snprintf(J->reason, J->len, "out of memory"), -1;
     /* the plans written for this candidate before (it came again: its
      * offset was not committed when a broker or this stage went down) are
      * sent as they were, not asked of the model twice */
     if (pl->agent.redis)
-        planned = hash_of(pl, ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_PLANNED, c.env.run));
-    for (long i = 0, w; i < plans; i += w) {
+        J->planned = hash_of(pl, ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_PLANNED, J->c.env.run));
+    return 0;
+}
+
+static void job_end(struct job *J)
+{
+    for (int i = 0; i < AO_MAX_PLANS; i++)
+        free(J->norms[i]);
+    free(J->earlier.data);
+    free(J->hist);
+    free(J->memtext);
+    cJSON_Delete(J->memory);
+    cJSON_Delete(J->seen);
+    cJSON_Delete(J->planned);
+    ao_problem_release(&J->prob);
+    ao_run_config_release(&J->cfg);
+    ao_msg_release(&ao_msg_candidate, &J->c);
+}
+
+/* Plan ix's message, all but its text: -1 out of memory (or an id too long). */
+static int plan_fill(struct planner *pl, struct job *J, struct ao_plan_msg *p, long ix)
+{
+    const struct ao_candidate_msg *c = &J->c;
+    char id[AO_ID_BUF];
+
+    ao_msg_init(&ao_msg_plan, p);
+    if (ao_name(id, sizeof id, AO_ID_PLAN, c->env.run, c->env.iter, J->rank, ix) < 0)
+        return snprintf(J->reason, J->len, "the plan's id is too long"), -1;
+    p->index = ix;
+    p->rank = J->rank;
+    p->parent_latency_ns = c->latency_ns;
+    p->baseline_latency_ns = c->baseline_latency_ns;
+    if (ao_env_set(&p->env, "plan", id, c->env.run, c->env.task, c->env.target, c->env.iter) < 0 ||
+        !(p->candidate_id = strdup(c->env.id)) || !(p->candidate_sha256 = strdup(c->sha256)) ||
+        !(p->source = strdup(c->source)) || !(p->size = strdup(J->size)) ||
+        (c->task_path && !(p->task_path = strdup(c->task_path))) ||
+        (c->task_sha256 && !(p->task_sha256 = strdup(c->task_sha256))) ||
+        (c->config && !(p->config = cJSON_Duplicate(c->config, 1))) ||
+        !(p->memory_seen = cJSON_Duplicate(J->seen, 1)) || !(p->model = strdup(pl->agent.conf.model)))
+        return snprintf(J->reason, J->len, "out of memory"), -1;
+    return 0;
+}
+
+/* The wave of w calls from plan i on: each call's message, whether it
+ * was written before, what it is told.  *made: the calls to release
+ * (some may be half made on an error).  0, or -1 with reason set. */
+static int wave_prepare(struct planner *pl, struct job *J, long i, long w, struct call *calls, int *made)
+{
+    for (*made = 0; *made < w; ++*made) {
+        struct call *k = &calls[*made];
+        int oom = 0;
+
+        if (plan_fill(pl, J, &k->p, i + *made) < 0) {
+            ++*made; /* released by the caller */
+            return -1;
+        }
+        if ((k->kept = kept_plan(J->planned, k->p.env.id, J->c.sha256, &oom)))
+            ao_info("%s: written before; sent again as it was, the model not asked twice", k->p.env.id);
+        /* what the call is told: the run's history, the plans before it;
+         * and calls told the same titles would give the same idea, so each
+         * is asked for another place on its list (the independent mode's
+         * calls stay identical, as the paper's are) */
+        {
+            struct ao_buf told = {0};
+            ao_buf_printf(&told, "%s%s", J->hist, J->earlier.data ? J->earlier.data : "");
+            if (w > 1 && strcmp(J->mode, "distinct") == 0)
+                ao_buf_printf(&told, "%ld other plans for this kernel are being written at the same time "
+                              "as this one, told the same list; to stay apart from them, propose the "
+                              "idea you would rank number %d among those left.\n", w - 1, *made + 1);
+            k->earlier = told.data ? told.data : strdup("");
+        }
+        if (oom || !k->earlier) {
+            ++*made;
+            return snprintf(J->reason, J->len, "out of memory"), -1;
+        }
+        k->q = (struct ao_plan_ask){&J->c, J->memory, J->memtext, k->earlier, &J->prob,
+                                    (unsigned long long)(J->cfg.seed != AO_ABSENT_INT ? J->cfg.seed : pl->seed),
+                                    (unsigned long long)pl->seed, i + *made, J->plans};
+    }
+    return 0;
+}
+
+/* Is plan ix's text a repeat, of a plan before it here or of a step this
+ * kernel was given before?  Sets p->duplicate_of; in the distinct mode a
+ * new plan's title joins the list the later calls are told.  -1: out of
+ * memory. */
+static int plan_judge(struct job *J, struct ao_plan_msg *p, long ix)
+{
+    char title[MAX_TITLE + 1];
+
+    if (!(J->norms[ix] = normalized(p->text)))
+        return -1;
+    for (long k = 0; k < ix; k++)
+        if (J->norms[k] && strcmp(J->norms[k], J->norms[ix]) == 0) {
+            char did[AO_ID_BUF];
+            if (ao_name(did, sizeof did, AO_ID_PLAN, J->c.env.run, J->c.env.iter, J->rank, k) < 0 ||
+                !(p->duplicate_of = strdup(did)))
+                return -1;
+            break;
+        }
+    plan_title(p->text, title, sizeof title);
+    if (!p->duplicate_of && J->ntried) { /* a step this kernel was given before */
+        char *nt = normalized(title);
+        for (int q = 0; nt && *nt && q < J->ntried && !p->duplicate_of; q++)
+            if (strcmp(nt, J->tried[q].norm) == 0 && !(p->duplicate_of = strdup(J->tried[q].id))) {
+                free(nt);
+                return -1;
+            }
+        free(nt);
+    }
+    if (!p->duplicate_of && strcmp(J->mode, "distinct") == 0) {
+        if (!J->earlier.len)
+            ao_buf_printf(&J->earlier, "Plans already proposed for this kernel, each to be measured on its "
+                          "own from this same kernel (yours must not repeat one of these or only change its "
+                          "numbers; it may take the same idea another way, another blocking or another loop "
+                          "to vectorize, where that is more promising than a different idea: then say how "
+                          "it differs):\n");
+        ao_buf_printf(&J->earlier, "- %s\n", title[0] ? title : "(untitled)");
+    }
+    return 0;
+}
+
+/* The wave's calls done: each plan judged and sent on, in order, and
+ * released.  erc: the wave's state so far (-1: prepared badly, nothing
+ * is sent).  0, or -1 with reason set (or the stage failed). */
+static int wave_finish(struct planner *pl, struct job *J, long i, struct call *calls, int made, int erc)
+{
+    for (int j = 0; j < made; j++) {
+        struct ao_plan_msg *p = &calls[j].p;
+        if (j && calls[j].agent) { /* a helper's calls go in the stage's total, logged once */
+            ao_llm_usage_add(&pl->agent.total, &calls[j].agent->total);
+            memset(&calls[j].agent->total, 0, sizeof calls[j].agent->total);
+        }
+        if (!erc && calls[j].rc < 0)
+            erc = ao_io_fail(J->io, "%s", calls[j].why); /* the stage stops; the candidate comes again */
+        if (!erc && ((!p->text && !p->error) || (p->text && plan_judge(J, p, i + j) < 0)))
+            erc = -1, snprintf(J->reason, J->len, "out of memory");
+        if (!erc) {
+            p->tokens = ao_usage_json(&calls[j].u);
+            p->cost_usd = calls[j].u.cost_usd;
+            ao_info("%s: %s%s", p->env.id, p->error ? p->error : p->duplicate_of ? "a duplicate of " : "planned",
+                    p->duplicate_of && !p->error ? p->duplicate_of : "");
+            erc = emit(J->io, p, J->rank * J->plans + i + j, J->reason, J->len);
+            if (!erc && p->text && !p->duplicate_of)
+                note_planned(pl, p);
+        }
+        ao_msg_release(&ao_msg_plan, p);
+        free(calls[j].earlier);
+        free(calls[j].kept);
+    }
+    return erc;
+}
+
+static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
+{
+    struct planner *pl = ctx;
+    struct job J = {.io = io, .reason = reason, .len = len};
+    int rc = job_start(pl, &J, msg);
+
+    for (long i = 0, w; rc == 0 && i < J.plans; i += w) {
         struct call calls[MAX_WIDTH];
-        int erc = 0, made = 0;
+        int made = 0;
 
         /* the wave: in the distinct mode never more than the plans before it plus one */
         w = calls_at_once(pl);
-        if (strcmp(mode, "distinct") == 0 && w > i + 1)
+        if (strcmp(J.mode, "distinct") == 0 && w > i + 1)
             w = i + 1;
-        if (w > plans - i)
-            w = plans - i;
+        if (w > J.plans - i)
+            w = J.plans - i;
         memset(calls, 0, sizeof calls);
-        for (; made < w; made++) {
-            struct ao_plan_msg *p = &calls[made].p;
-            long ix = i + made;
-            ao_msg_init(&ao_msg_plan, p);
-            if (ao_name(id, sizeof id, AO_ID_PLAN, c.env.run, c.env.iter, rank, ix) < 0) {
-                snprintf(reason, len, "the plan's id is too long");
-                erc = -1;
-                break;
-            }
-            p->index = ix;
-            p->rank = rank;
-            p->parent_latency_ns = c.latency_ns;
-            p->baseline_latency_ns = c.baseline_latency_ns;
-            if (ao_env_set(&p->env, "plan", id, c.env.run, c.env.task, c.env.target, c.env.iter) < 0 ||
-                !(p->candidate_id = strdup(c.env.id)) || !(p->candidate_sha256 = strdup(c.sha256)) ||
-                !(p->source = strdup(c.source)) || !(p->size = strdup(size)) ||
-                (c.task_path && !(p->task_path = strdup(c.task_path))) ||
-                (c.task_sha256 && !(p->task_sha256 = strdup(c.task_sha256))) ||
-                (c.config && !(p->config = cJSON_Duplicate(c.config, 1))) ||
-                !(p->memory_seen = cJSON_Duplicate(seen, 1)) ||
-                !(p->model = strdup(pl->agent.conf.model))) {
-                snprintf(reason, len, "out of memory");
-                erc = -1;
-                made++; /* released below */
-                break;
-            }
-            if ((calls[made].kept = kept_plan(planned, id, c.sha256, &oom_kept)))
-                ao_info("%s: written before; sent again as it was, the model not asked twice", id);
-            if (oom_kept) {
-                snprintf(reason, len, "out of memory");
-                erc = -1;
-                made++;
-                break;
-            }
-            /* what the call is told: the run's history, the plans before
-             * it; and calls told the same titles would give the same idea,
-             * so each is asked for another place on its list (the
-             * independent mode's calls stay identical, as the paper's are) */
-            {
-                struct ao_buf told = {0};
-                ao_buf_printf(&told, "%s%s", hist, earlier.data ? earlier.data : "");
-                if (w > 1 && strcmp(mode, "distinct") == 0)
-                    ao_buf_printf(&told, "%ld other plans for this kernel are being written at the same time "
-                                  "as this one, told the same list; to stay apart from them, propose the "
-                                  "idea you would rank number %d among those left.\n", w - 1, made + 1);
-                if (!(calls[made].earlier = told.data ? told.data : strdup(""))) {
-                    snprintf(reason, len, "out of memory");
-                    erc = -1;
-                    made++;
-                    break;
-                }
-            }
-            calls[made].q = (struct ao_plan_ask){&c, memory, memtext, calls[made].earlier, &prob,
-                                                 (unsigned long long)(cfg.seed != AO_ABSENT_INT ? cfg.seed : pl->seed),
-                                                 (unsigned long long)pl->seed, ix, plans};
-        }
-        if (!erc)
+        rc = wave_prepare(pl, &J, i, w, calls, &made);
+        if (rc == 0)
             run_wave(pl, calls, (int)w);
-        for (int j = 0; j < made; j++) {
-            struct ao_plan_msg *p = &calls[j].p;
-            long ix = i + j;
-            if (j && calls[j].agent) { /* a helper's calls go in the stage's total, logged once */
-                ao_llm_usage_add(&pl->agent.total, &calls[j].agent->total);
-                memset(&calls[j].agent->total, 0, sizeof calls[j].agent->total);
-            }
-            if (!erc && calls[j].rc < 0)
-                erc = ao_io_fail(io, "%s", calls[j].why); /* the stage stops; the candidate comes again */
-            if (!erc && !p->text && !p->error)
-                erc = -1, snprintf(reason, len, "out of memory");
-            if (!erc && p->text) { /* a repeat of an earlier plan goes no further */
-                char title[MAX_TITLE + 1];
-                if (!(norms[ix] = normalized(p->text)))
-                    erc = -1, snprintf(reason, len, "out of memory");
-                for (long k = 0; !erc && k < ix; k++)
-                    if (norms[k] && strcmp(norms[k], norms[ix]) == 0) {
-                        char did[AO_ID_BUF];
-                        if (ao_name(did, sizeof did, AO_ID_PLAN, c.env.run, c.env.iter, rank, k) < 0 ||
-                            !(p->duplicate_of = strdup(did)))
-                            erc = -1, snprintf(reason, len, "out of memory");
-                        break;
-                    }
-                plan_title(p->text, title, sizeof title);
-                if (!erc && !p->duplicate_of && ntried) { /* a step this kernel was given before */
-                    char *nt = normalized(title);
-                    for (int q = 0; nt && *nt && q < ntried && !p->duplicate_of; q++)
-                        if (strcmp(nt, tried[q].norm) == 0 && !(p->duplicate_of = strdup(tried[q].id)))
-                            erc = -1, snprintf(reason, len, "out of memory");
-                    free(nt);
-                }
-                if (!erc && !p->duplicate_of && strcmp(mode, "distinct") == 0) {
-                    if (!earlier.len)
-                        ao_buf_printf(&earlier, "Plans already proposed for this kernel, each to be "
-                                      "measured on its own from this same kernel (yours must not repeat one "
-                                      "of these or only change its numbers; it may take the same idea "
-                                      "another way, another blocking or another loop to vectorize, where "
-                                      "that is more promising than a different idea: then say how it "
-                                      "differs):\n");
-                    ao_buf_printf(&earlier, "- %s\n", title[0] ? title : "(untitled)");
-                }
-            }
-            if (!erc) {
-                p->tokens = ao_usage_json(&calls[j].u);
-                p->cost_usd = calls[j].u.cost_usd;
-                ao_info("%s: %s%s", p->env.id, p->error ? p->error : p->duplicate_of ? "a duplicate of " : "planned",
-                        p->duplicate_of && !p->error ? p->duplicate_of : "");
-                erc = emit(io, p, rank * plans + ix, reason, len);
-                if (!erc && p->text && !p->duplicate_of)
-                    note_planned(pl, p);
-            }
-            ao_msg_release(&ao_msg_plan, p);
-            free(calls[j].earlier);
-            free(calls[j].kept);
-        }
-        if (erc < 0)
-            goto out;
+        rc = wave_finish(pl, &J, i, calls, made, rc);
     }
-    rc = 0;
-    goto out;
-oom:
-    snprintf(reason, len, "out of memory");
-out:
-    for (int i = 0; i < AO_MAX_PLANS; i++)
-        free(norms[i]);
-    free(earlier.data);
-    free(hist);
-    free(memtext);
-    cJSON_Delete(memory);
-    cJSON_Delete(seen);
-    cJSON_Delete(planned);
-    ao_problem_release(&prob);
-    ao_run_config_release(&cfg);
-    ao_msg_release(&ao_msg_candidate, &c);
+    job_end(&J);
     return rc;
 }
 
