@@ -31,12 +31,14 @@ PY
     RUN=$!
     SERVICE_PIDS="$SERVICE_PIDS $RUN"
     # once the four quick calls have come back (eight requests, the last four
-    # answered), kill -9 the executor: four calls still in flight
-    for _ in $(seq 600); do
-        [ "$(grep -c '"exec-m"' "$LLM_LOG")" -ge 8 ] && break
+    # answered and their kernels written: a busy machine takes longer than
+    # their 0.3 s), kill -9 the executor: four calls still in flight
+    for _ in $(seq 1200); do
+        [ "$(grep -c '"exec-m"' "$LLM_LOG")" -ge 8 ] &&
+            [ "$(grep -c 'kernel written' "$T/$name/logs/executor.log" 2>/dev/null)" -ge 4 ] && break
         sleep 0.05
     done
-    sleep 1.5
+    sleep 0.5 # each kept in the store just after its line
     ex=$(pgrep -P "$RUN" -f accelopt-executor)
     grep -q '"exec-m"' "$LLM_LOG" && [ -n "$ex" ] && kill -9 "$ex"
     ok $? "$name: the executor is killed with calls in flight (pid ${ex:-none}, $(grep -c '"exec-m"' "$LLM_LOG") calls made)"

@@ -130,148 +130,175 @@ static int emit_kernel(struct ao_io *io, const char *target, const char *run, co
     return ao_io_emit_json(io, topic, run, j);
 }
 
+/* One plan being written: its samples, one kernel each (a fix request:
+ * one attempt at its sample).  process() goes through it in steps: the
+ * start, each sample (written before, or filled, written and sent), the
+ * end. */
+struct job {
+    struct ao_io *io;
+    struct ao_plan_msg p;
+    struct ao_problem prob;
+    const char *size;
+    long samples;
+    int fix, against_parent;
+    long long rank;
+    char prefix[AO_ID_BUF], hashes[AO_MAX_SAMPLES][65];
+    char *reason;
+    size_t len;
+};
+
+/* The plan decoded and checked, the problem loaded.  0, or -1 + reason. */
+static int job_start(struct executor *ex, struct job *J, const cJSON *msg)
+{
+    struct ao_plan_msg *p = &J->p;
+    char slot[64];
+
+    if (ao_msg_decode(&ao_msg_plan, msg, p, J->reason, J->len) < 0)
+        return -1;
+    J->rank = p->rank == AO_ABSENT_INT ? 0 : p->rank;
+    J->fix = p->attempt != AO_ABSENT_INT && p->attempt > 1;
+    {
+        struct ao_run_config cfg; /* checked at decode: it holds */
+        if (ao_run_config_decode(p->config, &cfg, J->reason, J->len) < 0)
+            return -1;
+        J->samples = J->fix ? 1 : cfg.samples != AO_ABSENT_INT ? (long)cfg.samples : ex->samples;
+        /* each kernel is measured head to head with its parent (issue 66),
+         * unless the run decides on lone measurements (--no-compare) */
+        J->against_parent = cfg.compare == AO_ABSENT_INT || cfg.compare != 0;
+        ao_run_config_release(&cfg);
+    }
+    J->size = p->size ? p->size : ex->agent.size;
+    if (J->samples < 1 || J->samples > AO_MAX_SAMPLES)
+        return snprintf(J->reason, J->len, "samples must be 1 to %d, not %ld", AO_MAX_SAMPLES, J->samples), -1;
+    if (!p->error && (!p->text || !p->source))
+        return snprintf(J->reason, J->len, "a plan needs its text and the candidate's source, or an error"), -1;
+    if (J->fix && (p->sample == AO_ABSENT_INT || p->sample < 0 || p->sample >= AO_MAX_SAMPLES ||
+                   p->attempt > 64 || !p->failed_source || p->error || p->duplicate_of))
+        return snprintf(J->reason, J->len, "a fix request needs its sample (0 to %d), the failed kernel and "
+                        "the plan's text", AO_MAX_SAMPLES - 1), -1;
+    if (!p->error && !p->duplicate_of && ex->agent.model->needs_problem &&
+        ao_problem_load(p->env.target, p->env.task, p->task_sha256, J->size, &J->prob, J->reason, J->len) < 0)
+        return -1;
+    if (ao_name(slot, sizeof slot, "%lld.%lld", J->rank, p->index) < 0 ||
+        ao_name(J->prefix, sizeof J->prefix, AO_ID_KERNEL, p->env.run, p->env.iter, slot) < 0)
+        return snprintf(J->reason, J->len, "rank %lld or index %lld is out of range", J->rank, p->index), -1;
+    return 0;
+}
+
+/* Kernel message k for slot and id, all but its source: a plan that
+ * failed or repeats another gives an error in its place.  -1: out of
+ * memory. */
+static int kernel_fill(struct executor *ex, struct job *J, struct ao_kernel_msg *k, const char *id,
+                       const char *slot)
+{
+    const struct ao_plan_msg *p = &J->p;
+    char e[AO_ERRLEN];
+
+    ao_msg_init(&ao_msg_kernel, k);
+    k->parent_latency_ns = p->parent_latency_ns;
+    k->baseline_latency_ns = p->baseline_latency_ns;
+    k->attempt = J->fix ? p->attempt : 1;
+    if (ao_env_set(&k->env, "kernel", id, p->env.run, p->env.task, p->env.target, p->env.iter) < 0 ||
+        !(k->size = strdup(J->size)) || !(k->slot = strdup(slot)) || !(k->plan = strdup(p->env.id)) ||
+        !(k->parent = strdup(p->candidate_sha256)) || !(k->model = strdup(ex->agent.conf.model)) ||
+        (p->task_path && !(k->task_path = strdup(p->task_path))) ||
+        (p->task_sha256 && !(k->task_sha256 = strdup(p->task_sha256))) ||
+        (p->text && !(k->plan_text = strdup(p->text))) ||
+        (p->memory_seen && !(k->memory_seen = cJSON_Duplicate(p->memory_seen, 1))))
+        return -1;
+    if (p->error) {
+        snprintf(e, sizeof e, "no plan: %s", p->error);
+        return (k->error = strdup(e)) ? 0 : -1;
+    }
+    if (p->duplicate_of) {
+        snprintf(e, sizeof e, "the plan repeats %s: not sent to the model", p->duplicate_of);
+        return (k->error = strdup(e)) && (k->duplicate_of = strdup(p->duplicate_of)) ? 0 : -1;
+    }
+    return 0;
+}
+
+/* Sample s's kernel asked of the model (a fix request: the failed one
+ * mended), hashed, a repeat of an earlier sample dropped, the parent's
+ * source added to be measured against.  0, or -1 (reason set, or the
+ * stage failed). */
+static int kernel_write(struct executor *ex, struct job *J, struct ao_kernel_msg *k, long s,
+                        struct ao_llm_usage *u)
+{
+    const struct ao_model_ops *m = ex->agent.model;
+    char why[AO_ERRLEN], sha[65];
+
+    if (!k->error && (J->fix ? m->fix(&ex->agent, &J->p, &J->prob, k, u, why, sizeof why)
+                             : m->kernel(&ex->agent, &J->p, &J->prob, (int)s, k, u, why, sizeof why)) < 0)
+        return ao_io_fail(J->io, "%s", why); /* the stage stops; the plan comes again */
+    if (k->source) {
+        ao_sha256_hex(k->source, strlen(k->source), sha);
+        ao_token_hash(k->source, J->hashes[s]); /* comments and spacing apart */
+        if (!(k->sha256 = strdup(sha)) || (!J->fix && drop_repeat(&J->p, k, J->hashes, s, J->prefix) < 0))
+            return snprintf(J->reason, J->len, "out of memory"), -1;
+    }
+    if ((!k->source && !k->error) ||
+        (k->source && J->against_parent && !(k->baseline_source = strdup(J->p.source))))
+        return snprintf(J->reason, J->len, "out of memory"), -1;
+    return 0;
+}
+
+/* Sample s: sent again as it was written before (this plan came again),
+ * or written now, kept and sent.  0, or -1. */
+static int sample_one(struct executor *ex, struct job *J, long s)
+{
+    const struct ao_plan_msg *p = &J->p;
+    struct ao_kernel_msg k;
+    struct ao_llm_usage u = {0};
+    char id[AO_ID_BUF], slot[64];
+    long sample = J->fix ? (long)p->sample : s;
+    cJSON *j;
+    int rc;
+
+    J->hashes[s][0] = '\0';
+    /* each fix attempt is a kernel of its own; the slot is the same */
+    if (ao_name(slot, sizeof slot, "%lld.%lld.%ld", J->rank, p->index, sample) < 0 ||
+        (J->fix ? ao_name(id, sizeof id, AO_ID_KERNEL_FIX, p->env.run, p->env.iter, slot, p->attempt)
+                : ao_name(id, sizeof id, AO_ID_KERNEL, p->env.run, p->env.iter, slot)) < 0)
+        return snprintf(J->reason, J->len, "the kernel's slot or id is out of range"), -1;
+    if ((j = written_before(ex, p->env.run, id, p->candidate_sha256))) {
+        const char *src = ao_json_str(j, "source", NULL);
+        if (src)
+            ao_token_hash(src, J->hashes[s]);
+        ao_info("%s: written before; sent again as it was, the model not asked twice", id);
+        rc = emit_kernel(J->io, p->env.target, p->env.run, j, J->reason, J->len);
+        cJSON_Delete(j);
+        return rc;
+    }
+    if (kernel_fill(ex, J, &k, id, slot) < 0)
+        rc = -1, snprintf(J->reason, J->len, "out of memory");
+    else
+        rc = kernel_write(ex, J, &k, s, &u);
+    if (rc == 0) {
+        k.tokens = ao_usage_json(&u);
+        k.cost_usd = u.cost_usd;
+        ao_info("%s: %s", id, k.error ? k.error : "kernel written");
+        if (!(j = ao_msg_encode(&ao_msg_kernel, &k))) {
+            rc = -1, snprintf(J->reason, J->len, "out of memory encoding a kernel");
+        } else {
+            keep_written(ex, k.env.run, id, j);
+            rc = emit_kernel(J->io, k.env.target, k.env.run, j, J->reason, J->len);
+            cJSON_Delete(j);
+        }
+    }
+    ao_msg_release(&ao_msg_kernel, &k);
+    return rc;
+}
+
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
 {
     struct executor *ex = ctx;
-    struct ao_plan_msg p;
-    struct ao_problem prob = {0};
-    const char *size;
-    char id[AO_ID_BUF], slot[64], prefix[AO_ID_BUF], hashes[AO_MAX_SAMPLES][65];
-    long samples;
-    int rc = -1, fix, against_parent;
-    long long rank;
+    struct job J = {.io = io, .reason = reason, .len = len};
+    int rc = job_start(ex, &J, msg);
 
-    if (ao_msg_decode(&ao_msg_plan, msg, &p, reason, len) < 0)
-        return -1;
-    rank = p.rank == AO_ABSENT_INT ? 0 : p.rank;
-    fix = p.attempt != AO_ABSENT_INT && p.attempt > 1;
-    {
-        struct ao_run_config cfg; /* checked at decode: it holds */
-        if (ao_run_config_decode(p.config, &cfg, reason, len) < 0)
-            goto out;
-        samples = fix ? 1 : cfg.samples != AO_ABSENT_INT ? (long)cfg.samples : ex->samples;
-        /* each kernel is measured head to head with its parent (issue 66),
-         * unless the run decides on lone measurements (--no-compare) */
-        against_parent = cfg.compare == AO_ABSENT_INT || cfg.compare != 0;
-        ao_run_config_release(&cfg);
-    }
-    size = p.size ? p.size : ex->agent.size;
-    if (samples < 1 || samples > AO_MAX_SAMPLES) {
-        snprintf(reason, len, "samples must be 1 to %d, not %ld", AO_MAX_SAMPLES, samples);
-        goto out;
-    }
-    if (!p.error && (!p.text || !p.source)) {
-        snprintf(reason, len, "a plan needs its text and the candidate's source, or an error");
-        goto out;
-    }
-    if (fix && (p.sample == AO_ABSENT_INT || p.sample < 0 || p.sample >= AO_MAX_SAMPLES || p.attempt > 64 ||
-                !p.failed_source || p.error || p.duplicate_of)) {
-        snprintf(reason, len, "a fix request needs its sample (0 to %d), the failed kernel and "
-                 "the plan's text", AO_MAX_SAMPLES - 1);
-        goto out;
-    }
-    if (!p.error && !p.duplicate_of && ex->agent.model->needs_problem &&
-        ao_problem_load(p.env.target, p.env.task, p.task_sha256, size, &prob, reason, len) < 0)
-        goto out;
-    if (ao_name(slot, sizeof slot, "%lld.%lld", rank, p.index) < 0 ||
-        ao_name(prefix, sizeof prefix, AO_ID_KERNEL, p.env.run, p.env.iter, slot) < 0) {
-        snprintf(reason, len, "rank %lld or index %lld is out of range", rank, p.index);
-        goto out;
-    }
-    for (long s = 0; s < samples; s++) {
-        struct ao_kernel_msg k;
-        struct ao_llm_usage u = {0};
-        cJSON *j = NULL;
-        int erc = 0;
-        long sample = fix ? (long)p.sample : s;
-
-        hashes[s][0] = '\0';
-        /* each fix attempt is a kernel of its own; the slot is the same */
-        if (ao_name(slot, sizeof slot, "%lld.%lld.%ld", rank, p.index, sample) < 0 ||
-            (fix ? ao_name(id, sizeof id, AO_ID_KERNEL_FIX, p.env.run, p.env.iter, slot, p.attempt)
-                 : ao_name(id, sizeof id, AO_ID_KERNEL, p.env.run, p.env.iter, slot)) < 0) {
-            snprintf(reason, len, "the kernel's slot or id is out of range");
-            goto out;
-        }
-        if ((j = written_before(ex, p.env.run, id, p.candidate_sha256))) { /* this plan came again */
-            const char *src = ao_json_str(j, "source", NULL);
-            if (src)
-                ao_token_hash(src, hashes[s]);
-            ao_info("%s: written before; sent again as it was, the model not asked twice", id);
-            erc = emit_kernel(io, p.env.target, p.env.run, j, reason, len);
-            cJSON_Delete(j);
-            if (erc < 0)
-                goto out;
-            continue;
-        }
-        ao_msg_init(&ao_msg_kernel, &k);
-        k.parent_latency_ns = p.parent_latency_ns;
-        k.baseline_latency_ns = p.baseline_latency_ns;
-        k.attempt = fix ? p.attempt : 1;
-        if (ao_env_set(&k.env, "kernel", id, p.env.run, p.env.task, p.env.target, p.env.iter) < 0 ||
-            !(k.size = strdup(size)) || !(k.slot = strdup(slot)) || !(k.plan = strdup(p.env.id)) ||
-            !(k.parent = strdup(p.candidate_sha256)) || !(k.model = strdup(ex->agent.conf.model)) ||
-            (p.task_path && !(k.task_path = strdup(p.task_path))) ||
-            (p.task_sha256 && !(k.task_sha256 = strdup(p.task_sha256))) ||
-            (p.text && !(k.plan_text = strdup(p.text))) ||
-            (p.memory_seen && !(k.memory_seen = cJSON_Duplicate(p.memory_seen, 1)))) {
-            ao_msg_release(&ao_msg_kernel, &k);
-            snprintf(reason, len, "out of memory");
-            goto out;
-        }
-        if (p.error) {
-            char e[AO_ERRLEN];
-            snprintf(e, sizeof e, "no plan: %s", p.error);
-            k.error = strdup(e);
-        } else if (p.duplicate_of) {
-            char e[AO_ERRLEN];
-            snprintf(e, sizeof e, "the plan repeats %s: not sent to the model", p.duplicate_of);
-            k.error = strdup(e);
-            k.duplicate_of = strdup(p.duplicate_of);
-        } else {
-            const struct ao_model_ops *m = ex->agent.model;
-            char why[AO_ERRLEN];
-            if ((fix ? m->fix(&ex->agent, &p, &prob, &k, &u, why, sizeof why)
-                     : m->kernel(&ex->agent, &p, &prob, (int)s, &k, &u, why, sizeof why)) < 0)
-                erc = ao_io_fail(io, "%s", why); /* the stage stops; the plan comes again */
-        }
-        if (!erc && k.source) {
-            char sha[65];
-            ao_sha256_hex(k.source, strlen(k.source), sha);
-            ao_token_hash(k.source, hashes[s]); /* comments and spacing apart */
-            if (!(k.sha256 = strdup(sha)) ||
-                (!fix && drop_repeat(&p, &k, hashes, s, prefix) < 0))
-                erc = -1, snprintf(reason, len, "out of memory");
-        }
-        if (!erc && !k.source && !k.error) {
-            snprintf(reason, len, "out of memory");
-            erc = -1;
-        }
-        if (!erc && k.source && against_parent && !(k.baseline_source = strdup(p.source))) {
-            snprintf(reason, len, "out of memory");
-            erc = -1;
-        }
-        if (!erc) {
-            k.tokens = ao_usage_json(&u);
-            k.cost_usd = u.cost_usd;
-            ao_info("%s: %s", id, k.error ? k.error : "kernel written");
-            if (!(j = ao_msg_encode(&ao_msg_kernel, &k))) {
-                snprintf(reason, len, "out of memory encoding a kernel");
-                erc = -1;
-            } else {
-                keep_written(ex, k.env.run, id, j);
-                erc = emit_kernel(io, k.env.target, k.env.run, j, reason, len);
-            }
-        }
-        cJSON_Delete(j);
-        ao_msg_release(&ao_msg_kernel, &k);
-        if (erc < 0)
-            goto out;
-    }
-    rc = 0;
-out:
-    ao_problem_release(&prob);
-    ao_msg_release(&ao_msg_plan, &p);
+    for (long s = 0; rc == 0 && s < J.samples; s++)
+        rc = sample_one(ex, &J, s);
+    ao_problem_release(&J.prob);
+    ao_msg_release(&ao_msg_plan, &J.p);
     return rc;
 }
 

@@ -99,156 +99,197 @@ static int memory_holds(struct summarizer *sm, const char *key, const char *item
     return found;
 }
 
+/* One pair being summarized.  process() goes through it in steps: the
+ * start, an ack sent again for a pair seen before, the same two kernels
+ * met before (no model call), the summary, the experience filled, kept in
+ * the memory, and sent; `done` once a step has sent the answer itself. */
+struct job {
+    struct ao_io *io;
+    struct ao_pair_msg p;
+    struct ao_experience_msg e;
+    struct ao_run_config cfg;
+    struct ao_summary s;
+    struct ao_llm_usage u;
+    cJSON *move, *ack, *item;
+    char *kept, *ack_text, *item_text;
+    char key[AO_KEY_MAX], sumkey[AO_KEY_MAX], item_id[24];
+    int has_key, done;
+    char *reason;
+    size_t len;
+};
+
+static int job_start(struct summarizer *sm, struct job *J, const cJSON *msg)
+{
+    ao_msg_init(&ao_msg_experience, &J->e);
+    if (ao_msg_decode(&ao_msg_pair, msg, &J->p, J->reason, J->len) < 0 ||
+        ao_run_config_decode(J->p.config, &J->cfg, J->reason, J->len) < 0) /* checked at decode: it holds */
+        return -1;
+    J->has_key = ao_memory_key(J->cfg.memory_scope ? J->cfg.memory_scope : sm->scope, J->p.env.target,
+                               J->p.env.task, J->key, sizeof J->key, J->reason, J->len);
+    return J->has_key < 0 ? -1 : 0;
+}
+
+static void job_end(struct job *J)
+{
+    free(J->kept);
+    free(J->ack_text);
+    cJSON_free(J->item_text);
+    cJSON_Delete(J->item);
+    cJSON_Delete(J->ack);
+    cJSON_Delete(J->move);
+    ao_summary_release(&J->s);
+    ao_msg_release(&ao_msg_experience, &J->e);
+    ao_run_config_release(&J->cfg);
+    ao_msg_release(&ao_msg_pair, &J->p);
+}
+
+/* A pair seen before is acked again, from its marker, at no cost. */
+static int acked_before(struct summarizer *sm, struct job *J)
+{
+    int seen;
+
+    if (!sm->agent.redis)
+        return 0;
+    if ((seen = ao_memory_marker(sm->agent.redis, J->p.env.id, &J->kept, J->reason, J->len)) < 0)
+        return ao_io_fail(J->io, "cannot read a pair marker: %s", J->reason);
+    if (!seen)
+        return 0;
+    ao_info("%s: summarized before; acked again", J->p.env.id);
+    J->done = 1;
+    return replay(J->io, J->p.env.run, J->kept, J->reason, J->len);
+}
+
+/* The same two kernels, paired again (another slot, iteration or run):
+ * one lesson, not one per pair; acked without a model call (J->s.none). */
+static int paired_before(struct summarizer *sm, struct job *J)
+{
+    const struct ao_pair_msg *p = &J->p;
+    char *before = NULL, why[160];
+    int got;
+
+    if (!sm->agent.redis || !J->has_key ||
+        ao_name(J->sumkey, sizeof J->sumkey, AO_KEY_PAIRSUM, J->key, p->slow_sha256, p->fast_sha256) < 0) {
+        J->sumkey[0] = '\0';
+        return 0;
+    }
+    if ((got = ao_redis_get(sm->agent.redis, J->sumkey, &before, J->reason, J->len)) < 0)
+        return ao_io_fail(J->io, "cannot read a pair's summary key: %s", J->reason);
+    if (got > 0 && !memory_holds(sm, J->key, before)) /* pruned or cleared since: learn it again */
+        got = 0;
+    if (got > 0) {
+        J->s.none = 1;
+        snprintf(why, sizeof why, "the same slow and fast kernels were summarized before, as %.40s: "
+                 "not summarized twice", before);
+        if (!(J->e.reason = strdup(why))) {
+            free(before);
+            return snprintf(J->reason, J->len, "out of memory"), -1;
+        }
+        ao_info("%s: the same pair of kernels as an earlier one; acked without a model call", p->env.id);
+    }
+    free(before);
+    return 0;
+}
+
+/* The experience (the ack) from the pair and its summary, and the memory
+ * item it becomes where it is stored.  -1: reason set. */
+static int experience_fill(struct summarizer *sm, struct job *J)
+{
+    const struct ao_pair_msg *p = &J->p;
+    struct ao_experience_msg *e = &J->e;
+    const struct ao_summary *s = &J->s;
+    char id[AO_ID_BUF], hex[65], now[32];
+
+    if (ao_name(id, sizeof id, AO_ID_EXPERIENCE, p->env.id) < 0)
+        return snprintf(J->reason, J->len, "the pair's id is too long for an experience's"), -1;
+    ao_sha256_hex(p->env.id, strlen(p->env.id), hex);
+    snprintf(J->item_id, sizeof J->item_id, "mem:%.16s", hex);
+    ao_utc_now(now, sizeof now);
+    e->speedup = p->speedup;
+    e->speedup_spread = p->speedup_spread;
+    e->speedup_low = p->speedup_low;
+    e->speedup_high = p->speedup_high;
+    e->cost_usd = J->u.cost_usd;
+    e->move = J->move;
+    J->move = NULL;
+    e->stored = 0;
+    if (ao_env_set(&e->env, "experience", id, p->env.run, p->env.task, p->env.target, p->env.iter) < 0 ||
+        !(e->pair_id = strdup(p->env.id)) || !(e->direction = strdup(p->direction)) ||
+        !(e->slow_sha256 = strdup(p->slow_sha256)) || !(e->fast_sha256 = strdup(p->fast_sha256)) ||
+        !(e->created_at = strdup(now)) || !(e->model = strdup(sm->agent.conf.model)) ||
+        !(e->tokens = ao_usage_json(&J->u)) ||
+        (!s->none && (!(e->item_id = strdup(J->item_id)) || !(e->title = strdup(s->title)) ||
+                      !(e->summary = strdup(s->summary)) || !(e->before = strdup(s->before)) ||
+                      !(e->after = strdup(s->after)))))
+        return snprintf(J->reason, J->len, "out of memory"), -1;
+    if (!s->none && !J->has_key) {
+        e->reason = strdup("the run's memory is off (scope none)");
+    } else if (!s->none && !sm->agent.redis) {
+        if (!sm->warned++)
+            ao_warn("no --redis: experiences are not kept in a memory");
+        e->reason = strdup("no redis: the experience was not stored");
+    } else if (!s->none) {
+        e->stored = 1;
+        if (!(J->item = memory_item(e, p)) || !(J->item_text = cJSON_PrintUnformatted(J->item)))
+            return snprintf(J->reason, J->len, "out of memory"), -1;
+    }
+    if (!(J->ack = ao_msg_encode(&ao_msg_experience, e)))
+        return snprintf(J->reason, J->len, "out of memory"), -1;
+    return 0;
+}
+
+/* The experience kept in the memory with its ack (the pair's marker),
+ * where there is redis; where another replica got there first, its ack is
+ * sent instead (done). */
+static int experience_keep(struct summarizer *sm, struct job *J)
+{
+    long expn = J->cfg.expn != AO_ABSENT_INT ? (long)J->cfg.expn : sm->expn;
+    int w;
+
+    if (!sm->agent.redis)
+        return 0;
+    if (!(J->ack_text = cJSON_PrintUnformatted(J->ack)))
+        return snprintf(J->reason, J->len, "out of memory"), -1;
+    w = ao_memory_store(sm->agent.redis, J->has_key ? J->key : "memory:off", J->p.env.id, J->item_text,
+                        J->ack_text, (int)expn, J->reason, J->len);
+    if (w < 0)
+        return ao_io_fail(J->io, "cannot write the memory: %s", J->reason);
+    if (w > 0 && J->e.stored && J->sumkey[0] && /* kept as long as the pair markers; best effort: a lesson twice at worst */
+        ao_redis_set_ex(sm->agent.redis, J->sumkey, J->item_id, PAIRSUM_TTL_S, J->reason, J->len) < 0)
+        ao_warn("%s: cannot mark its pair of kernels summarized: %s", J->p.env.id, J->reason);
+    if (w > 0)
+        return 0;
+    free(J->kept); /* another replica got there first: send its ack */
+    J->kept = NULL;
+    if (ao_memory_marker(sm->agent.redis, J->p.env.id, &J->kept, J->reason, J->len) <= 0)
+        return ao_io_fail(J->io, "cannot read a pair marker: %s", J->reason);
+    J->done = 1;
+    return replay(J->io, J->p.env.run, J->kept, J->reason, J->len);
+}
+
 static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, size_t len)
 {
     struct summarizer *sm = ctx;
-    struct ao_pair_msg p;
-    struct ao_experience_msg e;
-    struct ao_summary s = {0};
-    struct ao_llm_usage u = {0};
-    cJSON *move = NULL, *ack = NULL, *item = NULL;
-    char *kept = NULL, *ack_text = NULL, *item_text = NULL, key[AO_KEY_MAX], id[AO_ID_BUF], item_id[24], now[32];
-    char hex[65], sumkey[AO_KEY_MAX] = "";
-    int has_key, rc = -1;
-    struct ao_run_config cfg;
+    struct job J = {.io = io, .reason = reason, .len = len};
+    int rc = job_start(sm, &J, msg);
+    char why[AO_ERRLEN];
 
-    ao_msg_init(&ao_msg_experience, &e);
-    if (ao_msg_decode(&ao_msg_pair, msg, &p, reason, len) < 0)
-        return -1;
-    if (ao_run_config_decode(p.config, &cfg, reason, len) < 0) { /* checked at decode: it holds */
-        ao_msg_release(&ao_msg_pair, &p);
-        return -1;
+    if (rc == 0)
+        rc = acked_before(sm, &J);
+    if (rc == 0 && !J.done)
+        rc = paired_before(sm, &J);
+    if (rc == 0 && !J.done && !J.s.none &&
+        sm->agent.model->summarize(&sm->agent, &J.p, &J.s, &J.move, &J.e.reason, &J.u, why, sizeof why) < 0)
+        rc = ao_io_fail(io, "%s", why); /* the stage stops; the pair comes again */
+    if (rc == 0 && !J.done)
+        rc = experience_fill(sm, &J);
+    if (rc == 0 && !J.done)
+        rc = experience_keep(sm, &J);
+    if (rc == 0 && !J.done) {
+        ao_info("%s: %s%s%s", J.p.env.id, J.e.stored ? "stored: " : "not stored: ", J.e.stored ? J.e.title : "",
+                J.e.stored ? "" : (J.e.reason ? J.e.reason : "?"));
+        rc = emit_json(io, J.p.env.run, J.ack, reason, len);
     }
-    has_key = ao_memory_key(cfg.memory_scope ? cfg.memory_scope : sm->scope, p.env.target,
-                            p.env.task, key, sizeof key, reason, len);
-    if (has_key < 0)
-        goto out;
-    /* a pair seen before is acked again, from its marker, at no cost */
-    if (sm->agent.redis) {
-        int seen = ao_memory_marker(sm->agent.redis, p.env.id, &kept, reason, len);
-        if (seen < 0) {
-            rc = ao_io_fail(io, "cannot read a pair marker: %s", reason);
-            goto out;
-        }
-        if (seen) {
-            ao_info("%s: summarized before; acked again", p.env.id);
-            rc = replay(io, p.env.run, kept, reason, len);
-            goto out;
-        }
-    }
-    /* the same two kernels, paired again (another slot, iteration or run):
-     * one lesson, not one per pair; acked without a model call */
-    if (sm->agent.redis && has_key && ao_name(sumkey, sizeof sumkey, AO_KEY_PAIRSUM, key, p.slow_sha256,
-                                              p.fast_sha256) == 0) {
-        char *before = NULL;
-        int got = ao_redis_get(sm->agent.redis, sumkey, &before, reason, len);
-        if (got < 0) {
-            rc = ao_io_fail(io, "cannot read a pair's summary key: %s", reason);
-            goto out;
-        }
-        if (got > 0 && !memory_holds(sm, key, before)) { /* pruned or cleared since: learn it again */
-            free(before);
-            got = 0;
-        }
-        if (got > 0) {
-            char why[160];
-            s.none = 1;
-            snprintf(why, sizeof why, "the same slow and fast kernels were summarized before, as %.40s: "
-                     "not summarized twice", before);
-            free(before);
-            if (!(e.reason = strdup(why)))
-                goto oom;
-            ao_info("%s: the same pair of kernels as an earlier one; acked without a model call", p.env.id);
-            goto ack;
-        }
-    }
-    {
-        char why[AO_ERRLEN];
-        if (sm->agent.model->summarize(&sm->agent, &p, &s, &move, &e.reason, &u, why, sizeof why) < 0) {
-            rc = ao_io_fail(io, "%s", why); /* the stage stops; the pair comes again */
-            goto out;
-        }
-    }
-ack:
-    if (ao_name(id, sizeof id, AO_ID_EXPERIENCE, p.env.id) < 0) {
-        snprintf(reason, len, "the pair's id is too long for an experience's");
-        goto out;
-    }
-    ao_sha256_hex(p.env.id, strlen(p.env.id), hex);
-    snprintf(item_id, sizeof item_id, "mem:%.16s", hex);
-    ao_utc_now(now, sizeof now);
-    e.speedup = p.speedup;
-    e.speedup_spread = p.speedup_spread;
-    e.speedup_low = p.speedup_low;
-    e.speedup_high = p.speedup_high;
-    e.cost_usd = u.cost_usd;
-    e.move = move;
-    move = NULL;
-    if (ao_env_set(&e.env, "experience", id, p.env.run, p.env.task, p.env.target, p.env.iter) < 0 ||
-        !(e.pair_id = strdup(p.env.id)) || !(e.direction = strdup(p.direction)) ||
-        !(e.slow_sha256 = strdup(p.slow_sha256)) || !(e.fast_sha256 = strdup(p.fast_sha256)) ||
-        !(e.created_at = strdup(now)) || !(e.model = strdup(sm->agent.conf.model)) ||
-        !(e.tokens = ao_usage_json(&u)) ||
-        (!s.none && (!(e.item_id = strdup(item_id)) || !(e.title = strdup(s.title)) ||
-                     !(e.summary = strdup(s.summary)) || !(e.before = strdup(s.before)) ||
-                     !(e.after = strdup(s.after)))))
-        goto oom;
-    e.stored = 0;
-    if (!s.none && !has_key) {
-        e.reason = strdup("the run's memory is off (scope none)");
-    } else if (!s.none && !sm->agent.redis) {
-        if (!sm->warned++)
-            ao_warn("no --redis: experiences are not kept in a memory");
-        e.reason = strdup("no redis: the experience was not stored");
-    } else if (!s.none) {
-        e.stored = 1;
-        if (!(item = memory_item(&e, &p)) || !(item_text = cJSON_PrintUnformatted(item)))
-            goto oom;
-    }
-    if (!(ack = ao_msg_encode(&ao_msg_experience, &e)))
-        goto oom;
-    if (sm->agent.redis) {
-        long expn = cfg.expn != AO_ABSENT_INT ? (long)cfg.expn : sm->expn;
-        int w;
-        if (!(ack_text = cJSON_PrintUnformatted(ack)))
-            goto oom;
-        w = ao_memory_store(sm->agent.redis, has_key ? key : "memory:off", p.env.id, item_text,
-                            ack_text, (int)expn, reason, len);
-        if (w < 0) {
-            rc = ao_io_fail(io, "cannot write the memory: %s", reason);
-            goto out;
-        }
-        if (w > 0 && e.stored && sumkey[0] && /* kept as long as the pair markers; best effort: a lesson twice at worst */
-            ao_redis_set_ex(sm->agent.redis, sumkey, item_id, PAIRSUM_TTL_S, reason, len) < 0)
-            ao_warn("%s: cannot mark its pair of kernels summarized: %s", p.env.id, reason);
-        if (w == 0) { /* another replica got there first: send its ack */
-            free(kept);
-            kept = NULL;
-            if (ao_memory_marker(sm->agent.redis, p.env.id, &kept, reason, len) <= 0) {
-                rc = ao_io_fail(io, "cannot read a pair marker: %s", reason);
-                goto out;
-            }
-            rc = replay(io, p.env.run, kept, reason, len);
-            goto out;
-        }
-    }
-    ao_info("%s: %s%s%s", p.env.id, e.stored ? "stored: " : "not stored: ",
-            e.stored ? e.title : "", e.stored ? "" : (e.reason ? e.reason : "?"));
-    rc = emit_json(io, p.env.run, ack, reason, len);
-    goto out;
-oom:
-    snprintf(reason, len, "out of memory");
-out:
-    free(kept);
-    free(ack_text);
-    cJSON_free(item_text);
-    cJSON_Delete(item);
-    cJSON_Delete(ack);
-    cJSON_Delete(move);
-    ao_summary_release(&s);
-    ao_msg_release(&ao_msg_experience, &e);
-    ao_run_config_release(&cfg);
-    ao_msg_release(&ao_msg_pair, &p);
+    job_end(&J);
     return rc;
 }
 
