@@ -37,6 +37,7 @@ struct job {
     void *arg;
     struct job *parent;          /* whose work it is part of, waiting on its `children` */
     int children;
+    int suspect;                 /* in hand at a death before: handled alone */
     struct job *next;
 };
 
@@ -48,6 +49,7 @@ struct flight {
     struct job *jobs; /* the messages in hand, and the parts of their work */
     int n;            /* the messages in hand */
     int calls, busy;  /* at most `calls` messages busy (started, not ended) */
+    int alone;        /* a suspect is busy: nothing else starts */
     char failure[sizeof ((struct ao_io *)0)->err]; /* the first message whose handling failed */
 };
 
@@ -169,8 +171,10 @@ static void job_free(struct flight *fl, struct job *j)
         *p = j->next;
     if (j->parent && !--j->parent->children && j->parent->state == WAITING)
         j->parent->state = READY;
-    if (!j->fn && j->state != QUEUED && j->state != DEFERRED)
+    if (!j->fn && j->state != QUEUED && j->state != DEFERRED) {
         fl->busy--;
+        fl->alone = fl->alone && !j->suspect;
+    }
     for (struct job *o = fl->jobs; !j->fn && o; o = o->next)
         if (o->state == DEFERRED && o->hash == j->hash) {
             o->state = QUEUED; /* the first copy waiting on this one: next in line */
@@ -204,6 +208,20 @@ static void run_job(struct flight *fl, struct job *j)
     job_free(fl, j);
 }
 
+/* May message j start now?  Fewer than `calls` busy, no suspect busy,
+ * and a suspect only once nothing else is (a death while it is in hand is
+ * then its own: wire/attempts.c). */
+static int may_start(const struct flight *fl, const struct job *j)
+{
+    return fl->busy < fl->calls && !fl->alone && (!j->suspect || fl->busy == 0);
+}
+
+static void take_place(struct flight *fl, const struct job *j)
+{
+    fl->busy++;
+    fl->alone = j->suspect;
+}
+
 static int start_job(struct flight *fl, const struct ao_inmsg *m)
 {
     struct job *j = calloc(1, sizeof *j);
@@ -224,32 +242,40 @@ static int start_job(struct flight *fl, const struct ao_inmsg *m)
         j->m.raw = j->copy;
     }
     j->hash = id_hash(&j->m);
+    j->suspect = m->handle && fl->io->guard.suspect && fl->io->guard.suspect(fl->io->guard.ctx, m);
     link_job(fl, j);
     fl->n++;
     if (copy_in_hand(fl, j)) {
         j->state = DEFERRED;
-    } else if (fl->busy >= fl->calls) {
+    } else if (!may_start(fl, j)) {
         j->state = QUEUED;
     } else {
-        fl->busy++;
+        take_place(fl, j);
         run_job(fl, j);
     }
     return 0;
 }
 
 /* Messages may start: the oldest queued ones, while fewer than `calls`
- * are busy (the list holds the newest first). */
+ * are busy (the list holds the newest first); none past a suspect that
+ * waits for the others to end. */
+static struct job *oldest_queued(const struct flight *fl)
+{
+    struct job *oldest = NULL;
+
+    for (struct job *j = fl->jobs; j; j = j->next)
+        if (j->state == QUEUED)
+            oldest = j;
+    return oldest;
+}
+
 static void start_queued(struct flight *fl)
 {
-    while (fl->busy < fl->calls) {
-        struct job *oldest = NULL;
-        for (struct job *j = fl->jobs; j; j = j->next)
-            if (j->state == QUEUED)
-                oldest = j;
-        if (!oldest)
-            return;
+    struct job *oldest;
+
+    while ((oldest = oldest_queued(fl)) && may_start(fl, oldest)) {
         oldest->state = READY;
-        fl->busy++;
+        take_place(fl, oldest);
     }
 }
 
@@ -305,9 +331,12 @@ static void drop_waiting(struct flight *fl)
 static int wait_ms(const struct flight *fl)
 {
     long long now = ao_now_ns(), ms = IDLE_WAIT_MS;
+    const struct job *q = oldest_queued(fl);
 
+    if (q && may_start(fl, q))
+        return 0;
     for (const struct job *j = fl->jobs; j; j = j->next)
-        if (j->state == READY || (j->state == QUEUED && fl->busy < fl->calls)) {
+        if (j->state == READY) {
             return 0;
         } else if (j->state == NAPPING) {
             long long left = (j->wake_ns - now) / 1000000LL + 1;

@@ -3,7 +3,11 @@
  * before the stage handles the input and deleted once it was handled (with
  * the next input's count, or when the input runs dry) or the stage stopped
  * cleanly, so only a death in hand leaves a count.  Several inputs may be
- * in hand at once (agents/flight.h): those handled wait in a list. */
+ * in hand at once (agents/flight.h): those handled wait in a list.  Then a
+ * death counts against every input in hand, so the counts left when the
+ * stage starts name suspects, each handled alone (suspect): an innocent
+ * one is then handled and forgotten, and a poison one dies alone until it
+ * is past the attempts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 #include <hiredis/hiredis.h>
 
 #include "wire/attempts.h"
+#include "core/log.h"
 #include "core/redis.h"
 #include "wire/names.h"
 
@@ -21,6 +26,8 @@ struct attempts {
     char key[AO_REDIS_KEY_MAX];
     char done[DONE_MAX][300]; /* inputs handled, their counts not yet deleted */
     int ndone;
+    char **suspects; /* the counts there when the stage started */
+    int nsuspects;
 };
 
 static void idle(void *ctx);
@@ -57,9 +64,31 @@ static long begin(void *ctx, struct ao_io *io, const struct ao_inmsg *m)
     return n;
 }
 
+static int suspect_at(const struct attempts *a, const struct ao_inmsg *m)
+{
+    char f[300];
+
+    field(m, f, sizeof f);
+    for (int i = 0; i < a->nsuspects; i++)
+        if (strcmp(a->suspects[i], f) == 0)
+            return i;
+    return -1;
+}
+
+static int suspect(void *ctx, const struct ao_inmsg *m)
+{
+    return suspect_at(ctx, m) >= 0;
+}
+
 static void end(void *ctx, const struct ao_inmsg *m)
 {
     struct attempts *a = ctx;
+    int i = suspect_at(a, m);
+
+    if (i >= 0) { /* handled: no longer a suspect */
+        free(a->suspects[i]);
+        a->suspects[i] = a->suspects[--a->nsuspects];
+    }
     if (a->ndone == DONE_MAX)
         idle(ctx);
     field(m, a->done[a->ndone++], sizeof a->done[0]);
@@ -84,8 +113,34 @@ static void idle(void *ctx)
 
 static void release(void *ctx)
 {
+    struct attempts *a = ctx;
+
     idle(ctx);
+    for (int i = 0; i < a->nsuspects; i++)
+        free(a->suspects[i]);
+    free(a->suspects);
     free(ctx);
+}
+
+/* The counts a death left (best effort: without them no input is a
+ * suspect, as before). */
+static void load_suspects(struct attempts *a)
+{
+    char err[512];
+    const char *argv[2] = {"HKEYS", a->key};
+    redisReply *rep = ao_redis_argv(a->r, 2, argv, NULL, err, sizeof err);
+
+    if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 &&
+        (a->suspects = calloc(rep->elements, sizeof *a->suspects)))
+        for (size_t i = 0; i < rep->elements; i++)
+            if (rep->element[i]->type == REDIS_REPLY_STRING &&
+                (a->suspects[a->nsuspects] = strdup(rep->element[i]->str)))
+                a->nsuspects++;
+    if (rep)
+        freeReplyObject(rep);
+    if (a->nsuspects)
+        ao_info("%d input%s in hand when a stage of this group died: each handled alone", a->nsuspects,
+                a->nsuspects == 1 ? " was" : "s were");
 }
 
 int ao_attempts_guard(struct ao_io *io, struct ao_redis *r, const char *group, long max)
@@ -99,7 +154,9 @@ int ao_attempts_guard(struct ao_io *io, struct ao_redis *r, const char *group, l
         free(a);
         return -1;
     }
+    load_suspects(a);
     io->guard.begin = begin;
+    io->guard.suspect = suspect;
     io->guard.end = end;
     io->guard.idle = idle;
     io->guard.release = release;

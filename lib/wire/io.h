@@ -50,9 +50,14 @@ struct ao_io_ops {
 
 /* Counts how often each input was handed out (attempts.h); begin returns
  * the count with this one, or -1 with io->err; end forgets the input (at
- * the latest by the next begin, or idle, when no input is waiting). */
+ * the latest by the next begin, or idle, when no input is waiting).
+ * suspect: was this input in hand when a stage of the group died before
+ * (its count was there when this one started)?  A stage that holds several
+ * inputs at once handles a suspect alone (agents/flight.c), so that a
+ * death while it is in hand is its own, and not its neighbours'. */
 struct ao_io_guard {
     long (*begin)(void *ctx, struct ao_io *io, const struct ao_inmsg *m);
+    int (*suspect)(void *ctx, const struct ao_inmsg *m);
     void (*end)(void *ctx, const struct ao_inmsg *m);
     void (*idle)(void *ctx);
     void (*release)(void *ctx);
