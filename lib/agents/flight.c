@@ -208,6 +208,16 @@ static void run_job(struct flight *fl, struct job *j)
     job_free(fl, j);
 }
 
+static struct job *oldest_queued(const struct flight *fl)
+{
+    struct job *oldest = NULL;
+
+    for (struct job *j = fl->jobs; j; j = j->next)
+        if (j->state == QUEUED)
+            oldest = j;
+    return oldest;
+}
+
 /* May message j start now?  Fewer than `calls` busy, no suspect busy,
  * and a suspect only once nothing else is (a death while it is in hand is
  * then its own: wire/attempts.c). */
@@ -247,7 +257,7 @@ static int start_job(struct flight *fl, const struct ao_inmsg *m)
     fl->n++;
     if (copy_in_hand(fl, j)) {
         j->state = DEFERRED;
-    } else if (!may_start(fl, j)) {
+    } else if (oldest_queued(fl) || !may_start(fl, j)) { /* none overtakes a queued one */
         j->state = QUEUED;
     } else {
         take_place(fl, j);
@@ -259,16 +269,6 @@ static int start_job(struct flight *fl, const struct ao_inmsg *m)
 /* Messages may start: the oldest queued ones, while fewer than `calls`
  * are busy (the list holds the newest first); none past a suspect that
  * waits for the others to end. */
-static struct job *oldest_queued(const struct flight *fl)
-{
-    struct job *oldest = NULL;
-
-    for (struct job *j = fl->jobs; j; j = j->next)
-        if (j->state == QUEUED)
-            oldest = j;
-    return oldest;
-}
-
 static void start_queued(struct flight *fl)
 {
     struct job *oldest;
