@@ -1099,6 +1099,22 @@ static void teardown(struct run *R)
     R->io = NULL;
 }
 
+/* Say role r's failure if its kind (the reason up to its first number:
+ * attempts, a status) is not the one said last.  1 when said. */
+static int say_model_error(struct run *R, int r, const char *why, const char *count)
+{
+    static const char *const roles[] = {"planner", "executor", "summarizer"};
+    char kind[160];
+
+    snprintf(kind, sizeof kind, "%.*s", (int)strcspn(why, "0123456789"), why);
+    if (strcmp(R->shown[r], kind) == 0)
+        return 0;
+    snprintf(R->shown[r], sizeof R->shown[r], "%s", kind);
+    ao_warn("the %s's model calls fail: %.300s (%s so far; said once: every call is in %s/logs/%s.log)",
+            roles[r], why, count ? count : "?", R->dir, roles[r]);
+    return 1;
+}
+
 /* A model server failing mid-run (down, refusing, out of quota): the
  * stages keep each run's last failed call by role (agents/agent.c); it is
  * said here once per role and kind of failure, not once per call.  Asked
@@ -1106,45 +1122,30 @@ static void teardown(struct run *R)
  * roles each: 42 round trips a second were a tenth of an idle run's CPU). */
 static int show_model_errors(struct run *R)
 {
-    static const char *const roles[] = {"planner", "executor", "summarizer"};
     static const char *const fields[] = {"planner", "planner:n", "executor", "executor:n",
                                          "summarizer", "summarizer:n"};
-    char (*key)[AO_REDIS_KEY_MAX] = R->r && R->n ? calloc((size_t)R->n, sizeof *key) : NULL;
-    const char *(*argv)[8] = key ? calloc((size_t)R->n, sizeof *argv) : NULL;
-    struct ao_redis_cmd *cmd = argv ? calloc((size_t)R->n, sizeof *cmd) : NULL;
-    struct redisReply **rep = cmd ? calloc((size_t)R->n, sizeof *rep) : NULL;
+    static char key[MAX_TASKS][AO_REDIS_KEY_MAX];
+    const char *argv[MAX_TASKS][8];
+    struct ao_redis_cmd cmd[MAX_TASKS];
+    struct redisReply *rep[MAX_TASKS];
     char e[AO_ERRLEN];
     int said = 0, n = 0;
 
-    for (int i = 0; rep && i < R->n; i++)
+    for (int i = 0; R->r && i < R->n; i++)
         if (ao_redis_key(R->r, key[n], sizeof key[n], AO_KEY_MODEL_ERRORS, R->t[i].run)) {
             argv[n][0] = "HMGET", argv[n][1] = key[n];
             memcpy(&argv[n][2], fields, sizeof fields);
             cmd[n] = (struct ao_redis_cmd){8, argv[n], NULL};
             n++;
         }
-    if (n > 0 && ao_redis_pipeline(R->r, n, cmd, rep, e, sizeof e) == 0)
-        for (int i = 0; i < n; i++) {
-            for (int r = 0; r < 3; r++) {
-                const struct redisReply *a = rep[i];
-                const char *why = a->type == REDIS_REPLY_ARRAY && a->elements == 6 ? a->element[2 * r]->str : NULL;
-                const char *count = why ? a->element[2 * r + 1]->str : NULL;
-                char kind[160];
-                /* the kind: the reason up to its first number (attempts, a status) */
-                snprintf(kind, sizeof kind, "%.*s", why ? (int)strcspn(why, "0123456789") : 0, why ? why : "");
-                if (why && strcmp(R->shown[r], kind) != 0) {
-                    snprintf(R->shown[r], sizeof R->shown[r], "%s", kind);
-                    ao_warn("the %s's model calls fail: %.300s (%s so far; said once: every call is in "
-                            "%s/logs/%s.log)", roles[r], why, count ? count : "?", R->dir, roles[r]);
-                    said = 1;
-                }
-            }
-            freeReplyObject(rep[i]);
-        }
-    free(rep);
-    free(cmd);
-    free(argv);
-    free(key);
+    if (n == 0 || ao_redis_pipeline(R->r, n, cmd, rep, e, sizeof e) < 0)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        for (int r = 0; r < 3 && rep[i]->type == REDIS_REPLY_ARRAY && rep[i]->elements == 6; r++)
+            if (rep[i]->element[2 * r]->str)
+                said |= say_model_error(R, r, rep[i]->element[2 * r]->str, rep[i]->element[2 * r + 1]->str);
+        freeReplyObject(rep[i]);
+    }
     return said;
 }
 
