@@ -520,6 +520,7 @@ static void add_layer(struct ao_sandbox *sb, const char *l)
  * before it was released without naming a failed step (killed from
  * outside while it set up: nothing untrusted has run yet). */
 static long oom_kills(const char *cg);
+static int await_exec(struct ao_sandbox *sb, char *err, size_t errlen);
 
 static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb, char *err,
                       size_t errlen, int *vanished)
@@ -612,13 +613,18 @@ static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
     sb->err_fd = errp[0];
     sync[1] = errp[0] = -1;
     if (write(sb->sync_fd, "g", 1) != 1) {
-        /* gone before it read a byte (the same path as a failed release) */
+        /* gone before it read a byte: the release fails and says why (from
+         * the error pipe) */
         close(sb->sync_fd);
         sb->sync_fd = -1;
+        if (ao_sandbox_release(sb, err, errlen) < 0)
+            goto kill;
     }
-    /* a held sandbox is released later, unless it is gone already: then
-     * the release fails and says why (from the error pipe) */
-    if ((!spec->hold || sb->sync_fd < 0) && ao_sandbox_release(sb, err, errlen) < 0)
+    /* a held sandbox is released later; any other goes straight on to its
+     * exec, which may come before our next write (no second byte then: on
+     * a busy machine its closed pipe failed that write, and a runner that
+     * had started well was killed as lost) */
+    if (!spec->hold && sb->sync_fd >= 0 && await_exec(sb, err, errlen) < 0)
         goto kill;
     rc = 0;
     goto out;
@@ -657,7 +663,7 @@ int ao_sandbox_start(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
         return 0;
     if (!vanished)
         return -1;
-    /* rare, and more so on a quiet machine: said, and tried once more */
+    /* killed from outside while it set up (rare): said, and tried once more */
     ao_warn("a sandbox ended before it was released: %s; starting it again", err);
     vanished = 0;
     return start_once(spec, sb, err, errlen, &vanished);
@@ -670,6 +676,25 @@ static void close_control(struct ao_sandbox *sb)
     if (sb->err_fd > 0)
         close(sb->err_fd);
     sb->sync_fd = sb->err_fd = -1;
+}
+
+/* The child's word on its setup: the error pipe closes at exec, and
+ * bytes on it name the step that failed.  0, or -1 + err. */
+static int await_exec(struct ao_sandbox *sb, char *err, size_t errlen)
+{
+    char msg[300];
+    ssize_t n;
+
+    do
+        n = read(sb->err_fd, msg, sizeof msg - 1);
+    while (n < 0 && errno == EINTR);
+    close_control(sb);
+    if (n > 0) {
+        msg[n] = '\0';
+        snprintf(err, errlen, "sandbox setup failed at %s", msg);
+        return -1;
+    }
+    return 0;
 }
 
 int ao_sandbox_release(struct ao_sandbox *sb, char *err, size_t errlen)
@@ -690,17 +715,7 @@ int ao_sandbox_release(struct ao_sandbox *sb, char *err, size_t errlen)
         close_control(sb);
         return -1;
     }
-    /* the error pipe closes at exec; bytes on it mean a step failed */
-    do
-        n = read(sb->err_fd, msg, sizeof msg - 1);
-    while (n < 0 && errno == EINTR);
-    close_control(sb);
-    if (n > 0) {
-        msg[n] = '\0';
-        snprintf(err, errlen, "sandbox setup failed at %s", msg);
-        return -1;
-    }
-    return 0;
+    return await_exec(sb, err, errlen);
 }
 
 void ao_sandbox_kill(struct ao_sandbox *sb)
