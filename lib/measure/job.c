@@ -596,3 +596,8 @@ void ao_job_off_runner(struct ao_job *j)
     if (j->migrate)
         sched_setaffinity(0, sizeof j->off_runner, &j->off_runner);
 }
+
+void ao_job_on_all(struct ao_job *j)
+{
+    unpin_us(j);
+}

@@ -97,6 +97,9 @@ struct ao_job {
      * device, and brought back */
     long long inputs_ns, to_device_ns, from_device_ns;
     int inputs_copied; /* calls whose inputs were copied in (the check sets) rather than drawn */
+    /* the parts a large timed draw is cut into, each on a thread of its
+     * own (the profiler's: prof_timed_parts) */
+    int draw_parts;
     /* a call whose outputs are read next (prof_job_call, host targets):
      * a sample of them copied the moment it says done and compared once
      * it is stopped, so a kernel that goes on writing after a `done` it
@@ -138,8 +141,11 @@ float *ao_job_tensor(struct ao_job *j, int i);
 /* One command to the runner, timed from here: elapsed ns less the wake-up
  * estimate (hold 1), or raw (hold 0: a warm-up repeat); -1 with j->status. */
 long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase);
-/* Move onto the runner's core (to write its inputs), and off it again. */
+/* Move onto the runner's core (to write its inputs), and off it again;
+ * onto all of our cores (a draw that bypasses the caches, over threads
+ * that take our placement). */
 void ao_job_on_runner(struct ao_job *j);
 void ao_job_off_runner(struct ao_job *j);
+void ao_job_on_all(struct ao_job *j);
 
 #endif

@@ -339,11 +339,17 @@ long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *
     j->inputs_copied += in != NULL;
     for (int i = 0; i < t->ninputs; i++) {
         size_t n = ao_task_elems(t, i, dims);
-        if (in)
+        int parts = in ? 1 : prof_timed_parts(j->tg, j->draw_parts, n);
+        if (in) {
             memcpy(ao_job_tensor(j, i), in[i], n * sizeof(float));
-        else
-            prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n,
-                                 prof_host_threads(j->tg));
+        } else if (parts > 1 && !j->tg->after_call) {
+            /* past the caches: from every core we have, the runner's stopped */
+            ao_job_on_all(j);
+            prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n, parts);
+            ao_job_on_runner(j);
+        } else {
+            prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n, parts);
+        }
     }
     if (guard) /* some inputs noted where spots.c will hold them after the call */
         for (int i = 0; i < t->ninputs; i++)
@@ -401,5 +407,6 @@ int prof_start_job(struct ao_profiler *p, struct ao_job *j, const struct ao_task
         .cpu = j->pin ? j->pin - 1 : p->o.cpu, .place_a = (unsigned)ao_rng_next(&p->choice),
         .place_b = (unsigned)ao_rng_next(&p->choice), .timeout_s = timeout_s, .hold = hold,
         .second = j->second, .metrics = j->metrics};
+    j->draw_parts = p->draw_parts;
     return ao_job_start(j, &o, t, dims, err, errlen);
 }

@@ -275,9 +275,9 @@ __attribute__((target("avx2"))) static void out_streamed_256(float *d, const flo
 }
 
 __attribute__((target("avx512f,avx512dq,avx512vl"))) static void fill_avx512(struct ao_rng *r, const struct ao_dist *x,
-                                                                 float *p, size_t n, int exact)
+                                                                 float *p, size_t n, int exact, int stream)
 {
-    if (!exact && n * sizeof(float) >= STREAM_MIN_BYTES) {
+    if (!exact && stream) {
         fill_streamed(r, x, p, n, out_streamed_512);
         _mm_sfence();
         return;
@@ -286,9 +286,9 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void fill_avx512(str
 }
 
 __attribute__((target("avx2"))) static void fill_avx2(struct ao_rng *r, const struct ao_dist *x,
-                                                      float *p, size_t n, int exact)
+                                                      float *p, size_t n, int exact, int stream)
 {
-    if (!exact && n * sizeof(float) >= STREAM_MIN_BYTES) {
+    if (!exact && stream) {
         fill_streamed(r, x, p, n, out_streamed_256);
         _mm_sfence();
         return;
@@ -297,29 +297,54 @@ __attribute__((target("avx2"))) static void fill_avx2(struct ao_rng *r, const st
 }
 #endif
 
-static void fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n, int exact)
+/* stream: the whole tensor is past the caches (a part of one streams too) */
+static void fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n, int exact, int stream)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
-        fill_avx512(r, x, p, n, exact);
+        fill_avx512(r, x, p, n, exact, stream);
         return;
     }
     if (__builtin_cpu_supports("avx2")) {
-        fill_avx2(r, x, p, n, exact);
+        fill_avx2(r, x, p, n, exact, stream);
         return;
     }
 #endif
+    (void)stream;
     fill_lanes(r, x, p, n, exact);
+}
+
+static int streams(size_t n)
+{
+    return n * sizeof(float) >= STREAM_MIN_BYTES;
 }
 
 void prof_fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
 {
-    fill(r, x, p, n, 0);
+    fill(r, x, p, n, 0, streams(n));
 }
 
 void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
 {
-    fill(r, x, p, n, 1);
+    fill(r, x, p, n, 1, 0);
+}
+
+int prof_timed_parts(const struct ao_target *tg, int draw_parts, size_t n)
+{
+    if (tg->after_call)
+        return prof_host_threads(tg);
+    return streams(n) && draw_parts > 1 ? draw_parts : 1;
+}
+
+int prof_draw_parts(const struct ao_profiler_opts *o, const struct ao_target *tg)
+{
+    cpu_set_t s;
+    int n;
+
+    if (tg->after_call || o->cpu >= 0 || sched_getaffinity(0, sizeof s, &s) < 0)
+        return 1;
+    n = CPU_COUNT(&s);
+    return n > 8 ? 8 : n > 1 ? n : 1;
 }
 
 /* Large tensors over several threads, for a device target (its profiler's
@@ -339,6 +364,7 @@ struct part {
     float *p;
     const float *ref;  /* PART_L2: p against ref */
     size_t n;
+    int stream;        /* PART_DRAW_TIMED: the whole tensor is past the caches */
     uint32_t word;     /* PART_POISON */
     double num, den;   /* PART_L2's sums; num is +inf on a value not finite */
 };
@@ -350,7 +376,7 @@ static void *run_part(void *arg)
 
     switch (f->op) {
     case PART_DRAW_TIMED:
-        prof_fill_timed(&f->r, f->x, f->p, f->n);
+        fill(&f->r, f->x, f->p, f->n, 0, f->stream);
         break;
     case PART_DRAW:
         prof_fill(&f->r, f->x, f->p, f->n);
@@ -433,7 +459,7 @@ static int run_parts(const struct part *proto, struct ao_rng *r, int threads, st
 void prof_fill_timed_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n,
                           int threads)
 {
-    struct part part[MAX_PARTS], proto = {.op = PART_DRAW_TIMED, .x = x, .p = p, .n = n};
+    struct part part[MAX_PARTS], proto = {.op = PART_DRAW_TIMED, .x = x, .p = p, .n = n, .stream = streams(n)};
     run_parts(&proto, r, threads, part);
 }
 
@@ -464,9 +490,10 @@ int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long lo
 void prof_draw_timed(struct ao_rng *r, const struct ao_profiler *p, const struct ao_task *t,
                      struct dataset *d)
 {
-    for (int i = 0; i < t->ninputs; i++)
-        prof_fill_timed_wide(r, &t->t[i].dist, d->t[i], ao_task_elems(t, i, d->dims),
-                             prof_host_threads(p->tg));
+    for (int i = 0; i < t->ninputs; i++) {
+        size_t n = ao_task_elems(t, i, d->dims);
+        prof_fill_timed_wide(r, &t->t[i].dist, d->t[i], n, prof_timed_parts(p->tg, p->draw_parts, n));
+    }
 }
 
 void prof_dataset_free(struct dataset *d)

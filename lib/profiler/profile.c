@@ -599,6 +599,7 @@ struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err,
     }
     p->o = *o;
     p->tg = o->target ? o->target : ao_target_default();
+    p->draw_parts = prof_draw_parts(o, p->tg);
     snprintf(p->root, sizeof p->root, "%s/accelopt-prof-XXXXXX", base);
     if (ao_mkdirs(base, 0755) < 0 || !mkdtemp(p->root)) {
         snprintf(err, errlen, "cannot create a work directory in '%s': %s", base, strerror(errno));

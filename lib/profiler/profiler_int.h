@@ -95,6 +95,7 @@ struct ao_profiler {
      * are checked, the order of a round, the placement of tensors, the
      * unannounced check shape), so no output of the one tells the other */
     struct ao_rng rng, choice;
+    int draw_parts; /* a large timed draw's parts, each on a thread (prof_draw_parts) */
     void *bpf;
     size_t bpf_len;
     unsigned seq;
@@ -175,6 +176,17 @@ void prof_fill_timed(struct ao_rng *r, const struct ao_dist *x, float *p, size_t
  * target's, whose inputs need not start in the runner's core's caches */
 void prof_fill_timed_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n,
                           int threads);
+/* How many parts a timed draw of n values is cut into (each drawn on a
+ * thread of its own, from a generator of its own): a device target's as
+ * prof_host_threads; a host kernel's large draw (past the caches, issue
+ * 66) over draw_parts, small ones whole from the runner's core.  A draw
+ * and its redraw to compare take the same parts, so the same values. */
+int prof_timed_parts(const struct ao_target *tg, int draw_parts, size_t n);
+/* A profiler's draw_parts: every core it may use (eight at most) where it
+ * is the machine's one unpinned profiler; 1 where it is pinned (the other
+ * cores time other profilers' kernels) or its target's tensors are copied
+ * to a device (prof_host_threads then) */
+int prof_draw_parts(const struct ao_profiler_opts *o, const struct ao_target *tg);
 /* prof_fill over up to `threads` threads (the check sets of a device target) */
 void prof_fill_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n, int threads);
 /* n floats at p set to the bit pattern word, over up to `threads` threads */
