@@ -329,24 +329,6 @@ void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
     fill(r, x, p, n, 1, 0);
 }
 
-int prof_timed_parts(const struct ao_target *tg, int draw_parts, size_t n)
-{
-    if (tg->after_call)
-        return prof_host_threads(tg);
-    return streams(n) && draw_parts > 1 ? draw_parts : 1;
-}
-
-int prof_draw_parts(const struct ao_profiler_opts *o, const struct ao_target *tg)
-{
-    cpu_set_t s;
-    int n;
-
-    if (tg->after_call || o->cpu >= 0 || sched_getaffinity(0, sizeof s, &s) < 0)
-        return 1;
-    n = CPU_COUNT(&s);
-    return n > 8 ? 8 : n > 1 ? n : 1;
-}
-
 /* Large tensors over several threads, for a device target (its profiler's
  * other cores time nothing): silu's fresh inputs at the paper size are
  * 29M values a call, 40 ms on one core, longer than their copy to the GPU;
@@ -412,14 +394,54 @@ static void *run_part(void *arg)
     return NULL;
 }
 
+/* The helpers that run the parts beside the calling thread: started once
+ * and kept (a thread started and ended for every draw left the kernel's
+ * clean-up of it to run on the other core during the call that followed,
+ * and the calls voided for a late wake-up doubled: issue 66).  Each runs
+ * on every core the profiler was given (prof_draw_parts notes them). */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    struct part *parts;
+    int next, k, left, started;
+    cpu_set_t cpus;
+    int have_cpus;
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+
+/* Take and run parts until none is left; with the lock held. */
+static void pool_drain(void)
+{
+    while (pool.next < pool.k) {
+        struct part *f = &pool.parts[pool.next++];
+        pthread_mutex_unlock(&pool.mu);
+        run_part(f);
+        pthread_mutex_lock(&pool.mu);
+        if (--pool.left == 0)
+            pthread_cond_broadcast(&pool.done);
+    }
+}
+
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    if (pool.have_cpus)
+        sched_setaffinity(0, sizeof pool.cpus, &pool.cpus);
+    pthread_mutex_lock(&pool.mu);
+    for (;;) {
+        while (pool.next >= pool.k)
+            pthread_cond_wait(&pool.work, &pool.mu);
+        pool_drain();
+    }
+    return NULL;
+}
+
 /* Cut proto's tensor (p, ref, n) into parts[], each with its own
  * generator drawn from r where it draws, and run them: the first on this
- * thread, the others on threads of their own (or here, where one does not
- * start).  The number of parts. */
+ * thread, the others on the helpers (or here, where none could start).
+ * The number of parts. */
 static int run_parts(const struct part *proto, struct ao_rng *r, int threads, struct part *part)
 {
-    pthread_t th[MAX_PARTS];
-    int started[MAX_PARTS] = {0}, k = threads < MAX_PARTS ? threads : MAX_PARTS;
+    int k = threads < MAX_PARTS ? threads : MAX_PARTS;
     int draws = proto->op == PART_DRAW_TIMED || proto->op == PART_DRAW;
     size_t each, n = proto->n;
 
@@ -442,18 +464,52 @@ static int run_parts(const struct part *proto, struct ao_rng *r, int threads, st
         part[i].ref = proto->ref ? proto->ref + at : NULL;
         part[i].n = at >= n ? 0 : n - at < each ? n - at : each;
     }
-    for (int i = 1; i < k; i++)
-        started[i] = pthread_create(&th[i], NULL, run_part, &part[i]) == 0;
-    run_part(&part[0]);
-    if (draws && k == 1)
-        *r = part[0].r; /* moved on as it would have been */
-    for (int i = 1; i < k; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
-        else
-            run_part(&part[i]);
+    if (k == 1) {
+        run_part(&part[0]);
+        if (draws)
+            *r = part[0].r; /* moved on as it would have been */
+        return k;
     }
+    pthread_mutex_lock(&pool.mu);
+    while (pool.started < k - 1) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, helper_main, NULL) != 0)
+            break; /* the parts left run here */
+        pthread_detach(th);
+        pool.started++;
+    }
+    pool.parts = part, pool.next = 1, pool.k = k, pool.left = k - 1;
+    pthread_cond_broadcast(&pool.work);
+    pthread_mutex_unlock(&pool.mu);
+    run_part(&part[0]);
+    pthread_mutex_lock(&pool.mu);
+    pool_drain();
+    while (pool.left > 0)
+        pthread_cond_wait(&pool.done, &pool.mu);
+    pool.k = pool.next = 0;
+    pthread_mutex_unlock(&pool.mu);
     return k;
+}
+
+int prof_timed_parts(const struct ao_target *tg, int draw_parts, size_t n)
+{
+    if (tg->after_call)
+        return prof_host_threads(tg);
+    return streams(n) && draw_parts > 1 ? draw_parts : 1;
+}
+
+int prof_draw_parts(const struct ao_profiler_opts *o, const struct ao_target *tg)
+{
+    cpu_set_t s;
+    int n;
+
+    if (tg->after_call || o->cpu >= 0 || sched_getaffinity(0, sizeof s, &s) < 0)
+        return 1;
+    pthread_mutex_lock(&pool.mu);
+    pool.cpus = s, pool.have_cpus = 1;
+    pthread_mutex_unlock(&pool.mu);
+    n = CPU_COUNT(&s);
+    return n > 8 ? 8 : n > 1 ? n : 1;
 }
 
 void prof_fill_timed_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n,
