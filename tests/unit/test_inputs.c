@@ -3,6 +3,7 @@
  * the check sets' normal tails), a new draw every call, and exact lengths
  * (nothing written past the end of a tensor) */
 #include <math.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +224,21 @@ int main(void)
             prof_fill_timed(&pr->rng, &nor, x, 64);
             CHECK(apart && memcmp(&before, &pr->choice, sizeof before) == 0,
                   "the profiler's input stream and its decisions' stream are apart");
+            {
+                /* a sole unpinned profiler draws a host kernel's large
+                 * inputs over its cores; small ones whole from the
+                 * runner's core; a pinned one keeps to its core */
+                struct ao_profiler_opts pinned = o;
+                cpu_set_t s;
+                int cores = sched_getaffinity(0, sizeof s, &s) == 0 ? CPU_COUNT(&s) : 1;
+                int want = cores > 8 ? 8 : cores;
+                pinned.cpu = 0;
+                CHECK(pr->draw_parts == want && prof_timed_parts(pr->tg, pr->draw_parts, 8u << 20) == want &&
+                          prof_timed_parts(pr->tg, pr->draw_parts, 1u << 20) == 1 &&
+                          prof_draw_parts(&pinned, pr->tg) == 1,
+                      "draws in %d parts on %d cores (8 M values), 1 for 1 M values, 1 when pinned",
+                      pr->draw_parts, cores);
+            }
             ao_profiler_free(pr);
         } else {
             CHECK(0, "a profiler to look at: %s", err);
