@@ -341,7 +341,7 @@ long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *
         size_t n = ao_task_elems(t, i, dims);
         int parts = in ? 1 : prof_timed_parts(j->tg, j->draw_parts, n);
         if (in) {
-            memcpy(ao_job_tensor(j, i), in[i], n * sizeof(float));
+            prof_copy_wide(ao_job_tensor(j, i), in[i], n, prof_pass_parts(j, n));
         } else if (parts > 1 && !j->tg->after_call) {
             /* past the caches: from every core we have, the runner's stopped */
             ao_job_on_all(j);
@@ -362,7 +362,7 @@ long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *
     if (!j->tg->poisons_on_device && poison != PROF_NO_POISON)
         for (int i = t->ninputs; i < t->ninputs + t->noutputs; i++)
             prof_poison(ao_job_tensor(j, i), ao_task_elems(t, i, dims), poison,
-                        prof_host_threads(j->tg));
+                        prof_pass_parts(j, ao_task_elems(t, i, dims)));
     t1 = ao_now_ns();
     j->inputs_ns += t1 - t0;
     if (j->tg->before_call && j->tg->before_call(j, phase) < 0)
@@ -383,18 +383,21 @@ long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *
     if (out && j->tg->after_call && j->tg->after_call(j, phase) < 0)
         return -1;
     j->from_device_ns += ao_now_ns() - t0;
-    for (int i = 0; out && i < t->noutputs; i++)
-        memcpy(out[i], ao_job_tensor(j, t->ninputs + i),
-               ao_task_elems(t, t->ninputs + i, dims) * sizeof(float));
+    for (int i = 0; out && i < t->noutputs; i++) {
+        size_t n = ao_task_elems(t, t->ninputs + i, dims);
+        prof_copy_wide(out[i], ao_job_tensor(j, t->ninputs + i), n, prof_pass_parts(j, n));
+    }
     return e;
 }
 
 /* Did the call leave its inputs as they were given?  Names the first one not. */
 const char *prof_inputs_changed(struct ao_job *j, const long long *dims, float *const *in)
 {
-    for (int i = 0; i < j->task->ninputs; i++)
-        if (memcmp(ao_job_tensor(j, i), in[i], ao_task_elems(j->task, i, dims) * sizeof(float)) != 0)
+    for (int i = 0; i < j->task->ninputs; i++) {
+        size_t n = ao_task_elems(j->task, i, dims);
+        if (prof_differ_wide(ao_job_tensor(j, i), in[i], n, prof_pass_parts(j, n)))
             return j->task->t[i].name;
+    }
     return NULL;
 }
 

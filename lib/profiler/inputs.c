@@ -297,6 +297,26 @@ __attribute__((target("avx2"))) static void fill_avx2(struct ao_rng *r, const st
 }
 #endif
 
+/* d[0..n) = s[0..n): by streaming stores where the whole tensor is past
+ * the caches (a plain copy reads every line it writes first) */
+static void copy(float *d, const float *s, size_t n, int stream)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (stream && __builtin_cpu_supports("avx512f")) {
+        out_streamed_512(d, s, n);
+        _mm_sfence();
+        return;
+    }
+    if (stream && __builtin_cpu_supports("avx2")) {
+        out_streamed_256(d, s, n);
+        _mm_sfence();
+        return;
+    }
+#endif
+    (void)stream;
+    memcpy(d, s, n * sizeof *d);
+}
+
 /* stream: the whole tensor is past the caches (a part of one streams too) */
 static void fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n, int exact, int stream)
 {
@@ -337,18 +357,18 @@ void prof_fill(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n)
  * has a generator of its own, seeded from the secret one as each call's
  * lanes are. */
 enum { MAX_PARTS = 16, MIN_PART = 1 << 20 };
-enum part_op { PART_DRAW_TIMED, PART_DRAW, PART_POISON, PART_L2 };
+enum part_op { PART_DRAW_TIMED, PART_DRAW, PART_POISON, PART_L2, PART_COPY, PART_CMP };
 
 struct part {
     enum part_op op;
     struct ao_rng r;
     const struct ao_dist *x;
     float *p;
-    const float *ref;  /* PART_L2: p against ref */
+    const float *ref;  /* PART_L2, PART_CMP: p against ref; PART_COPY: p from ref */
     size_t n;
-    int stream;        /* PART_DRAW_TIMED: the whole tensor is past the caches */
+    int stream;        /* PART_DRAW_TIMED, PART_COPY: the whole tensor is past the caches */
     uint32_t word;     /* PART_POISON */
-    double num, den;   /* PART_L2's sums; num is +inf on a value not finite */
+    double num, den;   /* PART_L2's sums; num is +inf on a value not finite; PART_CMP: 1 if they differ */
 };
 
 static void *run_part(void *arg)
@@ -366,6 +386,12 @@ static void *run_part(void *arg)
     case PART_POISON:
         for (size_t k = 0; k < f->n; k++)
             o[k] = f->word;
+        break;
+    case PART_COPY:
+        copy(f->p, f->ref, f->n, f->stream);
+        break;
+    case PART_CMP:
+        f->num = memcmp(f->p, f->ref, f->n * sizeof *f->p) != 0;
         break;
     case PART_L2: {
         /* four sums side by side (one sum is a chain of dependent adds:
@@ -531,6 +557,27 @@ void prof_poison(float *p, size_t n, uint32_t word, int threads)
     run_parts(&proto, NULL, threads, part);
 }
 
+void prof_copy_wide(float *d, const float *s, size_t n, int threads)
+{
+    struct part part[MAX_PARTS], proto = {.op = PART_COPY, .p = d, .ref = s, .n = n, .stream = streams(n)};
+    run_parts(&proto, NULL, threads, part);
+}
+
+int prof_differ_wide(const float *a, const float *b, size_t n, int threads)
+{
+    struct part part[MAX_PARTS], proto = {.op = PART_CMP, .p = (float *)a, .ref = b, .n = n};
+    int k = run_parts(&proto, NULL, threads, part), differ = 0;
+
+    for (int i = 0; i < k; i++)
+        differ |= part[i].num != 0;
+    return differ;
+}
+
+int prof_pass_parts(const struct ao_job *j, size_t n)
+{
+    return prof_timed_parts(j->tg, j->draw_parts, n);
+}
+
 int prof_dataset_alloc(const struct ao_task *t, struct dataset *d, const long long *dims, int which)
 {
     int from = which & PROF_INPUTS ? 0 : t->ninputs,
@@ -597,8 +644,8 @@ int prof_check_outputs(struct ao_job *j, const struct ao_task *t, float **out,
                        double *max_err)
 {
     for (int o = 0; o < t->noutputs; o++) {
-        double e = prof_rel_l2(out[o], ref->t[t->ninputs + o],
-                          ao_task_elems(t, t->ninputs + o, ref->dims), prof_host_threads(j->tg));
+        size_t n = ao_task_elems(t, t->ninputs + o, ref->dims);
+        double e = prof_rel_l2(out[o], ref->t[t->ninputs + o], n, prof_pass_parts(j, n));
         add_error(errors, set, t->t[t->ninputs + o].name, e);
         if (!(e <= *max_err) && isfinite(*max_err))
             *max_err = e;

@@ -377,9 +377,11 @@ struct pool *prof_pool_get(struct ao_profiler *p, const struct ao_task *t, const
         int stress = s == STRESS_CHECK && t->has_stress;
         if (prof_dataset_alloc(t, &pl->check[s], d, PROF_INPUTS | PROF_OUTPUTS) < 0)
             goto oom;
-        for (int i = 0; i < t->ninputs; i++)
-            prof_fill_wide(&p->rng, stress ? &t->t[i].stress : &t->t[i].dist, pl->check[s].t[i],
-                           ao_task_elems(t, i, d), prof_host_threads(p->tg));
+        for (int i = 0; i < t->ninputs; i++) {
+            size_t n = ao_task_elems(t, i, d);
+            prof_fill_wide(&p->rng, stress ? &t->t[i].stress : &t->t[i].dist, pl->check[s].t[i], n,
+                           prof_timed_parts(p->tg, p->draw_parts, n));
+        }
     }
     if (prof_build_harness(p, pl, err, errlen) < 0 || compute_references(p, pl, err, errlen) < 0)
         goto fail;

@@ -187,6 +187,14 @@ int prof_timed_parts(const struct ao_target *tg, int draw_parts, size_t n);
  * cores time other profilers' kernels) or its target's tensors are copied
  * to a device (prof_host_threads then) */
 int prof_draw_parts(const struct ao_profiler_opts *o, const struct ao_target *tg);
+/* The parts of a pass over n values of a job's tensors between its calls
+ * (copies, poison, comparisons; the runner stopped): as its timed draws */
+int prof_pass_parts(const struct ao_job *j, size_t n);
+/* d = s, n floats, over up to `threads` threads; by streaming stores where
+ * n is past the caches */
+void prof_copy_wide(float *d, const float *s, size_t n, int threads);
+/* Do a and b differ anywhere in n floats (bit for bit)?  Over threads. */
+int prof_differ_wide(const float *a, const float *b, size_t n, int threads);
 /* prof_fill over up to `threads` threads (the check sets of a device target) */
 void prof_fill_wide(struct ao_rng *r, const struct ao_dist *x, float *p, size_t n, int threads);
 /* n floats at p set to the bit pattern word, over up to `threads` threads */
