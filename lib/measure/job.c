@@ -601,3 +601,22 @@ void ao_job_on_all(struct ao_job *j)
 {
     unpin_us(j);
 }
+
+void ao_job_prefault(struct ao_job *j, size_t at, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+    if (!j->shm || at >= j->shm_size)
+        return;
+    if (len > j->shm_size - at)
+        len = j->shm_size - at;
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(j->shm + at, len, MADV_POPULATE_WRITE) == 0)
+        return;
+#endif
+    /* a kernel before 5.14: a write of each page's own first byte */
+    for (size_t k = at - at % page; k < at + len; k += page) {
+        volatile char *c = j->shm + k;
+        *c = *c;
+    }
+}

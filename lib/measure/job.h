@@ -147,5 +147,9 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
 void ao_job_on_runner(struct ao_job *j);
 void ao_job_off_runner(struct ao_job *j);
 void ao_job_on_all(struct ao_job *j);
+/* Fault in len bytes of the job's region from at (clipped to it): its
+ * pages allocated and mapped here before its calls need them.  Only while
+ * the runner cannot run (held, or stopped). */
+void ao_job_prefault(struct ao_job *j, size_t at, size_t len);
 
 #endif

@@ -183,6 +183,24 @@ static const char *harness_changed(const struct ao_profiler *p, const char *dir,
     return NULL;
 }
 
+/* While the compiler runs (a process of its own, on another core), the
+ * job's region is faulted in a chunk at a time, so its first calls find
+ * their pages there (a page's first touch cost about 2 us here: a tenth
+ * of a second a profile of a 134 MB task, issue 66).  It stops when the
+ * compiler has ended, so the compile's time stays the compiler's. */
+enum { PREFAULT_CHUNK = 4 << 20 };
+
+static void prefault_while(struct ao_job *j, pid_t compiler)
+{
+    for (size_t at = 0; j->shm && at < j->shm_size; at += PREFAULT_CHUNK) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)compiler, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0)
+            return;
+        ao_job_prefault(j, at, PREFAULT_CHUNK);
+    }
+}
+
 /* Build the job's kernel into its runner inside a sandbox, then apply the
  * target's rules to what was built.  On a verdict (compile error, rejected
  * object) sets j->status; -1 only on our failure. */
@@ -221,6 +239,8 @@ int prof_compile_job(struct ao_profiler *p, struct ao_job *j, char **diag, long 
         p->tg->build_sandbox(&spec);
     if (ao_sandbox_start(&spec, &sb, err, errlen) < 0)
         goto out;
+    if (p->o.cpu < 0) /* the compiler on another core meanwhile */
+        prefault_while(j, sb.pid);
     if (ao_sandbox_wait(&sb, ao_now_ns() + (long long)(p->o.compile_timeout_s * 1e9), &st, &to) < 0) {
         snprintf(err, errlen, "lost the compiler process");
         goto out;
