@@ -516,19 +516,47 @@ static void add_layer(struct ao_sandbox *sb, const char *l)
     snprintf(sb->layers + n, sizeof sb->layers - n, "%s%s", n ? "," : "", l);
 }
 
-/* One try at starting a sandbox; *vanished is set when its process ended
- * before it was released without naming a failed step (killed from
- * outside while it set up: nothing untrusted has run yet). */
 static long oom_kills(const char *cg);
 static int await_exec(struct ao_sandbox *sb, char *err, size_t errlen);
 
+/* The slot's cgroups limited for this sandbox (a controller that refuses
+ * is left out: the layers say which held), and where the child joins them. */
+static void slot_cgroups(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb, struct child_args *a)
+{
+    static const char *const mem_bases[] = {"/sys/fs/cgroup/memory", "/sys/fs/cgroup", NULL};
+    static const char *const pid_bases[] = {"/sys/fs/cgroup/pids", "/sys/fs/cgroup", NULL};
+    static const char *const mem_files[] = {"memory.limit_in_bytes", "memory.max", NULL};
+    static const char *const pid_files[] = {"pids.max", NULL};
+    int slot = spec->slot >= 0 && spec->slot < SLOTS ? spec->slot : 0;
+    char lim[32];
+
+    if (spec->mem_bytes > 0) {
+        snprintf(lim, sizeof lim, "%lld", spec->mem_bytes);
+        cgroup_prepare(sb->cg_mem, sizeof sb->cg_mem, &cg_mem[slot], mem_bases, mem_files, lim, slot);
+        if (sb->cg_mem[0]) {
+            char f[400];
+            snprintf(f, sizeof f, "%s/memory.failcnt", sb->cg_mem);
+            write_str(f, "0");
+            sb->oom_kills = oom_kills(sb->cg_mem);
+            snprintf(a->cg_procs[0], sizeof a->cg_procs[0], "%s/cgroup.procs", sb->cg_mem);
+        }
+    }
+    snprintf(lim, sizeof lim, "%d", spec->max_procs > 0 ? spec->max_procs : 64);
+    cgroup_prepare(sb->cg_pids, sizeof sb->cg_pids, &cg_pids[slot], pid_bases, pid_files, lim, slot);
+    if (sb->cg_pids[0])
+        snprintf(a->cg_procs[1], sizeof a->cg_procs[1], "%s/cgroup.procs", sb->cg_pids);
+}
+
+/* One try at starting a sandbox; *vanished is set when its process ended
+ * before it was released without naming a failed step (killed from
+ * outside while it set up: nothing untrusted has run yet). */
 static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb, char *err,
                       size_t errlen, int *vanished)
 {
     struct child_args a;
     struct sock_fprog prog = {0, NULL};
     int sync[2] = {-1, -1}, errp[2] = {-1, -1};
-    char *stack = NULL, lim[32];
+    char *stack = NULL;
     int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
     int rc = -1;
 
@@ -552,30 +580,7 @@ static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
         snprintf(err, errlen, "cannot set up the sandbox: %s", strerror(errno));
         goto out;
     }
-    {
-        static const char *const mem_bases[] = {"/sys/fs/cgroup/memory", "/sys/fs/cgroup", NULL};
-        static const char *const pid_bases[] = {"/sys/fs/cgroup/pids", "/sys/fs/cgroup", NULL};
-        static const char *const mem_files[] = {"memory.limit_in_bytes", "memory.max", NULL};
-        static const char *const pid_files[] = {"pids.max", NULL};
-        int slot = spec->slot >= 0 && spec->slot < SLOTS ? spec->slot : 0;
-        if (spec->mem_bytes > 0) {
-            snprintf(lim, sizeof lim, "%lld", spec->mem_bytes);
-            cgroup_prepare(sb->cg_mem, sizeof sb->cg_mem, &cg_mem[slot], mem_bases, mem_files, lim,
-                           slot);
-            if (sb->cg_mem[0]) {
-                char f[400];
-                snprintf(f, sizeof f, "%s/memory.failcnt", sb->cg_mem);
-                write_str(f, "0");
-                sb->oom_kills = oom_kills(sb->cg_mem);
-                snprintf(a.cg_procs[0], sizeof a.cg_procs[0], "%s/cgroup.procs", sb->cg_mem);
-            }
-        }
-        snprintf(lim, sizeof lim, "%d", spec->max_procs > 0 ? spec->max_procs : 64);
-        cgroup_prepare(sb->cg_pids, sizeof sb->cg_pids, &cg_pids[slot], pid_bases, pid_files, lim,
-                       slot);
-        if (sb->cg_pids[0])
-            snprintf(a.cg_procs[1], sizeof a.cg_procs[1], "%s/cgroup.procs", sb->cg_pids);
-    }
+    slot_cgroups(spec, sb, &a);
     a.sync_fd = sync[0];
     a.err_fd = errp[1];
     a.use_ns = 1;
