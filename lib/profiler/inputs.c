@@ -161,29 +161,18 @@ static inline __attribute__((always_inline)) void lanes_sqrt(vf32 *y)
     *y = *y * r;
 }
 
-/* A timed call's two vectors from one word of each set of lanes (and a
- * check set's uniforms): 24 bits a uniform; a normal the sum of the word's
- * two 16-bit uniforms (mean 0, variance 1), then scaled; |normal| folded */
-static inline __attribute__((always_inline)) void timed_values(const struct ao_dist *x, const vu32 *h,
-                                                               const vu32 *g, vf32 *v0, vf32 *v1)
+/* A timed call's normals from one word of each set of lanes: the sum of
+ * the word's two 16-bit uniforms (mean 0, variance 1), then scaled */
+static inline __attribute__((always_inline)) void timed_normals(const struct ao_dist *x, const vu32 *h,
+                                                                const vu32 *g, vf32 *v0, vf32 *v1)
 {
     const float sc = 1.0f / 65536.0f, root6 = 2.4494897f, a = (float)x->a, b = (float)x->b;
-    const float w = (float)(x->b - x->a) * (1.0f / 16777216.0f);
     const vu32 m16 = (vu32){0} + 0xffffu;
 
-    if (x->kind == AO_DIST_UNIFORM) {
-        *v0 = a + w * (__builtin_convertvector((vi32)(*h >> 8), vf32) + 0.5f);
-        *v1 = a + w * (__builtin_convertvector((vi32)(*g >> 8), vf32) + 0.5f);
-        return;
-    }
     *v0 = __builtin_convertvector((vi32)((*h & m16) + (*h >> 16)), vf32);
     *v1 = __builtin_convertvector((vi32)((*g & m16) + (*g >> 16)), vf32);
     *v0 = a + b * (((*v0 + 1.0f) * sc - 1.0f) * root6);
     *v1 = a + b * (((*v1 + 1.0f) * sc - 1.0f) * root6);
-    if (x->kind == AO_DIST_ABS_NORMAL) {
-        *v0 = (vf32)((vu32)*v0 & 0x7fffffffu);
-        *v1 = (vf32)((vu32)*v1 & 0x7fffffffu);
-    }
 }
 
 /* Two sets of lanes, A and B, side by side: their steps do not wait on
@@ -194,7 +183,8 @@ static inline __attribute__((always_inline)) void fill_run(struct lanes *la, str
                                                            const struct ao_dist *x, float *p, size_t n,
                                                            int exact)
 {
-    const float a = (float)x->a, b = (float)x->b, u24 = 1.0f / 16777216.0f;
+    const float a = (float)x->a, b = (float)x->b;
+    const float u24 = 1.0f / 16777216.0f, w = (float)(x->b - x->a) * u24;
     vu32 a0 = la->s0, a1 = la->s1, a2 = la->s2, a3 = la->s3, b0 = lb->s0, b1 = lb->s1,
          b2 = lb->s2, b3 = lb->s3, h, g;
     vf32 v0, v1, rad, sn, cs;
@@ -203,7 +193,10 @@ static inline __attribute__((always_inline)) void fill_run(struct lanes *la, str
     while (i < n) {
         LANES_NEXT(a0, a1, a2, a3, h);
         LANES_NEXT(b0, b1, b2, b3, g);
-        if (exact && x->kind != AO_DIST_UNIFORM) {
+        if (x->kind == AO_DIST_UNIFORM) {
+            v0 = a + w * (__builtin_convertvector((vi32)(h >> 8), vf32) + 0.5f);
+            v1 = a + w * (__builtin_convertvector((vi32)(g >> 8), vf32) + 0.5f);
+        } else if (exact) {
             v0 = (__builtin_convertvector((vi32)(h >> 8), vf32) + 1.0f) * u24;
             lanes_log(&v0, &rad);
             rad *= -2.0f;
@@ -212,12 +205,12 @@ static inline __attribute__((always_inline)) void fill_run(struct lanes *la, str
             lanes_sincos(&v1, &sn, &cs);
             v0 = a + b * (rad * cs);
             v1 = a + b * (rad * sn);
-            if (x->kind == AO_DIST_ABS_NORMAL) {
-                v0 = (vf32)((vu32)v0 & 0x7fffffffu);
-                v1 = (vf32)((vu32)v1 & 0x7fffffffu);
-            }
         } else {
-            timed_values(x, &h, &g, &v0, &v1);
+            timed_normals(x, &h, &g, &v0, &v1);
+        }
+        if (x->kind == AO_DIST_ABS_NORMAL) {
+            v0 = (vf32)((vu32)v0 & 0x7fffffffu);
+            v1 = (vf32)((vu32)v1 & 0x7fffffffu);
         }
         i = store_lanes(p, i, n, &v0);
         if (i < n)
@@ -299,13 +292,23 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void fill_direct_512
 {
     struct lanes la = lanes_seed(r), lb = lanes_seed(r);
     vu32 a0 = la.s0, a1 = la.s1, a2 = la.s2, a3 = la.s3, b0 = lb.s0, b1 = lb.s1, b2 = lb.s2, b3 = lb.s3, h, g;
+    const float a = (float)x->a, w = (float)(x->b - x->a) * (1.0f / 16777216.0f);
     vf32 v0, v1;
     size_t i = 0;
 
     for (; i + 2 * LANES <= n; i += 2 * LANES) {
         LANES_NEXT(a0, a1, a2, a3, h);
         LANES_NEXT(b0, b1, b2, b3, g);
-        timed_values(x, &h, &g, &v0, &v1);
+        if (x->kind == AO_DIST_UNIFORM) {
+            v0 = a + w * (__builtin_convertvector((vi32)(h >> 8), vf32) + 0.5f);
+            v1 = a + w * (__builtin_convertvector((vi32)(g >> 8), vf32) + 0.5f);
+        } else {
+            timed_normals(x, &h, &g, &v0, &v1);
+        }
+        if (x->kind == AO_DIST_ABS_NORMAL) {
+            v0 = (vf32)((vu32)v0 & 0x7fffffffu);
+            v1 = (vf32)((vu32)v1 & 0x7fffffffu);
+        }
         _mm512_stream_ps(p + i, (__m512)v0);
         _mm512_stream_ps(p + i + LANES, (__m512)v1);
     }
