@@ -597,6 +597,11 @@ void ao_job_off_runner(struct ao_job *j)
         sched_setaffinity(0, sizeof j->off_runner, &j->off_runner);
 }
 
+void ao_job_on_all(struct ao_job *j)
+{
+    unpin_us(j);
+}
+
 void ao_job_prefault(struct ao_job *j, size_t at, size_t len)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -141,9 +141,12 @@ float *ao_job_tensor(struct ao_job *j, int i);
 /* One command to the runner, timed from here: elapsed ns less the wake-up
  * estimate (hold 1), or raw (hold 0: a warm-up repeat); -1 with j->status. */
 long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase);
-/* Move onto the runner's core (to write its inputs), and off it again. */
+/* Move onto the runner's core (to write its inputs), and off it again;
+ * onto all of our cores (a draw that bypasses the caches, over threads
+ * that take our placement). */
 void ao_job_on_runner(struct ao_job *j);
 void ao_job_off_runner(struct ao_job *j);
+void ao_job_on_all(struct ao_job *j);
 /* Fault in len bytes of the job's region from at (clipped to it): its
  * pages allocated and mapped here before its calls need them.  Only while
  * the runner cannot run (held, or stopped). */

@@ -359,11 +359,17 @@ long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *
     j->inputs_copied += in != NULL;
     for (int i = 0; i < t->ninputs; i++) {
         size_t n = ao_task_elems(t, i, dims);
-        /* a large one over the helpers too, on every core (the runner stopped) */
-        if (in)
+        int parts = in ? 1 : prof_timed_parts(j->tg, j->draw_parts, n);
+        if (in) {
             prof_copy_wide(ao_job_tensor(j, i), in[i], n, prof_pass_parts(j, n));
-        else
-            prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n, prof_pass_parts(j, n));
+        } else if (parts > 1 && !j->tg->after_call) {
+            /* past the caches: from every core we have, the runner's stopped */
+            ao_job_on_all(j);
+            prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n, parts);
+            ao_job_on_runner(j);
+        } else {
+            prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n, parts);
+        }
     }
     if (guard) /* some inputs noted where spots.c will hold them after the call */
         for (int i = 0; i < t->ninputs; i++)

@@ -183,10 +183,9 @@ void prof_fill_timed_wide(struct ao_rng *r, const struct ao_dist *x, float *p, s
  * and its redraw to compare take the same parts, so the same values. */
 int prof_timed_parts(const struct ao_target *tg, int draw_parts, size_t n);
 /* A profiler's draw_parts: every core it may use (eight at most) where it
- * is the machine's one unpinned profiler, those cores noted as the
- * helpers' own; 1 where it is pinned (the other cores time other
- * profilers' kernels) or its target's tensors are copied to a device
- * (prof_host_threads then) */
+ * is the machine's one unpinned profiler; 1 where it is pinned (the other
+ * cores time other profilers' kernels) or its target's tensors are copied
+ * to a device (prof_host_threads then) */
 int prof_draw_parts(const struct ao_profiler_opts *o, const struct ao_target *tg);
 /* The parts of a pass over n values of a job's tensors between its calls
  * (copies, poison, comparisons; the runner stopped): as its timed draws */
