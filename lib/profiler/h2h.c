@@ -155,6 +155,7 @@ static enum step run(struct h2h *x, char *err, size_t errlen)
      * the run began: only a side the model wrote runs them (issue 66: five
      * calls of a 1.3 s baseline a head-to-head) */
     int checks = first || rd->check_both, warm;
+    long long least[2];
     if (checks && prof_correctness(x->pl, x->side[first], x->out, first ? x->errors : x->base_errors,
                                    first ? &x->max_err : &x->scratch, &x->kns) < 0)
         return SIDE_FAILED;
@@ -163,17 +164,18 @@ static enum step run(struct h2h *x, char *err, size_t errlen)
      * warm-up would be one more such call (issue 66) */
     warm = checks && !x->side[first]->checks_known &&
            x->side[first]->checks_least_ns >= (long long)(p->o.warmup_s * 1e9);
-    if ((!warm && prof_warm_up(p, x->pl, x->side[first], &x->kns) < 0) ||
-        prof_warm_up(p, x->pl, x->side[!first], &x->kns) < 0)
+    least[first] = warm ? x->side[first]->checks_least_ns : prof_warm_up(p, x->pl, x->side[first], &x->kns);
+    if (least[first] < 0 || (least[!first] = prof_warm_up(p, x->pl, x->side[!first], &x->kns)) < 0)
         return SIDE_FAILED;
     x->after = (struct checks_after){x->side[!first], x->out, first ? x->base_errors : x->errors,
                                      first ? &x->scratch : &x->max_err, &x->kns};
     rd->after = !first || rd->check_both ? &x->after : NULL;
     rd->side[0] = &x->jb, rd->side[1] = &x->jk;
     rd->nsides = 2;
-    round_ns = x->jb.raw_ns + x->jk.raw_ns; /* the warm-ups' last calls */
+    round_ns = least[0] + least[1]; /* the warm-ups' shortest calls */
     /* (a round under 20 ms always gets 21: one warm-up call slowed by a
-     * busy machine must not cut a fast kernel's rounds, which cost little) */
+     * busy machine must not cut a fast kernel's rounds, which cost little;
+     * nor, for a longer kernel, a stalled call: the shortest stands) */
     fit = round_ns > 20000000 ? 2 * p->o.budget_s * 1e9 / (double)round_ns : H2H_MIN_ROUNDS;
     rd->min = fit >= H2H_MIN_ROUNDS ? H2H_MIN_ROUNDS : fit <= H2H_MIN_FLOOR ? H2H_MIN_FLOOR : (int)fit;
     rd->max = x->max;

@@ -346,7 +346,8 @@ void prof_sample_free(struct sample *s);
 /* How many timed calls a measurement checks: at most `most`, fewer when
  * the reference is slow, never under CHECKED_MIN. */
 int prof_sample_size(const struct pool *pl, int most);
-/* The warm-up every measurement makes (timing.c): the last call's time. */
+/* The warm-up every measurement makes (timing.c): its shortest call's
+ * time (one stalled call must not stand for the kernel's), or -1. */
 long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j, long long *kernel_ns);
 /* Is timed call n (0-based) kept, and where?  -1: not.  The generator is
  * drawn only past the first s->size calls (ao_reservoir_slot). */
