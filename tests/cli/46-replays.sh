@@ -37,9 +37,18 @@ timeout 60 bin/accelopt consume -b "$B" ${P:+--topic-prefix "$P"} accelopt.plans
 for _ in $(seq 10); do cat "$T/plan.jsonl"; done | bin/accelopt produce --unsigned -b "$B" ${P:+--topic-prefix "$P"} accelopt.plans 2>/dev/null
 [ -s "$T/plan.jsonl" ] && grep -q '"sig":"hmac-sha256:' "$T/plan.jsonl"
 ok $? "a genuine signed plan captured off the run's broker, and produced ten times more"
+# ... and the run's own task message, once more (issue 68: its dead letter
+# names the run, and the run took that for the selector's refusal to start
+# it, and ended with exit 1)
+timeout 60 bin/accelopt consume -b "$B" ${P:+--topic-prefix "$P"} accelopt.tasks -n 1 --idle 50 2>/dev/null | head -n 1 >"$T/task.jsonl"
+bin/accelopt produce --unsigned -b "$B" ${P:+--topic-prefix "$P"} accelopt.tasks <"$T/task.jsonl" 2>/dev/null
 wait $run
 rc=$?
 run_ended $rc; ok $? "the run finishes (exit $rc)"
+grep -q '"sig":"hmac-sha256:' "$T/task.jsonl" &&
+    grep -q "dead letter from 'accelopt.tasks': a replay" "$T"/r/logs/selector*.log &&
+    ! grep -q "refused the run" "$T/r.err" && [ "$(field "$T/r/matmul/done.json" "r['stopped']")" = iterations ]
+ok $? "its task message replayed: a dead letter, and the run goes on to its end (exit $rc)"
 execs=$(grep -c '"exec-m"' "$LLM_LOG")
 [ "$execs" -eq 2 ]; ok $? "two plans, two executor model calls: none for the replays ($execs)"
 # (the executor logs each dead letter it writes, with its reason)

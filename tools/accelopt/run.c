@@ -951,51 +951,48 @@ static int write_run_json(struct run *R, char *err, size_t errlen)
     return rc;
 }
 
-/* A message on accelopt.runs: ours? */
-/* A dead letter of one of our tasks: the selector refused to start the run
- * (a task its machine cannot load): said, and the run counted as ended. */
-static void on_dead_letter(struct run *R, cJSON *j)
+/* Which runs have ended: the selector marks each in the run's own hash,
+ * "ended" once its done is stored, "refused" (the reason) where it would
+ * not start it (selector/start.c).  Read from our Redis, not from the
+ * broker: a consumer of the done messages and dead letters was the
+ * largest part of a waiting run's CPU (docs/BENCHMARKS.md, issue 67), and
+ * a dead letter, anyone's replay of a task could bring (issue 68).  Every
+ * run in one round trip; the number that ended now. */
+static int poll_ended(struct run *R)
 {
-    const char *run = ao_json_str(j, "run", ""), *topic = ao_json_str(j, "source_topic", "");
+    static const char *const fields[] = {"ended", "refused"};
+    static char key[MAX_TASKS][AO_REDIS_KEY_MAX];
+    const char *argv[MAX_TASKS][4];
+    struct ao_redis_cmd cmd[MAX_TASKS];
+    struct redisReply *rep[MAX_TASKS];
+    int at[MAX_TASKS], n = 0, ended = 0;
+    char e[AO_ERRLEN];
 
-    if (strcmp(topic, AO_TOPIC_TASKS) != 0)
-        return; /* a message of a run that goes on */
     for (int i = 0; i < R->n; i++)
-        if (!R->t[i].done && !R->t[i].refused && strcmp(R->t[i].run, run) == 0) {
-            ao_err("%s: the %s refused the run: %.400s", R->t[i].task, ao_json_str(j, "stage", "?"),
-                   ao_json_str(j, "reason", "no reason given"));
-            R->t[i].refused = 1;
-            R->ndone++;
+        if (!R->t[i].done && !R->t[i].refused &&
+            ao_redis_key(R->r, key[n], sizeof key[n], AO_KEY_RUN, R->t[i].run)) {
+            argv[n][0] = "HMGET", argv[n][1] = key[n];
+            memcpy(&argv[n][2], fields, sizeof fields);
+            cmd[n] = (struct ao_redis_cmd){4, argv[n], NULL};
+            at[n++] = i;
         }
-}
-
-static void on_done(struct run *R, const struct ao_inmsg *m)
-{
-    cJSON *j = cJSON_ParseWithLength(m->raw, m->len);
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(j, "run");
-    char why[200];
-
-    if (j && ao_sign_check(m->raw, m->len, R->io->key, why, sizeof why) < 0) {
-        /* anyone may produce to accelopt.runs: only a selector's counts */
-        if (m->topic && strcmp(m->topic, AO_TOPIC_DLQ) != 0)
-            ao_warn("a done message on accelopt.runs is refused: %s", why);
-        cJSON_Delete(j);
-        return;
-    }
-    if (strcmp(ao_json_str(j, "type", ""), "dlq") == 0) {
-        on_dead_letter(R, j);
-        cJSON_Delete(j);
-        return;
-    }
-
-    for (int i = 0; cJSON_IsString(run) && i < R->n; i++)
-        if (!R->t[i].done && strcmp(R->t[i].run, run->valuestring) == 0) {
-            R->t[i].done = j;
-            R->ndone++;
-            j = NULL;
-            break;
+    if (n == 0 || ao_redis_pipeline(R->r, n, cmd, rep, e, sizeof e) < 0)
+        return 0; /* asked again in a moment */
+    for (int k = 0; k < n; k++) {
+        struct run_task *t = &R->t[at[k]];
+        const struct redisReply *x = rep[k];
+        if (x->type == REDIS_REPLY_ARRAY && x->elements == 2 && x->element[0]->str &&
+            (t->done = report_done_of(R->rs, t->run))) {
+            ended++;
+        } else if (x->type == REDIS_REPLY_ARRAY && x->elements == 2 && x->element[1]->str) {
+            ao_err("%s: the selector refused the run: %.400s", t->task, x->element[1]->str);
+            t->refused = 1;
+            ended++;
         }
-    cJSON_Delete(j);
+        freeReplyObject(rep[k]);
+    }
+    R->ndone += ended;
+    return ended;
 }
 
 static int setup(struct run *R, char *err, size_t errlen)
@@ -1038,25 +1035,17 @@ static int setup(struct run *R, char *err, size_t errlen)
     if (!(R->rs = ao_runstore_redis(R->r)))
         return snprintf(err, errlen, "out of memory"), -1;
     {
-        char group[128], props[sizeof R->props + 32];
-        /* the done messages, and the dead letters of tasks refused */
-        static const char *const topics[] = {AO_TOPIC_RUNS, AO_TOPIC_DLQ, NULL};
-        snprintf(group, sizeof group, "accelopt-run-%s", R->id);
-        /* a done comes once a task: on the embedded broker its idle fetch
-         * can wait 20x a stage's, for a quarter of the CPU an idle consumer
-         * takes on the cores the profiler times on (docs/BENCHMARKS.md; -X,
-         * after it, may set it again); a real one long-polls */
-        snprintf(props, sizeof props, "%s%s", R->broker ? "fetch.wait.max.ms=100\n" : "", R->props);
+        /* a producer only: the run learns what ended from Redis (poll_ended) */
         struct ao_kafka_site site = R->site;
         site.brokers = R->brokers; /* the embedded broker's too */
-        site.props = props;
-        if (!(R->io = ao_io_kafka_new("run", &site, group, R->waits ? topics : NULL, err, errlen)) ||
-            ao_io_set_key(R->io, 1, err, errlen) < 0) /* tasks signed, done messages checked */
+        site.props = R->props;
+        if (!(R->io = ao_io_kafka_new("run", &site, NULL, NULL, err, errlen)) ||
+            ao_io_set_key(R->io, 1, err, errlen) < 0) /* tasks signed */
             return -1;
-        /* on the embedded broker: ring the stages' doorbells, doze when idle */
-        if (ao_io_kafka_bell(R->io, R->redis_url, ao_config_str(&R->c, "redis-prefix"), R->r, doorbell(), err,
+        /* on the embedded broker: ring the stages' doorbells */
+        if (ao_io_kafka_bell(R->io, R->redis_url, ao_config_str(&R->c, "redis-prefix"), R->r, 0, err,
                              errlen) < 0)
-            ao_warn("no doorbell (%s): the run's consumer fetches all the time", err);
+            ao_warn("no doorbell (%s): the stages fetch all the time", err);
     }
     if (R->submit)
         return 0;
@@ -1352,21 +1341,13 @@ static int run_or_submit(int argc, char **argv, int submitting)
         goto stop;
     }
     while (R->ndone < R->n) {
-        struct ao_inmsg m;
-        int rc;
-
         if (ao_stop_requested()) {
             interrupted = 1;
             break;
         }
-        if ((rc = ao_io_next(R->io, &m, 200)) < 0) {
-            ao_err("%s", R->io->err);
-            goto stop;
-        }
-        if (rc == 1) {
-            on_done(R, &m);
-            ao_io_commit(R->io, &m);
-        }
+        poll(NULL, 0, 250); /* a signal cuts it short */
+        if (poll_ended(R) > 0 && R->ndone == R->n)
+            break;
         if (!R->submit && supervise(R, err, sizeof err) < 0) {
             ao_err("%s", err);
             goto stop;
@@ -1382,7 +1363,7 @@ static int run_or_submit(int argc, char **argv, int submitting)
     code = interrupted ? AO_EXIT_SIGNAL : AO_EXIT_OK;
     for (int i = 0; i < R->n && !interrupted; i++)
         if (R->t[i].refused)
-            code = AO_EXIT_FAIL; /* said when its dead letter came */
+            code = AO_EXIT_FAIL; /* said when its refusal was read */
     show_model_errors(R); /* a failure of the last second */
 stop:
     if (R->registered)

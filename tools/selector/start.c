@@ -13,6 +13,21 @@
 
 #include "selector.h"
 
+/* A run it will not start (a task its machine cannot load), said in the
+ * run's own hash ("refused": the reason): `accelopt run` ends its wait on
+ * that, never on a dead letter, which a replayed copy of the run's own
+ * task message would bring too (issue 68). */
+static int refuse(struct selector *sel, struct ao_io *io, const char *run, const char *reason)
+{
+    char key[AO_KEY_MAX], err[AO_ERRLEN];
+
+    if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0)
+        return 0; /* no run could have that id: nobody waits on it */
+    if (ao_rs_hset(sel->store, key, "refused", reason[0] ? reason : "refused", err, sizeof err) < 0)
+        return ao_io_fail(io, "run store: %s", err);
+    return sel_save(sel, io);
+}
+
 int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *reason,
                 size_t len)
 {
@@ -24,7 +39,7 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
     cJSON *outbox = NULL;
     char path[600], hex[65], id[AO_ID_BUF], err[AO_ERRLEN], *src = NULL;
     const char *size;
-    int rc = -1, have;
+    int rc = -1, have = -1;
 
     ao_msg_init(&ao_msg_kernel, &k);
     ao_run_state_init(&st);
@@ -103,6 +118,8 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
 oom:
     rc = ao_io_fail(io, "out of memory");
 out:
+    if (rc < 0 && have == 0 && !io->err[0])
+        refuse(sel, io, t.env.run, reason);
     free(src);
     ao_run_state_release(&st);
     cJSON_Delete(outbox);

@@ -295,8 +295,8 @@ static int step(struct selector *sel, struct ao_io *io, const char *run, const s
                 const struct ao_beam *beam, const cJSON *outbox, int opens_phase)
 {
     char key[AO_KEY_MAX], err[AO_ERRLEN];
-    const char *fields[5] = {"state", "outbox", "outbox_pending"};
-    const char *vals[5] = {NULL, NULL, "1"};
+    const char *fields[6] = {"state", "outbox", "outbox_pending"};
+    const char *vals[6] = {NULL, NULL, "1"};
     char *state = NULL, *sent = NULL, *kept = NULL;
     cJSON *b = beam ? ao_beam_json(beam) : NULL, *s = ao_run_state_json(st);
     int n = 3, rc = -1;
@@ -314,6 +314,9 @@ static int step(struct selector *sel, struct ao_io *io, const char *run, const s
         fields[n] = "phase_outbox", vals[n++] = sent;
     if (kept)
         fields[n] = "beam", vals[n++] = kept;
+    /* what `accelopt run` waits on: one small field, read each second */
+    if (st->phase == AO_PHASE_DONE)
+        fields[n] = "ended", vals[n++] = "done";
     if (ao_rs_hset_many(sel->store, key, n, fields, vals, err, sizeof err) < 0) {
         rc = ao_io_fail(io, "run store: %s", err);
         goto out;
