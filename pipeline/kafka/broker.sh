@@ -16,8 +16,9 @@
 # Tuned to wait cheaply (issue 67: idle, 8-12% of a core before, about
 # 2% after): the serial collector and C1 alone (a test broker's load
 # needs no C2, whose compiles went on for minutes), two request handlers
-# and one network thread (each wakes every 300 ms), and the controller's
-# no-op records every 30 s (500 ms by default).
+# and one network thread (each wakes every 300 ms), one group
+# coordinator thread (4 by default, each polling on its own), and the
+# controller's no-op records every 30 s (500 ms by default).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 lib=${ACCELOPT_KAFKA_LIB:-$root/build/kafka/lib}
@@ -85,6 +86,7 @@ log.retention.hours=168
 metadata.max.idle.interval.ms=30000
 num.io.threads=2
 num.network.threads=1
+group.coordinator.threads=1
 PROPS
     cat >"$dir/log4j2.properties" <<LOG
 rootLogger.level = INFO

@@ -57,7 +57,7 @@ ticks() {
 }
 procs=$(tree "$RUN_PID")
 broker_a=$( [ -z "${BROKER_PID:-}" ] || ticks "$BROKER_PID")
-for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done >"$T/ticks-a"
+for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done | sort >"$T/ticks-a"
 threads() { # every thread of procs: "pid/tid program:thread ticks", sorted
     local p t
     for p in $procs ${BROKER_PID:-}; do
@@ -72,7 +72,7 @@ a=$(ticks "$procs")
 sleep 20
 b=$(ticks "$procs")
 broker_b=$( [ -z "${BROKER_PID:-}" ] || ticks "$BROKER_PID")
-for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done >"$T/ticks-b"
+for p in $procs; do echo "$p $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)"; done | sort >"$T/ticks-b"
 threads >"$T/threads-b"
 hz=$(getconf CLK_TCK)
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); run options: ${*:-(none)}"

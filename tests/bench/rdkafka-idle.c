@@ -2,12 +2,14 @@
  * producer, or a consumer in a group of its own on one topic, does
  * nothing for SECONDS after a warm-up of 8 s, and prints its own CPU over
  * them as % of one core.  The floor under an idle stage (issue 67): a
- * stage is one consumer and one producer.  Built and run by
- * rdkafka-idle.sh. */
+ * stage is one consumer and one producer.  SLACK_NS=N makes the client
+ * with its threads' timer slack at N ns (lib/wire/kafka.c rdk_new: 1 ms).
+ * Built and run by rdkafka-idle.sh. */
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -56,6 +58,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (getenv("SLACK_NS")) /* its threads take this thread's slack */
+        prctl(PR_SET_TIMERSLACK, strtoul(getenv("SLACK_NS"), NULL, 10), 0, 0, 0);
     if (!(rk = rd_kafka_new(consumer ? RD_KAFKA_CONSUMER : RD_KAFKA_PRODUCER, c, e, sizeof e))) {
         fprintf(stderr, "%s\n", e);
         return 1;
@@ -70,7 +74,8 @@ int main(int argc, char **argv)
     idle(rk, consumer, 8); /* connected, and in its group */
     t0 = cpu_us();
     idle(rk, consumer, seconds);
-    printf("%s%s%s: %.3f%% of one core\n", argv[2], argc > 4 ? " " : "", argc > 4 ? argv[4] : "",
+    printf("%s%s%s%s%s: %.3f%% of one core\n", argv[2], argc > 4 ? " " : "", argc > 4 ? argv[4] : "",
+           getenv("SLACK_NS") ? ", timer slack ns " : "", getenv("SLACK_NS") ? getenv("SLACK_NS") : "",
            (cpu_us() - t0) / 1e4 / seconds);
     if (consumer)
         rd_kafka_consumer_close(rk);

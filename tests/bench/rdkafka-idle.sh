@@ -4,7 +4,8 @@
 # own doing nothing but librdkafka's own housekeeping for 20 s, their CPU
 # as % of one core; a stage is one of each.  With BROKERS, that cluster
 # (accelopt broker --brokers made its topics); without, an embedded
-# broker of its own (`accelopt broker`, librdkafka's mock cluster).
+# broker of its own (`accelopt broker`, librdkafka's mock cluster).  The
+# last two: a 1 ms timer slack on the client's threads (lib/wire/kafka.c).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 T=$(mktemp -d /tmp/accelopt-rdkidle-XXXXXX)
@@ -23,6 +24,9 @@ pids=
 "$T/idle" "$brokers" producer 20 enable.idempotence=true >"$T/pi" & pids="$pids $!"
 "$T/idle" "$brokers" consumer 20 >"$T/c" & pids="$pids $!"
 "$T/idle" "$brokers" consumer 20 fetch.wait.max.ms=5000 >"$T/c5" & pids="$pids $!"
+# the same two with the timer slack the stages give librdkafka's threads
+SLACK_NS=1000000 "$T/idle" "$brokers" producer 20 enable.idempotence=true >"$T/pis" & pids="$pids $!"
+SLACK_NS=1000000 "$T/idle" "$brokers" consumer 20 fetch.wait.max.ms=5000 >"$T/c5s" & pids="$pids $!"
 # shellcheck disable=SC2086
 wait $pids
-cat "$T/p" "$T/pi" "$T/c" "$T/c5"
+cat "$T/p" "$T/pi" "$T/c" "$T/c5" "$T/pis" "$T/c5s"

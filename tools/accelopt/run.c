@@ -1334,6 +1334,10 @@ static int run_or_submit(int argc, char **argv, int submitting)
     }
     ao_info("run %s: %d task%s %s at size %s", R->id, R->n, R->n == 1 ? "" : "s",
             R->resuming ? "resumed" : "submitted", ao_config_str(&R->c, "size"));
+    /* every task delivered: the run sends nothing more, and an idle
+     * producer's clock wakes it every second (issue 67) */
+    ao_io_free(R->io);
+    R->io = NULL;
     if (!R->waits) { /* the run ids, for status and scripts */
         for (int i = 0; i < R->n; i++)
             printf("%s\n", R->t[i].run);
