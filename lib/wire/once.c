@@ -1,6 +1,7 @@
 /* once.c - each message id acted on once per run (once.h): hash
  * run:<run>:acted, field <stage>:<id> -> <topic>:<partition>:<offset> of
- * the copy taken to act on. */
+ * the copy taken to act on; and only for a run this Redis holds as
+ * active (runs:active, the selector's: issue 68). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,31 +39,50 @@ static int where(const struct once *o, const cJSON *j, char *key, size_t klen, c
 
 /* HSETNX the place, then read who has it, in one round trip: the first
  * place to ask has it, whichever replica asks (two replicas may hold two
- * copies of one message at once, each from its own partition). */
+ * copies of one message at once, each from its own partition).  In the
+ * same round trip: is the run active here?  A signed message of a run
+ * this Redis does not hold as in flight (one that is over, a stopped
+ * run's leftovers, another deployment's on the same cluster) is not acted
+ * on: no model call for a run nobody waits on.  A task message starts
+ * its run, so it is not asked. */
 static int claim(void *ctx, const cJSON *j, const struct ao_inmsg *m, char *reason, size_t len)
 {
     struct once *o = ctx;
-    char key[AO_REDIS_KEY_MAX], field[AO_MSG_ID_MAX + 40], here[300], err[AO_ERRLEN];
+    char key[AO_REDIS_KEY_MAX], field[AO_MSG_ID_MAX + 40], here[300], err[AO_ERRLEN], active[AO_REDIS_KEY_MAX];
+    const char *run = ao_json_str(j, "run", "");
     const char *setnx[4] = {"HSETNX", key, field, here}, *get[3] = {"HGET", key, field},
-               *ttl[3] = {"EXPIRE", key, ONCE_TTL_S};
-    struct ao_redis_cmd cmds[3] = {{4, setnx, NULL}, {3, get, NULL}, {3, ttl, NULL}};
-    redisReply *rep[3];
-    int rc = 0;
+               *ttl[3] = {"EXPIRE", key, ONCE_TTL_S}, *member[3] = {"SISMEMBER", active, run};
+    struct ao_redis_cmd cmds[4] = {{4, setnx, NULL}, {3, get, NULL}, {3, ttl, NULL}, {3, member, NULL}};
+    int ask = strcmp(ao_json_str(j, "type", ""), "task") != 0, n = ask ? 4 : 3, rc = 0;
+    redisReply *rep[4];
 
     if (where(o, j, key, sizeof key, field, sizeof field) < 0)
         return 0;
+    if (ask && !ao_redis_key(o->r, active, sizeof active, AO_KEY_ACTIVE))
+        return snprintf(reason, len, "the redis prefix is too long for '%s'", AO_KEY_ACTIVE), -1;
     place(m, here, sizeof here);
-    if (ao_redis_pipeline(o->r, 3, cmds, rep, err, sizeof err) < 0) {
+    if (ao_redis_pipeline(o->r, n, cmds, rep, err, sizeof err) < 0) {
         snprintf(reason, len, "acted-on marks: %s", err);
         return -1;
     }
-    if (rep[1]->type == REDIS_REPLY_STRING && strcmp(rep[1]->str, here) != 0) {
+    if (ask && rep[3]->type == REDIS_REPLY_INTEGER && rep[3]->integer == 0) {
+        const char *del[3] = {"HDEL", key, field};
+        redisReply *x;
+        rc = 1;
+        /* the mark just set goes: a run started later acts on it (best effort) */
+        if (rep[1]->type == REDIS_REPLY_STRING && strcmp(rep[1]->str, here) == 0 &&
+            (x = ao_redis_argv(o->r, 3, del, NULL, err, sizeof err)))
+            freeReplyObject(x);
+        snprintf(reason, len, "run '%.128s' is not in flight here (not in %s: over, stopped, or another "
+                 "deployment's); its message '%.200s' is not acted on", run, AO_KEY_ACTIVE,
+                 ao_json_str(j, "id", "?"));
+    } else if (rep[1]->type == REDIS_REPLY_STRING && strcmp(rep[1]->str, here) != 0) {
         rc = 1;
         snprintf(reason, len, "a replay: message '%.200s' of run '%.128s' was taken to act on already "
                  "(at %.100s); this copy (at %.100s) is not acted on again", ao_json_str(j, "id", "?"),
-                 ao_json_str(j, "run", "?"), rep[1]->str, here);
+                 run, rep[1]->str, here);
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < n; i++)
         freeReplyObject(rep[i]);
     return rc;
 }

@@ -95,4 +95,39 @@ ok $? "a candidate and its plans handed out twice: the same plans and kernels ag
 grep -q "written before; sent again as it was, the model not asked twice" "$T/again-planner.err" &&
     grep -q "written before; sent again as it was, the model not asked twice" "$T/again-executor.err"
 ok $? "the planner and the executor say so"
+# --- a stage acts only for runs in flight here (issue 68, part 2) ----------
+# every run on a cluster shares its topics and groups: a signed message of a
+# run this deployment's Redis does not hold as active (over, stopped, or
+# another deployment's) is a dead letter, with no model call; one of a run
+# in flight is acted on
+start_redis live
+bin/accelopt broker >"$T/lb.out" 2>"$T/lb.err" &
+SERVICE_PIDS="$SERVICE_PIDS $!"
+for _ in $(seq 100); do [ -s "$T/lb.out" ] && break; sleep 0.05; done
+LB=$(head -1 "$T/lb.out")
+start_llm live "$($M - "$T/fast.c" <<'PY'
+import json, sys
+print(json.dumps({"exec-m": [{"content": "```c\n" + open(sys.argv[1]).read() + "```"}]}))
+PY
+)"
+ACCELOPT_LOG=info ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_EXECUTOR_MODEL=exec-m ACCELOPT_LLM_KEY=sk-live-0001 \
+    bin/accelopt-executor --brokers "$LB" --redis "$REDIS_URL" 2>"$T/live-exec.log" &
+SERVICE_PIDS="$SERVICE_PIDS $!"
+redis-cli -p "$REDIS_PORT" SADD accelopt:runs:active live-1 >/dev/null
+for r in stale-1 live-1; do
+    $M tests/msgs.py plan matmul "Widen the j tile." | sed "s/run-t/$r/g"
+done | bin/accelopt produce -b "$LB" accelopt.plans 2>"$T/live-produce.err"
+for _ in $(seq 600); do
+    grep -q "dead letter from 'accelopt.plans': run 'stale-1' is not in flight here" "$T/live-exec.log" &&
+        grep -q "kernel:live-1:1:0.0.1: " "$T/live-exec.log" && break
+    sleep 0.1
+done
+sleep 1 # (a call for the stale plan would be in the log by now)
+# (each of the live plan's samples is a call: as many calls as live kernels)
+grep -q "dead letter from 'accelopt.plans': run 'stale-1' is not in flight here" "$T/live-exec.log" &&
+    grep -q "kernel:live-1:1:0.0.0: kernel written" "$T/live-exec.log" && ! grep -q "kernel:stale-1" "$T/live-exec.log" &&
+    [ "$(grep -c '"exec-m"' "$LLM_LOG")" -eq "$(grep -c "kernel:live-1:1:0\.0\.[0-9]*: " "$T/live-exec.log")" ]
+rc=$?
+ok $rc "a plan of a run not in flight here is a dead letter with no model call; one of a run in flight is acted on"
+[ $rc -eq 0 ] || sed 's/^/# executor: /' "$T/live-exec.log" "$T/live-produce.err" | tail -20 >&2
 echo "1..$n"
