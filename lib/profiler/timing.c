@@ -532,19 +532,16 @@ static int rounds_start(struct ao_profiler *p, struct pool *pl, struct rounds *r
 }
 
 /* Side s's call of round r->n, on inputs drawn from gen (next: past
- * them); v >= 0 when the round is kept (its outputs and inputs read
- * back, the inputs drawn again once to compare: *drawn).  Its time into
- * the round's arrays; *away when we were away at its `done`.  The call's
- * ns, or -1 with a status or err. */
+ * them); v >= 0 when the round is kept (its outputs read back).  Its time
+ * into the round's arrays; *away when we were away at its `done`.  The
+ * call's ns, or -1 with a status or err. */
 static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds *r, struct rounds_work *w,
-                           int s, int v, const struct ao_rng *gen, struct ao_rng *next, int *drawn,
-                           int *away)
+                           int s, int v, const struct ao_rng *gen, struct ao_rng *next, int *away)
 {
     const struct ao_task *t = &pl->task;
     struct ao_job *j = r->side[s];
     float **out = v < 0 ? NULL : j == w->kj ? r->smp.out[v].t + t->ninputs : w->scratch;
     long long e;
-    const char *bad;
 
     if ((r->n < 32 || r->n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
         return -1; /* spread over the calls, at most about 90 */
@@ -556,19 +553,6 @@ static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds
                                    r->spots[r->nsides - 1].on ? PROF_NO_POISON : 0x7fc00000u, out,
                                    r->spots[s].on ? &r->spots[s] : NULL, "in a timed call")) < 0)
         return -1;
-    if (v >= 0 && !*drawn) { /* the inputs it was given, drawn again (untimed) to compare */
-        struct ao_rng again = *gen;
-        long long t1 = ao_now_ns();
-        prof_draw_timed(&again, p, t, &w->fresh);
-        r->inputs_ns += ao_now_ns() - t1;
-        *drawn = 1;
-    }
-    if (v >= 0 && (bad = prof_inputs_changed(j, pl->dims, w->fresh.t))) {
-        j->status = AO_V_REJECTED;
-        snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' in timed call %d: "
-                 "inputs are read-only", bad, r->n);
-        return -1;
-    }
     r->kernel_ns += e;
     /* written by the kernel's process: held against our clock
      * (prof_runner_clock) where it is the latency, else reported */
@@ -579,6 +563,30 @@ static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds
     w->clock = w->clock && r->dev[s][r->n] > 0;
     *away |= (v >= 0 || r->spots[s].on) && j->watch_void;
     return e;
+}
+
+/* A kept round's inputs, drawn again from gen (untimed) once both sides
+ * have made their calls, held against what each side was given: drawn
+ * between the two calls, they made the second side's wait longer in the
+ * rounds that are checked, a tell (issue 68).  0, or -1 with the side's
+ * status. */
+static int inputs_kept(struct ao_profiler *p, struct pool *pl, struct rounds *r, struct rounds_work *w,
+                       const struct ao_rng *gen)
+{
+    struct ao_rng again = *gen;
+    long long t1 = ao_now_ns();
+    const char *bad;
+
+    prof_draw_timed(&again, p, &pl->task, &w->fresh);
+    r->inputs_ns += ao_now_ns() - t1;
+    for (int s = 0; s < r->nsides; s++)
+        if ((bad = prof_inputs_changed(r->side[s], pl->dims, w->fresh.t))) {
+            r->side[s]->status = AO_V_REJECTED;
+            snprintf(r->side[s]->reason, sizeof r->side[s]->reason, "wrote to its input '%s' in timed call %d: "
+                     "inputs are read-only", bad, r->n);
+            return -1;
+        }
+    return 0;
 }
 
 /* Enough rounds, past the minimum: the budget spent, one side's figure
@@ -635,7 +643,7 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
     }
     err[0] = '\0';
     while (r->n < r->max) {
-        int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0, drawn = 0;
+        int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0;
         int first = r->nsides == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
         /* every side's inputs drawn straight into its tensors from its
          * core, from the round's one generator state: the same inputs for
@@ -653,10 +661,12 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
             r->smp.seed[v] = gen;
         for (int k = 0; k < r->nsides; k++) {
             int s = k ? !first : first;
-            if ((e = side_call(p, pl, r, &w, s, v, &gen, &next, &drawn, &away)) < 0)
+            if ((e = side_call(p, pl, r, &w, s, v, &gen, &next, &away)) < 0)
                 return rounds_end(pl, r, &w, -1);
             round_ns += e;
         }
+        if (v >= 0 && inputs_kept(p, pl, r, &w, &gen) < 0)
+            return rounds_end(pl, r, &w, -1);
         /* the round's calls at secret positions, once both sides made theirs */
         for (int s = 0; s < r->nsides; s++)
             if (r->spots[s].on && prof_spots_check(p, pl, &r->spots[s], r->side[s], r->n, err, errlen) < 0)

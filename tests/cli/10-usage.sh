@@ -65,6 +65,14 @@ r3=$?
 [ $r1 -eq 2 ] && [ $r2 -eq 2 ] && [ $r3 -eq 2 ] && [ ! -e "$T/open-run" ] &&
     grep -q "is not safe" "$T/os1.err" && grep -q "is not safe" "$T/os2.err" && grep -q "is not safe" "$T/os3.err"
 ok $? "an unsafe state directory exits 2: run $r1 (nothing written), calibrate $r2, a stage $r3"
+# ... and profile, before it measures the machine's peaks (issue 68: it
+# measured for many seconds, then could not keep them, exit 1)
+t0=$(date +%s%N)
+ACCELOPT_STATE_DIR=$T/open-state bin/accelopt profile --task nkibench/silu --size tiny nkibench/silu/baseline.c \
+    >/dev/null 2>"$T/os4.err"
+r4=$? ms=$((($(date +%s%N) - t0) / 1000000))
+[ $r4 -eq 2 ] && grep -q "is not safe" "$T/os4.err" && ! grep -q "measuring" "$T/os4.err" && [ $ms -lt 3000 ]
+ok $? "profile with an unsafe state directory exits 2 before measuring anything ($r4, $ms ms)"
 for c in 0 2000 99999999999; do bin/accelopt-executor --calls $c </dev/null 2>"$T/calls.err"; echo "$? $(grep -c 'must be 1 to 1024' "$T/calls.err")"; done >"$T/calls.out"
 [ "$(sort -u "$T/calls.out")" = "2 1" ]
 ok $? "an agent stage's --calls out of 1 to 1024 is a usage error ($(tr '\n' ' ' <"$T/calls.out"))"

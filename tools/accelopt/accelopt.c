@@ -249,6 +249,20 @@ static void print_verdict(struct ao_result_msg *r, const struct ao_task *t, cons
                100 * r->spread, 100 * target_spread);
 }
 
+/* Could a calibration measured now be kept at path: its directory made
+ * (ours alone) and not one another user could write?  A place that is not
+ * is a setting to fix, said before any measuring.  0, or -1 + err. */
+static int calib_place_usable(const char *path, char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+
+    if (ao_name(dir, sizeof dir, "%s", path) < 0)
+        return ao_errf(err, errlen, "the calibration's path '%.200s...' is too long", path);
+    if (strrchr(dir, '/') && strrchr(dir, '/') != dir)
+        *strrchr(dir, '/') = '\0', (void)ao_mkdirs(dir, 0700);
+    return ao_calib_place_ok(path, err, errlen);
+}
+
 static int cmd_profile(int argc, char **argv)
 {
     struct ao_config c;
@@ -309,6 +323,19 @@ static int cmd_profile(int argc, char **argv)
         other = NULL;
         against = NULL;
     }
+    if (po.calibrate) { /* it would measure the peaks first, and keep them: refused before (issue 68), as
+                         * `calibrate` and `run` refuse, not after seconds of measuring */
+        char path[PATH_MAX];
+        if (po.calib_path)
+            snprintf(path, sizeof path, "%s", po.calib_path);
+        else
+            ao_calib_default_path(po.target->name, path, sizeof path);
+        if (access(path, F_OK) < 0 && calib_place_usable(path, err, sizeof err) < 0) {
+            ao_err("%s", err);
+            code = AO_EXIT_USAGE;
+            goto out;
+        }
+    }
     if (!(st = ao_profstage_new(&po, err, sizeof err)) ||
         (profile_source(st, &t, ao_config_str(&c, "size"), src,
                        ao_config_str(&c, "parent-latency") ? ao_config_num(&c, "parent-latency") : NAN,
@@ -356,16 +383,10 @@ static int cmd_calibrate(int argc, char **argv)
         snprintf(path, sizeof path, "%s", ao_config_str(&c, "calibration"));
     else
         ao_calib_default_path(tg->name, path, sizeof path);
-    { /* a place another user could write is a setting to fix, found before the measuring */
-        char dir[sizeof path];
-        snprintf(dir, sizeof dir, "%s", path);
-        if (strrchr(dir, '/') && strrchr(dir, '/') != dir)
-            *strrchr(dir, '/') = '\0', (void)ao_mkdirs(dir, 0700);
-        if (ao_calib_place_ok(path, err, sizeof err) < 0) {
-            ao_err("%s", err);
-            code = AO_EXIT_USAGE;
-            goto out;
-        }
+    if (calib_place_usable(path, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        code = AO_EXIT_USAGE;
+        goto out;
     }
     ao_info("measuring the %s target's peaks (a few seconds)", tg->name);
     if (tg->calibrate(path, (int)ao_config_int(&c, "bw-mib"), &cal, err, sizeof err) < 0) {
