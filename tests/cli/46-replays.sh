@@ -95,6 +95,17 @@ ok $? "a candidate and its plans handed out twice: the same plans and kernels ag
 grep -q "written before; sent again as it was, the model not asked twice" "$T/again-planner.err" &&
     grep -q "written before; sent again as it was, the model not asked twice" "$T/again-executor.err"
 ok $? "the planner and the executor say so"
+# ... a duplicate plan too (issue 68: only the plans that were not
+# duplicates were written down, so each copy asked the model again for the
+# duplicates): three plans, the model giving the same one each time, the
+# candidate handed out twice: three calls, not five
+start_redis dups
+start_llm dups '{"plan-m": [{"content": "Plan A: widen the j tile to 256.\n\nSet BLOCK_N to 256."}]}'
+cand=$($M tests/msgs.py candidate matmul - '{"plans": 3, "samples": 1}')
+printf '%s\n%s\n' "$cand" "$cand" | agents bin/accelopt-planner >"$T/dups-plans.jsonl" 2>"$T/dups-planner.err"
+calls=$(grep -c '"plan-m"' "$LLM_LOG")
+[ "$calls" -eq 3 ] && [ "$(grep -c '"duplicate_of"' "$T/dups-plans.jsonl")" -eq 4 ]
+ok $? "a candidate handed out twice with duplicate plans: each plan asked of the model once ($calls calls)"
 # --- a stage acts only for runs in flight here (issue 68, part 2) ----------
 # every run on a cluster shares its topics and groups: a signed message of a
 # run this deployment's Redis does not hold as active (over, stopped, or

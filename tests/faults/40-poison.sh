@@ -23,6 +23,9 @@ for m in out:
     print(json.dumps(m))
 print('{"type": "candidate", "v": 1')
 PY
+# their runs in flight, as a selector that started them would have said
+# (a stage acts only for those: issue 68)
+rcli sadd accelopt:runs:active run-POISON $(seq -f 'run-ok%g' 0 23) >/dev/null
 bin/accelopt produce -b "$B" accelopt.candidates <"$T/in.jsonl" 2>/dev/null
 ok $? "a poison candidate, 24 good ones and a malformed one produced"
 bin/accelopt consume -b "$B" accelopt.plans -n 24 --idle 60 >"$T/plans.jsonl" 2>"$T/logs/consume.log"

@@ -635,7 +635,10 @@ static int wave_finish(struct planner *pl, struct job *J, long i, struct call *c
             ao_info("%s: %s%s", p->env.id, p->error ? p->error : p->duplicate_of ? "a duplicate of " : "planned",
                     p->duplicate_of && !p->error ? p->duplicate_of : "");
             erc = emit(J->io, p, J->rank * J->plans + i + j, J->reason, J->len);
-            if (!erc && p->text && !p->duplicate_of)
+            /* a duplicate too: the candidate handed out again gets every
+             * answer from the store, not a model call for each duplicate
+             * (issue 68: 7 plan calls where 3 were made) */
+            if (!erc && p->text)
                 note_planned(pl, p);
         }
         ao_msg_release(&ao_msg_plan, p);
