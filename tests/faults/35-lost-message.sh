@@ -27,5 +27,11 @@ grep -q "results missing for [0-9]* s: its phase's messages go again" "$T/logs/s
 ok $? "the selector says it sent the phase again"
 check_runs "$T/runs" 2 >/dev/null
 ok $? "every slot holds exactly one result, the run one done"
+# the phase sent again forgot only its own iteration's acted-on marks: the
+# task message's (no iteration) is kept, so a replay of it is still
+# refused (issue 68: every mark of the run went)
+run=$(head -1 "$T/runs")
+rcli hkeys "accelopt:run:$run:acted" | grep -qx "selector:task:$run"
+ok $? "the re-ask kept the marks of the other iterations' messages (the task's)"
 stop_all_replicas
 leftovers; ok $? "no stage is left running"

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hiredis/hiredis.h>
+
 #include "core/log.h"
+#include "core/redis.h"
 #include "core/util.h"
 #include "state/runstore.h"
 #include "wire/msg.h"
@@ -14,7 +17,7 @@
 
 #include "selector.h"
 
-static int resend_phase(struct selector *sel, struct ao_io *io, const char *run);
+static int resend_phase(struct selector *sel, struct ao_io *io, const char *run, long long iter);
 
 /* The run's entry in the list of what was said and done for it (made
  * with no warning said yet), or NULL out of memory. */
@@ -225,7 +228,7 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
             if (reask_due(sel, run, since)) {
                 ao_warn("run %s: results missing for %.0f s: its phase's messages go again", run,
                         sel_now_s() - since);
-                rc = resend_phase(sel, io, run);
+                rc = resend_phase(sel, io, run, st.iter);
             }
         }
     }
@@ -268,13 +271,59 @@ static int each_run(struct selector *sel, struct ao_io *io,
     return rc < 0 ? -1 : all == 0 ? 1 : owned;
 }
 
+/* Forget the stages' acted-on marks (AO_KEY_ACTED, wire/once.h) of the
+ * run's messages of iteration iter: a field "<stage>:<type>:<run>:<iter>:..."
+ * (a result's or an experience's id holds the kernel's or pair's).  The
+ * marks of other iterations stay, so a replay of an earlier message is
+ * still refused after a re-ask (issue 68).  iter < 0: every mark (a new
+ * broker, --resend: none of the old places exist).  0, or -1 (io says
+ * why). */
+static int forget_acted(struct selector *sel, struct ao_io *io, const char *run, long long iter)
+{
+    char key[AO_KEY_MAX], err[AO_ERRLEN] = "", at[AO_RUN_ID_MAX + 48];
+    const char *argv[2 + 256];
+    cJSON *all, *it;
+    int n = 2, rc = 0;
+
+    if (ao_name(key, sizeof key, AO_KEY_ACTED, run) < 0 || ao_name(at, sizeof at, ":%s:%lld:", run, iter) < 0)
+        return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
+    if (iter < 0 || !sel->redis) /* (without Redis, a state file, the stages keep no marks) */
+        return ao_rs_del(sel->store, key, err, sizeof err) < 0
+                   ? ao_io_fail(io, "run store: cannot forget what the stages acted on: %s", err)
+                   : 0;
+    if (!(all = ao_rs_hgetall(sel->store, key, err, sizeof err)))
+        return ao_io_fail(io, "run store: cannot read what the stages acted on: %s", err);
+    argv[0] = "HDEL", argv[1] = key;
+    for (it = all ? all->child : NULL; rc == 0 && it; it = it->next) {
+        if (strstr(it->string, at))
+            argv[n++] = it->string;
+        if (n == (int)(sizeof argv / sizeof argv[0]) || (n > 2 && !it->next)) {
+            char ekey[AO_REDIS_KEY_MAX];
+            redisReply *rep;
+            /* the store's key is unprefixed: HDEL goes through the same prefix */
+            if (!ao_redis_key(sel->redis, ekey, sizeof ekey, "%s", key)) {
+                rc = ao_io_fail(io, "the redis prefix is too long for '%s'", key);
+                break;
+            }
+            argv[1] = ekey;
+            if (!(rep = ao_redis_argv(sel->redis, n, argv, NULL, err, sizeof err)))
+                rc = ao_io_fail(io, "run store: cannot forget what the stages acted on: %s", err);
+            else
+                freeReplyObject(rep);
+            argv[1] = key, n = 2;
+        }
+    }
+    cJSON_Delete(all);
+    return rc;
+}
+
 /* --resend: the broker lost what was in flight (accelopt run --resume
  * on a new embedded broker).  The messages of the step that opened the
  * run's phase go again (the open iteration's candidates, its pairs, the
  * final kernel), and the last fix request if that came after: slots that
  * have their results keep them (a repeat counts once), the rest are
  * worked again. */
-static int resend_phase(struct selector *sel, struct ao_io *io, const char *run)
+static int resend_phase(struct selector *sel, struct ao_io *io, const char *run, long long iter)
 {
     cJSON *phase = sel_load_json(sel, run, "phase_outbox", io), *last = NULL;
     int rc = -1;
@@ -282,15 +331,11 @@ static int resend_phase(struct selector *sel, struct ao_io *io, const char *run)
     if (!phase || !(last = sel_load_json(sel, run, "outbox", io)))
         goto out;
     ao_info("run %s: the broker lost what was in flight; sending the phase's messages again", run);
-    /* what the stages acted on went with the old broker's outputs: the
-     * same ids come again, to be acted on again, not refused as replays */
-    {
-        char key[AO_KEY_MAX], err[AO_ERRLEN] = "the run id is too long for a key";
-        if (ao_name(key, sizeof key, AO_KEY_ACTED, run) < 0 || ao_rs_del(sel->store, key, err, sizeof err) < 0) {
-            ao_io_fail(io, "run store: cannot forget what the stages acted on: %s", err);
-            goto out;
-        }
-    }
+    /* what the stages acted on in this phase went with the broker's
+     * outputs: the same ids come again, to be acted on again, not refused
+     * as replays; the marks of earlier iterations stay (issue 68) */
+    if (forget_acted(sel, io, run, iter) < 0)
+        goto out;
     if (!cJSON_IsNull(phase) && sel_send_outbox(sel, io, run, phase) < 0)
         goto out;
     rc = cJSON_IsNull(last) || cJSON_Compare(phase, last, 1) ? 0 : sel_send_outbox(sel, io, run, last);
@@ -316,7 +361,7 @@ static int resume_run(struct selector *sel, struct ao_io *io, const char *run)
     } else if (ao_rs_hget(sel->store, key, "outbox_pending", &pending, err, sizeof err) < 0) {
         rc = ao_io_fail(io, "run store: %s", err);
     } else if (sel->resend && have > 0 && st.phase != AO_PHASE_DONE) {
-        rc = resend_phase(sel, io, run);
+        rc = resend_phase(sel, io, run, -1);
     } else if (pending && strcmp(pending, "1") == 0) {
         ao_info("run %s: resending the last step's messages", run);
         rc = (outbox = sel_load_json(sel, run, "outbox", io)) ? sel_send_outbox(sel, io, run, outbox) : -1;
