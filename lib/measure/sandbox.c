@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/futex.h>
 #include <seccomp.h>
 
 #include "core/log.h"
@@ -845,12 +846,33 @@ int ao_sandbox_oom(const struct ao_sandbox *sb)
     return oom;
 }
 
+/* futex for a runner of one thread (the cpu target): the harness waits
+ * for its next command (FUTEX_WAIT, no timeout) and wakes the profiler,
+ * and nothing else in one thread needs it.  A timed wait let a kernel pad
+ * its own calls unseen, as a parent flattering its child in a head-to-head
+ * (issue 68); it now traps.  0, or -1. */
+static int one_thread_futex(scmp_filter_ctx ctx)
+{
+    static const int waits[] = {FUTEX_WAIT, FUTEX_WAIT_PRIVATE}, wakes[] = {FUTEX_WAKE, FUTEX_WAKE_PRIVATE};
+
+    for (int i = 0; i < 2; i++)
+        if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(futex), 2, SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)waits[i]),
+                             SCMP_A3(SCMP_CMP_EQ, 0)) < 0 ||
+            seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(futex), 1,
+                             SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)wakes[i])) < 0)
+            return -1;
+    return 0;
+}
+
+/* The runner's filter: the calls every runner makes, and more's (a
+ * device's runtime, whose threads also wait with timeouts: futex whole
+ * there); a runner of one thread gets one_thread_futex. */
 static int runner_filter(const char *const *more, void **bpf, size_t *len, char *err,
                          size_t errlen)
 {
     static const char *const allowed[] = {
         "read", "write", "close", "fstat", "newfstatat", "lseek", "munmap", "mremap", "brk",
-        "futex", "exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "getpid",
+        "exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "getpid",
         "gettid", "getrandom", "clock_gettime", "clock_getres", "gettimeofday", "sched_yield",
         "sched_getaffinity",
         /* the kernel's way of resuming a timed sleep that a stop interrupted
@@ -870,6 +892,8 @@ static int runner_filter(const char *const *more, void **bpf, size_t *len, char 
             if (nr != __NR_SCMP_ERROR && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) < 0)
                 goto out;
         }
+    if (!more && one_thread_futex(ctx) < 0)
+        goto out;
     /* advice that changes no data (issue 56: MADV_REMOVE punched the
      * shared tensor memory out from under the profiler): what malloc and
      * the drivers give, and nothing that frees, pages out or merges */
@@ -912,7 +936,7 @@ int ao_sandbox_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
  * restart_syscall in the common one. */
 int ao_sandbox_gpu_runner_filter(void **bpf, size_t *len, char *err, size_t errlen)
 {
-    static const char *const gpu[] = {"ioctl", "openat", "poll", "ppoll", "nanosleep",
+    static const char *const gpu[] = {"futex", "ioctl", "openat", "poll", "ppoll", "nanosleep",
                                       "clock_nanosleep", "sched_setaffinity", "getrusage",
                                       "readlink", "fcntl", NULL};
     return runner_filter(gpu, bpf, len, err, errlen);
