@@ -856,10 +856,10 @@ static int one_thread_futex(scmp_filter_ctx ctx)
     static const int waits[] = {FUTEX_WAIT, FUTEX_WAIT_PRIVATE}, wakes[] = {FUTEX_WAKE, FUTEX_WAKE_PRIVATE};
 
     for (int i = 0; i < 2; i++)
-        if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(futex), 2, SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)waits[i]),
-                             SCMP_A3(SCMP_CMP_EQ, 0)) < 0 ||
+        if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(futex), 2, SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)waits[i], 0),
+                             SCMP_A3(SCMP_CMP_EQ, 0, 0)) < 0 ||
             seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(futex), 1,
-                             SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)wakes[i])) < 0)
+                             SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)wakes[i], 0)) < 0)
             return -1;
     return 0;
 }
