@@ -1350,8 +1350,9 @@ static int run_or_submit(int argc, char **argv, int submitting)
             break;
         }
         poll(NULL, 0, 250); /* a signal cuts it short */
-        if (poll_ended(R) > 0 && R->ndone == R->n)
-            break;
+        poll_ended(R);
+        /* (the stages looked after in the last round too: a death just
+         * before the end is said, as it was when it came) */
         if (!R->submit && supervise(R, err, sizeof err) < 0) {
             ao_err("%s", err);
             goto stop;
