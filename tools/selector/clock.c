@@ -280,7 +280,7 @@ static int each_run(struct selector *sel, struct ao_io *io,
  * why). */
 static int forget_acted(struct selector *sel, struct ao_io *io, const char *run, long long iter)
 {
-    char key[AO_KEY_MAX], err[AO_ERRLEN] = "", at[AO_RUN_ID_MAX + 48];
+    char key[AO_KEY_MAX], ekey[AO_REDIS_KEY_MAX], err[AO_ERRLEN] = "", at[AO_RUN_ID_MAX + 48];
     const char *argv[2 + 256];
     cJSON *all, *it;
     int n = 2, rc = 0;
@@ -291,27 +291,22 @@ static int forget_acted(struct selector *sel, struct ao_io *io, const char *run,
         return ao_rs_del(sel->store, key, err, sizeof err) < 0
                    ? ao_io_fail(io, "run store: cannot forget what the stages acted on: %s", err)
                    : 0;
+    if (!ao_redis_key(sel->redis, ekey, sizeof ekey, "%s", key)) /* HDEL goes past the store: its prefix */
+        return ao_io_fail(io, "the redis prefix is too long for '%s'", key);
     if (!(all = ao_rs_hgetall(sel->store, key, err, sizeof err)))
         return ao_io_fail(io, "run store: cannot read what the stages acted on: %s", err);
-    argv[0] = "HDEL", argv[1] = key;
-    for (it = all ? all->child : NULL; rc == 0 && it; it = it->next) {
+    argv[0] = "HDEL", argv[1] = ekey;
+    for (it = all->child; rc == 0 && it; it = it->next) {
+        redisReply *rep;
         if (strstr(it->string, at))
             argv[n++] = it->string;
-        if (n == (int)(sizeof argv / sizeof argv[0]) || (n > 2 && !it->next)) {
-            char ekey[AO_REDIS_KEY_MAX];
-            redisReply *rep;
-            /* the store's key is unprefixed: HDEL goes through the same prefix */
-            if (!ao_redis_key(sel->redis, ekey, sizeof ekey, "%s", key)) {
-                rc = ao_io_fail(io, "the redis prefix is too long for '%s'", key);
-                break;
-            }
-            argv[1] = ekey;
-            if (!(rep = ao_redis_argv(sel->redis, n, argv, NULL, err, sizeof err)))
-                rc = ao_io_fail(io, "run store: cannot forget what the stages acted on: %s", err);
-            else
-                freeReplyObject(rep);
-            argv[1] = key, n = 2;
-        }
+        if (n == 2 || (n < (int)(sizeof argv / sizeof argv[0]) && it->next))
+            continue; /* nothing to send yet */
+        if (!(rep = ao_redis_argv(sel->redis, n, argv, NULL, err, sizeof err)))
+            rc = ao_io_fail(io, "run store: cannot forget what the stages acted on: %s", err);
+        else
+            freeReplyObject(rep);
+        n = 2;
     }
     cJSON_Delete(all);
     return rc;
