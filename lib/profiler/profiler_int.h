@@ -314,6 +314,7 @@ struct spots {
     long long positions;         /* output elements checked a call */
     long long *idx[AO_MAX_DIMS]; /* per independent size, this call's indices */
     long long *cell;
+    long long *off;                  /* a grid's flat offsets into one tensor (gather) */
     size_t *guard_at[AO_MAX_TENSORS]; /* input elements noted before the call */
     float *guard_val[AO_MAX_TENSORS];
     struct dataset part;             /* the small problem: inputs, the reference's outputs */

@@ -183,28 +183,40 @@ static int draw_indices(struct ao_rng *r, long long n, long long k, long long *o
     return 0;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
 /* Tensor i's elements at the small problem's indices, from full (the task's
- * sizes dims) into part (the small problem's). */
+ * sizes dims) into part (the small problem's).  Each is a miss in the
+ * caches (rope's 232 columns of 384 rows far apart: 3 ms a call, taken one
+ * miss at a time): the offsets are made first, then read with the next
+ * GATHER_AHEAD already asked for (1.2 ms). */
+#define GATHER_AHEAD 32
 static void gather(const struct ao_task *t, const struct spots *s, int i, const long long *dims,
                    const float *full, float *part)
 {
     const struct ao_tensor *x = &t->t[i];
     long long at[AO_MAX_RANK] = {0}, n = ao_task_elems(t, i, s->sub);
+    const long long *off = s->cells ? s->cell : s->off;
 
-    if (s->cells) {
-        for (long long k = 0; k < n; k++)
-            part[k] = full[s->cell[k]];
-        return;
-    }
-    for (long long k = 0; k < n; k++) {
-        long long off = 0;
-        for (int a = 0; a < x->rank; a++) {
-            int d = x->dim[a];
-            off = off * dims[d] + (t->dim_independent[d] ? s->idx[d][at[a]] : at[a]);
+    if (!s->cells)
+        for (long long k = 0; k < n; k++) {
+            long long o = 0;
+            for (int a = 0; a < x->rank; a++) {
+                int d = x->dim[a];
+                o = o * dims[d] + (t->dim_independent[d] ? s->idx[d][at[a]] : at[a]);
+            }
+            s->off[k] = o;
+            for (int a = x->rank - 1; a >= 0 && ++at[a] == s->sub[x->dim[a]]; a--)
+                at[a] = 0; /* the odometer: the last axis fastest */
         }
-        part[k] = full[off];
-        for (int a = x->rank - 1; a >= 0 && ++at[a] == s->sub[x->dim[a]]; a--)
-            at[a] = 0; /* the odometer: the last axis fastest */
+    for (long long k = 0; k < n; k++) {
+        if (k + GATHER_AHEAD < n)
+            __builtin_prefetch(&full[off[k + GATHER_AHEAD]]);
+        part[k] = full[off[k]];
     }
 }
 
@@ -233,8 +245,12 @@ int prof_spots_check(struct ao_profiler *p, struct pool *pl, struct spots *s, st
             goto oom;
     } else {
         for (int d = 0; d < t->ndims; d++)
-            if (t->dim_independent[d] && draw_indices(&p->choice, pl->dims[d], s->sub[d], s->idx[d]) < 0)
-                goto oom;
+            if (t->dim_independent[d]) {
+                if (draw_indices(&p->choice, pl->dims[d], s->sub[d], s->idx[d]) < 0)
+                    goto oom;
+                /* in order: each row's reads go one way through memory */
+                qsort(s->idx[d], (size_t)s->sub[d], sizeof *s->idx[d], by_value);
+            }
     }
     memcpy(s->part.dims, s->sub, sizeof s->part.dims);
     for (int i = 0; i < t->ninputs; i++)
@@ -270,6 +286,7 @@ out:
 int prof_spots_alloc(const struct pool *pl, struct spots *s)
 {
     const struct ao_task *t = &pl->task;
+    size_t most = 0;
 
     if (!s->on)
         return 0;
@@ -287,6 +304,11 @@ int prof_spots_alloc(const struct pool *pl, struct spots *s)
     for (int d = 0; !s->cells && d < t->ndims; d++)
         if (t->dim_independent[d] && !(s->idx[d] = malloc(sizeof *s->idx[d] * (size_t)s->sub[d])))
             return -1;
+    for (int i = 0; !s->cells && i < t->ninputs + t->noutputs; i++)
+        if ((size_t)ao_task_elems(t, i, s->sub) > most)
+            most = (size_t)ao_task_elems(t, i, s->sub);
+    if (most && !(s->off = malloc(sizeof *s->off * most)))
+        return -1;
     return 0;
 }
 
@@ -308,7 +330,8 @@ void prof_spots_free(const struct ao_task *t, struct spots *s)
         s->idx[d] = NULL;
     }
     free(s->cell);
-    s->cell = NULL;
+    free(s->off);
+    s->cell = s->off = NULL;
     (void)t;
 }
 
