@@ -272,7 +272,17 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
         return 0;
     }
     if (rm->err) {
-        if (rm->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+        rd_kafka_resp_err_t e = rm->err;
+        /* refused by the cluster's ACLs or its authentication: asking again
+         * changes nothing, and a stage that waits on looks alive */
+        if (e == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED || e == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+            e == RD_KAFKA_RESP_ERR__AUTHENTICATION || e == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED) {
+            snprintf(io->err, sizeof io->err, "the cluster refuses this client: %s (its --kafka-file "
+                     "credentials, and the ACLs of its --topic-prefix)", rd_kafka_message_errstr(rm));
+            rd_kafka_message_destroy(rm);
+            return -1;
+        }
+        if (e != RD_KAFKA_RESP_ERR__PARTITION_EOF)
             ao_warn("kafka: %s", rd_kafka_message_errstr(rm));
         rd_kafka_message_destroy(rm);
         return 0;
@@ -651,38 +661,114 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
         ao_debug("kafka: %s: %s", fac, buf);
 }
 
-/* Apply bootstrap servers and the -X lines to a config; 0 or -1 + err
- * (which names the key, never the value). */
-static int configure(rd_kafka_conf_t *conf, const char *brokers, const char *props, char *err,
-                     size_t errlen)
+/* KEY=VALUE lines into a config (from `what`: "-X", or the settings file
+ * with `comments`, its blank lines and # lines skipped); 0 or -1 + err,
+ * which names the key, never the value. */
+static int apply_lines(rd_kafka_conf_t *conf, const char *text, const char *what, int comments, char *err,
+                       size_t errlen)
 {
-    char e[256];
-    const char *line = props;
+    char e[256], kv[1024];
+    const char *line = text;
+    int rc = 0;
+
+    while (rc == 0 && line && *line) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        char *eq, *k = kv;
+        if (n >= sizeof kv) {
+            rc = ao_errf(err, errlen, "a line of %s is over %zu bytes", what, sizeof kv - 1);
+            break;
+        }
+        memcpy(kv, line, n);
+        kv[n] = '\0';
+        line = nl ? nl + 1 : NULL;
+        if (comments) {
+            k += strspn(k, " \t");
+            for (size_t m = strlen(k); m > 0 && (k[m - 1] == '\r' || k[m - 1] == ' ' || k[m - 1] == '\t'); m--)
+                k[m - 1] = '\0';
+            if (!*k || *k == '#')
+                continue;
+        } else if (!*k) {
+            continue;
+        }
+        if (!(eq = strchr(k, '=')))
+            rc = ao_errf(err, errlen, "%s wants key=value lines", what);
+        else if ((*eq = '\0', rd_kafka_conf_set(conf, k, eq + 1, e, sizeof e) != RD_KAFKA_CONF_OK))
+            rc = ao_errf(err, errlen, "librdkafka refused the setting '%s' (%s)", k, what);
+    }
+    memset(kv, 0, sizeof kv); /* a password may have been there */
+    return rc;
+}
+
+/* --kafka-file: yours, and read by you alone, as the signing key is (a
+ * password in a file others can read is theirs too).  Its text, or NULL +
+ * err. */
+static char *settings_file(const char *path, char *err, size_t errlen)
+{
+    char e[AO_ERRLEN], *text;
+    struct stat st;
+
+    if (stat(path, &st) < 0)
+        return ao_errf(err, errlen, "cannot read the Kafka settings file '%s': %s", path, strerror(errno)), NULL;
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+        return ao_errf(err, errlen, "the Kafka settings file '%s' is not a file of yours (owner uid %u)", path,
+                       (unsigned)st.st_uid), NULL;
+    if (st.st_mode & 077)
+        return ao_errf(err, errlen, "the Kafka settings file '%s' may be read by others (mode %03o): chmod 600",
+                       path, (unsigned)(st.st_mode & 0777)), NULL;
+    if (!(text = ao_read_file_max(path, 64 << 10, NULL, e, sizeof e)))
+        return ao_errf(err, errlen, "cannot read the Kafka settings file '%s': %s", path, e), NULL;
+    return text;
+}
+
+/* Does a line of text (KEY=VALUE lines) set key? */
+static int sets_in(const char *text, const char *key)
+{
+    size_t n = strlen(key);
+
+    for (const char *at = text; at && (at = strstr(at, key)); at += n)
+        if ((at == text || at[-1] == '\n' || at[-1] == ' ' || at[-1] == '\t') && at[n + strspn(at + n, " \t")] == '=')
+            return 1;
+    return 0;
+}
+
+/* Does the site set key, by -X or in its settings file?  (Where it does,
+ * a stage's own default for it gives way.) */
+static int site_sets(const struct ao_kafka_site *site, const char *key)
+{
+    char e[AO_ERRLEN], *text;
+    int found = sets_in(site->props, key);
+
+    if (!found && site->file && (text = settings_file(site->file, e, sizeof e))) {
+        found = sets_in(text, key);
+        memset(text, 0, strlen(text));
+        free(text);
+    }
+    return found;
+}
+
+/* Apply the site's bootstrap servers, its settings file, then its -X
+ * lines (which win) to a config; 0 or -1 + err. */
+static int configure(rd_kafka_conf_t *conf, const struct ao_kafka_site *site, char *err, size_t errlen)
+{
+    char e[256], *text;
+    int rc;
 
     rd_kafka_conf_set_log_cb(conf, log_cb);
-    if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, e, sizeof e) != RD_KAFKA_CONF_OK) {
+    if (rd_kafka_conf_set(conf, "bootstrap.servers", site->brokers, e, sizeof e) != RD_KAFKA_CONF_OK) {
         snprintf(err, errlen, "bad --brokers: %s", e);
         return -1;
     }
-    while (line && *line) {
-        const char *nl = strchr(line, '\n'), *eq;
-        size_t n = nl ? (size_t)(nl - line) : strlen(line);
-        char kv[1024];
-        snprintf(kv, sizeof kv, "%.*s", (int)(n < sizeof kv - 1 ? n : sizeof kv - 1), line);
-        line = nl ? nl + 1 : NULL;
-        if (!kv[0])
-            continue;
-        if (!(eq = strchr(kv, '='))) {
-            snprintf(err, errlen, "-X wants key=value");
+    if (site->file) {
+        if (!(text = settings_file(site->file, err, errlen)))
             return -1;
-        }
-        kv[eq - kv] = '\0';
-        if (rd_kafka_conf_set(conf, kv, eq + 1, e, sizeof e) != RD_KAFKA_CONF_OK) {
-            snprintf(err, errlen, "librdkafka refused the setting '%s'", kv);
+        rc = apply_lines(conf, text, "--kafka-file", 1, err, errlen);
+        memset(text, 0, strlen(text));
+        free(text);
+        if (rc < 0)
             return -1;
-        }
     }
-    return 0;
+    return apply_lines(conf, site->props, "-X", 0, err, errlen);
 }
 
 /* ACCELOPT_READY_FD: the pipe `accelopt run` counts its stages' first
@@ -712,7 +798,6 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
     struct kafka_priv *p = calloc(1, sizeof *p);
     rd_kafka_conf_t *cc = rd_kafka_conf_new(), *pc = rd_kafka_conf_new();
     rd_kafka_topic_partition_list_t *subs = NULL;
-    const char *brokers = site->brokers, *props = site->props;
     char e[512], name[AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX];
 
     if (!io || !p || !cc || !pc) {
@@ -747,8 +832,7 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
         snprintf(err, errlen, "kafka settings: %s", e);
         goto fail;
     }
-    if (configure(cc, brokers, props, err, errlen) < 0 ||
-        configure(pc, brokers, props, err, errlen) < 0)
+    if (configure(cc, site, err, errlen) < 0 || configure(pc, site, err, errlen) < 0)
         goto fail;
     if (on_cluster(p->prefix, group, name, sizeof name) < 0) {
         snprintf(err, errlen, "consumer group '%.100s' is too long", group);
@@ -802,7 +886,7 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
          * comes: there the wait only sets how often an idle consumer asks
          * (5 s: a tenth of the default's requests, issue 67), and how
          * late a paused partition is fetched again once resumed */
-        if (!strstr(props ? props : "", "fetch.wait.max.ms=") &&
+        if (!site_sets(site, "fetch.wait.max.ms") &&
             rd_kafka_conf_set(cc, "fetch.wait.max.ms", mock ? "5" : "5000", e, sizeof e)) {
             snprintf(err, errlen, "kafka settings: %s", e);
             goto fail;
@@ -825,7 +909,7 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
      * the same partitions of co-partitioned topics.  Stateless stages get
      * round-robin, so consecutive partitions, where a run's work was
      * spread, go to different replicas.  -X may override it. */
-    if (!strstr(props ? props : "", "partition.assignment.strategy=")) {
+    if (!site_sets(site, "partition.assignment.strategy")) {
         int keyed = 0;
         for (int i = 0; topics[i]; i++)
             keyed |= !ao_topic_spread(topics[i]);
@@ -906,7 +990,7 @@ int ao_kafka_make_topics(const struct ao_kafka_site *site, const char *const *to
 
     *made = 0;
     if (ao_kafka_prefix_check(site->prefix, err, errlen) < 0 || !conf ||
-        configure(conf, brokers, site->props, err, errlen) < 0)
+        configure(conf, site, err, errlen) < 0)
         goto out;
     if (!(rk = rdk_new(RD_KAFKA_PRODUCER, conf, e, sizeof e))) {
         snprintf(err, errlen, "cannot make a kafka client: %s", e);
@@ -1012,8 +1096,8 @@ int ao_kafka_prefix_check(const char *prefix, char *err, size_t errlen)
 
 struct ao_kafka_site ao_kafka_site_of(const struct ao_config *c)
 {
-    struct ao_kafka_site s = {ao_config_str(c, "brokers"), ao_config_str(c, "topic-prefix"),
-                              ao_config_str(c, "kafka"), NULL};
+    struct ao_kafka_site s = {.brokers = ao_config_str(c, "brokers"), .prefix = ao_config_str(c, "topic-prefix"),
+                              .props = ao_config_str(c, "kafka"), .file = ao_config_str(c, "kafka-file")};
     return s;
 }
 
@@ -1036,7 +1120,7 @@ int ao_kafka_reachable(const struct ao_kafka_site *site, double timeout_s, char 
     rd_kafka_resp_err_t e;
     char last[AO_ERRLEN] = "", m[256];
 
-    if (!conf || configure(conf, brokers, site->props, err, errlen) < 0) {
+    if (!conf || configure(conf, site, err, errlen) < 0) {
         if (conf)
             rd_kafka_conf_destroy(conf);
         return conf ? -1 : ao_errf(err, errlen, "out of memory");
@@ -1054,8 +1138,13 @@ int ao_kafka_reachable(const struct ao_kafka_site *site, double timeout_s, char 
     if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
         return 0;
     last[strcspn(last, "\n")] = '\0';
-    return ao_errf(err, errlen, "cannot reach the brokers %s within %.0f s: %s", brokers, timeout_s,
-                   last[0] ? last : rd_kafka_err2str(e));
+    /* a listener that takes SASL or TLS alone drops a client that speaks
+     * neither: librdkafka sees only brokers that are down */
+    return ao_errf(err, errlen, "cannot reach the brokers %s within %.0f s: %s%s", brokers, timeout_s,
+                   last[0] ? last : rd_kafka_err2str(e),
+                   site_sets(site, "security.protocol") ? ""
+                   : " (a broker that takes SASL or TLS alone drops a client without them: give its settings "
+                     "with --kafka-file)");
 }
 
 struct ao_broker {

@@ -17,15 +17,21 @@
  * (props: the -X flags; values are never logged). */
 struct ao_kafka_site {
     const char *brokers, *prefix, *props;
+    const char *file;     /* --kafka-file: more settings, credentials among them, or NULL */
     const char *instance; /* a consumer's static id in its group (--instance), or NULL */
 };
 #define AO_TOPIC_PREFIX_MAX 64
+/* The option row of --kafka-file, beside -X in every tool's table: the
+ * settings a command line must not carry (anyone may read it in ps) */
+#define AO_KAFKA_FILE_OPTION                                                                    \
+    {"kafka-file", 0, AO_OPT_STR, NULL, "FILE", "librdkafka settings from FILE, KEY=VALUE lines (SASL " \
+     "credentials: yours alone, mode 600; -X wins over it)"}
 /* The option row of --topic-prefix, beside --brokers in every tool's table. */
 #define AO_TOPIC_PREFIX_OPTION                                                                  \
     {"topic-prefix", 0, AO_OPT_STR, NULL, "PREFIX", "put PREFIX before every Kafka topic and consumer " \
      "group: one cluster, many deployments"}
-/* The site a tool's options name (--brokers, --topic-prefix, -X: its
- * table must have all three). */
+/* The site a tool's options name (--brokers, --topic-prefix, -X,
+ * --kafka-file: its table must have all four). */
 struct ao_kafka_site ao_kafka_site_of(const struct ao_config *c);
 
 /* A transport that consumes topics (a NULL-terminated list; NULL or empty:

@@ -17,6 +17,7 @@
     {"instance", 0, AO_OPT_STR, NULL, "ID", "a static member of its group, ID unique in it: restarted, " \
      "it takes back its partitions at once (a real Kafka cluster)"},                              \
     {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable; TLS, SASL...)"}, \
+    AO_KAFKA_FILE_OPTION,                                                                       \
     {"dlq", 0, AO_OPT_STR, NULL, "FILE", "pipe mode: append dead letters to FILE (default stderr)"}, \
     {"max-attempts", 0, AO_OPT_INT, "5", "N", "Kafka mode with --redis: an input in hand at N deaths of the stage goes to the dead letters"}, \
     {"doorbell", 0, AO_OPT_BOOL, NULL, NULL, "the embedded broker with --redis: idle a second, stop fetching until a producer " \

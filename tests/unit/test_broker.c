@@ -91,7 +91,7 @@ int main(void)
     {
         /* a batch's place reaches the partitioner: four plans at one place
          * all land on its partition (round robin would give four) */
-        struct ao_kafka_site site = {addr, NULL, NULL, NULL};
+        struct ao_kafka_site site = {.brokers = addr};
         struct ao_io *io = ao_io_kafka_new("test", &site, "unused", NULL, err, sizeof err);
         cJSON *m = cJSON_Parse("{\"type\":\"plan\"}");
         struct ao_inmsg none = {0};
@@ -106,7 +106,7 @@ int main(void)
 
         /* the same with a prefix: they go to team-1's topic alone, still
          * at their place; team-1's consumer sees them on accelopt.plans */
-        struct ao_kafka_site team = {addr, "team-1.", NULL, NULL};
+        struct ao_kafka_site team = {.brokers = addr, .prefix = "team-1."};
         static const char *const plans[] = {AO_TOPIC_PLANS, NULL};
         int64_t ours, theirs;
         io = ao_io_kafka_new("test", &team, "unused", NULL, err, sizeof err);
@@ -138,7 +138,7 @@ int main(void)
         cJSON_Delete(m);
     }
     {
-        struct ao_kafka_site bad = {addr, "team 1/", NULL, NULL};
+        struct ao_kafka_site bad = {.brokers = addr, .prefix = "team 1/"};
         CHECK(!ao_io_kafka_new("test", &bad, "unused", NULL, err, sizeof err) && strstr(err, "--topic-prefix"),
               "a prefix no topic may start with is refused (%s)", err);
     }

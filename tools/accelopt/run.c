@@ -79,6 +79,7 @@
     {"json", 0, AO_OPT_BOOL, "0", NULL, "print one done message per task on stdout"},         \
     {"redis-prefix", 0, AO_OPT_STR, "accelopt:", "PREFIX", "prefix of every redis key"},        \
     {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable)"},          \
+    AO_KAFKA_FILE_OPTION,                                                                      \
     AO_TOPIC_PREFIX_OPTION
 
 static const struct ao_option run_opts[] = {
@@ -123,6 +124,7 @@ static const char *const stages[] = {"selector", "planner", "executor", "profile
 struct run {
     struct ao_config c;
     char id[64], dir[600], bindir[PATH_MAX], redis_url[300], brokers[300], props[2048];
+    char kafka_file[PATH_MAX]; /* --kafka-file, absolute: the stages read it themselves */
     char redis_pass[64];
     struct ao_broker *broker;
     struct proc redis;
@@ -427,6 +429,8 @@ static int stage_args(struct run *R, struct proc *p, int i, int replica)
         proc_arg(p, "--redis-prefix") || proc_arg(p, "%s", ao_config_str(&R->c, "redis-prefix")) ||
         (lv && (proc_arg(p, "--log") || proc_arg(p, "%s", lv))) ||
         (R->site.prefix && (proc_arg(p, "--topic-prefix") || proc_arg(p, "%s", R->site.prefix))) ||
+        /* a path: the credentials in it stay in the file */
+        (R->site.file && (proc_arg(p, "--kafka-file") || proc_arg(p, "%s", R->site.file))) ||
         /* on a real cluster each replica is a static member: restarted
          * after a crash it takes back its partitions at once, where a new
          * member waits out the dead one's session (45 s).  The id is the
@@ -776,7 +780,7 @@ static void machine_memory(struct run *R, int save)
  * run's settings as a config file (the ones given, not the defaults; not
  * where the results go, nor the redis, brokers and -X settings, which may
  * hold secrets and are given again), and dir/tasks, a task a line. */
-static const char *const not_kept[] = {"resume", "out", "redis", "brokers", "topic-prefix", "kafka", "memory", "config",
+static const char *const not_kept[] = {"resume", "out", "redis", "brokers", "topic-prefix", "kafka", "kafka-file", "memory", "config",
                                        "help", "version", "json", "log", NULL};
 
 static int write_resume_files(struct run *R, char *err, size_t errlen)
@@ -1228,6 +1232,11 @@ static int run_or_submit(int argc, char **argv, int submitting)
                "broker is the run's alone)");
         goto out;
     }
+    if (ao_config_str(&R->c, "kafka-file") && !ao_config_str(&R->c, "brokers")) {
+        ao_err("--kafka-file holds a cluster's settings: it goes with --brokers (the embedded broker "
+               "takes none)");
+        goto out;
+    }
     if (!(tg = ao_target_get(ao_config_str(&R->c, "target"), err, sizeof err))) {
         ao_err("--target: %s", err);
         goto out;
@@ -1273,6 +1282,8 @@ static int run_or_submit(int argc, char **argv, int submitting)
     }
     /* and brokers that do not answer: one line, in bounded time */
     R->site = ao_kafka_site_of(&R->c);
+    if (R->site.file && realpath(R->site.file, R->kafka_file))
+        R->site.file = R->kafka_file;
     if (R->site.brokers && ao_kafka_reachable(&R->site, 10, err, sizeof err) < 0) {
         ao_err("%s", err);
         goto out;

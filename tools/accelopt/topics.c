@@ -24,7 +24,8 @@
 #define KAFKA_OPTIONS                                                                          \
     {"brokers", 'b', AO_OPT_STR, NULL, "HOST:PORT", "bootstrap brokers (required)"},          \
     AO_TOPIC_PREFIX_OPTION,                                                                    \
-    {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable)"}
+    {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "a librdkafka setting (repeatable)"},       \
+    AO_KAFKA_FILE_OPTION
 
 static const struct ao_option broker_opts[] = {
     {"partitions", 'p', AO_OPT_INT, "12", "N", "partitions of each accelopt topic"},
@@ -34,6 +35,7 @@ static const struct ao_option broker_opts[] = {
      "default)"},
     AO_TOPIC_PREFIX_OPTION,
     {"kafka", 'X', AO_OPT_LIST, NULL, "KEY=VALUE", "with --brokers: a librdkafka setting (repeatable)"},
+    AO_KAFKA_FILE_OPTION,
     {"control", 0, AO_OPT_BOOL, "0", NULL, "read fault-injection commands from stdin "
      "(down, up, rtt MS, errors API N ERROR, clear)"},
     AO_COMMON_OPTIONS,
