@@ -75,7 +75,10 @@ struct kafka_priv {
     int closing;                            /* leaving the group: it commits itself */
     char keyed_topic[AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX]; /* the first input topic, for ao_io_owns */
     int keyed_partitions;
-    int ready_fd; /* a pipe to tell the supervisor of the first assignment, or -1 */
+    /* a pipe to tell the supervisor (`accelopt run`) of every assignment,
+     * "<pid> <partitions held> <partitions of its topics>\n", or -1 */
+    int ready_fd;
+    int topic_parts; /* the partitions of the topics it reads, when it started */
     char prefix[AO_TOPIC_PREFIX_MAX + 1]; /* the site's namespace: before every topic and group */
     size_t plen;
 };
@@ -468,6 +471,23 @@ static void drop_while_closing(rd_kafka_message_t *m, void *opaque)
     (void)opaque;
 }
 
+/* What this member holds now, for `accelopt run`: a run's groups are its
+ * own stages', and one of them left short of its topics' partitions for
+ * long means another consumer is in the group, taking its messages (on the
+ * embedded broker, any local user can join; issue 68).  One line, one
+ * write (atomic on a pipe); a pipe that is full drops it. */
+static void tell_supervisor(struct kafka_priv *p, int held)
+{
+    char line[64];
+    int n;
+
+    if (p->ready_fd < 0)
+        return;
+    n = snprintf(line, sizeof line, "%ld %d %d\n", (long)getpid(), held, p->topic_parts);
+    if (write(p->ready_fd, line, (size_t)n) < 0)
+        ao_debug("kafka: cannot tell the supervisor what we hold: %s", strerror(errno));
+}
+
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
@@ -483,12 +503,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         p->owned = rd_kafka_topic_partition_list_copy(parts);
         ao_debug("kafka: assigned %d partitions", parts->cnt);
-        if (p->ready_fd >= 0) { /* in the group: `accelopt run` may send work */
-            if (write(p->ready_fd, "j", 1) < 0)
-                ao_debug("kafka: cannot tell the supervisor we joined: %s", strerror(errno));
-            close(p->ready_fd);
-            p->ready_fd = -1;
-        }
+        tell_supervisor(p, parts->cnt); /* in the group: `accelopt run` may send work */
         rd_kafka_assign(rk, parts);
         p->dozing = 0; /* new partitions may hold inputs: look at once */
         p->awake_until = ao_now_ns() + AWAKE_NS;
@@ -509,6 +524,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         io->err[0] = '\0';
     }
     ao_debug("kafka: %d partitions revoked", parts->cnt);
+    tell_supervisor(p, 0);
     rd_kafka_assign(rk, NULL);
     p->held_back = 0;
 }
@@ -864,8 +880,15 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
      * trace).  Best effort: a topic made later is learned as before. */
     {
         const struct rd_kafka_metadata *md = NULL;
-        if (rd_kafka_metadata(p->producer, 1, NULL, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+        if (rd_kafka_metadata(p->producer, 1, NULL, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            /* and what a member alone in its group would hold (tell_supervisor) */
+            for (int i = 0; topics && topics[i]; i++)
+                for (int k = 0; k < md->topic_cnt; k++)
+                    if (on_cluster(p->prefix, topics[i], name, sizeof name) == 0 &&
+                        strcmp(md->topics[k].topic, name) == 0)
+                        p->topic_parts += md->topics[k].partition_cnt;
             rd_kafka_metadata_destroy(md);
+        }
     }
     if (!topics || !topics[0]) { /* produce only */
         rd_kafka_conf_destroy(cc);

@@ -34,6 +34,7 @@
 #include "localruns.h"
 #include "measure/measurement.h"
 #include "models.h"
+#include "members.h"
 #include "procs.h"
 #include "profiler/profile.h"
 #include "report.h"
@@ -130,6 +131,8 @@ struct run {
     struct proc redis;
     struct proc stage[MAX_PROCS]; /* every stage process, replicas included */
     int nproc;
+    struct members members;       /* what they hold of their groups (members.h) */
+    int members_wfd;              /* the stages' end of its pipe, kept for those restarted */
     int replicas[NSTAGES];        /* of each stage: one, but the profilers */
     int calls[NSTAGES];           /* an agent stage's model calls in flight */
     int concurrency;              /* --model-concurrency */
@@ -609,18 +612,16 @@ static int supervise(struct run *R, char *err, size_t errlen)
  * redone.  A stage that refuses its settings is reported here, before any
  * task.  0 (going on after JOIN_WAIT_S with a warning), or -1 + err. */
 #define JOIN_WAIT_S 60
-static int wait_joined(struct run *R, int fd, char *err, size_t errlen)
+static int wait_joined(struct run *R, char *err, size_t errlen)
 {
     double start = mono_s(), until = start + JOIN_WAIT_S;
     int joined = 0;
 
     while (joined < R->nproc && mono_s() < until && !ao_stop_requested()) {
-        struct pollfd pf = {fd, POLLIN, 0};
-        char buf[64];
-        ssize_t n;
+        struct pollfd pf = {R->members.fd, POLLIN, 0};
         if (poll(&pf, 1, 100) > 0)
-            while ((n = read(fd, buf, sizeof buf)) > 0)
-                joined += (int)n;
+            members_read(&R->members);
+        joined = members_joined(&R->members, R->stage, R->nproc);
         if (supervise(R, err, errlen) < 0)
             return -1;
     }
@@ -1054,11 +1055,10 @@ static int setup(struct run *R, char *err, size_t errlen)
     if (R->submit)
         return 0;
     char cc[24], rfd[24];
-    int ready[2], rc;
-    if (pipe(ready) < 0 || fcntl(ready[0], F_SETFD, FD_CLOEXEC) < 0 || fcntl(ready[0], F_SETFL, O_NONBLOCK) < 0)
+    if (members_open(&R->members, &R->members_wfd) < 0)
         return ao_errf(err, errlen, "cannot make a pipe");
     snprintf(cc, sizeof cc, "%d", R->concurrency);
-    snprintf(rfd, sizeof rfd, "%d", ready[1]);
+    snprintf(rfd, sizeof rfd, "%d", R->members_wfd);
     if (setenv("ACCELOPT_READY_FD", rfd, 1) < 0 ||
         setenv("ACCELOPT_REDIS", R->redis_url, 1) < 0 || setenv("ACCELOPT_MODEL_CONCURRENCY", cc, 1) < 0 ||
         (doorbell() ? setenv("ACCELOPT_DOORBELL", "1", 1) : unsetenv("ACCELOPT_DOORBELL")) < 0 ||
@@ -1066,11 +1066,8 @@ static int setup(struct run *R, char *err, size_t errlen)
         return snprintf(err, errlen, "out of memory"), -1;
     for (int i = 0, k = 0; i < NSTAGES; i++)
         for (int r = 0; r < R->replicas[i]; r++)
-            if (stage_args(R, &R->stage[k++], i, r) < 0) {
-                close(ready[0]);
-                close(ready[1]);
+            if (stage_args(R, &R->stage[k++], i, r) < 0)
                 return snprintf(err, errlen, "out of memory"), -1;
-            }
     {
         char masked[300];
         ao_info("run %s: redis %s, brokers %s, logs in %s; model calls in flight at most: %d planning, "
@@ -1078,11 +1075,8 @@ static int setup(struct run *R, char *err, size_t errlen)
                 ao_redis_url_masked(R->redis_url, masked, sizeof masked), R->brokers, logs, R->calls[1],
                 R->calls[2], R->calls[4], R->replicas[3], R->replicas[3] == 1 ? "" : "s");
     }
-    rc = supervise(R, err, errlen) < 0 ? -1 : wait_joined(R, ready[0], err, errlen);
-    close(ready[0]);
-    close(ready[1]); /* a stage restarted later finds no pipe, and says nothing */
-    unsetenv("ACCELOPT_READY_FD");
-    return rc;
+    /* the pipe stays: a stage restarted later says what it holds too */
+    return supervise(R, err, errlen) < 0 ? -1 : wait_joined(R, err, errlen);
 }
 
 static void teardown(struct run *R)
@@ -1090,6 +1084,10 @@ static void teardown(struct run *R)
     proc_stop_all(R->stage, R->nproc, 30); /* a profiler finishes the kernel in hand */
     ao_io_free(R->io);
     R->io = NULL;
+    members_close(&R->members);
+    if (R->members_wfd >= 0)
+        close(R->members_wfd);
+    R->members_wfd = -1;
 }
 
 /* Say role r's failure if its kind (the reason up to its first number:
@@ -1174,6 +1172,7 @@ static int run_or_submit(int argc, char **argv, int submitting)
     if (!R)
         return AO_EXIT_FAIL;
     R->submit = submitting;
+    R->members.fd = R->members_wfd = -1;
     if (!run_opts_shown[0].name) { /* a key is refused on run's command line: not listed there either */
         memcpy(run_opts_shown, run_opts, sizeof run_opts);
         for (int i = 0; i < N(run_opts); i++)
@@ -1365,6 +1364,12 @@ static int run_or_submit(int argc, char **argv, int submitting)
         /* (the stages looked after in the last round too: a death just
          * before the end is said, as it was when it came) */
         if (!R->submit && supervise(R, err, sizeof err) < 0) {
+            ao_err("%s", err);
+            goto stop;
+        }
+        /* the run's own broker: its groups are its stages' alone */
+        if (R->broker && (members_read(&R->members), members_short(&R->members, R->stage, R->nproc, mono_s(),
+                                                                    err, sizeof err))) {
             ao_err("%s", err);
             goto stop;
         }
