@@ -442,6 +442,50 @@ int ao_errf(char *buf, size_t len, const char *fmt, ...)
     return -1;
 }
 
+size_t ao_utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0], need, cp;
+
+    if (c < 0x80)
+        return 1;
+    need = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!need || need > n)
+        return 0;
+    cp = c & (0x7F >> need);
+    for (unsigned i = 1; i < need; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if ((need == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (need == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return need;
+}
+
+int ao_utf8_text(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    for (size_t i = 0, k; i < n; i += k)
+        if (!p[i] || !(k = ao_utf8_seq(p + i, n - i)))
+            return 0;
+    return 1;
+}
+
+size_t ao_utf8_clean(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    size_t n = strlen(s), bad = 0;
+
+    for (size_t i = 0, k; i < n; i += k)
+        if (!(k = ao_utf8_seq(p + i, n - i))) {
+            p[i] = '?';
+            k = 1;
+            bad++;
+        }
+    return bad;
+}
+
 int ao_name(char *buf, size_t len, const char *fmt, ...)
 {
     va_list ap;

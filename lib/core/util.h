@@ -46,6 +46,16 @@ int ao_replace_file(const char *path, const void *p, size_t n, char *err, size_t
  * and tab becomes a space, so that no escape sequence reaches it.  In place;
  * returns s. */
 char *ao_terminal_safe(char *s);
+/* The length of the valid UTF-8 sequence at s (n bytes left), or 0: an
+ * overlong form, a surrogate, a code point past U+10FFFF, a stray or cut
+ * byte are not. */
+size_t ao_utf8_seq(const unsigned char *s, size_t n);
+/* Are the n bytes at s UTF-8 text, with no NUL among them? */
+int ao_utf8_text(const char *s, size_t n);
+/* Every byte of s that is not part of a valid UTF-8 sequence becomes '?',
+ * in place (what we print stays UTF-8 whatever a compiler or a kernel
+ * wrote into it); returns how many. */
+size_t ao_utf8_clean(char *s);
 /* Copy a file's bytes (ao_read_file, then ao_write_file), executable if it was.  0 or -1 + err. */
 int ao_copy_file(const char *from, const char *to, char *err, size_t errlen);
 

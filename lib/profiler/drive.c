@@ -27,7 +27,7 @@ static char *trim_diagnostics(const char *text)
     struct ao_buf b = {0};
     int lines = 0;
 
-    for (const char *p = text; *p && b.len < DIAG_MAX && lines < 40;) {
+    for (const char *p = text; *p && b.len < DIAG_MAX && lines < 40;) { /* (made UTF-8 as it is sent) */
         size_t n = strcspn(p, "\n");
         if (strncmp(p, "/work/", 6) == 0) {
             p += 6;
@@ -45,16 +45,34 @@ static char *trim_diagnostics(const char *text)
     return b.data;
 }
 
-/* The one rule checked on the source text: its size. */
+/* The rules checked on the source text: its size, and that it is text (a
+ * binary given to gcc came back as raw bytes in its words, issue 69). */
 int prof_static_check(const char *src, char *reason, size_t len)
 {
     size_t n = strlen(src);
 
-    if (n > MAX_SOURCE) {
-        snprintf(reason, len, "source is %zu bytes, over the %d byte limit", n, MAX_SOURCE);
+    if (n > AO_SOURCE_MAX) {
+        snprintf(reason, len, "source is %zu bytes, over the %d byte limit", n, AO_SOURCE_MAX);
+        return 1;
+    }
+    if (!ao_utf8_text(src, n)) {
+        snprintf(reason, len, "source is not UTF-8 text");
         return 1;
     }
     return 0;
+}
+
+char *ao_source_read(const char *path, char *err, size_t errlen)
+{
+    size_t n;
+    char *s = ao_read_file_max(path, AO_SOURCE_MAX, &n, err, errlen);
+
+    if (s && !ao_utf8_text(s, n)) {
+        snprintf(err, errlen, "'%s' is not UTF-8 text, as a kernel's source is", path);
+        free(s);
+        return NULL;
+    }
+    return s;
 }
 
 /* shapes.txt: each shape the job will be called at, one line of the task's

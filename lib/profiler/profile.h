@@ -74,6 +74,14 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
  * check, the timing protocol or a limit changes. */
 #define AO_PROFILER_CHECKS 7 /* 7: no shapes.txt where the build of a kernel could read it */
 
+/* A kernel's source is at most this long: the profiler refuses a longer
+ * one, and the front refuses the file. */
+#define AO_SOURCE_MAX (256 * 1024)
+/* A kernel's source file as the front takes it (profile FILE, run
+ * --baseline FILE): a regular file, at most AO_SOURCE_MAX bytes, UTF-8 text
+ * with no NUL.  Its text, or NULL + err: each failure the user's to mend. */
+char *ao_source_read(const char *path, char *err, size_t errlen);
+
 /* The cache key of a profile: kernel source, task, size, target,
  * calibration, and what the verdict depends on (the checks' version, the
  * trusted runner, the compiler and its flags). */

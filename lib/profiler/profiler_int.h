@@ -44,7 +44,6 @@
  * only a call this much under it is refused (cheats skip far more work). */
 #define ROOFLINE_SLACK 0.05
 #define FRESH_CALIB_S 300 /* a fresh measurement of the machine stands this long */
-#define MAX_SOURCE (256 * 1024)
 #define DIAG_MAX 3000
 
 /* One set of tensors: inputs, and the reference outputs where known. */

@@ -213,8 +213,13 @@ int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen)
 /* msg as sent: signed when the transport has a key */
 static char *print_signed(struct ao_io *io, const cJSON *msg)
 {
-    if (!io->key || !cJSON_IsObject(msg))
-        return cJSON_PrintUnformatted(msg);
+    char *s;
+
+    if (!io->key || !cJSON_IsObject(msg)) {
+        if ((s = cJSON_PrintUnformatted(msg)))
+            ao_utf8_clean(s); /* as ao_sign_print does */
+        return s;
+    }
     return ao_sign_print(msg, io->key);
 }
 

@@ -1125,13 +1125,20 @@ struct ao_kafka_site ao_kafka_site_of(const struct ao_config *c)
 }
 
 /* The last thing librdkafka complained of, for the one line a probe says. */
+struct complaint {
+    char last[AO_ERRLEN]; /* read once librdkafka's threads are gone */
+    int refused;          /* the last was a refused connection (read meanwhile) */
+};
+
 static void quiet_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
-    char *last = rd_kafka_opaque(rk);
+    struct complaint *c = rd_kafka_opaque(rk);
     const char *p = strstr(buf, ": Connect to ");
     (void)fac;
-    if (level <= 4 && last && !strstr(buf, "will be ignored by this"))
-        snprintf(last, AO_ERRLEN, "%s", p ? p + 2 : buf);
+    if (level <= 4 && c && !strstr(buf, "will be ignored by this")) {
+        snprintf(c->last, sizeof c->last, "%s", p ? p + 2 : buf);
+        __atomic_store_n(&c->refused, strstr(buf, "Connection refused") != NULL, __ATOMIC_RELAXED);
+    }
 }
 
 int ao_kafka_reachable(const struct ao_kafka_site *site, double timeout_s, char *err, size_t errlen)
@@ -1141,7 +1148,8 @@ int ao_kafka_reachable(const struct ao_kafka_site *site, double timeout_s, char 
     rd_kafka_t *rk = NULL;
     const struct rd_kafka_metadata *md = NULL;
     rd_kafka_resp_err_t e;
-    char last[AO_ERRLEN] = "", m[256];
+    struct complaint said = {"", 0};
+    char *last = said.last, m[256];
 
     if (!conf || configure(conf, site, err, errlen) < 0) {
         if (conf)
@@ -1149,14 +1157,32 @@ int ao_kafka_reachable(const struct ao_kafka_site *site, double timeout_s, char 
         return conf ? -1 : ao_errf(err, errlen, "out of memory");
     }
     rd_kafka_conf_set_log_cb(conf, quiet_log_cb);
-    rd_kafka_conf_set_opaque(conf, last);
+    rd_kafka_conf_set_opaque(conf, &said);
     if (!(rk = rdk_new(RD_KAFKA_PRODUCER, conf, m, sizeof m))) {
         rd_kafka_conf_destroy(conf);
         return ao_errf(err, errlen, "cannot make a kafka client: %s", m);
     }
-    e = rd_kafka_metadata(rk, 0, NULL, &md, (int)(timeout_s * 1000));
-    if (md)
-        rd_kafka_metadata_destroy(md);
+    /* asked in slices: nothing listens where a connection is refused (a
+     * wrong port), and a second of refusals says so sooner than the whole
+     * wait (a broker starting up refuses for a moment, then answers) */
+    for (long long t0 = ao_now_ns(), refused = 0;;) {
+        long long now;
+        e = rd_kafka_metadata(rk, 0, NULL, &md, 250);
+        if (md)
+            rd_kafka_metadata_destroy(md);
+        md = NULL;
+        now = ao_now_ns();
+        if (e == RD_KAFKA_RESP_ERR_NO_ERROR || now - t0 >= (long long)(timeout_s * 1e9))
+            break;
+        if (!__atomic_load_n(&said.refused, __ATOMIC_RELAXED))
+            refused = 0;
+        else if (!refused)
+            refused = now;
+        else if (now - refused >= 1000000000LL) {
+            timeout_s = (double)(now - t0) / 1e9;
+            break;
+        }
+    }
     rd_kafka_destroy(rk);
     if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
         return 0;

@@ -56,6 +56,7 @@ char *ao_sign_print(const cJSON *msg, const struct ao_sign_key *key)
     }
     if (!(text = cJSON_PrintUnformatted(bare ? bare : msg)))
         goto out;
+    ao_utf8_clean(text); /* what goes out is UTF-8, whatever a compiler wrote into a field */
     n = strlen(text); /* "{...}": signed as it is, the signature goes in before its closing brace */
     if (hmac_hex(key, text, n, hex) == 0 && (out = cJSON_malloc(n + SIG_TAIL))) {
         memcpy(out, text, n - 1);

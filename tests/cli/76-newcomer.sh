@@ -126,4 +126,38 @@ wait $live
 bin/accelopt status >"$T/st3.out" 2>&1
 grep -q "no run of yours is in flight" "$T/st3.out" && [ ! -e "$ACCELOPT_STATE_DIR/runs/$id.json" ]
 ok $? "once the run has ended, status no longer lists it"
+
+# --- issue 69, items 5, 7, 8, 9: bad input, exit codes, pasted examples, docs -------
+timed nofile bin/accelopt profile --task nkibench/matmul "$T/no-such-kernel.c"
+[ $rc -eq 2 ] && grep -q "no-such-kernel.c" "$T/nofile.err"
+ok $? "profile of a missing file is a usage error (rc $rc)"
+timed norun bin/accelopt report no-such-run
+[ $rc -eq 2 ] && grep -q "no run directory 'no-such-run'" "$T/norun.err"
+ok $? "report of a run that is not there is a usage error (rc $rc)"
+head -c 300000 /dev/zero | tr '\0' '/' >"$T/big.c"
+timed big bin/accelopt profile --task nkibench/matmul "$T/big.c"
+rc1=$rc
+timed bigb bin/accelopt run matmul --size tiny --baseline "$T/big.c" --out "$T/bigb"
+[ $rc1 -eq 2 ] && [ $rc -eq 2 ] && grep -q "over the 262144 byte limit" "$T/big.err" &&
+    grep -q "over the 262144 byte limit" "$T/bigb.err" && [ ! -e "$T/bigb" ]
+ok $? "a kernel over the size limit: one limit, 256 KiB, for profile and run --baseline, each a usage error ($rc1, $rc)"
+head -c 20000 /dev/urandom >"$T/binary.c"
+timed bin bin/accelopt profile --task nkibench/matmul "$T/binary.c"
+[ $rc -eq 2 ] && grep -q "is not UTF-8 text" "$T/bin.err" && [ ! -s "$T/bin.out" ] && fast 3 &&
+    /usr/bin/python3 -c 'import sys; open(sys.argv[1], encoding="utf-8").read()' "$T/bin.err"
+ok $? "a binary file is refused before the compiler sees it: exit 2, in ${secs}s, nothing on stdout, UTF-8 words"
+timed twice bin/accelopt run matmul matmul --size tiny --out "$T/twice"
+[ $rc -eq 2 ] && grep -q "the task 'matmul' is named twice" "$T/twice.err" && [ ! -e "$T/twice" ]
+ok $? "run matmul matmul is a usage error, nothing started (rc $rc)"
+timed refused bin/accelopt run matmul --size tiny --brokers 127.0.0.1:1 --out "$T/refused"
+[ $rc -ne 0 ] && fast 4 && grep -q "Connection refused" "$T/refused.err"
+ok $? "--brokers where nothing listens: said in ${secs}s, not after 10 s (rc $rc)"
+# docs/accelopt.conf.example as MODELS.md uses it: its settings but the model server's
+grep -vE '^(llm|planner|executor|summarizer)-' docs/accelopt.conf.example >"$T/example.conf"
+timed example bin/accelopt run matmul --size tiny --iters 1 --config "$T/example.conf" --out "$T/example"
+run_ended $rc
+ok $? "accelopt run --config with docs/accelopt.conf.example's settings (the model server's aside) runs (rc $rc)"
+missing=$(grep -ohE "[A-Za-z0-9_./-]+\.md\b" README.md docs/*.md | sort -u | while read -r f; do [ -e "$f" ] || echo "$f"; done | tr '\n' ' ')
+[ -z "$missing" ]
+ok $? "every document the README and docs cite is in the repository (missing: ${missing:-none})"
 echo "1..$n"

@@ -166,6 +166,14 @@ $M -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); r.update(id=
 A import "$T/regr.jsonl" --redis "$SECOND" >/dev/null 2>&1 && A list --redis "$SECOND" | grep -q 'mem:regression-0 .*slower' &&
     A prune --regressions --redis "$SECOND" >/dev/null 2>&1 && ! A list --redis "$SECOND" | grep -q slower
 ok $? "memory prune --regressions removes the items that record slowdowns"
+# filters combine as find(1)'s do: a regression of today stays under --regressions --older-than 30
+$M -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); import datetime as d
+r.update(id="mem:regression-new", direction="-", created_at=d.datetime.now(d.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")); print(json.dumps(r))
+r.update(id="mem:regression-old", created_at="2020-01-01T00:00:00Z"); print(json.dumps(r))' "$T/exp.jsonl" >"$T/regr2.jsonl"
+A import "$T/regr2.jsonl" --redis "$SECOND" >/dev/null 2>&1 && A prune --regressions --older-than 30 --redis "$SECOND" >/dev/null 2>&1 &&
+    A list --redis "$SECOND" | grep -q '^mem:regression-new ' && ! A list --redis "$SECOND" | grep -q '^mem:regression-old ' &&
+    A prune --regressions --redis "$SECOND" >/dev/null 2>&1
+ok $? "memory prune's filters combine: --regressions --older-than 30 removes the old regression and keeps today's"
 A import "$T/exp.jsonl" --redis "$SECOND" >/dev/null 2>&1 && A prune --keep 1 --redis "$SECOND" >/dev/null 2>&1 &&
     [ "$(A list --json --redis "$SECOND" | wc -l)" -eq 1 ] &&
     [ "$(A list --json --redis "$SECOND" | jl /dev/stdin 0 "r['id']")" = "$id1" ]
@@ -232,6 +240,9 @@ rf=$?
 [ $rs -eq 1 ] && [ $rf -eq 1 ] && grep -q "no item mem:doesnotexist" "$T/fg2.out" &&
     ! A list --json --redis "$REDIS_URL" | grep -q "\"id\":\"$some\""
 ok $? "memory forget of an unknown id exits 1 like show (show $rs, forget $rf), and still forgets the known one"
+env -u ACCELOPT_REDIS bin/accelopt memory import "$T/exp.jsonl" >/dev/null 2>"$T/imp-machine.err"
+[ $? -eq 2 ] && grep -q "accelopt run TASK --memory FILE" "$T/imp-machine.err"
+ok $? "memory import with no redis says what does the job: a run from the file (run --memory)"
 env -u ACCELOPT_REDIS bin/accelopt memory forget mem:doesnotexist >/dev/null 2>"$T/fg3.err"
 [ $? -eq 1 ] && grep -q "no item mem:doesnotexist in memory:target:cpu" "$T/fg3.err"
 ok $? "...and so on this machine's memory, without a redis"

@@ -111,6 +111,14 @@ assert by["plan-m"] >= 4 and by["exec-m"] >= 2, by  # two iterations' plans, and
 print("# model calls: %s; kernels %d" % (dict(by), d["kernels_evaluated"]))
 PY
 ok $? "its done counts every kernel, each slot once, and no model call was made twice"
+# a cluster without the accelopt topics (a prefix of its own here): run
+# --brokers makes them, as accelopt broker does, where every stage once
+# waited a minute on its group (issue 69)
+ACCELOPT_BUDGET=0.1 ACCELOPT_WARMUP=0.02 ACCELOPT_LOG=info bin/accelopt run matmul --size tiny --iters 1 \
+    --brokers "$B" --topic-prefix fresh. --out "$T/fresh" >/dev/null 2>"$T/fresh.err"
+rc=$?
+run_ended $rc && grep -q "made [1-9][0-9]* accelopt topics on $B" "$T/fresh.err" && ! grep -q "had not joined" "$T/fresh.err"
+ok $? "run --brokers on a cluster without the accelopt topics makes them, and the run ends (rc $rc)"
 stop_kafka
 ! pgrep -f "$KD" >/dev/null
 ok $? "broker.sh stop leaves no broker running"

@@ -31,6 +31,8 @@ ok $? "interrupted in iteration 2: it stops, its partial results say interrupted
 id=$(sed -n 's/^# accelopt run \([^:]*\):.*/\1/p' "$T/r/run.conf")
 [ -n "$id" ] && grep -qx 'iters = 3' "$T/r/run.conf" && [ "$(wc -l <"$T/r/tasks")" = 2 ]
 ok $? "the run's settings and tasks are kept beside its results (run.conf, tasks)"
+grep -qF "to go on: accelopt run --resume $id --out $T/r" "$T/r-1.err"
+ok $? "an interrupted run says how to go on ($(grep -o 'to go on: .*' "$T/r-1.err" | cut -c1-60))"
 
 ACCELOPT_LOG=info bin/accelopt run --resume "$id" --out "$T/r" --json >"$T/r2.jsonl" 2>"$T/r2.err" &
 pid=$!

@@ -370,6 +370,36 @@ static void header_layout(void)
           "the runner header's layout is the one the attack kernels write to");
 }
 
+/* What we print is UTF-8, whatever a compiler or a kernel wrote into a
+ * field (issue 69: a binary given to `profile` came back in gcc's words as
+ * raw bytes, and the piped JSON did not parse). */
+static void utf8(void)
+{
+    char mixed[] = "ok \xc3\xa9 \xff bad \xc0\xaf overlong \xed\xa0\x80 surrogate \xe2\x82 cut \xf0\x9f\x98\x80";
+    struct ao_sign_key k;
+    char reason[AO_ERRLEN] = "", *text;
+    cJSON *m = cJSON_CreateObject();
+    size_t bad;
+    const char *src = "int kernel(void) { return 0; } /* caf\xc3\xa9 */";
+
+    CHECK(ao_utf8_text(src, strlen(src)) &&
+              !ao_utf8_text("a\xff", 2) && !ao_utf8_text("a\0b", 3) && !ao_utf8_text("\xc3", 1),
+          "ao_utf8_text: UTF-8 text yes; a stray byte, a NUL, a cut sequence no");
+    bad = ao_utf8_clean(mixed);
+    CHECK(bad == 8 && ao_utf8_text(mixed, strlen(mixed)) && strstr(mixed, "\xc3\xa9") &&
+              strstr(mixed, "\xf0\x9f\x98\x80") && strstr(mixed, " ? bad ??"),
+          "ao_utf8_clean: each byte of no valid sequence becomes '?', the valid ones stay (%zu: %s)", bad, mixed);
+    memset(&k, 3, sizeof k);
+    cJSON_AddStringToObject(m, "type", "result");
+    cJSON_AddStringToObject(m, "diagnostics", "kernel.c:1: error: stray '\xff' in program");
+    text = ao_sign_print(m, &k);
+    CHECK(text && ao_utf8_text(text, strlen(text)) && strstr(text, "stray '?' in program") &&
+              check_text(text, &k, reason, sizeof reason) == 0,
+          "a signed message with a raw byte in a field goes out UTF-8, and its signature checks: %s", reason);
+    cJSON_free(text);
+    cJSON_Delete(m);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/accelopt-trust-XXXXXX";
@@ -382,6 +412,7 @@ int main(void)
     ids_and_tokens();
     files_and_names(dir);
     header_layout();
+    utf8();
     ao_rmtree(dir);
     return CHECK_DONE();
 }

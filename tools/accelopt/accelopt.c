@@ -89,7 +89,7 @@ static void usage(FILE *out)
 static int print_json(const cJSON *j)
 {
     char *s = cJSON_PrintUnformatted(j);
-    int rc = s && printf("%s\n", s) > 0 ? 0 : -1;
+    int rc = s && (ao_utf8_clean(s), printf("%s\n", s) > 0) ? 0 : -1;
     cJSON_free(s);
     return rc;
 }
@@ -165,8 +165,10 @@ static int profile_build_only(const struct ao_config *c, const struct ao_profsta
         ao_msg_init(&ao_msg_kernel, &k);
         ao_measurement_init(&m);
         err[0] = '\0';
-        if (!(src = ao_read_file(c->args[i], NULL, err, sizeof err)) ||
-            ao_profiler_build(p, t, src, &m, err, sizeof err) < 0 ||
+        if (!(src = ao_source_read(c->args[i], err, sizeof err))) {
+            ao_err("%s", err);
+            code = AO_EXIT_USAGE;
+        } else if (ao_profiler_build(p, t, src, &m, err, sizeof err) < 0 ||
             cli_kernel(t, po->target->name, ao_config_str(c, "size"), src, NAN, NAN, NULL, &k) < 0 ||
             ao_result_of(&k, &m, NULL, NULL, -1, &r, err, sizeof err) < 0) {
             ao_err("%s: %s", c->args[i], err[0] ? err : "out of memory");
@@ -300,14 +302,14 @@ static int cmd_profile(int argc, char **argv)
         goto out;
     }
     against = ao_config_bool(&c, "alone") ? NULL : ao_config_str(&c, "against");
+    if (!ao_config_bool(&c, "build-only") && !(src = ao_source_read(c.args[0], err, sizeof err))) {
+        ao_err("%s", err); /* the file is the user's to mend: a usage error (2) */
+        goto out;
+    }
     code = AO_EXIT_FAIL;
     ao_signals_install();
     if (ao_config_bool(&c, "build-only")) {
         code = profile_build_only(&c, &po, &t);
-        goto out;
-    }
-    if (!(src = ao_read_file(c.args[0], NULL, err, sizeof err))) {
-        ao_err("%s", err);
         goto out;
     }
     if (against && !(other = against_source(&t, against, po.target, err, sizeof err))) {

@@ -40,7 +40,8 @@ static const struct ao_option memory_opts[] = {
     {"older-than", 0, AO_OPT_NUM, NULL, "DAYS", "prune: items created more than DAYS ago"},
     {"regressions", 0, AO_OPT_BOOL, "0", NULL, "prune: items that record a slowdown"},
     {"below", 0, AO_OPT_NUM, NULL, "X", "prune: wins whose speedup is below X"},
-    {"keep", 0, AO_OPT_INT, NULL, "N", "prune: everything but the newest N"},
+    {"keep", 0, AO_OPT_INT, NULL, "N", "prune: everything but the newest N (the filters combine: an item "
+     "goes when every one given picks it)"},
     {"dry-run", 0, AO_OPT_BOOL, "0", NULL, "rm, prune, clear: say what would go, change nothing"},
     {"yes", 0, AO_OPT_BOOL, "0", NULL, "clear: really delete the whole memory"},
     AO_COMMON_OPTIONS,
@@ -313,9 +314,12 @@ static int cmd_prune(struct ao_redis *r, const char *key, const cJSON *items,
     cJSON_ArrayForEach(it, items) { /* newest first */
         double when = created(it), sp = ao_json_num(it, "speedup", NAN);
         int win = strcmp(ao_json_str(it, "direction", "+"), "-") != 0;
-        int go = (keep && i >= ao_config_int(c, "keep")) || (regr && !win) ||
-                 (below && win && !(sp >= ao_config_num(c, "below"))) ||
-                 (older && when >= 0 && difftime(time(NULL), (time_t)when) > 86400 * ao_config_num(c, "older-than"));
+        /* an item goes when every filter given picks it, as find(1)'s
+         * tests combine: `--regressions --older-than 30` is the old
+         * regressions, not every regression and every old item */
+        int go = (!keep || i >= ao_config_int(c, "keep")) && (!regr || !win) &&
+                 (!below || (win && !(sp >= ao_config_num(c, "below")))) &&
+                 (!older || (when >= 0 && difftime(time(NULL), (time_t)when) > 86400 * ao_config_num(c, "older-than")));
         if (go && ao_json_str(it, "id", NULL))
             ids[n++] = ao_json_str(it, "id", NULL);
         i++;
@@ -399,7 +403,9 @@ static int from_machine(struct ao_config *c, const char *verb, const char *key)
 
     if (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "export") && strcmp(verb, "forget")) {
         ao_err("%s changes a memory in a redis (--redis URL or ACCELOPT_REDIS); this machine's "
-               "memory takes list, show, export and forget", verb);
+               "memory takes list, show, export and forget%s", verb,
+               strcmp(verb, "import") ? "" : " (a run learns from a file with `accelopt run TASK --memory FILE`, "
+                                             "and adds what it learns to this machine's memory)");
         return AO_EXIT_USAGE;
     }
     if (memstore_path(key, path, sizeof path, err, sizeof err) < 0) {

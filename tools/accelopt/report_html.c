@@ -425,6 +425,12 @@ int cmd_report(int argc, char **argv)
         if (stat(dir, &st) != 0 && !strchr(dir, '/') &&
             ao_name(in_runs, sizeof in_runs, "runs/%s", dir) == 0 && stat(in_runs, &st) == 0)
             snprintf(dir, sizeof dir, "%s", in_runs);
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) { /* a name the user got wrong: 2 */
+            ao_err("no run directory '%s' (nor runs/%s): give a run's directory, or its id with --redis",
+                   c.args[0], c.args[0]);
+            code = AO_EXIT_USAGE;
+            goto out;
+        }
     }
     while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
         dir[strlen(dir) - 1] = 0;

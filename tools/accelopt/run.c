@@ -52,6 +52,7 @@
 #include "wire/stage.h"
 
 #define MAX_TASKS 64
+#define RUN_TOPIC_PARTITIONS 12 /* a topic that run --brokers makes, as `accelopt broker` does */
 #define MAX_RESTARTS 20
 
 /* What a run is asked to do: `run` and `submit` alike. */
@@ -212,10 +213,11 @@ static int resolve_tasks(struct run *R, char *err, size_t errlen)
         }
         if (ao_name(R->t[R->n].run, sizeof R->t[R->n].run, "%s-%s", R->id, task.name) < 0)
             return ao_errf(err, errlen, "task name '%s' is too long for a run id", task.name);
+        /* a task's results go to a folder of its name: a second would take it */
         for (int j = 0; j < R->n; j++)
-            if (strcmp(R->t[j].run, R->t[R->n].run) == 0 &&
-                ao_name(R->t[R->n].run, sizeof R->t[R->n].run, "%s-%s-%d", R->id, task.name, R->n) < 0)
-                return ao_errf(err, errlen, "task name '%s' is too long for a run id", task.name);
+            if (strcmp(R->t[j].task, task.name) == 0)
+                return ao_errf(err, errlen, "the task '%s' is named twice ('%s' and '%s'): a run's results go "
+                               "to a folder per task name", task.name, R->c.args[j], a);
         R->n++;
     }
     return 0;
@@ -282,8 +284,9 @@ static int own_baseline(struct run *R, const char *file, char *err, size_t errle
     DIR *d;
     size_t n;
 
-    if (!(src = ao_read_file_max(file, 1u << 20, &n, err, errlen)))
-        return -1;
+    if (!(src = ao_source_read(file, err, errlen)))
+        return -2; /* the user's file to mend: a usage error */
+    n = strlen(src);
     if (ao_name(dir, sizeof dir, "%s/task/%s", R->dir, R->t[0].task) < 0 || ao_mkdirs(dir, 0700) < 0) {
         free(src);
         return ao_errf(err, errlen, "cannot make '%s/task'", R->dir);
@@ -1287,6 +1290,17 @@ static int run_or_submit(int argc, char **argv, int submitting)
         ao_err("%s", err);
         goto out;
     }
+    if (R->site.brokers && !R->submit) { /* the topics, as `accelopt broker --brokers` makes them: a
+                                          * cluster without them left every stage waiting on its group */
+        int made = 0;
+        if (ao_kafka_make_topics(&R->site, ao_topics(), RUN_TOPIC_PARTITIONS, -1, &made, err, sizeof err) < 0) {
+            ao_err("%s", err);
+            goto out;
+        }
+        if (made)
+            ao_info("made %d accelopt topics on %s (%d partitions each, the cluster's replication)", made,
+                    R->site.brokers, RUN_TOPIC_PARTITIONS);
+    }
     { /* the deployment's key, from a state directory of ours alone: an
        * unsafe one is a setting (2), said before anything starts (issue 56) */
         struct ao_sign_key key;
@@ -1300,8 +1314,9 @@ static int run_or_submit(int argc, char **argv, int submitting)
     }
     /* the first thing written: nothing is left behind by a run refused above */
     if (!R->submit && ao_config_str(&R->c, "baseline") && !R->resuming &&
-        own_baseline(R, ao_config_str(&R->c, "baseline"), err, sizeof err) < 0) {
+        (probe = own_baseline(R, ao_config_str(&R->c, "baseline"), err, sizeof err)) < 0) {
         ao_err("%s", err);
+        code = probe == -2 ? AO_EXIT_USAGE : AO_EXIT_FAIL;
         goto out;
     }
     if (!R->submit)
@@ -1409,6 +1424,9 @@ stop:
             if (memory_persists(R))
                 machine_memory(R, 1);
             ao_info("results in %s/", R->dir);
+            if (interrupted && !R->submit) /* the way on */
+                ao_info("to go on: accelopt run --resume %s%s%s", R->id, ao_config_str(&R->c, "out") ? " --out " : "",
+                        ao_config_str(&R->c, "out") ? ao_config_str(&R->c, "out") : "");
             if (ao_name(page, sizeof page, "%s/report.html", R->dir) < 0 ||
                 report_html(R->dir, page, err, sizeof err) < 0)
                 ao_warn("no report.html: %s", err); /* the results stand without it */
