@@ -157,6 +157,10 @@ grep -vE '^(llm|planner|executor|summarizer)-' docs/accelopt.conf.example >"$T/e
 timed example bin/accelopt run matmul --size tiny --iters 1 --config "$T/example.conf" --out "$T/example"
 run_ended $rc
 ok $? "accelopt run --config with docs/accelopt.conf.example's settings (the model server's aside) runs (rc $rc)"
+# item 2: a run stopped by its wall time ends on the search's figure: never exit 0
+timed wall bin/accelopt run matmul --size tiny --iters 200 --wall-time 6 --out "$T/wall"
+[ $rc -eq 3 ] && grep -q "wall_time" "$T/wall.out" && { ! grep -q "x search" "$T/wall.out" || grep -q "not compared: 1 task ended above its baseline by the search's own figure only" "$T/wall.err"; }
+ok $? "a run its wall time stopped exits 3, its search figure not compared, said ($(grep -o '[0-9.]*x search' "$T/wall.out" | head -1))"
 missing=$(grep -ohE "[A-Za-z0-9_./-]+\.md\b" README.md docs/*.md | sort -u | while read -r f; do [ -e "$f" ] || echo "$f"; done | tr '\n' ' ')
 [ -z "$missing" ]
 ok $? "every document the README and docs cite is in the repository (missing: ${missing:-none})"

@@ -34,7 +34,9 @@ struct report_outcome {
     int all_failed;   /* every task had kernels written, and not one worked */
     int none_written; /* no kernel was written at all: every slot a duplicate
                          plan or the search out of moves */
-    int gained;       /* tasks whose result beats their baseline */
+    int gained;       /* tasks whose result beats their baseline, head to head */
+    int searched;     /* tasks that ended above their baseline by the search's own
+                         figure alone, never compared head to head */
     int ended;        /* tasks that ended with a done */
 };
 

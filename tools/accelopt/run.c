@@ -1451,6 +1451,14 @@ stop:
         if (o.all_failed && code == AO_EXIT_OK) {
             ao_err("not one kernel the model wrote worked (the summary says why, task by task)");
             code = AO_EXIT_FAIL;
+        } else if (code == AO_EXIT_OK && o.ended == R->n && o.gained == 0 && o.searched > 0) {
+            /* exit 0 means a gain measured head to head: a figure the search
+             * took of each kernel alone is not one (issue 69) */
+            ao_warn("not compared: %d task%s ended above %s baseline by the search's own figure only, the run "
+                    "stopping before its final head-to-head (--wall-time, a budget); `search` in the table, "
+                    "exit status %d", o.searched, o.searched == 1 ? "" : "s", o.searched == 1 ? "its" : "their",
+                    AO_EXIT_NO_GAIN);
+            code = AO_EXIT_NO_GAIN;
         } else if (code == AO_EXIT_OK && o.ended == R->n && o.gained == 0) {
             /* every task ended, and each one's result is its baseline */
             ao_warn("no gain found: %s, so best.* is the baseline (exit status %d)",
