@@ -133,6 +133,12 @@ card = re.search(r'<div class="card"><b>([0-9,]+)</b><span>kernels that failed</
 assert card and int(card.group(1).replace(",", "")) == failed, (card and card.group(0), failed)
 done = json.load(open(d + "/matmul/done.json"))
 assert done["kernels_failed"] == int(rows[0][4]), (done["kernels_failed"], rows[0])
+# the kernels column counts each source once (issue 69): the distinct
+# sources measured, beside the repeats, the empty slots and the duplicates
+hist = [json.loads(l) for l in open(d + "/matmul/history.jsonl")]
+measured = {h["sha256"] for h in hist if h.get("sha256") and h["status"] not in ("no_code", "lost", "duplicate")}
+assert int(rows[0][3]) == done["kernels_distinct"] == len(measured), (rows[0], done["kernels_distinct"], len(measured))
+assert done["kernels_distinct"] + done["kernels_repeated"] + done["slots_empty"] + done["kernels_duplicate"] == len(hist), done
 sec = dom[dom.index("From the baseline to the best"):]
 table = sec[:sec.index("</table>")]
 cells = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
@@ -176,8 +182,8 @@ page from-redis "$T/fromredis" 4
 bin/accelopt report "$T/one" --out "$T/again.html" >/dev/null 2>&1 && [ -s "$T/again.html" ]
 ok $? "accelopt report RUN-DIR --out FILE writes the page again"
 bin/accelopt report "$T/no-such-run" >/dev/null 2>"$T/norun.err"
-[ $? -eq 1 ] && grep -q "cannot read the run directory" "$T/norun.err"
-ok $? "a missing run directory: exit 1, and why"
+[ $? -eq 2 ] && grep -q "no run directory '$T/no-such-run'" "$T/norun.err"
+ok $? "a missing run directory: a usage error (2), and why (issue 69)"
 bin/accelopt report 'x*' --redis "$REDIS_URL" >/dev/null 2>&1
 [ $? -eq 2 ]
 ok $? "a run id with glob characters is refused (exit 2)"

@@ -124,9 +124,46 @@ static int slot_cmp(const void *a, const void *b)
 struct fail_tally {
     int kernels, failed, duplicates, exhausted; /* the model's kernels (past the baseline) */
     int baseline_failed;                        /* and the baseline, which counts in the table */
+    /* every slot, the baseline's too (issue 69: "kernels 93" for 8 sources):
+     * distinct sources measured, slots whose source was measured before
+     * (the cache answered), slots with no source to measure */
+    int distinct, repeats, empty;
+    char (*seen)[65];
+    int nseen, capseen;
     int n, count[TALLY_MAX];
     char key[TALLY_MAX][96], text[TALLY_MAX][200];
 };
+
+/* A slot's result into the counts of distinct sources, repeats and empty
+ * slots. */
+static void tally_source(struct fail_tally *t, const char *status, const char *sha)
+{
+    enum ao_verdict v = ao_verdict_of(status);
+
+    if (v == AO_V_DUPLICATE)
+        return; /* counted apart (kernels_duplicate): never measured */
+    if (v == AO_V_NO_CODE || v == AO_V_LOST || !sha || !*sha) {
+        t->empty++;
+        return;
+    }
+    for (int i = 0; i < t->nseen; i++)
+        if (strcmp(t->seen[i], sha) == 0) {
+            t->repeats++;
+            return;
+        }
+    if (t->nseen == t->capseen) {
+        int cap = t->capseen ? 2 * t->capseen : 64;
+        char(*more)[65] = realloc(t->seen, sizeof *more * (size_t)cap);
+        if (!more) { /* counted, not remembered */
+            t->distinct++;
+            return;
+        }
+        t->seen = more;
+        t->capseen = cap;
+    }
+    snprintf(t->seen[t->nseen++], sizeof t->seen[0], "%s", sha);
+    t->distinct++;
+}
 
 static void tally_add(struct fail_tally *t, const char *status, const char *reason)
 {
@@ -257,6 +294,10 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
                 const char *status = ao_json_str(r, "status", NULL);
                 char *line;
                 tally->baseline_failed |= i == 0 && status && strcmp(status, "ok") != 0;
+                if (status && !ao_verdict_exhausted(status, ao_json_str(r, "reason", NULL)))
+                    tally_source(tally, status, ao_json_str(r, "sha256", NULL));
+                else if (status)
+                    tally->empty++; /* the search had nothing left to try: no source */
                 if (i > 0 && status) {
                     tally->kernels++;
                     if (ao_verdict_of(status) == AO_V_DUPLICATE) {
@@ -544,6 +585,11 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                 }
                 ao_buf_printf(&why, "\n");
             }
+            if (tally.repeats > 0 || tally.empty > 0) /* the kernels column counts each source once */
+                ao_buf_printf(&why, "%s: %d distinct kernel%s measured; %d slot%s brought back a kernel measured "
+                              "before (the cache answered), %d had none to measure\n", t[i].task, tally.distinct,
+                              tally.distinct == 1 ? "" : "s", tally.repeats, tally.repeats == 1 ? "" : "s",
+                              tally.empty);
             tried += wrote > 0;
             worked += wrote > tally.failed;
             written += wrote;
@@ -602,6 +648,12 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                 cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_duplicate");
                 cJSON_AddNumberToObject(dj, "kernels_failed", tally.failed + tally.baseline_failed);
                 cJSON_AddNumberToObject(dj, "kernels_duplicate", tally.duplicates);
+                cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_distinct");
+                cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_repeated");
+                cJSON_DeleteItemFromObjectCaseSensitive(dj, "slots_empty");
+                cJSON_AddNumberToObject(dj, "kernels_distinct", tally.distinct);
+                cJSON_AddNumberToObject(dj, "kernels_repeated", tally.repeats);
+                cJSON_AddNumberToObject(dj, "slots_empty", tally.empty);
             }
             rc = ao_name(path, sizeof path, "%s/%s/done.json", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
                  : dj ? write_json(path, dj, err, errlen) : ao_errf(err, errlen, "out of memory");
@@ -612,13 +664,14 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
             speedup_how(iv, sizeof iv, d);
             ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6d %12s %12s %8s %-41s %8s -> %6s %8s\n",
                           t[i].task, stopped ? stopped : "?", st ? (double)s.completed : 0.0,
-                          st ? (double)s.kernels : 0.0, tally.failed + tally.baseline_failed,
+                          (double)tally.distinct, tally.failed + tally.baseline_failed,
                           num(b[0], base / 1e3, 2, ""), num(b[1], bestns / 1e3, 2, ""),
                           num(b[2], sp, 3, "x"), isfinite(sp) ? iv : "-",
                           num(b[3], 100 * pct0, 2, "%"), num(b[4], 100 * pct1, 2, "%"),
                           num(b[5], search, 3, "x"));
         }
         cJSON_Delete(fast);
+        free(tally.seen);
         ao_run_state_release(&s);
         ao_beam_release(&beam);
     }
