@@ -99,6 +99,7 @@ struct ao_done_msg {
     /* the run's report writes these into done.json (the table's counts);
      * the selector's message leaves them absent */
     long long kernels_failed, kernels_duplicate;
+    long long kernels_distinct, kernels_repeated, slots_empty; /* done.json's counts (the report's) */
     double cost_usd, speedup, pct_of_peak, baseline_latency_ns, slot_deadline_s;
     double speedup_low, speedup_high, search_speedup; /* the head-to-head's interval; the search's figure */
     /* the quoted figures, all from one measurement (the final head-to-head

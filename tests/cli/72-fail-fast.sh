@@ -139,7 +139,7 @@ grep -q -- '--llm-url URL' "$T/help.out" && grep -q -- '--llm-key-file FILE' "$T
 ok $? "run --help lists the model settings"
 
 # --- brokers that do not answer: one line, a non-zero exit, bounded time ------------
-# (the three wait out the same 10 s side by side: the script's time is the bound's once)
+# (nothing listens on the port: each says so after a second of refused connections)
 port=$(free_port)
 waiters=
 for cmd in produce consume; do
@@ -156,8 +156,10 @@ nb_rc=$?
 wait $waiters
 for cmd in produce consume; do
     read -r rc took <"$T/$cmd.rc"
-    [ "$rc" -eq 1 ] && one_line "$T/$cmd.err" && grep -q "cannot reach the brokers 127.0.0.1:$port within 10 s: Connect to" "$T/$cmd.err" &&
-        [ "$took" -le 20 ]
+    # a refused connection is said after a second of refusals, not the whole 10 s (issue 69)
+    [ "$rc" -eq 1 ] && one_line "$T/$cmd.err" &&
+        grep -q "cannot reach the brokers 127.0.0.1:$port within [0-9]* s: Connect to .*Connection refused" "$T/$cmd.err" &&
+        [ "$took" -le 8 ]
     ok $? "$cmd with no broker there: exit 1 in ${took} s, one line ($(head -c 110 "$T/$cmd.err"))"
 done
 [ $nb_rc -eq 1 ] && one_line "$T/nb.err" && grep -q "cannot reach the brokers" "$T/nb.err" && [ ! -e "$T/nb" ]

@@ -681,7 +681,7 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
     }
     ao_buf_printf(&sum, "\nbaseline_us, best_us, speedup and pct_of_peak come from one measurement: the "
                   "final head-to-head of the best against the baseline where there was one; search is "
-                  "the search's own figure (each kernel measured alone, at its own moment).  speedup is the median of the rounds' paired ratios (each round times both on the same inputs, so the machine's drift cancels), baseline_us the baseline's median there, and best_us baseline_us / speedup.\n");
+                  "the search's own figure (each child head to head with its parent, the ratios chained back to the baseline).  speedup is the median of the rounds' paired ratios (each round times both on the same inputs, so the machine's drift cancels), baseline_us the baseline's median there, and best_us baseline_us / speedup.\n");
     ao_buf_release(&why);
     if (o) {
         o->all_failed = tried == n && worked == 0 && n > 0; /* every task wrote kernels, none worked */

@@ -164,11 +164,11 @@ function overview(main) {
        log scale pads the axis out to 1-10 and flattens every line */
     const sp = prog.map(p => p.speedup).filter(v => v > 0);
     const wide = sp.length && Math.max(...sp) / Math.min(...sp) > 4;
-    chart(box, enc("speedup", "search's best speedup (×, each kernel alone)",
+    chart(box, enc("speedup", "search's best speedup (×, chained head-to-heads)",
                    wide ? {type: "log"} : {zero: false, nice: false,
                                            domain: [Math.min(1, ...sp) * 0.98, Math.max(1, ...sp) * 1.02]}),
-          "The search's own figures: its best kernel so far per iteration, each kernel measured " +
-          "alone at its own moment" + (wide ? " (log scale)" : "") + ". The speedups quoted above " +
+          "The search's own figures: its best kernel so far per iteration, each child head to head " +
+          "with its parent, the ratios chained back to the baseline" + (wide ? " (log scale)" : "") + ". The speedups quoted above " +
           "come from the final head-to-head, which measures the best and the baseline side by side.");
     chart(box, enc("pct", "search's best, fraction of peak", {zero: true}),
           "The same kernels as a fraction of the machine's roofline peak (the search's figures).");
