@@ -9,7 +9,13 @@ its model (else "*"); the last step of a queue repeats.  A step:
     {"content": "...", "finish": "stop", "usage": [prompt, completion],
      "status": 200, "headers": {"Retry-After": "1"}, "delay": 0.0,
      "raw": "body sent verbatim", "error": {"message": ..., "code": ...},
-     "echo_auth": true, "choose": ["reply", ...]}
+     "echo_auth": true, "choose": ["reply", ...],
+     "stall": 0.0, "gap": 0.0, "no_stream": true}
+
+A request that asks for a stream ("stream": true, as the client does) is
+answered with server-sent events (see Handler.stream: "stall" waits after
+the headers, "gap" between events); "no_stream" answers it in one piece,
+as a server that ignores the flag does.
 
 "choose" answers with the first reply whose first line does not appear in
 the request's messages (the last one when all do): a model that takes "not
@@ -109,7 +115,7 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(json.dumps({"path": self.path, "model": req.get("model"),
                                     "messages": req.get("messages"),
                                     "temperature": req.get("temperature"),
-                                    "max_tokens": req.get("max_tokens"),
+                                    "max_tokens": req.get("max_tokens"), "stream": req.get("stream"),
                                     "auth": auth, "t": t0, "inflight": inflight[0]}) + "\n")
         try:
             self.answer(req, auth)
@@ -155,11 +161,15 @@ class Handler(BaseHTTPRequestHandler):
                 else:
                     choice = (fresh or step["choose"])[0 if fresh else -1]
                 step = dict(step, content=choice)
+            usage = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+            if req.get("stream") and not step.get("no_stream"):
+                self.stream(req, step, usage)
+                return
             body = json.dumps({
                 "id": "chatcmpl-test", "object": "chat.completion", "model": req.get("model"),
                 "choices": [{"index": 0, "finish_reason": step.get("finish", "stop"),
                              "message": {"role": "assistant", "content": step.get("content", "")}}],
-                "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}})
+                "usage": usage})
         data = body.encode()
         try:
             self.send_response(status)
@@ -171,6 +181,41 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout test)
+
+
+    def stream(self, req, step, usage):
+        """The reply as server-sent events, in chunked encoding: the content in
+        pieces of about 40 characters, "gap" seconds apart, the finish reason,
+        the usage (asked for with stream_options), [DONE]; "stall" seconds
+        after the headers before the first."""
+        text = step.get("content", "")
+        pieces = [text[i:i + 40] for i in range(0, len(text), 40)] or [""]
+        base = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": req.get("model")}
+        events = [dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": t},
+                                       "finish_reason": None}]) for t in pieces]
+        events.append(dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": step.get("finish", "stop")}]))
+        if (req.get("stream_options") or {}).get("include_usage"):
+            events.append(dict(base, choices=[], usage=usage))
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            for k, v in step.get("headers", {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.flush()
+            if step.get("stall"):
+                time.sleep(step["stall"])
+            lines = ["data: " + json.dumps(e) for e in events] + ["data: [DONE]"]
+            for i, line in enumerate(lines):
+                if i and step.get("gap"):
+                    time.sleep(step["gap"])
+                data = (line + "\n\n").encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

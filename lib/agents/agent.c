@@ -209,6 +209,28 @@ static void note_failure(struct ao_agent *a, const char *run, const char *reason
         freeReplyObject(r);
 }
 
+/* An attempt that failed and is tried again: kept beside the failures
+ * (field <role>:retry), so that accelopt run says the first one on the
+ * terminal as it happens, not when every attempt has failed. */
+struct retry_note {
+    struct ao_agent *a;
+    const char *run;
+};
+
+static void note_retry(void *ctx, const char *what)
+{
+    const struct retry_note *rn = ctx;
+    char key[AO_REDIS_KEY_MAX], field[32], e[AO_ERRLEN];
+    const char *set[] = {"HSET", key, field, what};
+    struct redisReply *r;
+
+    if (!rn->a->redis || !ao_redis_key(rn->a->redis, key, sizeof key, AO_KEY_MODEL_ERRORS, rn->run))
+        return;
+    snprintf(field, sizeof field, "%s:retry", rn->a->role);
+    if ((r = ao_redis_argv(rn->a->redis, 4, set, NULL, e, sizeof e)))
+        freeReplyObject(r);
+}
+
 int ao_agent_model_for(const struct ao_agent *a, const cJSON *config, char *model, size_t mlen,
                        char *reason, size_t len)
 {
@@ -248,9 +270,10 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
     }
     if (ao_budget_from_config(config, &b, reason, len) < 0)
         return -1;
-    if ((spent = ao_budget_enter(a->book, run, a->role, &b, a->conf.timeout_s * a->conf.attempts + 60, &hold, reason, len)) != 0)
+    if ((spent = ao_budget_enter(a->book, run, a->role, &b, (a->conf.timeout_s + 60) * a->conf.attempts + 60, &hold, reason, len)) != 0)
         return spent < 0 ? -2 : -1;
-    rc = ao_llm_chat_as(a->llm, model[0] ? model : NULL, system, user, reply, &call, reason, len);
+    rc = ao_llm_chat_as(a->llm, model[0] ? model : NULL, system, user, reply, &call,
+                        &(struct ao_llm_watch){note_retry, &(struct retry_note){a, run}}, reason, len);
     if (rc < 0 && ao_stop_requested())
         rc = -2;
     if (rc == -1)

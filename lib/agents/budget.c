@@ -103,7 +103,7 @@ static const char enter_script[] =
     "end\n"
     "local ft, fu = tok, usd\n"
     "for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do\n"
-    "  local role = string.match(m, '|(.*)$') or ''\n"
+    "  local role = string.match(m, '^[^|]*|([^|]*)') or ''\n"
     "  local r = redis.call('HMGET', KEYS[1], 'calls_r:' .. role, 'tokens_r:' .. role, 'usd_r:' .. role)\n"
     "  local n = tonumber(r[1]) or 0\n"
     "  if n == 0 then return {2} end\n"
@@ -128,27 +128,54 @@ static int spent_reason(const struct ao_budget *b, long long tokens, double usd,
     return 0;
 }
 
+/* A call of a run without a budget, only shown in flight (accelopt run's
+ * line, accelopt status).  KEYS: its calls in flight; ARGV: the member,
+ * the lease. */
+static const char watch_script[] =
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+    "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "return 0\n";
+
 int ao_budget_enter(struct ao_budget_book *bk, const char *run, const char *role, const struct ao_budget *b,
                     double lease_s, struct ao_budget_hold *h, char *reason, size_t len)
 {
+    char key[AO_REDIS_KEY_MAX], fl[AO_REDIS_KEY_MAX], bt[24], bu[40], lease[24];
+    long long lease_ms = (long long)(lease_s * 1000) + 1000;
+
     h->held = 0;
-    if (!b->tokens && !b->usd)
+    if (!bk->r && !b->tokens && !b->usd)
         return 0;
     if (!bk->r) { /* one process, one call at a time */
         struct local *l = local_run(bk, run);
         return l ? spent_reason(b, l->tokens, l->usd, reason, len) : 0;
     }
+    if (!ao_redis_key(bk->r, key, sizeof key, AO_KEY_RUN, run) ||
+        !ao_redis_key(bk->r, fl, sizeof fl, AO_KEY_INFLIGHT, run))
+        return ao_errf(reason, len, "run id '%.40s...' is too long for a key", run);
+    /* "holder|role|lease": whoever reads the set knows when each call began */
+    snprintf(h->member, sizeof h->member, "%s:%lu|%.30s|%lld", bk->token, ++bk->calls, role ? role : "model",
+             lease_ms);
+    snprintf(lease, sizeof lease, "%lld", lease_ms);
+    if (!b->tokens && !b->usd) { /* shown, not limited: a failure here costs the call nothing */
+        const char *argv[5] = {"EVAL", watch_script, "1", fl, h->member};
+        const char *args[6] = {argv[0], argv[1], argv[2], argv[3], argv[4], lease};
+        char e[AO_ERRLEN];
+        redisReply *rep = ao_redis_argv(bk->r, 6, args, NULL, e, sizeof e);
+        if (rep) {
+            h->held = 1;
+            snprintf(h->run, sizeof h->run, "%s", run);
+            freeReplyObject(rep);
+        }
+        return 0;
+    }
     {
-        char key[AO_REDIS_KEY_MAX], fl[AO_REDIS_KEY_MAX], bt[24], bu[40], lease[24];
         const char *argv[9] = {"EVAL", enter_script, "2", key, fl, bt, bu, h->member, lease};
         unsigned spin = 0;
-        if (!ao_redis_key(bk->r, key, sizeof key, AO_KEY_RUN, run) ||
-            !ao_redis_key(bk->r, fl, sizeof fl, AO_KEY_INFLIGHT, run))
-            return ao_errf(reason, len, "run id '%.40s...' is too long for a key", run);
-        snprintf(h->member, sizeof h->member, "%s:%lu|%.30s", bk->token, ++bk->calls, role ? role : "model");
         snprintf(bt, sizeof bt, "%lld", b->tokens);
         snprintf(bu, sizeof bu, "%.10f", b->usd);
-        snprintf(lease, sizeof lease, "%lld", (long long)(lease_s * 1000) + 1000);
         for (;;) {
             redisReply *rep = ao_redis_argv(bk->r, 9, argv, NULL, reason, len);
             long long v;

@@ -24,7 +24,7 @@ struct ao_budget_book;
 /* One call admitted by ao_budget_enter (a process may have several in
  * flight: agents/flight.h); the caller keeps it until ao_budget_leave. */
 struct ao_budget_hold {
-    char member[96]; /* token:n|role (the role after the bar): the member of the run's calls in flight */
+    char member[128]; /* token:n|role|lease_ms: the member of the run's calls in flight */
     char run[200];
     int held;
 };
@@ -34,7 +34,9 @@ struct ao_budget_hold {
 struct ao_budget_book *ao_budget_book_new(struct ao_redis *r);
 void ao_budget_book_free(struct ao_budget_book *bk);
 
-/* Before a call of a run with a budget: 0 go (the call is counted in
+/* Before a call: with redis, every call is in the run's calls in flight
+ * (a sorted set scored by when each lease ends) until ao_budget_leave, for
+ * accelopt run and status to show.  A run with a budget: 0 go (the call is counted in
  * flight until ao_budget_leave), 1 the budget is spent (reason filled), -1
  * + reason when redis failed or a stop was requested.  With redis the
  * calls in flight of every process count: a call waits while they, each

@@ -1,5 +1,6 @@
 /* llm.c - the model client: OpenAI-compatible chat completions over libcurl */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,7 @@ int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct 
     o->max_tokens = v ? strtol(v, NULL, 10) : 0;
     o->attempts = (int)ao_config_int(c, "llm-attempts");
     o->backoff_s = ao_config_num(c, "llm-backoff");
+    o->stall_s = ao_config_num(c, "llm-stall");
     v = ao_config_str(c, "model-concurrency"); /* accelopt run has its own, unset by default */
     o->concurrency = v ? (int)strtol(v, NULL, 10) : 16;
     if (o->concurrency < 1 || o->concurrency > 4096) {
@@ -177,9 +179,9 @@ int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct 
         goto fail;
     }
     if (o->attempts < 1 || o->attempts > 100 || o->max_tokens < 1 || o->timeout_s <= 0 ||
-        o->temperature < 0 || o->price_in < 0 || o->price_out < 0 || o->backoff_s < 0) {
+        o->temperature < 0 || o->price_in < 0 || o->price_out < 0 || o->backoff_s < 0 || o->stall_s < 0) {
         snprintf(err, errlen, "bad %s model settings: attempts 1-100, max-tokens >= 1, "
-                 "timeout > 0, temperature, prices and backoff >= 0", role);
+                 "timeout > 0, temperature, prices, backoff and stall >= 0", role);
         goto fail;
     }
     if (o->url && strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0) {
@@ -314,6 +316,10 @@ struct ao_llm *ao_llm_new(const struct ao_llm_conf *conf, char *err, size_t errl
     curl_easy_setopt(l->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(l->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     curl_easy_setopt(l->curl, CURLOPT_TIMEOUT_MS, (long)(conf->timeout_s * 1000));
+    if (conf->stall_s > 0) { /* under a byte a second for that long: nothing comes */
+        curl_easy_setopt(l->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(l->curl, CURLOPT_LOW_SPEED_TIME, (long)ceil(conf->stall_s));
+    }
     curl_easy_setopt(l->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(l->curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(l->curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -416,22 +422,124 @@ static char *request_body(const struct ao_llm *l, const char *model, const char 
     if (!cJSON_AddNumberToObject(req, "temperature", l->conf.temperature) ||
         !cJSON_AddNumberToObject(req, "max_tokens", (double)l->conf.max_tokens))
         goto out;
+    /* streamed: a live call shows itself byte by byte, so a dead one is
+     * known in --llm-stall, not at the end of --llm-timeout; the usage
+     * comes in the last event */
+    if (!cJSON_AddTrueToObject(req, "stream") || !(m = cJSON_AddObjectToObject(req, "stream_options")) ||
+        !cJSON_AddTrueToObject(m, "include_usage"))
+        goto out;
     out = cJSON_PrintUnformatted(req);
 out:
     cJSON_Delete(req);
     return out;
 }
 
-/* Read usage and the first choice out of a 200 reply. */
+/* A streamed reply (server-sent events: "data: {chunk}" lines, then
+ * "data: [DONE]") put together as the one-piece reply it stands for:
+ * choices[0].message.content from the deltas, the last finish_reason, the
+ * usage of the last event.  NULL + err where it does not parse or an event
+ * carries an error. */
+static cJSON *sse_reply(const char *body, size_t len, char *err, size_t errlen)
+{
+    struct ao_buf text = {0};
+    cJSON *out = NULL, *usage = NULL, *finish = NULL, *choice, *msg;
+    const char *p = body, *end = body + len;
+    int events = 0;
+
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *q = p;
+        size_t n = (nl ? (size_t)(nl - p) : (size_t)(end - p));
+        cJSON *ev;
+        const cJSON *c, *d, *e;
+        p = nl ? nl + 1 : end;
+        if (n && q[n - 1] == '\r')
+            n--;
+        if (n < 5 || strncmp(q, "data:", 5) != 0)
+            continue; /* a blank line, a comment (": ping"), an event name */
+        q += 5, n -= 5;
+        while (n && *q == ' ')
+            q++, n--;
+        if (n == 6 && strncmp(q, "[DONE]", 6) == 0)
+            break;
+        if (!(ev = cJSON_ParseWithLength(q, n))) {
+            snprintf(err, errlen, "an event of the streamed reply is not valid JSON");
+            goto fail;
+        }
+        events++;
+        if ((e = cJSON_GetObjectItemCaseSensitive(ev, "error"))) {
+            const cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
+            snprintf(err, errlen, "the server broke off its reply: %.200s",
+                     cJSON_IsString(m) ? m->valuestring : "an error event");
+            cJSON_Delete(ev);
+            goto fail;
+        }
+        c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ev, "choices"), 0);
+        d = cJSON_GetObjectItemCaseSensitive(c, "delta");
+        if (cJSON_IsString(e = cJSON_GetObjectItemCaseSensitive(d, "content")) &&
+            ao_buf_append(&text, e->valuestring, strlen(e->valuestring)) < 0)
+            goto oom_ev;
+        if (cJSON_IsString(e = cJSON_GetObjectItemCaseSensitive(c, "finish_reason"))) {
+            cJSON_Delete(finish);
+            if (!(finish = cJSON_CreateString(e->valuestring)))
+                goto oom_ev;
+        }
+        if (cJSON_IsObject(e = cJSON_GetObjectItemCaseSensitive(ev, "usage"))) {
+            cJSON_Delete(usage);
+            if (!(usage = cJSON_Duplicate(e, 1)))
+                goto oom_ev;
+        }
+        cJSON_Delete(ev);
+        continue;
+    oom_ev:
+        cJSON_Delete(ev);
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (!events) {
+        snprintf(err, errlen, "the reply is neither JSON nor a stream of events");
+        goto fail;
+    }
+    if (ao_buf_append(&text, "", 1) < 0 || !(out = cJSON_CreateObject()) ||
+        !(choice = cJSON_CreateObject()) || !cJSON_AddItemToArray(cJSON_AddArrayToObject(out, "choices"), choice) ||
+        !(msg = cJSON_AddObjectToObject(choice, "message")) || !cJSON_AddStringToObject(msg, "content", text.data)) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (finish)
+        cJSON_AddItemToObject(choice, "finish_reason", finish), finish = NULL;
+    if (usage)
+        cJSON_AddItemToObject(out, "usage", usage), usage = NULL;
+    ao_buf_release(&text);
+    return out;
+fail:
+    cJSON_Delete(out);
+    cJSON_Delete(usage);
+    cJSON_Delete(finish);
+    ao_buf_release(&text);
+    return NULL;
+}
+
+/* Does the body look like a stream of events rather than one JSON object? */
+static int is_stream(const char *body, size_t len)
+{
+    while (len && (*body == ' ' || *body == '\r' || *body == '\n'))
+        body++, len--;
+    return len && *body != '{';
+}
+
+/* Read usage and the first choice out of a 200 reply, streamed or not. */
 static enum verdict parse_reply(struct xfer *x, char **reply, struct ao_llm_usage *u,
                                 char *err, size_t errlen)
 {
     const struct ao_llm *l = x->l;
-    cJSON *j = cJSON_ParseWithLength(x->body.data, x->body.len);
+    cJSON *j;
     const cJSON *usage, *choice, *msg, *content, *finish;
     enum verdict v = RETRY;
 
-    if (!j) {
+    if (is_stream(x->body.data, x->body.len)) {
+        if (!(j = sse_reply(x->body.data, x->body.len, err, errlen)))
+            return strcmp(err, "out of memory") == 0 ? FATAL : RETRY;
+    } else if (!(j = cJSON_ParseWithLength(x->body.data, x->body.len))) {
         snprintf(err, errlen, "the reply is not valid JSON");
         return RETRY;
     }
@@ -502,9 +610,18 @@ static enum verdict attempt(struct xfer *l, const char *body, char **reply,
     curl_easy_setopt(l->curl, CURLOPT_ERRORBUFFER, ebuf);
     rc = ao_flight_perform(l->curl); /* the stage's other calls go on meanwhile */
     curl_easy_setopt(l->curl, CURLOPT_ERRORBUFFER, NULL);
+    if (rc == CURLE_OPERATION_TIMEDOUT) { /* the whole limit, or a stall */
+        double t = 0;
+        curl_easy_getinfo(l->curl, CURLINFO_TOTAL_TIME, &t);
+        if (l->l->conf.stall_s > 0 && t < l->l->conf.timeout_s - 0.5)
+            snprintf(err, errlen, "stalled: nothing received for %.0f s (--llm-stall), %.0f s into the "
+                     "request", l->l->conf.stall_s, t);
+        else
+            snprintf(err, errlen, "timed out after %.0f s (--llm-timeout)", t);
+        return RETRY;
+    }
     if (rc != CURLE_OK) {
-        snprintf(err, errlen, "%s: %s", rc == CURLE_OPERATION_TIMEDOUT ? "timed out" : "no reply",
-                 ebuf[0] ? ebuf : curl_easy_strerror(rc));
+        snprintf(err, errlen, "no reply: %s", ebuf[0] ? ebuf : curl_easy_strerror(rc));
         ao_llm_redact(l->l, err);
         return rc == CURLE_WRITE_ERROR && l->body.len > 0 ? FATAL : RETRY;
     }
@@ -548,11 +665,12 @@ static double jitter(struct ao_llm *l, double cap)
 int ao_llm_chat(struct ao_llm *l, const char *system, const char *user, char **reply,
                 struct ao_llm_usage *u, char *err, size_t errlen)
 {
-    return ao_llm_chat_as(l, NULL, system, user, reply, u, err, errlen);
+    return ao_llm_chat_as(l, NULL, system, user, reply, u, NULL, err, errlen);
 }
 
 int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, const char *user,
-                   char **reply, struct ao_llm_usage *u, char *err, size_t errlen)
+                   char **reply, struct ao_llm_usage *u, const struct ao_llm_watch *w, char *err,
+                   size_t errlen)
 {
     char *body = NULL, last[AO_ERRLEN] = "";
     int rc = -1, n;
@@ -596,6 +714,12 @@ int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, cons
             delay = x->retry_after < RETRY_AFTER_MAX ? x->retry_after : RETRY_AFTER_MAX;
         ao_warn("%s model: attempt %d of %d failed (%s); retrying in %.2f s", l->conf.role, n,
                 l->conf.attempts, last, delay);
+        if (w && w->retrying) {
+            char what[AO_ERRLEN + 96];
+            snprintf(what, sizeof what, "attempt %d of %d failed (%.300s); retrying in %.0f s", n,
+                     l->conf.attempts, last, delay);
+            w->retrying(w->ctx, what);
+        }
         if (wait_s(delay) < 0) {
             snprintf(last + strlen(last), sizeof last - strlen(last), "; stopped");
             break;

@@ -48,10 +48,12 @@
     {"llm-key-file", 0, AO_OPT_STR, NULL, "FILE", "read the API key from FILE"},               \
     {"llm-temperature", 0, AO_OPT_NUM, "0.7", "T", "sampling temperature"},                    \
     {"llm-max-tokens", 0, AO_OPT_INT, "8192", "N", "completion token limit per call"},         \
-    {"llm-timeout", 0, AO_OPT_NUM, "300", "SEC", "limit for one request"},                     \
+    {"llm-timeout", 0, AO_OPT_NUM, "600", "SEC", "limit for one request, however much it streams"}, \
+    {"llm-stall", 0, AO_OPT_NUM, "120", "SEC", "a request that has received nothing for SEC is given up " \
+     "and tried again (replies are streamed; 0: only --llm-timeout)"},                       \
     {"llm-price-in", 0, AO_OPT_NUM, "0", "USD", "price per million prompt tokens"},            \
     {"llm-price-out", 0, AO_OPT_NUM, "0", "USD", "price per million completion tokens"},       \
-    {"llm-attempts", 0, AO_OPT_INT, "5", "N", "attempts per call before the slot fails"},      \
+    {"llm-attempts", 0, AO_OPT_INT, "3", "N", "attempts per call before the slot fails"},      \
     {"llm-backoff", 0, AO_OPT_NUM, "1", "SEC", "first retry delay (doubles, full jitter, at most 60 s)"}
 
 #define AO_LLM_OPTIONS                                                                          \
@@ -65,6 +67,7 @@ struct ao_llm_conf {
     char *models;            /* "a,b": the other models a run may name (NULL: none) */
     int builtin;             /* the offline model: no URL, or model "builtin" */
     double temperature, timeout_s, price_in, price_out, backoff_s;
+    double stall_s; /* nothing received for this long: the attempt is dead (0: no such limit) */
     long max_tokens;
     int attempts;
     int concurrency; /* calls in flight to the server, all stages sharing the redis */
@@ -100,17 +103,28 @@ void ao_llm_free(struct ao_llm *l);
  * Retry-After pauses g for all; NULL: no gate (the default). */
 void ao_llm_set_gate(struct ao_llm *l, struct ao_gate *g);
 
-/* One chat completion (a system and a user message), retried per the policy:
- * connection errors, timeouts, 408, 409, 429 and 5xx, replies cut off at the
+/* One chat completion (a system and a user message), its reply streamed
+ * (server-sent events; a server that answers in one piece is read as
+ * such), retried per the policy: connection errors, timeouts, a stall
+ * (nothing received for stall_s), 408, 409, 429 and 5xx, replies cut off at the
  * token limit and replies that do not parse are retried with exponential
  * backoff and full jitter (Retry-After honoured up to 120 s); auth and quota
  * errors are not.  Returns 0 with *reply (malloc'd text), or -1 with err.
  * u (added to, never reset) counts every answered attempt either way. */
 int ao_llm_chat(struct ao_llm *l, const char *system, const char *user, char **reply,
                 struct ao_llm_usage *u, char *err, size_t errlen);
-/* The same, asking the server for another of its models (NULL: the role's). */
+/* Told of each failed attempt that is tried again ("attempt 1 of 3 ...:
+ * retrying in 1.2 s"), as it happens: a caller says so where the user
+ * looks, not only after the last attempt. */
+struct ao_llm_watch {
+    void (*retrying)(void *ctx, const char *what);
+    void *ctx;
+};
+/* The same, asking the server for another of its models (NULL: the role's),
+ * with a watch (NULL: none). */
 int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, const char *user,
-                   char **reply, struct ao_llm_usage *u, char *err, size_t errlen);
+                   char **reply, struct ao_llm_usage *u, const struct ao_llm_watch *w, char *err,
+                   size_t errlen);
 
 /* Is the role's server there, does it take the key, does it serve the
  * model?  One GET of URL/models (10 s at most): 0 when it answers with a

@@ -604,3 +604,49 @@ struct ao_run_usage ao_runstore_usage(struct ao_runstore *s, const char *run)
     }
     return (struct ao_run_usage){v[0], v[1], v[2]};
 }
+
+const char *const ao_role_names[AO_ROLES] = {"planner", "executor", "summarizer"};
+
+/* The members whose lease has not ended, after the server's clock. */
+static const char calls_script[] =
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "local m = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES')\n"
+    "table.insert(m, 1, tostring(now))\n"
+    "return m\n";
+
+struct ao_run_calls ao_runstore_calls(struct ao_runstore *s, const char *run)
+{
+    struct ao_run_calls c = {{0}, {0}};
+    char key[AO_REDIS_KEY_MAX], err[256];
+    const char *argv[4] = {"EVAL", calls_script, "1", key};
+    redisReply *rep;
+    double now;
+
+    if (!s->redis || !ao_redis_key(s->redis, key, sizeof key, AO_KEY_INFLIGHT, run) ||
+        !(rep = ao_redis_argv(s->redis, 4, argv, NULL, err, sizeof err)))
+        return c;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 || !rep->element[0]->str) {
+        freeReplyObject(rep);
+        return c;
+    }
+    now = atof(rep->element[0]->str);
+    for (size_t i = 1; i + 1 < rep->elements; i += 2) {
+        const char *m = rep->element[i]->str, *role = m ? strchr(m, '|') : NULL, *lease;
+        double begun, age;
+        if (!role || !rep->element[i + 1]->str || !(lease = strchr(role + 1, '|')))
+            continue; /* an older stage's member: no lease said */
+        role++;
+        begun = atof(rep->element[i + 1]->str) - atof(lease + 1);
+        age = (now - begun) / 1000;
+        for (int r = 0; r < AO_ROLES; r++)
+            if ((size_t)(lease - role) == strlen(ao_role_names[r]) &&
+                strncmp(role, ao_role_names[r], (size_t)(lease - role)) == 0) {
+                c.n[r]++;
+                if (age > c.oldest_s[r])
+                    c.oldest_s[r] = age;
+            }
+    }
+    freeReplyObject(rep);
+    return c;
+}

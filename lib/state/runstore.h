@@ -79,4 +79,15 @@ struct ao_run_usage {
 };
 struct ao_run_usage ao_runstore_usage(struct ao_runstore *s, const char *run);
 
+/* A run's model calls in flight now (the set lib/agents/budget keeps),
+ * by role, and how long the oldest has been out; all 0 for a store that
+ * is not redis, or when it cannot be read. */
+enum { AO_ROLE_PLANNER, AO_ROLE_EXECUTOR, AO_ROLE_SUMMARIZER, AO_ROLES };
+extern const char *const ao_role_names[AO_ROLES];
+struct ao_run_calls {
+    int n[AO_ROLES];
+    double oldest_s[AO_ROLES];
+};
+struct ao_run_calls ao_runstore_calls(struct ao_runstore *s, const char *run);
+
 #endif

@@ -47,6 +47,28 @@ scenario stall '{"*": [{"delay": 4, "content": "late"}, {"content": "in time"}]}
 ok $? "a stall past the timeout is abandoned and retried"
 awk -v e="$ELAPSED" 'BEGIN { exit !(e < 3.5) }'; ok $? "without waiting for the stalled reply (${ELAPSED}s)"
 
+# replies are streamed: a server that sends its headers and then nothing is
+# dead in --llm-stall, however long --llm-timeout is; one that streams
+# slowly is alive as long as it streams
+grep -q '"stream": true' "$LLM_LOG"; ok $? "the request asks for a streamed reply"
+scenario hung '{"*": [{"stall": 3600, "content": "never"}, {"content": "second"}]}' --llm-stall 1
+[ "$(plan_field hung "r['text']")" = second ] && grep -q "stalled: nothing received for 1 s (--llm-stall)" "$T/hung.err"
+ok $? "a server that sends nothing after its headers is given up after --llm-stall, and the call tried again"
+# (libcurl averages the speed over its last 5 s: the headers' bytes keep it
+# above a byte a second that long; at the default of 120 s that is noise)
+awk -v e="$ELAPSED" 'BEGIN { exit !(e < 10) }'; ok $? "soon, not at the timeout's 600 s (${ELAPSED}s)"
+scenario slow "{\"*\": [{\"gap\": 0.4, \"content\": \"$(printf 'tile k %.0s' $(seq 30))\", \"usage\": [70, 30]}]}" --llm-stall 1
+[ "$(llm_requests)" -eq 1 ] && plan_field slow "r['text']" | grep -q "^tile k tile k" &&
+    [ "$(plan_field slow "r['tokens']")" = "{'prompt': 70, 'completion': 30}" ]
+ok $? "a reply that streams for longer than --llm-stall, a piece at a time, is taken whole, its usage from the last event"
+awk -v e="$ELAPSED" 'BEGIN { exit !(e >= 2.4) }'; ok $? "(it streamed for ${ELAPSED}s)"
+scenario whole '{"*": [{"no_stream": true, "content": "in one piece", "usage": [11, 7]}]}'
+[ "$(plan_field whole "r['text']")" = "in one piece" ] && [ "$(plan_field whole "r['tokens']")" = "{'prompt': 11, 'completion': 7}" ]
+ok $? "a server that ignores the stream flag is read as one reply"
+scenario broke '{"*": [{"raw": "data: {\"choices\": [{\"delta\": {\"content\": \"half\"}}]}\n\ndata: {\"error\": {\"message\": \"overloaded\"}}\n\n"}, {"content": "whole"}]}'
+[ "$(plan_field broke "r['text']")" = whole ] && grep -q "the server broke off its reply: overloaded" "$T/broke.err"
+ok $? "an error event in the stream is a failed attempt, tried again"
+
 scenario cut '{"*": [{"finish": "length", "content": "Tile the", "usage": [900, 8192]}, {"content": "whole plan", "usage": [900, 40]}]}'
 [ "$(plan_field cut "r['text']")" = "whole plan" ] && [ "$(llm_requests)" -eq 2 ]
 ok $? "a reply cut off at the token limit is a failed attempt"

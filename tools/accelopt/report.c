@@ -38,6 +38,22 @@ cJSON *report_done_of(struct ao_runstore *rs, const char *run)
     return done;
 }
 
+/* The run's model calls in flight, by role: {"planner": {"calls": 2,
+ * "oldest_s": 45}, ...} (the roles with none left out). */
+static void add_calls(struct ao_runstore *rs, const char *run, cJSON *o)
+{
+    struct ao_run_calls c = ao_runstore_calls(rs, run);
+    cJSON *all = cJSON_AddObjectToObject(o, "calls_in_flight");
+
+    for (int r = 0; all && r < AO_ROLES; r++) {
+        cJSON *one;
+        if (!c.n[r] || !(one = cJSON_AddObjectToObject(all, ao_role_names[r])))
+            continue;
+        cJSON_AddNumberToObject(one, "calls", c.n[r]);
+        cJSON_AddNumberToObject(one, "oldest_s", round(c.oldest_s[r]));
+    }
+}
+
 cJSON *report_run_row(struct ao_runstore *rs, const char *run)
 {
     struct ao_run_state st;
@@ -73,7 +89,24 @@ cJSON *report_run_row(struct ao_runstore *rs, const char *run)
     cJSON_AddNumberToObject(o, "cost_usd", u.usd);
     cJSON_AddNumberToObject(o, "age_s", round((double)now.tv_sec - st.started));
     ao_run_state_release(&st);
+    add_calls(rs, run, o);
     return o;
+}
+
+void report_calls_text(const cJSON *row, char *out, size_t len)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(row, "calls_in_flight"), *r;
+    size_t at = 0;
+
+    out[0] = '\0';
+    cJSON_ArrayForEach(r, c) {
+        int n = (int)ao_json_num(r, "calls", 0);
+        double age = ao_json_num(r, "oldest_s", 0);
+        if (n <= 0 || at >= len)
+            continue;
+        at += (size_t)snprintf(out + at, len - at, "%s%d %s call%s, %.0f s", at ? "; " : "waiting on ", n,
+                               r->string, n == 1 ? "" : "s", age);
+    }
 }
 
 void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,
@@ -89,14 +122,17 @@ void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t
             fprintf(tty, "waiting for the selector");
         else if (ao_json_str(o, "error", NULL))
             fprintf(tty, "%.200s", ao_json_str(o, "error", ""));
-        else
+        else {
+            char calls[200];
+            report_calls_text(o, calls, sizeof calls);
             fprintf(tty, "%-8s iter %2.0f/%-2.0f  kernels %4.0f  failed %3.0f  best %5.2fx  "
-                    "%5.1f%% of peak  %.0f tok  $%.4f",
+                    "%5.1f%% of peak  %.0f tok  $%.4f%s%s",
                     ao_json_str(o, "phase", "?"), ao_json_num(o, "iter", 0),
                     ao_json_num(o, "iters", 0), ao_json_num(o, "kernels", 0),
                     ao_json_num(o, "failures", 0), ao_json_num(o, "speedup", 1),
                     100 * ao_json_num(o, "pct_of_peak", 0), ao_json_num(o, "tokens", 0),
-                    ao_json_num(o, "cost_usd", 0));
+                    ao_json_num(o, "cost_usd", 0), calls[0] ? "  " : "", calls);
+        }
         fputc('\n', tty);
         cJSON_Delete(o);
     }

@@ -19,8 +19,12 @@ struct run_task {
 
 /* A run's progress as an object: run, and once the selector has it task,
  * phase, iter, iters, kernels, failures, speedup, pct_of_peak, tokens,
- * cost_usd, age_s.  NULL on OOM. */
+ * cost_usd, age_s, calls_in_flight ({role: {calls, oldest_s}}).  NULL on
+ * OOM. */
 cJSON *report_run_row(struct ao_runstore *rs, const char *run);
+/* "waiting on 2 planner calls, 45 s; 1 executor call, 3 s" from a row's
+ * calls in flight ("" with none). */
+void report_calls_text(const cJSON *row, char *out, size_t len);
 
 /* A finished run's done message, from its last phase's messages in the run
  * store (the selector keeps them to send again); NULL when it has none. */

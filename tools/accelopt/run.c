@@ -150,6 +150,7 @@ struct run {
     int waits;  /* for the done messages, then writes runs/<id>/ (run; submit --wait) */
     time_t started;
     char shown[3][160];           /* the model failures said on the terminal, by role */
+    int retry_shown[3];           /* a retried attempt said, by role (the first one only) */
     cJSON *models;                /* submit: the models the run names, by role (NULL: the stages' own) */
     int registered;               /* in the state dir's runs/, for accelopt status */
 };
@@ -1114,12 +1115,27 @@ static int say_model_error(struct run *R, int r, const char *why, const char *co
  * said here once per role and kind of failure, not once per call.  Asked
  * every second, so every run in one round trip (one HMGET of the three
  * roles each: 42 round trips a second were a tenth of an idle run's CPU). */
+/* The first attempt of a role that failed and is tried again: said as it
+ * happens (a model that hangs shows in --llm-stall, not after every
+ * attempt), once per role; what comes after is in the role's log. */
+static int say_model_retry(struct run *R, int r, const char *task, const char *what)
+{
+    static const char *const roles[] = {"planner", "executor", "summarizer"};
+
+    if (R->retry_shown[r]++)
+        return 0;
+    ao_warn("%s: a %s model call: %.400s (said once: every attempt is in %s/logs/%s.log)", task, roles[r],
+            what, R->dir, roles[r]);
+    return 1;
+}
+
 static int show_model_errors(struct run *R)
 {
-    static const char *const fields[] = {"planner", "planner:n", "executor", "executor:n",
-                                         "summarizer", "summarizer:n"};
+    static const char *const fields[] = {"planner", "planner:n", "planner:retry", "executor", "executor:n",
+                                         "executor:retry", "summarizer", "summarizer:n", "summarizer:retry"};
     static char key[MAX_TASKS][AO_REDIS_KEY_MAX];
-    const char *argv[MAX_TASKS][8];
+    const char *argv[MAX_TASKS][11];
+    int task[MAX_TASKS];
     struct ao_redis_cmd cmd[MAX_TASKS];
     struct redisReply *rep[MAX_TASKS];
     char e[AO_ERRLEN];
@@ -1129,15 +1145,19 @@ static int show_model_errors(struct run *R)
         if (ao_redis_key(R->r, key[n], sizeof key[n], AO_KEY_MODEL_ERRORS, R->t[i].run)) {
             argv[n][0] = "HMGET", argv[n][1] = key[n];
             memcpy(&argv[n][2], fields, sizeof fields);
-            cmd[n] = (struct ao_redis_cmd){8, argv[n], NULL};
-            n++;
+            cmd[n] = (struct ao_redis_cmd){11, argv[n], NULL};
+            task[n++] = i;
         }
     if (n == 0 || ao_redis_pipeline(R->r, n, cmd, rep, e, sizeof e) < 0)
         return 0;
     for (int i = 0; i < n; i++) {
-        for (int r = 0; r < 3 && rep[i]->type == REDIS_REPLY_ARRAY && rep[i]->elements == 6; r++)
-            if (rep[i]->element[2 * r]->str)
-                said |= say_model_error(R, r, rep[i]->element[2 * r]->str, rep[i]->element[2 * r + 1]->str);
+        for (int r = 0; r < 3 && rep[i]->type == REDIS_REPLY_ARRAY && rep[i]->elements == 9; r++) {
+            struct redisReply **f = rep[i]->element + 3 * r;
+            if (f[0]->str)
+                said |= say_model_error(R, r, f[0]->str, f[1]->str);
+            else if (f[2]->str) /* a failure said already says more */
+                said |= say_model_retry(R, r, R->t[task[i]].task, f[2]->str);
+        }
         freeReplyObject(rep[i]);
     }
     return said;

@@ -54,16 +54,18 @@ static int show_rows(struct ao_runstore *rs, const cJSON *runs, const struct ao_
                 printf("%s\n", s);
             cJSON_free(s);
         } else {
+            char calls[200];
+            report_calls_text(o, calls, sizeof calls);
             if (!(*shown)++)
-                printf("%-36s %-14s %-8s %5s %7s %6s %7s %6s %9s %8s %6s\n", "RUN", "TASK", "PHASE",
-                       "ITER", "KERNELS", "FAILED", "BEST", "%PEAK", "TOKENS", "USD", "AGE");
-            printf("%-36s %-14s %-8s %2.0f/%-2.0f %7.0f %6.0f %6.2fx %5.1f%% %9.0f %8.4f %5.0fs\n",
+                printf("%-36s %-14s %-8s %5s %7s %6s %7s %6s %9s %8s %6s  %s\n", "RUN", "TASK", "PHASE",
+                       "ITER", "KERNELS", "FAILED", "BEST", "%PEAK", "TOKENS", "USD", "AGE", "MODEL CALLS");
+            printf("%-36s %-14s %-8s %2.0f/%-2.0f %7.0f %6.0f %6.2fx %5.1f%% %9.0f %8.4f %5.0fs  %s\n",
                    ao_json_str(o, "run", "?"), ao_json_str(o, "task", "-"),
                    ao_json_str(o, "phase", "starting"), ao_json_num(o, "iter", 0),
                    ao_json_num(o, "iters", 0), ao_json_num(o, "kernels", 0),
                    ao_json_num(o, "failures", 0), ao_json_num(o, "speedup", 1),
                    100 * ao_json_num(o, "pct_of_peak", 0), ao_json_num(o, "tokens", 0),
-                   ao_json_num(o, "cost_usd", 0), ao_json_num(o, "age_s", 0));
+                   ao_json_num(o, "cost_usd", 0), ao_json_num(o, "age_s", 0), calls[0] ? calls + 11 : "-");
         }
         cJSON_Delete(o);
     }
