@@ -716,7 +716,7 @@ int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, cons
                 l->conf.attempts, last, delay);
         if (w && w->retrying) {
             char what[AO_ERRLEN + 96];
-            snprintf(what, sizeof what, "attempt %d of %d failed (%.300s); retrying in %.0f s", n,
+            snprintf(what, sizeof what, "attempt %d of %d failed (%.300s); retrying in %.1f s", n,
                      l->conf.attempts, last, delay);
             w->retrying(w->ctx, what);
         }
