@@ -18,6 +18,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "measure/calib.h"
+#include "state/memfold.h"
 #include "state/memory.h"
 #include "targets/target.h"
 #include "wire/msg.h"
@@ -476,6 +477,8 @@ char *ao_memory_text(const cJSON *items)
             char sure[96];
             ao_memory_item_sureness(it, 2, sure, sizeof sure);
             ao_buf_printf(&b, "%s", sure);
+            if (ao_memory_evidence(it) > 1) /* a lesson learnt again is one item, counted */
+                ao_buf_printf(&b, "; found by %d pairs of kernels", ao_memory_evidence(it));
         }
         ao_buf_printf(&b, "; learned on task ");
         fenced(&b, ao_json_str(it, "task", "?"), 64);

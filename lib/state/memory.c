@@ -8,11 +8,15 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "state/memfold.h"
 #include "state/memory.h"
 #include "wire/msg.h"
 #include "wire/names.h"
 
 #define MARKER_TTL "2592000" /* 30 days: replays come within minutes */
+
+static long long eval_strings(struct ao_redis *r, const char *script, const char *key,
+                              const char *const *args, size_t nargs, char *err, size_t errlen);
 
 int ao_memory_key(const char *scope, const char *target, const char *task, char *key,
                   size_t keylen, char *err, size_t errlen)
@@ -79,9 +83,13 @@ int ao_memory_marker(struct ao_redis *r, const char *pair_id, char **ack, char *
     return ao_redis_get(r, k, ack, err, errlen) < 0 ? -1 : *ack != NULL;
 }
 
-/* LPUSH + LTRIM + SET marker, all or nothing (a script runs atomically). */
+/* LREM the equal lesson it folds in (ARGV[5], when not '') + LPUSH +
+ * LTRIM + SET marker, all or nothing (a script runs atomically).  0: the
+ * marker was there; 2: the equal lesson is gone (another writer folded or
+ * trimmed it: read again). */
 static const char store_script[] =
     "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end\n"
+    "if ARGV[5] ~= '' and redis.call('LREM', KEYS[1], 1, ARGV[5]) == 0 then return 2 end\n"
     "if ARGV[1] ~= '' then\n"
     "  redis.call('LPUSH', KEYS[1], ARGV[1])\n"
     "  redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)\n"
@@ -89,14 +97,73 @@ static const char store_script[] =
     "redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[4])\n"
     "return 1\n";
 
+/* The memory's items as stored (texts, newest first): the LRANGE reply,
+ * or NULL + err. */
+static redisReply *read_texts(struct ao_redis *r, const char *key, char *err, size_t errlen)
+{
+    char k[AO_REDIS_KEY_MAX];
+    const char *argv[4] = {"LRANGE", k, "0", "-1"};
+    redisReply *rep;
+
+    if (!ao_redis_key(r, k, sizeof k, "%s", key))
+        return ao_errf(err, errlen, "redis key '%.60s...' is too long", key), NULL;
+    if ((rep = ao_redis_argv(r, 4, argv, NULL, err, errlen)) && rep->type != REDIS_REPLY_ARRAY) {
+        freeReplyObject(rep);
+        return snprintf(err, errlen, "redis: LRANGE did not answer a list"), NULL;
+    }
+    return rep;
+}
+
+/* The item to store for text: itself, or folded with its equal lesson in
+ * the memory (*old its stored text, to be removed): 0 with *out (malloc'd),
+ * or -1 + err. */
+static int fold_in(struct ao_redis *r, const char *key, const char *text, char **out, char **old, char *err,
+                   size_t errlen)
+{
+    cJSON *it = cJSON_Parse(text), *m = NULL;
+    redisReply *rep = NULL;
+    int rc = -1;
+
+    *out = *old = NULL;
+    if (!it || !(rep = read_texts(r, key, err, errlen))) {
+        if (!it)
+            snprintf(err, errlen, "the memory item is not JSON");
+        goto out;
+    }
+    for (size_t i = 0; i < rep->elements && !m; i++) {
+        const redisReply *e = rep->element[i];
+        cJSON *have = e->type == REDIS_REPLY_STRING ? cJSON_ParseWithLength(e->str, e->len) : NULL;
+        if (have && ao_memory_same_lesson(it, have)) {
+            if (!(m = ao_memory_merge(it, have)) || !(*old = strdup(e->str))) {
+                cJSON_Delete(have);
+                snprintf(err, errlen, "out of memory");
+                goto out;
+            }
+        }
+        cJSON_Delete(have);
+    }
+    if (!(*out = m ? cJSON_PrintUnformatted(m) : strdup(text))) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    rc = 0;
+out:
+    if (rc < 0) {
+        free(*old);
+        *old = NULL;
+    }
+    cJSON_Delete(it);
+    cJSON_Delete(m);
+    if (rep)
+        freeReplyObject(rep);
+    return rc;
+}
+
 int ao_memory_store(struct ao_redis *r, const char *key, const char *pair_id, const char *item,
                     const char *ack, int expn, char *err, size_t errlen)
 {
     char list[AO_REDIS_KEY_MAX], marker[AO_REDIS_KEY_MAX], cap[24];
-    const char *argv[9] = {"EVAL", store_script, "2", list, marker, item ? item : "", cap, ack,
-                           MARKER_TTL};
-    redisReply *rep;
-    int rc;
+    int rc = -1;
 
     if (expn < 1) {
         snprintf(err, errlen, "the memory capacity must be at least 1");
@@ -106,13 +173,104 @@ int ao_memory_store(struct ao_redis *r, const char *key, const char *pair_id, co
         !ao_redis_key(r, marker, sizeof marker, AO_KEY_PAIRDONE, pair_id))
         return ao_errf(err, errlen, "the memory's or pair's key is too long (pair '%.60s...')", pair_id);
     snprintf(cap, sizeof cap, "%d", expn);
-    if (!(rep = ao_redis_argv(r, 9, argv, NULL, err, errlen)))
-        return -1;
-    rc = rep->type == REDIS_REPLY_INTEGER ? (int)rep->integer : -1;
-    if (rc < 0)
-        snprintf(err, errlen, "redis: unexpected reply to the memory script");
-    freeReplyObject(rep);
+    for (int tries = 0; tries < 16; tries++) {
+        char *text = NULL, *old = NULL;
+        redisReply *rep;
+        if (item && fold_in(r, key, item, &text, &old, err, errlen) < 0)
+            return -1;
+        {
+            const char *argv[10] = {"EVAL", store_script, "2", list, marker, text ? text : "", cap, ack,
+                                    MARKER_TTL, old ? old : ""};
+            rep = ao_redis_argv(r, 10, argv, NULL, err, errlen);
+        }
+        free(text);
+        free(old);
+        if (!rep)
+            return -1;
+        rc = rep->type == REDIS_REPLY_INTEGER ? (int)rep->integer : -1;
+        freeReplyObject(rep);
+        if (rc != 2)
+            break;
+    }
+    if (rc < 0 || rc == 2)
+        snprintf(err, errlen, rc < 0 ? "redis: unexpected reply to the memory script"
+                                     : "the memory changed under every one of 16 writes");
+    return rc == 2 ? -1 : rc;
+}
+
+/* Replace the list by ARGV[n+2..] if it still holds exactly ARGV[2..n+1]
+ * (n = ARGV[1]): 1, or 0 when it changed meanwhile. */
+static const char replace_script[] =
+    "local n = tonumber(ARGV[1])\n"
+    "local have = redis.call('LRANGE', KEYS[1], 0, -1)\n"
+    "if #have ~= n then return 0 end\n"
+    "for i = 1, n do if have[i] ~= ARGV[i + 1] then return 0 end end\n"
+    "redis.call('DEL', KEYS[1])\n"
+    "for i = n + 2, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end\n"
+    "return 1\n";
+
+/* One try of ao_memory_compact: 1 done, 0 changed meanwhile, -1 + err. */
+static int compact_once(struct ao_redis *r, const char *key, int *folded, char *err, size_t errlen)
+{
+    redisReply *rep = read_texts(r, key, err, errlen);
+    cJSON *items = cJSON_CreateArray(), *it;
+    const char **args = NULL;
+    char **texts = NULL, count[24];
+    size_t n = rep ? rep->elements : 0, m = 0;
+    int rc = -1;
+
+    *folded = 0;
+    if (!rep || !items)
+        goto out;
+    for (size_t i = 0; i < n; i++) { /* an unreadable item stays where it is: only equals fold */
+        const redisReply *e = rep->element[i];
+        cJSON *x = e->type == REDIS_REPLY_STRING ? cJSON_ParseWithLength(e->str, e->len) : NULL;
+        if (!x && !(x = cJSON_CreateObject()))
+            goto oom;
+        cJSON_AddItemToArray(items, x);
+    }
+    if ((*folded = ao_memory_fold(items)) < 0)
+        goto oom;
+    if (*folded == 0) {
+        rc = 1;
+        goto out;
+    }
+    if (!(args = calloc(2 * n + 2, sizeof *args)) || !(texts = calloc(n + 1, sizeof *texts)))
+        goto oom;
+    snprintf(count, sizeof count, "%zu", n);
+    args[0] = count;
+    for (size_t i = 0; i < n; i++)
+        args[1 + i] = rep->element[i]->str ? rep->element[i]->str : "";
+    cJSON_ArrayForEach(it, items) {
+        if (!(texts[m] = cJSON_PrintUnformatted(it)))
+            goto oom;
+        args[1 + n + m] = texts[m];
+        m++;
+    }
+    rc = (int)eval_strings(r, replace_script, key, args, 1 + n + m, err, errlen);
+    goto out;
+oom:
+    snprintf(err, errlen, "out of memory");
+    rc = -1;
+out:
+    for (size_t i = 0; texts && i < m; i++)
+        cJSON_free(texts[i]);
+    free(texts);
+    free(args);
+    cJSON_Delete(items);
+    if (rep)
+        freeReplyObject(rep);
     return rc;
+}
+
+int ao_memory_compact(struct ao_redis *r, const char *key, int *folded, char *err, size_t errlen)
+{
+    for (int tries = 0; tries < 16; tries++) {
+        int rc = compact_once(r, key, folded, err, errlen);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+    }
+    return snprintf(err, errlen, "the memory changed under every one of 16 compactions"), -1;
 }
 
 cJSON *ao_memory_all(struct ao_redis *r, const char *key, char *err, size_t errlen)
@@ -272,6 +430,21 @@ int ao_memory_item_check(const cJSON *item, char *err, size_t errlen)
         if ((lo || hi) && !(cJSON_IsNumber(lo) && cJSON_IsNumber(hi) && lo->valuedouble > 0 &&
                             lo->valuedouble <= sp && sp <= hi->valuedouble && hi->valuedouble <= 1e6))
             return snprintf(err, errlen, "speedup_low and speedup_high come together, around the speedup"), -1;
+    }
+    {
+        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(item, "evidence"),
+                    *ids = cJSON_GetObjectItemCaseSensitive(item, "evidence_ids"), *v;
+        if (ev && !(cJSON_IsNumber(ev) && ev->valuedouble >= 1 && ev->valuedouble < 1e9 &&
+                    ev->valuedouble == floor(ev->valuedouble)))
+            return snprintf(err, errlen, "evidence must be a whole number of at least 1"), -1;
+        if (ids && (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) > AO_MEMORY_EVIDENCE_IDS))
+            return snprintf(err, errlen, "evidence_ids must be a list of at most %d ids",
+                            AO_MEMORY_EVIDENCE_IDS), -1;
+        cJSON_ArrayForEach(v, ids)
+            if (!cJSON_IsString(v) || strlen(v->valuestring) > AO_MEMORY_ID_MAX ||
+                !all_of(v->valuestring, ALNUM ":._-"))
+                return snprintf(err, errlen, "evidence_ids must hold ids (letters, digits, ':', '.', '_', '-')"),
+                       -1;
     }
     for (int i = 0; i < 2; i++) {
         const char *h = ao_json_str(item, sha[i], NULL);

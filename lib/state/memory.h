@@ -59,6 +59,11 @@ long long ao_memory_import(struct ao_redis *r, const char *key, const char *cons
 long long ao_memory_remove(struct ao_redis *r, const char *key, const char *const *ids, size_t n,
                            char *err, size_t errlen);
 
+/* Fold every group of equal lessons in the memory into one (memfold.h),
+ * in one atomic step against what it read: 0 with *folded the items that
+ * went, or -1 + err. */
+int ao_memory_compact(struct ao_redis *r, const char *key, int *folded, char *err, size_t errlen);
+
 /* Delete the whole memory: 0 or -1 + err. */
 int ao_memory_clear(struct ao_redis *r, const char *key, char *err, size_t errlen);
 
@@ -69,7 +74,10 @@ int ao_memory_marker(struct ao_redis *r, const char *pair_id, char **ack, char *
 
 /* In one atomic step: unless the pair's marker exists, push item (when not
  * NULL) on the list, trim it to expn items, and set the marker to ack.
- * Returns 1 when written, 0 when the marker was already there, -1 + err. */
+ * An item whose lesson the memory holds already is folded with it
+ * (memfold.h): the one item that stands for both goes at the head, the
+ * other out.  Returns 1 when written, 0 when the marker was already there,
+ * -1 + err. */
 int ao_memory_store(struct ao_redis *r, const char *key, const char *pair_id, const char *item,
                     const char *ack, int expn, char *err, size_t errlen);
 

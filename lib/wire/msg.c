@@ -268,6 +268,8 @@ static const struct ao_field memory_item_fields[] = {
     F(struct ao_memory_item_msg, imported_at, AO_F_STR, 0),
     F(struct ao_memory_item_msg, origin, AO_F_STR, 0),
     F(struct ao_memory_item_msg, shape, AO_F_STR, 0),
+    F(struct ao_memory_item_msg, evidence, AO_F_INT, 0),
+    F(struct ao_memory_item_msg, evidence_ids, AO_F_JSON, 0),
 };
 TYPE(ao_msg_memory_item, "memory_item", struct ao_memory_item_msg, memory_item_fields);
 

@@ -118,6 +118,8 @@ struct ao_memory_item_msg {
         *created_at, *plan, *model, *imported_at, *origin, *shape;
     double speedup, speedup_spread, speedup_low, speedup_high;
     cJSON *move;
+    long long evidence;   /* pairs that taught it (state/memfold.h; absent: 1) */
+    cJSON *evidence_ids;  /* the ids of the items folded into it */
 };
 
 struct ao_dlq_msg {

@@ -18,6 +18,8 @@
 
 #include "check.h"
 #include "core/redis.h"
+#include "state/memfold.h"
+#include "state/memory.h"
 #include "state/runstore.h"
 #include "wire/attempts.h"
 #include "wire/io.h"
@@ -284,6 +286,44 @@ static void test_guard(struct ao_redis *r, struct ao_redis *other)
     CHECK(count(other, "t:0:1") == 0, "a clean stop deletes the last handled input's count");
 }
 
+/* The memory folds a lesson it holds already (issue 69, item 4): stored
+ * twice by two pairs it is one item, its evidence 2; a list with copies
+ * (an import, an older memory) compacts to one. */
+static void test_memory_fold(struct ao_redis *r)
+{
+#define LESSON_FMT "{\"id\":\"%s\",\"run\":\"r\",\"task\":\"matmul\",\"target\":\"cpu\"," \
+                             "\"iter\":1,\"title\":\"Raise BLOCK_N\",\"summary\":\"s\",\"speedup\":1.2," \
+                             "\"direction\":\"+\",\"created_at\":\"2026-11-0%dT00:00:00Z\"," \
+                             "\"move\":{\"knob\":\"BLOCK_N\",\"from\":\"64\",\"to\":\"256\"}}"
+    char a[600], b[600], c[600], err[256] = "";
+    const char *ids[2] = {"c1", "c2"}, *texts[2];
+    cJSON *items;
+    int w1, w2, folded = -1;
+
+    snprintf(a, sizeof a, LESSON_FMT, "p1", 1);
+    snprintf(b, sizeof b, LESSON_FMT, "p2", 2);
+    w1 = ao_memory_store(r, "memory:test", "pair-1", a, "{}", 16, err, sizeof err);
+    w2 = ao_memory_store(r, "memory:test", "pair-2", b, "{}", 16, err, sizeof err);
+    items = ao_memory_all(r, "memory:test", err, sizeof err);
+    CHECK(w1 == 1 && w2 == 1 && items && cJSON_GetArraySize(items) == 1 &&
+              ao_memory_evidence(cJSON_GetArrayItem(items, 0)) == 2,
+          "a lesson stored by two pairs is one item, evidence 2 (%d items; %s)", items ? cJSON_GetArraySize(items) : -1,
+          err);
+    cJSON_Delete(items);
+    snprintf(a, sizeof a, LESSON_FMT, "c1", 3);
+    snprintf(c, sizeof c, LESSON_FMT, "c2", 4);
+    texts[0] = c, texts[1] = a;
+    CHECK(ao_memory_import(r, "memory:copies", ids, texts, 2, err, sizeof err) == 2, "two copies imported as they are");
+    CHECK(ao_memory_compact(r, "memory:copies", &folded, err, sizeof err) == 0 && folded == 1,
+          "compacted: one went (%d; %s)", folded, err);
+    items = ao_memory_all(r, "memory:copies", err, sizeof err);
+    CHECK(items && cJSON_GetArraySize(items) == 1 && ao_memory_evidence(cJSON_GetArrayItem(items, 0)) == 2,
+          "one item left, evidence 2");
+    cJSON_Delete(items);
+    CHECK(ao_memory_compact(r, "memory:copies", &folded, err, sizeof err) == 0 && folded == 0,
+          "compacted again: nothing moves");
+}
+
 int main(void)
 {
     int port = free_port();
@@ -321,6 +361,7 @@ int main(void)
         test_store(r, other);
         test_keep(r, other);
         test_guard(r, other);
+        test_memory_fold(r);
     }
     ao_redis_free(r);
     ao_redis_free(other);

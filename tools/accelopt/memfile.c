@@ -200,6 +200,11 @@ int memory_import(struct ao_redis *r, const char *key, const char *path, const c
     }
     if ((*pushed = ao_memory_import(r, key, ids, texts, (size_t)n, err, errlen)) < 0)
         goto out;
+    if (*pushed > 0) { /* a lesson the memory held already is one item, its evidence counted */
+        int folded;
+        if (ao_memory_compact(r, key, &folded, err, errlen) < 0)
+            goto out;
+    }
     *count = n;
     rc = 0;
     goto out;

@@ -16,6 +16,7 @@
 #include "front.h"
 #include "memfile.h"
 #include "memstore.h"
+#include "state/memfold.h"
 #include "state/memory.h"
 #include "targets/target.h"
 #include "wire/msg.h"
@@ -130,7 +131,8 @@ static int cmd_list(const cJSON *items, int json)
     int wid = col_width(items, "id", 2, 64), wtask = col_width(items, "task", 4, 64),
         wrun = col_width(items, "run", 3, AO_RUN_ID_MAX);
     if (!json)
-        printf("%-*s %-14s %-*s %-*s %5s  %s\n", wid, "ID", "EFFECT", wtask, "TASK", wrun, "RUN", "AGE", "TITLE");
+        printf("%-*s %-14s %4s %-*s %-*s %5s  %s\n", wid, "ID", "EFFECT", "SEEN", wtask, "TASK", wrun, "RUN", "AGE",
+               "TITLE");
     cJSON_ArrayForEach(it, items) {
         char age[16], effect[40];
         if (json) {
@@ -147,6 +149,7 @@ static int cmd_list(const cJSON *items, int json)
         snprintf(effect, sizeof effect, "%.2fx %s", ao_json_num(it, "speedup", NAN),
                  strcmp(ao_json_str(it, "direction", "+"), "-") ? "faster" : "slower");
         put_col(effect, 14);
+        printf("%4d ", ao_memory_evidence(it)); /* pairs that taught it (equal lessons fold) */
         put_col(ao_json_str(it, "task", "?"), wtask);
         put_col(ao_json_str(it, "run", "?"), wrun);
         printf("%5s  ", age);
@@ -201,6 +204,9 @@ static int cmd_show(const cJSON *items, const char *id, int json)
            strcmp(ao_json_str(it, "direction", "+"), "-") ? "faster (a win)" : "slower (a regression)");
     ao_memory_item_sureness(it, 3, sure, sizeof sure);
     printf("%s, %s old\n", sure, age);
+    if (ao_memory_evidence(it) > 1)
+        printf("evidence:    %d pairs of kernels taught it (equal lessons are one item, the "
+               "better-supported figure kept)\n", ao_memory_evidence(it));
     for (int i = 0; i < N(meta); i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, meta[i]);
         if (cJSON_IsString(v)) {
