@@ -185,9 +185,14 @@ static void classify_exit(struct ao_job *j, int st, int timed_out, const char *p
 {
     if (timed_out) {
         j->status = AO_V_TIMEOUT;
-        snprintf(j->reason, sizeof j->reason, "still running %s after the time limit of %.3g s "
-                 "(the longer of --timeout and %d times its longest call so far)", phase,
-                 j->limit_ns / 1e9, AO_CALL_LIMIT_FACTOR);
+        /* the limit said as it was made: the job's own (the kernel's
+         * --timeout, ten times that for a reference), or the calls' pace */
+        if (j->limit_ns > (long long)(j->timeout_s * 1e9))
+            snprintf(j->reason, sizeof j->reason, "still running %s after the time limit of %.3g s "
+                     "(%d times its longest call so far)", phase, j->limit_ns / 1e9, AO_CALL_LIMIT_FACTOR);
+        else
+            snprintf(j->reason, sizeof j->reason, "still running %s after the time limit of %.3g s", phase,
+                     j->limit_ns / 1e9);
     } else if ((WIFEXITED(st) && WEXITSTATUS(st) == AO_RUN_EXIT_SYSCALL) ||
                (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)) {
         /* the number is the runner's word (its memory is the kernel's too):

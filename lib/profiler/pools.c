@@ -19,6 +19,14 @@
  * host times host[], the runner's device times dev[] where it gives them):
  * the median of host less device.  Unknown (0, and
  * said in the log) when the device's times cannot be read. */
+
+/* A reference's limit a call: references may be slow (plain loops in
+ * double), so ten times a kernel's unless set apart (task new's check). */
+static double ref_timeout(const struct ao_profiler *p)
+{
+    return p->o.ref_timeout_s > 0 ? p->o.ref_timeout_s : p->o.timeout_s * 10;
+}
+
 static void launch_overhead(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
                             const long long *host, const long long *dev)
 {
@@ -93,9 +101,8 @@ static int compute_references(struct ao_profiler *p, struct pool *pl, char *err,
     snprintf(path, sizeof path, "%s/%s", pl->task.dir, p->tg->reference_file);
     if (!(src = ao_read_file(path, NULL, err, errlen)))
         return -1;
-    /* references may be slow (plain loops in double): allow ten times more */
     if (prof_prepare_job(p, pl, &j, src, err, errlen) < 0 ||
-        prof_start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s * 10, 1, err, errlen) < 0 ||
+        prof_start_job(p, &j, &pl->task, pl->dims, ref_timeout(p), 1, err, errlen) < 0 ||
         compile_reference(p, pl, &j, src, &diag, &cns, err, errlen) < 0)
         goto out;
     if (j.status) {
@@ -181,7 +188,7 @@ static int ref_up(struct ao_profiler *p, struct pool *pl, char *err, size_t errl
     j->second = 2;
     pl->ref_up = 1;
     pl->ref_starts++;
-    if (prof_start_job(p, j, &pl->task, pl->dims, p->o.timeout_s * 10, 0, err, errlen) < 0 ||
+    if (prof_start_job(p, j, &pl->task, pl->dims, ref_timeout(p), 0, err, errlen) < 0 ||
         (j->sb.sync_fd >= 0 && ao_job_release(j, err, errlen) < 0)) {
         ref_down(pl);
         return -1;

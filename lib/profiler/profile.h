@@ -18,6 +18,7 @@ struct ao_profiler_opts {
      * with calib as it was, so a run judges by one set of peaks */
     const char *calib_path;
     double timeout_s;          /* wall limit for running one kernel */
+    double ref_timeout_s;      /* the same for the task's reference (0: ten times timeout_s) */
     double compile_timeout_s;  /* wall limit for compiling one kernel */
     double budget_s;           /* measured time to aim for per kernel */
     double warmup_s;           /* run at least this long before measuring */

@@ -100,6 +100,70 @@ r2=$?
 [ $r1 -eq 2 ] && grep -q "no --shape for tensor 'b'" "$T/bad1.err" && [ ! -e "$T/bad" ] &&
     [ $r2 -eq 2 ] && grep -q "parameter 'x' is none of" "$T/bad2.err" && [ ! -e "$T/bad2" ]
 ok $? "task new says what is missing or wrong (exit 2: usage), and leaves nothing behind"
+# a reference that never returns is refused when the task is made (issue 69,
+# item 6), not in the first profile, with the limit it broke
+cat >"$T/hang.c" <<'C'
+void kernel(const float *a, float *out, int M)
+{
+    volatile int spin = 1;
+    while (spin)
+        ;
+    for (int i = 0; i < M; i++)
+        out[i] = a[i];
+}
+C
+s0=$(date +%s)
+(cd "$T" && "$OLDPWD/bin/accelopt" task new hang --reference hang.c --shape a=M --shape out=M --size tiny:M=64 \
+    --ref-limit 2 >/dev/null 2>hang.err)
+r=$? took=$(($(date +%s) - s0))
+[ $r -eq 2 ] && [ ! -e "$T/hang" ] && grep -q "the reference at size tiny: .*after the time limit of 2 s" "$T/hang.err" &&
+    ! grep -q "times its longest call" "$T/hang.err" && [ "$took" -lt 30 ]
+ok $? "task new times the reference: one that never returns is refused in --ref-limit, the limit said ($took s: $(grep -o 'the reference at.*' "$T/hang.err" | cut -c1-150))"
+# --stress: a softmax task of one's own holds a kernel that skips the max
+# subtraction to inputs where exp overflows in float
+cat >"$T/softmax.c" <<'C'
+#include <math.h>
+void kernel(const float *x, float *out, int M, int N)
+{
+    for (int i = 0; i < M; i++) {
+        double m = x[(long)i * N], s = 0;
+        for (int j = 1; j < N; j++)
+            m = fmax(m, x[(long)i * N + j]);
+        for (int j = 0; j < N; j++)
+            s += exp((double)x[(long)i * N + j] - m);
+        for (int j = 0; j < N; j++)
+            out[(long)i * N + j] = (float)(exp((double)x[(long)i * N + j] - m) / s);
+    }
+}
+C
+cat >"$T/naive.c" <<'C'
+#include <math.h>
+void kernel(const float *x, float *out, int M, int N)
+{
+    for (int i = 0; i < M; i++) {
+        float s = 0;
+        for (int j = 0; j < N; j++)
+            s += expf(x[(long)i * N + j]);
+        for (int j = 0; j < N; j++)
+            out[(long)i * N + j] = expf(x[(long)i * N + j]) / s;
+    }
+}
+C
+(cd "$T" && "$OLDPWD/bin/accelopt" task new sm --reference softmax.c --shape x=M,N --shape out=M,N \
+    --size tiny:M=32,N=128 --stress x=normal:0,50 >/dev/null 2>sm.err &&
+    "$OLDPWD/bin/accelopt" task new sm0 --reference softmax.c --shape x=M,N --shape out=M,N \
+    --size tiny:M=32,N=128 >/dev/null 2>sm0.err)
+grep -Eq '"stress":[[:space:]]*\{' "$T/sm/task.json"
+ok $? "task new --stress TENSOR=normal:MEAN,STD: the stress check set in task.json"
+bin/accelopt profile --alone --json --task "$T/sm" "$T/naive.c" >"$T/sm.json" 2>/dev/null
+bin/accelopt profile --alone --json --task "$T/sm0" "$T/naive.c" >"$T/sm0.json" 2>/dev/null
+[ "$(field "$T/sm.json" "r['status']")" != ok ] && [ "$(field "$T/sm0.json" "r['status']")" = ok ]
+ok $? "a softmax without the max subtraction fails the task with a stress set ($(field "$T/sm.json" "r['status']")), passes the one without ($(field "$T/sm0.json" "r['status']"))"
+(cd "$T" && "$OLDPWD/bin/accelopt" task new sm2 --reference softmax.c --shape x=M,N --shape out=M,N \
+    --size tiny:M=32,N=128 --stress y=normal:0,50 >/dev/null 2>sm2.err)
+[ $? -eq 2 ] && grep -q "stress y=normal:0,50: not one of the reference's inputs" "$T/sm2.err" && [ ! -e "$T/sm2" ]
+ok $? "--stress of a tensor that is no input: a usage error"
+
 printf '#error "\033[2Jcleared"\n' >"$T/esc.c"
 on_tty bin/accelopt profile --alone --task nkibench/matmul "$T/esc.c" >"$T/esc.out"
 grep -q 'compile_error' "$T/esc.out" && grep -q 'cleared' "$T/esc.out" && ! grep -q "$(printf '\033')" "$T/esc.out"

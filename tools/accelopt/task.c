@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,9 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "front.h"
+#include "measure/measurement.h"
+#include "profiler/profile.h"
+#include "wire/verdict.h"
 #include "wire/stage.h"
 
 #define N(a) ((int)(sizeof a / sizeof a[0]))
@@ -32,6 +36,12 @@ static const struct ao_option task_opts[] = {
     {"mm-flops", 0, AO_OPT_STR, "0", "FORMULA", "matrix-multiply flops of one call, over the size names"},
     {"vec-flops", 0, AO_OPT_STR, NULL, "FORMULA", "elementwise flops of one call (default: one per output element)"},
     {"tolerance", 0, AO_OPT_NUM, "2e-5", "X", "the relative L2 error a kernel may have against the reference"},
+    {"dist", 0, AO_OPT_LIST, NULL, "TENSOR=KIND:A,B", "an input's values: normal:MEAN,STD (the default, "
+     "normal:0,1), abs_normal:MEAN,STD or uniform:LOW,HIGH"},
+    {"stress", 0, AO_OPT_LIST, NULL, "TENSOR=KIND:A,B", "an input's values in the stress check set, which "
+     "every kernel must also pass (e.g. x=normal:0,50: a softmax that skips the max subtraction overflows)"},
+    {"ref-limit", 0, AO_OPT_NUM, "30", "SEC", "the reference is timed once here, at each size class but "
+     "paper, and refused if a call takes longer"},
     {"dir", 0, AO_OPT_STR, NULL, "DIR", "where the task goes (default: ./NAME)"},
     AO_COMMON_OPTIONS,
 };
@@ -115,6 +125,48 @@ static const char *list_value(const char *list, const char *key, char sep, char 
     return NULL;
 }
 
+/* A distribution from "KIND:A,B" as task.json spells it; NULL + err. */
+static cJSON *dist_json(const char *tensor, const char *spec, char *err, size_t errlen)
+{
+    char kind[32], *end;
+    const char *colon = strchr(spec, ':');
+    double a, b;
+    cJSON *d;
+
+    if (!colon || (size_t)(colon - spec) >= sizeof kind)
+        return ao_errf(err, errlen, "tensor '%s': '%s' is not KIND:A,B (e.g. normal:0,1)", tensor, spec), NULL;
+    snprintf(kind, sizeof kind, "%.*s", (int)(colon - spec), spec);
+    a = strtod(colon + 1, &end);
+    if (end == colon + 1 || *end != ',' || (b = strtod(end + 1, &end), *end != '\0'))
+        return ao_errf(err, errlen, "tensor '%s': '%s' is not KIND:A,B (two numbers)", tensor, spec), NULL;
+    if (strcmp(kind, "normal") && strcmp(kind, "abs_normal") && strcmp(kind, "uniform"))
+        return ao_errf(err, errlen, "tensor '%s': no distribution '%s' (normal, abs_normal, uniform)", tensor,
+                       kind), NULL;
+    if (!(d = cJSON_CreateObject()) || !cJSON_AddStringToObject(d, "kind", kind) ||
+        !cJSON_AddNumberToObject(d, strcmp(kind, "uniform") ? "mean" : "low", a) ||
+        !cJSON_AddNumberToObject(d, strcmp(kind, "uniform") ? "std" : "high", b)) {
+        cJSON_Delete(d);
+        return ao_errf(err, errlen, "out of memory"), NULL;
+    }
+    return d;
+}
+
+/* Every TENSOR of a list option ("TENSOR=..." lines) is one of the inputs;
+ * 0, or -1 + err. */
+static int names_inputs(const char *list, const char *opt, const struct param *p, int n, char *err, size_t errlen)
+{
+    for (const char *l = list; l && *l;) {
+        size_t len = strcspn(l, "\n"), k = strcspn(l, "=");
+        int found = 0;
+        for (int i = 0; i < n; i++)
+            found |= p[i].kind == 0 && k < len && strlen(p[i].name) == k && strncmp(p[i].name, l, k) == 0;
+        if (!found)
+            return ao_errf(err, errlen, "--%s %.*s: not one of the reference's inputs", opt, (int)len, l);
+        l += len + (l[len] == '\n');
+    }
+    return 0;
+}
+
 /* The task directory from the flags: 0, or -2 + err (the flags are wrong:
  * a usage error) or -1 + err (it could not be written). */
 static int write_task(const struct ao_config *c, const char *name, const char *dir, const char *ref,
@@ -129,6 +181,11 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
 
     if (!j || !ins || !outs || !dims || !sizes || !work)
         goto oom;
+    if (names_inputs(ao_config_str(c, "dist"), "dist", p, n, err, errlen) < 0 ||
+        names_inputs(ao_config_str(c, "stress"), "stress", p, n, err, errlen) < 0) {
+        rc = -2;
+        goto out;
+    }
     ao_buf_printf(&sig, "void kernel(");
     ao_buf_printf(&bytes, "4*(");
     for (int i = 0; i < n; i++) {
@@ -148,11 +205,19 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
         cJSON_AddStringToObject(t, "name", p[i].name);
         cJSON_AddItemToObject(t, "shape", name_list(shape));
         if (p[i].kind == 0) {
-            cJSON *d = cJSON_CreateObject();
-            cJSON_AddStringToObject(d, "kind", "normal");
-            cJSON_AddNumberToObject(d, "mean", 0);
-            cJSON_AddNumberToObject(d, "std", 1);
+            char spec[100];
+            cJSON *d = dist_json(p[i].name, list_value(ao_config_str(c, "dist"), p[i].name, '=', spec, sizeof spec)
+                                                ? spec : "normal:0,1", err, errlen), *x = NULL;
+            if (!d || (list_value(ao_config_str(c, "stress"), p[i].name, '=', spec, sizeof spec) &&
+                       !(x = dist_json(p[i].name, spec, err, errlen)))) {
+                cJSON_Delete(d);
+                cJSON_Delete(t);
+                rc = -2;
+                goto out;
+            }
             cJSON_AddItemToObject(t, "dist", d);
+            if (x)
+                cJSON_AddItemToObject(t, "stress", x);
         }
         cJSON_AddItemToArray(p[i].kind == 0 ? ins : outs, t);
         /* bytes moved: every tensor once; elementwise flops: one per output element */
@@ -236,6 +301,68 @@ out:
     return rc;
 }
 
+/* The files task new made, and its directory, gone again. */
+static void remove_task(const char *dir)
+{
+    char path[PATH_MAX];
+    static const char *const files[] = {"task.json", "reference.c", "baseline.c"};
+
+    for (int i = 0; i < 3; i++)
+        if (ao_name(path, sizeof path, "%s/%s", dir, files[i]) == 0)
+            unlink(path);
+    rmdir(dir);
+}
+
+/* The reference timed once on the task's own inputs, at each size class
+ * but paper (which may rightly take long), through the profiler a run
+ * uses: its check sets run the reference, then the baseline (a copy of it)
+ * is timed.  A reference that does not finish a call in limit_s, or does
+ * not pass its own checks, is refused here, not at a run's first profile.
+ * 0 (the calls said), or -1 + err. */
+static int time_reference(const char *dir, const struct ao_task *t, double limit_s, char *err, size_t errlen)
+{
+    struct ao_profiler_opts o = AO_PROFILER_DEFAULTS;
+    struct ao_profiler *p;
+    char path[PATH_MAX], *src = NULL;
+    int rc = -1;
+
+    cJSON *sizes = cJSON_Parse(t->sizes_json), *sz;
+
+    o.timeout_s = o.ref_timeout_s = limit_s;
+    o.budget_s = 0.05, o.warmup_s = 0.01, o.max_calls = 5;
+    if (ao_name(path, sizeof path, "%s/baseline.c", dir) < 0 || !(src = ao_read_file(path, NULL, err, errlen))) {
+        cJSON_Delete(sizes);
+        return ao_errf(err, errlen, "cannot read the task's baseline.c");
+    }
+    if (!(p = ao_profiler_new(&o, err, errlen))) {
+        free(src);
+        cJSON_Delete(sizes);
+        return -1;
+    }
+    cJSON_ArrayForEach(sz, sizes) {
+        struct ao_measurement m;
+        const char *size = sz->string;
+        char e[AO_ERRLEN] = "";
+        if (strcmp(size, "paper") == 0)
+            continue;
+        ao_measurement_init(&m);
+        if (ao_profiler_run(p, t, size, src, NAN, &m, e, sizeof e) < 0 || m.verdict != AO_V_OK) {
+            ao_errf(err, errlen, "the reference at size %s: %s (a reference must finish a call within "
+                    "--ref-limit, %.0f s)", size, m.reason && m.reason[0] ? m.reason : e, limit_s);
+            ao_measurement_release(&m);
+            goto out;
+        }
+        ao_info("the reference at %s: %.3g ms a call", size, m.latency_ns / 1e6);
+        ao_measurement_release(&m);
+    }
+    rc = 0;
+out:
+    ao_profiler_free(p);
+    free(src);
+    cJSON_Delete(sizes);
+    return rc;
+}
+
 int cmd_task(int argc, char **argv)
 {
     struct ao_config c;
@@ -283,13 +410,14 @@ int cmd_task(int argc, char **argv)
     code = AO_EXIT_FAIL;
     /* what the stages will check: checked now, or the directory goes */
     if (ao_task_load(dir, &t, err, sizeof err) < 0 || ao_task_size(&t, "tiny", (long long[AO_MAX_DIMS]){0}, err, sizeof err) < 0) {
-        char path[PATH_MAX];
-        static const char *const files[] = {"task.json", "reference.c", "baseline.c"};
-        for (int i = 0; i < 3; i++)
-            if (ao_name(path, sizeof path, "%s/%s", dir, files[i]) == 0)
-                unlink(path);
-        rmdir(dir);
+        remove_task(dir);
         ao_err("the task does not load: %s", err); /* the flags' shapes and sizes do not fit */
+        code = AO_EXIT_USAGE;
+        goto out;
+    }
+    if (time_reference(dir, &t, ao_config_num(&c, "ref-limit"), err, sizeof err) < 0) {
+        remove_task(dir);
+        ao_err("%s; nothing made", err);
         code = AO_EXIT_USAGE;
         goto out;
     }
