@@ -38,6 +38,7 @@ int ao_spread_partition(const char *key, size_t keylen, long place, int count);
 #define AO_KEY_CMP "run:%s:cmp:%lld"           /* an iteration's comparisons: slot -> result */
 #define AO_KEY_PLANNED "run:%s:planned"        /* a run's plans as written: plan id -> text */
 #define AO_KEY_WRITTEN "run:%s:written"        /* a run's kernels as written: kernel id -> message */
+#define AO_KEY_SOURCES "run:%s:sources"        /* a run's kernels: sha256 -> the iteration that first brought it */
 #define AO_KEY_INFLIGHT "run:%s:inflight"      /* a run's model calls in flight: holder|role|lease_ms, scored by the lease's end */
 #define AO_KEY_MODEL_ERRORS "run:%s:model_errors" /* role: a run's last failed model call; role:n: how many */
 #define AO_KEY_FIXES "%s:fixes"                /* an AO_KEY_ITER: its fix attempts */

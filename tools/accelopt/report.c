@@ -621,6 +621,10 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                 }
                 ao_buf_printf(&why, "\n");
             }
+            if (d && strcmp(ao_json_str(d, "stopped", ""), "exhausted") == 0) /* why it stopped early */
+                ao_buf_printf(&why, "%s: stopped after %.0f iteration%s, %.300s\n", t[i].task,
+                              ao_json_num(d, "iterations", 0), ao_json_num(d, "iterations", 0) == 1 ? "" : "s",
+                              ao_json_str(d, "reason", "nothing new to try"));
             if (tally.repeats > 0 || tally.empty > 0) /* the kernels column counts each source once */
                 ao_buf_printf(&why, "%s: %d distinct kernel%s measured; %d slot%s brought back a kernel measured "
                               "before (the cache answered), %d had none to measure\n", t[i].task, tally.distinct,

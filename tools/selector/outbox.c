@@ -277,7 +277,7 @@ static int finish(struct selector *sel, cJSON *outbox, const char *run, struct a
     int rc;
 
     if (!bsha || !src || !base_sha || !tp || !tg || strcmp(bsha, base_sha) == 0)
-        return sel_add_done(sel, outbox, run, st, beam, stopped, NULL);
+        return sel_add_done(sel, outbox, run, st, beam, stopped, sel_stop_reason(stopped));
     if (!(base = baseline_again(st, &why))) {
         snprintf(reason, sizeof reason, "no head-to-head: %s", why);
         return sel_add_done(sel, outbox, run, st, beam, stopped, reason);
@@ -335,7 +335,7 @@ int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, struct
         return ao_io_fail(io, "out of memory");
     }
     rc = add_done_final(sel, outbox, run, st, &beam, st->final_stop ? st->final_stop : "iterations",
-                        NULL, r) < 0
+                        sel_stop_reason(st->final_stop), r) < 0
              ? ao_io_fail(io, "out of memory")
              : sel_step(sel, io, run, st, &beam, outbox);
     ao_beam_release(&beam);
@@ -361,6 +361,34 @@ int sel_wall_time_out(const struct ao_run_state *st)
     return st->config.wall_s > 0 && sel_now_s() - st->started >= st->config.wall_s;
 }
 
+/* Has the search nothing new to try?  Its last SEL_IDLE_ITERS iterations
+ * (past the baseline's) each brought no kernel the run had not measured
+ * before: every slot came back from the cache, as a duplicate, or empty (a
+ * model out of moves repeats itself while its parent stays).  A history
+ * from before the count was kept never says so. */
+#define SEL_IDLE_ITERS 2
+static int nothing_new(const struct ao_run_state *st)
+{
+    int n = cJSON_GetArraySize(st->history), idle = 0;
+
+    for (int i = n - 1; i >= 0 && idle < SEL_IDLE_ITERS; i--) {
+        const cJSON *h = cJSON_GetArrayItem(st->history, i);
+        const cJSON *fresh = cJSON_GetObjectItemCaseSensitive(h, "new_kernels");
+        if (ao_json_num(h, "iter", 0) < 1 || !cJSON_IsNumber(fresh) || fresh->valuedouble > 0)
+            break;
+        idle++;
+    }
+    return idle >= SEL_IDLE_ITERS;
+}
+
+const char *sel_stop_reason(const char *stopped)
+{
+    return stopped && strcmp(stopped, "exhausted") == 0
+               ? "nothing new to try: the last 2 iterations brought no kernel the run had not measured before "
+                 "(each slot came back from the cache, as a duplicate, or empty)"
+               : NULL;
+}
+
 /* After iteration `iter` (and its memory): the next iteration, or the end. */
 int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                 const struct ao_beam *beam)
@@ -375,8 +403,8 @@ int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct 
     st->completed = iter;
     if (iter >= sel_int_or(st->config.iters, LLONG_MAX))
         stop = "iterations";
-    else
-        stop = sel_budget_stop(sel, run, st);
+    else if (!(stop = sel_budget_stop(sel, run, st)) && nothing_new(st))
+        stop = "exhausted";
     if (stop) {
         if (finish(sel, outbox, run, st, beam, stop) < 0)
             goto oom;

@@ -218,6 +218,33 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
     return 0;
 }
 
+/* How many of the iteration's results bring a kernel the run had not
+ * measured before (issue 69: a search with nothing new to try stops).
+ * Each source's first iteration is kept (HSETNX), so a closing read again
+ * after a crash counts the same.  The count, or -1 + err. */
+static int count_new(struct selector *sel, const char *run, const struct closing *c, long long iter, char *err,
+                     size_t errlen)
+{
+    char key[AO_KEY_MAX], it[24];
+    int fresh = 0;
+
+    if (ao_name(key, sizeof key, AO_KEY_SOURCES, run) < 0)
+        return ao_errf(err, errlen, "run id '%.40s...' is too long for a key", run);
+    snprintf(it, sizeof it, "%lld", iter);
+    for (int i = 0; i < c->n; i++) {
+        const char *sha = c->res[i].sha256;
+        char *first = NULL;
+        if (!sha || !sha[0])
+            continue; /* an empty slot: no kernel */
+        if (ao_rs_hsetnx(sel->store, key, sha, it, err, errlen) < 0 ||
+            ao_rs_hget(sel->store, key, sha, &first, err, errlen) < 0)
+            return -1;
+        fresh += first && strcmp(first, it) == 0;
+        free(first);
+    }
+    return fresh;
+}
+
 /* A kept child's latency as the comparisons put it (ao_select_chain), and
  * its % of peak with it: both quote one figure. */
 static void set_latency(struct ao_beam_member *m, double ns)
@@ -268,13 +295,18 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
     struct ao_beam newbeam;
     cJSON *all, *outbox = NULL, *hist = NULL, *pair_ids = NULL;
     struct ao_sel_pair pairs[64];
-    int rc = -1, cl_read, compare = iter > 0 && sel_compare_on(st);
+    int rc = -1, cl_read, fresh = 0, compare = iter > 0 && sel_compare_on(st);
 
     ao_beam_init(&newbeam);
     if (!(all = ao_rs_hgetall(sel->store, slots_key, err, sizeof err)))
         return ao_io_fail(io, "run store: %s", err);
     cl_read = closing_read(sel, slots_key, &cl, all, beam, iter);
     sel_forget_results(sel, slots_key); /* taken, or of no use now */
+    if (cl_read >= 0 && (fresh = count_new(sel, run, &cl, iter, err, sizeof err)) < 0) {
+        closing_release(&cl);
+        cJSON_Delete(all);
+        return ao_io_fail(io, "run store: %s", err);
+    }
     if (cl_read < 0 || !(outbox = cJSON_CreateArray()) ||
         !(hist = cJSON_CreateObject()) || !(pair_ids = cJSON_CreateArray()))
         goto oom;
@@ -336,6 +368,7 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         double best_ns = best ? best->latency_ns : NAN, base = st->baseline_ns;
         cJSON_AddNumberToObject(hist, "iter", (double)iter);
         cJSON_AddNumberToObject(hist, "kernels", cl.n);
+        cJSON_AddNumberToObject(hist, "new_kernels", fresh); /* sources the run had not measured */
         cJSON_AddNumberToObject(hist, "ok", cl.nok);
         cJSON_AddItemToObject(hist, "statuses", cl.statuses);
         cl.statuses = NULL;

@@ -111,6 +111,9 @@ int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, struct
 const char *sel_budget_stop(struct selector *sel, const char *run, const struct ao_run_state *st);
 /* Has the run's wall time run out?  (No store read: the clock asks every second.) */
 int sel_wall_time_out(const struct ao_run_state *st);
+/* What a done's stop means, where its word alone does not say it
+ * ("exhausted": the search had nothing new to try); else NULL. */
+const char *sel_stop_reason(const char *stopped);
 /* After iteration `iter` (and its memory): the next iteration, or the end. */
 int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                 const struct ao_beam *beam);
