@@ -252,14 +252,13 @@ ok $? "the builtin planner on another task tries the remembered move first"
 
 # --- the memory cap ------------------------------------------------------
 rcli del accelopt:memory:target:cpu >/dev/null
-vals=(16 32 128 256)
-$M tests/msgs.py knob "$T/slow.c" BLOCK_N 128 >"$T/slow2.c" # eight different pairs: the same one twice is one lesson
+vals=(16 32 128 256) mvals=(4 8 32 64)
+# eight different lessons: the same move twice (from another parent too) is one (memfold.h)
 for i in 1 2 3 4 5 6 7 8; do
-    v=${vals[$((i % 4))]}
-    base=$T/slow.c
-    [ "$i" -gt 4 ] && base=$T/slow2.c
-    $M tests/msgs.py knob "$base" BLOCK_K "$v" >"$T/f$i.c"
-    $M tests/msgs.py pair matmul "$base" "$T/f$i.c" 1.$i + "pair:cap:$i" '{"expn": 5}'
+    knob=BLOCK_K v=${vals[$((i % 4))]}
+    [ "$i" -gt 4 ] && knob=BLOCK_M v=${mvals[$((i % 4))]}
+    $M tests/msgs.py knob "$T/slow.c" "$knob" "$v" >"$T/f$i.c"
+    $M tests/msgs.py pair matmul "$T/slow.c" "$T/f$i.c" 1.$i + "pair:cap:$i" '{"expn": 5}'
 done | bin/accelopt-summarizer --redis "$REDIS_URL" >"$T/cap.jsonl" 2>/dev/null
 [ "$(wc -l <"$T/cap.jsonl")" -eq 8 ] && [ "$(rcli llen accelopt:memory:target:cpu)" -eq 5 ]
 ok $? "ExpN caps the memory (8 stored, 5 kept)"

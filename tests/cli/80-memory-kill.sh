@@ -7,13 +7,22 @@ M=/usr/bin/python3
 ROUNDS=${ACCELOPT_KILL_ROUNDS:-6}   # tests/cli/80-memory-kill.sh with ACCELOPT_KILL_ROUNDS=100 for more
 PAIRS=40
 start_redis kill || ok 1 "redis starts"
-cp nkibench/matmul/baseline.c "$T/slow.c"
-vals=(16 32 128 256)
-for i in $(seq $PAIRS); do
-    $M tests/msgs.py knob "$T/slow.c" BLOCK_K "${vals[$((i % 4))]}" >"$T/fast.c"
-    echo "// variant $i" >>"$T/fast.c" # forty different pairs: the same two kernels again are one lesson
+# forty different lessons: a knob moved from one of its values to another,
+# no two alike (the same move twice is one lesson: memfold.h)
+$M - >"$T/moves.txt" <<'PY'
+knobs = {"BLOCK_M": [4, 8, 16, 32, 64, 128], "BLOCK_N": [16, 32, 64, 128, 256, 512], "BLOCK_K": [16, 32, 64, 128, 256]}
+moves = [(k, a, b) for k, v in knobs.items() for a in v for b in v if a != b]
+for k, a, b in moves[:40]:
+    print(k, a, b)
+PY
+i=0
+while read -r knob from to; do
+    i=$((i + 1))
+    $M tests/msgs.py knob nkibench/matmul/baseline.c "$knob" "$from" >"$T/slow.c"
+    $M tests/msgs.py knob nkibench/matmul/baseline.c "$knob" "$to" >"$T/fast.c"
     $M tests/msgs.py pair matmul "$T/slow.c" "$T/fast.c" 1.2 + "pair:kill:$i" "{\"expn\": ${EXPN:-1000}}"
-done >"$T/pairs.jsonl"
+done <"$T/moves.txt" >"$T/pairs.jsonl"
+[ "$(wc -l <"$T/pairs.jsonl")" -eq $PAIRS ] || echo "not $PAIRS pairs" >&2
 
 # feed the pairs slowly, so that a kill lands in the middle of the stream
 slow_feed() { $M -c '

@@ -27,8 +27,8 @@ ok $? "the run leaves its memory in memory.jsonl ($n1 items), each with the size
 cp "$T/r1/memory.jsonl" "$RESULTS/memory-export.jsonl" # schemas.py validates every line
 A list --redis "$FIRST" >"$T/list.out" 2>"$T/list.err"
 [ $? -eq 0 ] && [ "$(($(wc -l <"$T/list.out") - 1))" -eq "$n1" ] && head -1 "$T/list.out" | grep -q 'EFFECT' &&
-    grep -Eq '[0-9.]+x (faster|slower) +(matmul|silu)' "$T/list.out"
-ok $? "memory list shows each item: id, effect, task, run, age, title"
+    grep -Eq '[0-9.]+x (faster|slower) +[0-9]+ +(matmul|silu)' "$T/list.out"
+ok $? "memory list shows each item: id, effect, seen, task, run, age, title"
 python3 -c '
 import json, sys
 text = open(sys.argv[2]).read()

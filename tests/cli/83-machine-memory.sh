@@ -39,7 +39,8 @@ run_ended $? && grep -q "run [0-9a-f-]*: $n1 memory items\? from earlier runs on
 ok $? "a second run starts with the first run's $n1 lessons (they are in its memory.jsonl)"
 n2=$(grep -c . "$FILE")
 r2=$(field "$T/r2.json" "r['run']")
-ids() { $M -c "import json,sys; print('\n'.join(sorted(json.loads(l)['id'] for l in open(sys.argv[1]) if l.strip())))" "$1"; }
+# an item's id and those of the equal lessons folded into it (memfold.h)
+ids() { $M -c "import json,sys; print('\n'.join(sorted({i for l in open(sys.argv[1]) if l.strip() for d in [json.loads(l)] for i in [d['id']] + d.get('evidence_ids', [])})))" "$1"; }
 # everything the second run's memory held at its end (the first run's
 # lessons and whatever it learnt: a busy machine may teach it nothing new)
 [ -z "$(comm -23 <(ids "$T/r2/memory.jsonl") <(ids "$FILE"))" ] && runs_in "$FILE" | grep -q "$r1"
