@@ -13,7 +13,7 @@ start_llm hang '{"plan-m": [{"stall": 3600, "content": "never"}], "*": [{"conten
 export ACCELOPT_LLM_URL=$LLM_URL ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m \
     ACCELOPT_SUMMARIZER_MODEL=sum-m ACCELOPT_LLM_STALL=4 ACCELOPT_LLM_ATTEMPTS=2 ACCELOPT_LLM_BACKOFF=0.1
 start=$(date +%s)
-script -qec "timeout 120 bin/accelopt run matmul --iters 1 --beam 1 --plans 1 --samples 1 --out $T/w" \
+script -qec "stty cols 120; timeout 120 bin/accelopt run matmul --iters 1 --beam 1 --plans 1 --samples 1 --out $T/w" \
     /dev/null >"$T/tty.out" 2>&1 &
 tty_pid=$!
 # accelopt status while the planner's call is out
@@ -44,6 +44,10 @@ PY
 ok $? "its age grows while it is out; --json: calls_in_flight by role"
 grep -Eq 'waiting on 1 planner call, [0-9]+ s' "$T/tty.txt"
 ok $? "the terminal's line says what the run waits on ($(grep -Eo 'waiting on 1 planner call, [0-9]+ s' "$T/tty.txt" | tail -1))"
+# a line the terminal would wrap takes two rows, and the next redraw climbs
+# one short: each is cut to the width, what it waits on before the figures
+awk 'length($0) > 119 && /iter / { bad++ } END { exit bad > 0 }' "$T/tty.txt"
+ok $? "on a terminal 120 wide every progress line fits ($(awk '/iter / { if (length($0) > m) m = length($0) } END { print m }' "$T/tty.txt") columns at most)"
 warn=$(grep -n 'a planner model call: attempt 1 of 2 failed (stalled: nothing received for 4 s' "$T/tty.txt" | head -1 | cut -d: -f1)
 last=$(grep -n 'model calls fail: planner model call failed after 2 attempts' "$T/tty.txt" | head -1 | cut -d: -f1)
 [ -n "$warn" ] && [ -n "$last" ] && [ "$warn" -lt "$last" ]

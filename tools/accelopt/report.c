@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 
 #include "core/log.h"
@@ -112,28 +113,36 @@ void report_calls_text(const cJSON *row, char *out, size_t len)
 void report_progress(FILE *tty, struct ao_runstore *rs, const struct run_task *t, int n,
                      int *drawn)
 {
+    struct winsize ws = {0};
+    int cols = ioctl(fileno(tty), TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0; /* 0: not known */
+
     if (*drawn)
         fprintf(tty, "\033[%dA", *drawn);
     for (int i = 0; i < n; i++) {
         cJSON *o = report_run_row(rs, t[i].run);
+        char line[600], calls[200];
+        int at = snprintf(line, sizeof line, "%-22.22s ", t[i].task);
 
-        fprintf(tty, "\r\033[K%-22.22s ", t[i].task);
         if (!ao_json_str(o, "phase", NULL))
-            fprintf(tty, "waiting for the selector");
+            snprintf(line + at, sizeof line - (size_t)at, "waiting for the selector");
         else if (ao_json_str(o, "error", NULL))
-            fprintf(tty, "%.200s", ao_json_str(o, "error", ""));
+            snprintf(line + at, sizeof line - (size_t)at, "%.200s", ao_json_str(o, "error", ""));
         else {
-            char calls[200];
+            /* what it waits on before the figures that change slowly: a
+             * narrow terminal cuts the end of the line */
             report_calls_text(o, calls, sizeof calls);
-            fprintf(tty, "%-8s iter %2.0f/%-2.0f  kernels %4.0f  failed %3.0f  best %5.2fx  "
-                    "%5.1f%% of peak  %.0f tok  $%.4f%s%s",
-                    ao_json_str(o, "phase", "?"), ao_json_num(o, "iter", 0),
-                    ao_json_num(o, "iters", 0), ao_json_num(o, "kernels", 0),
-                    ao_json_num(o, "failures", 0), ao_json_num(o, "speedup", 1),
-                    100 * ao_json_num(o, "pct_of_peak", 0), ao_json_num(o, "tokens", 0),
-                    ao_json_num(o, "cost_usd", 0), calls[0] ? "  " : "", calls);
+            snprintf(line + at, sizeof line - (size_t)at,
+                     "%-8s iter %2.0f/%-2.0f  kernels %4.0f  failed %3.0f  best %5.2fx  %s%s"
+                     "%5.1f%% of peak  %.0f tok  $%.4f",
+                     ao_json_str(o, "phase", "?"), ao_json_num(o, "iter", 0),
+                     ao_json_num(o, "iters", 0), ao_json_num(o, "kernels", 0),
+                     ao_json_num(o, "failures", 0), ao_json_num(o, "speedup", 1), calls, calls[0] ? "  " : "",
+                     100 * ao_json_num(o, "pct_of_peak", 0), ao_json_num(o, "tokens", 0),
+                     ao_json_num(o, "cost_usd", 0));
         }
-        fputc('\n', tty);
+        /* one row each: a line the terminal wraps would take two, and the
+         * next redraw would climb one short */
+        fprintf(tty, "\r\033[K%.*s\n", cols > 1 ? cols - 1 : (int)sizeof line, line);
         cJSON_Delete(o);
     }
     fflush(tty);
