@@ -145,8 +145,23 @@ static int knob_used(const char *src, const char *name)
     return 0;
 }
 
-int ao_builtin_plan(const char *src, const char *task, const cJSON *memory,
-                    unsigned long long seed, struct ao_move *moves, int n)
+/* Did one of the plans taken from this source before make this move?  Its
+ * `move: KNOB STEP` line, as ao_builtin_plan_text writes it (a model's own
+ * plans have none). */
+static int move_tried(const char *const *tried, int ntried, const char *knob, int step)
+{
+    for (int q = 0; q < ntried; q++) {
+        const char *mv = tried[q] ? strstr(tried[q], "\nmove: ") : NULL;
+        char name[32];
+        int was;
+        if (mv && sscanf(mv + 7, "%31s %d", name, &was) == 2 && was == step && strcmp(name, knob) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int ao_builtin_plan(const char *src, const char *task, const cJSON *memory, unsigned long long seed,
+                    const char *const *tried, int ntried, struct ao_move *moves, int n)
 {
     struct ao_knob k[AO_MAX_KNOBS];
     struct ranked all[AO_MAX_KNOBS * 4];
@@ -161,15 +176,18 @@ int ao_builtin_plan(const char *src, const char *task, const cJSON *memory,
         for (int step = 1; step <= 2; step++)
             for (int sign = -1; sign <= 1; sign += 2) {
                 int to = k[i].cur + sign * step, seen;
-                double best, sc;
+                double best, sc, jitter;
                 if (to < 0 || to >= k[i].nvalues)
+                    continue;
+                jitter = ao_rng_unit(&rng); /* drawn for a move tried too: the others keep their order */
+                if (move_tried(tried, ntried, k[i].name, sign * step))
                     continue;
                 sc = memory_score(memory, task, k[i].name, sign, &seen, &best);
                 snprintf(all[na].m.knob, sizeof all[na].m.knob, "%s", k[i].name);
                 all[na].m.step = sign * step;
                 all[na].score = sc;
                 all[na].cls = sc > 1e-12 ? 0 : sc < -1e-12 ? 2 : 1;
-                all[na].jitter = ao_rng_unit(&rng);
+                all[na].jitter = jitter;
                 na++;
             }
     }

@@ -34,10 +34,11 @@ struct ao_move {
  * moves that sped kernels up before (memory items with a "move", from this
  * task at full weight and from other tasks of the target at half) first,
  * untried moves next (every fourth plan explores one at random), moves whose
- * reverse sped kernels up last.  Deterministic for a seed.  Returns how
- * many moves there were. */
-int ao_builtin_plan(const char *src, const char *task, const cJSON *memory,
-                    unsigned long long seed, struct ao_move *moves, int n);
+ * reverse sped kernels up last.  A move one of the ntried plans taken from
+ * this source before made (its `move:` line) is not proposed again.
+ * Deterministic for a seed.  Returns how many moves there were. */
+int ao_builtin_plan(const char *src, const char *task, const cJSON *memory, unsigned long long seed,
+                    const char *const *tried, int ntried, struct ao_move *moves, int n);
 
 /* The plan text for a move of a source: a sentence for people and the
  * machine-readable line "move: NAME +STEP".  Caller frees. */

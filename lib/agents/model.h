@@ -29,6 +29,8 @@ struct ao_plan_ask {
     const struct ao_problem *prob;
     unsigned long long seed, shuffle_seed;
     long index, plans;
+    const char *const *tried; /* the plans taken from this kernel before in the run */
+    int ntried;
 };
 
 /* Each operation answers into its message (a plan's text, a kernel's

@@ -29,7 +29,7 @@ static int builtin_plan(struct ao_agent *a, const struct ao_plan_ask *q, struct 
     (void)u;
     if ((p->error = refused(a, q->c->config)))
         return 0;
-    n = ao_builtin_plan(q->c->source, q->c->env.task, q->memory, q->seed, moves,
+    n = ao_builtin_plan(q->c->source, q->c->env.task, q->memory, q->seed, q->tried, q->ntried, moves,
                         (int)(q->plans < MAX_MOVES ? q->plans : MAX_MOVES));
     if (q->index < n)
         p->text = ao_builtin_plan_text(q->c->source, &moves[q->index], q->c->env.task, q->memory);

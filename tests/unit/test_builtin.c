@@ -76,10 +76,10 @@ int main(void)
 
     /* plans: deterministic for a seed, every move distinct */
     mem = cJSON_CreateArray();
-    na = ao_builtin_plan(mm, "matmul", mem, 7, a, 12);
-    nb = ao_builtin_plan(mm, "matmul", mem, 7, b, 12);
+    na = ao_builtin_plan(mm, "matmul", mem, 7, NULL, 0, a, 12);
+    nb = ao_builtin_plan(mm, "matmul", mem, 7, NULL, 0, b, 12);
     CHECK(na == 12 && nb == 12 && same_moves(a, b, 12), "the same seed plans the same moves");
-    ao_builtin_plan(mm, "matmul", mem, 8, c, 12);
+    ao_builtin_plan(mm, "matmul", mem, 8, NULL, 0, c, 12);
     CHECK(!same_moves(a, c, 12), "another seed plans another order");
     {
         int dup = 0;
@@ -90,12 +90,36 @@ int main(void)
     }
     CHECK(abs(a[0].step) == 1 && abs(a[1].step) == 1, "untried single steps come first");
     {
+        /* the plans taken from this kernel before, by their move lines: those
+         * moves are not proposed again; with every move taken, none is left */
+        struct ao_move all[64], d[64];
+        int nall = ao_builtin_plan(mm, "matmul", mem, 7, NULL, 0, all, 64);
+        char *t0 = ao_builtin_plan_text(mm, &all[0], "matmul", mem), *t1 = ao_builtin_plan_text(mm, &all[1], "matmul", mem);
+        const char *tried[] = {t0, "Tile it by hand (a model's plan: no move line)", t1};
+        const char *every[64];
+        char *texts[64];
+        int nd = ao_builtin_plan(mm, "matmul", mem, 7, tried, 3, d, 64), again = 0;
+        for (int i = 0; i < nd; i++)
+            again += (!strcmp(d[i].knob, all[0].knob) && d[i].step == all[0].step) ||
+                     (!strcmp(d[i].knob, all[1].knob) && d[i].step == all[1].step);
+        CHECK(t0 && t1 && nd == nall - 2 && !again, "two moves tried from this kernel are not planned again "
+              "(%d of %d)", nd, nall);
+        CHECK(nd > 0 && !strcmp(d[0].knob, all[2].knob) && d[0].step == all[2].step, "the next in the order comes first");
+        for (int i = 0; i < nall; i++)
+            every[i] = texts[i] = ao_builtin_plan_text(mm, &all[i], "matmul", mem);
+        CHECK(ao_builtin_plan(mm, "matmul", mem, 7, every, nall, d, 64) == 0, "every move tried: none is left");
+        for (int i = 0; i < nall; i++)
+            free(texts[i]);
+        free(t0);
+        free(t1);
+    }
+    {
         /* a knob a rewrite left behind, read by nothing, is never moved */
         const char *dead = "#define TILE 64 /* knob: 32 64 128 */\n"
                            "#define OLD_UNROLL 4 /* knob: 1 2 4 8 */\n"
                            "void kernel(float *x, int n) { for (int i = 0; i < n; i += TILE) x[i] = 0; }\n";
         struct ao_move d[8];
-        int nd = ao_builtin_plan(dead, "matmul", mem, 7, d, 8), stale = 0;
+        int nd = ao_builtin_plan(dead, "matmul", mem, 7, NULL, 0, d, 8), stale = 0;
         for (int i = 0; i < nd; i++)
             stale += !strcmp(d[i].knob, "OLD_UNROLL");
         CHECK(nd > 0 && !stale, "a knob nothing reads is not planned (%d moves)", nd);
@@ -117,7 +141,7 @@ int main(void)
         cJSON_AddItemToArray(mem, item);
     }
     ao_summary_release(&s);
-    nb = ao_builtin_plan(bmm, "lora", mem, 7, b, 16);
+    nb = ao_builtin_plan(bmm, "lora", mem, 7, NULL, 0, b, 16);
     CHECK(nb > 4 && !strcmp(b[0].knob, "BLOCK_K") && b[0].step == 1,
           "a move that sped up another task comes first (%s %+d)", b[0].knob, b[0].step);
     CHECK(!strcmp(b[nb - 1].knob, "BLOCK_K") && b[nb - 1].step < 0,

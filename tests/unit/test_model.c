@@ -34,11 +34,11 @@ int main(void)
     CHECK(!m->needs_problem && !strcmp(m->kind, "builtin") && ao_model_llm.needs_problem,
           "the builtin model needs no task text; the model client's prompts do");
 
-    n = ao_builtin_plan(src, "silu", memory, 7, moves, 8);
+    n = ao_builtin_plan(src, "silu", memory, 7, NULL, 0, moves, 8);
     want = ao_builtin_plan_text(src, &moves[1], "silu", memory);
     ao_msg_init(&ao_msg_plan, &p);
     {
-        struct ao_plan_ask q = {&c, memory, "", "", NULL, 7, 0, 1, 8};
+        struct ao_plan_ask q = {&c, memory, "", "", NULL, 7, 0, 1, 8, NULL, 0};
         CHECK(m->plan(&a, &q, &p, &u, reason, sizeof reason) == 0 && p.text && !strcmp(p.text, want),
               "plan 1 of 8 is the builtin's second move, as its own functions give it");
         q.index = n;

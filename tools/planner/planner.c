@@ -198,8 +198,9 @@ static int emit(struct ao_io *io, const struct ao_plan_msg *p, long place, char 
  * redis).  Malloc'd, NULL on OOM. */
 #define HISTORY_LINES 16
 #define TRIED_MAX 64
-struct tried { /* a step taken from this kernel before: its title, normalized, and its plan */
+struct tried { /* a step taken from this kernel before: its title, normalized, its plan's id and text */
     char norm[MAX_TITLE + 1], id[AO_ID_BUF];
+    char *plan;
 };
 
 /* HGETALL of key (ao_redis_key'd) as a JSON object of strings, or NULL
@@ -332,7 +333,7 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
                 if (here && !noted && *ntr < TRIED_MAX && slot_ok) {
                     char *nt = normalized(title);
                     if (nt && ao_name(tr[*ntr].id, sizeof tr[*ntr].id, AO_ID_PLAN, c->env.run, i, (long long)rk,
-                                      (long)ix) == 0) {
+                                      (long)ix) == 0 && (tr[*ntr].plan = strdup(plan))) {
                         snprintf(tr[*ntr].norm, sizeof tr[*ntr].norm, "%s", nt);
                         (*ntr)++;
                     }
@@ -428,6 +429,7 @@ struct job {
     cJSON *memory, *seen, *planned;
     char *memtext, *hist, *norms[AO_MAX_PLANS];
     struct tried tried[TRIED_MAX];
+    const char *tried_plans[TRIED_MAX]; /* their texts, for the model */
     int ntried;
     struct ao_buf earlier; /* the titles of the plans so far (the distinct mode) */
     long plans;
@@ -483,11 +485,19 @@ static int job_start(struct planner *pl, struct job *J, const cJSON *msg)
     if (pl->agent.model->needs_problem &&
         ao_problem_load(J->c.env.target, J->c.env.task, J->c.task_sha256, J->size, &J->prob, J->reason, J->len) < 0)
         return -1;
-    /* a model is told what the run tried already (the builtin model keeps
-     * its own order of moves) */
-    if (!(J->memtext = ao_memory_text(J->memory)) ||
-        !(J->hist = pl->agent.conf.builtin ? strdup("") : run_history(pl, &J->c, J->tried, &J->ntried)))
+    /* a model is told what the run tried already: a model that writes
+     * its plans, as the run's history; the builtin, as the plans taken from
+     * this kernel before (it moves another knob: issue 66, a run that kept
+     * its parent proposed the same two moves each iteration) */
+    if (!(J->memtext = ao_memory_text(J->memory)) || !(J->hist = run_history(pl, &J->c, J->tried, &J->ntried)))
         return snprintf(J->reason, J->len, "out of memory"), -1;
+    if (pl->agent.conf.builtin) {
+        free(J->hist);
+        if (!(J->hist = strdup("")))
+            return snprintf(J->reason, J->len, "out of memory"), -1;
+    }
+    for (int q = 0; q < J->ntried; q++)
+        J->tried_plans[q] = J->tried[q].plan;
     /* the plans written for this candidate before (it came again: its
      * offset was not committed when a broker or this stage went down) are
      * sent as they were, not asked of the model twice */
@@ -500,6 +510,8 @@ static void job_end(struct job *J)
 {
     for (int i = 0; i < AO_MAX_PLANS; i++)
         free(J->norms[i]);
+    for (int q = 0; q < J->ntried; q++)
+        free(J->tried[q].plan);
     free(J->earlier.data);
     free(J->hist);
     free(J->memtext);
@@ -569,7 +581,8 @@ static int wave_prepare(struct planner *pl, struct job *J, long i, long w, struc
         }
         k->q = (struct ao_plan_ask){&J->c, J->memory, J->memtext, k->earlier, &J->prob,
                                     (unsigned long long)(J->cfg.seed != AO_ABSENT_INT ? J->cfg.seed : pl->seed),
-                                    (unsigned long long)pl->seed, i + *made, J->plans};
+                                    (unsigned long long)pl->seed, i + *made, J->plans, J->tried_plans,
+                                    J->ntried};
     }
     return 0;
 }
