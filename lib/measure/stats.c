@@ -67,3 +67,38 @@ void ao_median_interval(double *ratio, int n, double floor_frac, double *median,
     *low = fmin(ratio[k], *median * (1 - floor_frac));
     *high = fmax(ratio[n - 1 - k], *median * (1 + floor_frac));
 }
+
+/* Student's t at 97.5% for df degrees of freedom (the normal's 1.96 past 30). */
+static double t975(int df)
+{
+    static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                               2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                               2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    return df < 1 ? INFINITY : df <= 30 ? t[df] : 1.96;
+}
+
+void ao_t_interval(double *ratio, int n, double floor_frac, double *median, double *low, double *high)
+{
+    double sum = 0, ss = 0, mean, half;
+
+    if (n < 2 || !(ratio[0] > 0)) {
+        *median = n > 0 ? ratio[0] : NAN;
+        *low = 0, *high = INFINITY;
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!(ratio[i] > 0)) {
+            *median = NAN, *low = 0, *high = INFINITY;
+            return;
+        }
+        sum += log(ratio[i]);
+    }
+    mean = sum / n;
+    for (int i = 0; i < n; i++)
+        ss += (log(ratio[i]) - mean) * (log(ratio[i]) - mean);
+    half = t975(n - 1) * sqrt(ss / (n - 1) / n);
+    qsort(ratio, (size_t)n, sizeof *ratio, ao_cmp_double);
+    *median = n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
+    *low = fmin(exp(mean - half), *median * (1 - floor_frac));
+    *high = fmax(exp(mean + half), *median * (1 + floor_frac));
+}

@@ -353,7 +353,10 @@ static enum step judge(struct h2h *x, struct ao_measurement *r, char *err, size_
     enum step st;
     cJSON *h;
 
-    ao_median_interval(x->ratio, x->n, H2H_SYSTEMATIC, &speedup, &low, &high);
+    if (x->rd.answered) /* stopped short of its minimum on this interval (timing.c answered) */
+        ao_t_interval(x->ratio, x->n, H2H_SYSTEMATIC, &speedup, &low, &high);
+    else
+        ao_median_interval(x->ratio, x->n, H2H_SYSTEMATIC, &speedup, &low, &high);
     ao_stats_of(x->lat[0], x->n, &sb);
     ao_stats_of(x->lat[1], x->n, &sk);
     r->latency_ns = sk.median;
@@ -398,6 +401,8 @@ static enum step judge(struct h2h *x, struct ao_measurement *r, char *err, size_
             cJSON_AddNumberToObject(h, "rounds_voided", x->rd.voided);
         if (x->rd.undecidable) /* stopped short of its minimum: a tie whatever came next */
             cJSON_AddTrueToObject(h, "undecidable");
+        if (x->rd.answered) /* ... or a plain answer, its interval a Student-t one */
+            cJSON_AddStringToObject(h, "interval", "student-t");
         cJSON_AddNumberToObject(h, "baseline_median_ns", sb.median);
         cJSON_AddNumberToObject(h, "baseline_spread", sb.spread);
         cJSON_AddNumberToObject(h, "kernel_median_ns", sk.median);

@@ -436,6 +436,8 @@ struct checks_after {
 #define H2H_DECIDED 0.01
 #define H2H_DECIDED_MIN 50 /* rounds before the answer may end them: a few
                               dozen keep a busy minute from deciding alone */
+#define H2H_ANSWERED_MIN 3 /* a child's rounds before a plain answer may end them
+                              short of their minimum (timing.c answered) */
 
 struct rounds {
     struct ao_job *side[2];
@@ -452,9 +454,10 @@ struct rounds {
      * of the same inputs; the first disagreement, in words, or "" */
     int check_both;
     char disagree[300];
-    /* a child against its parent: stop once no decision is possible
-     * (timing.c undecidable); undecidable: they did */
-    int stop_undecidable, undecidable;
+    /* a child against its parent: stop short of min once no decision is
+     * possible (timing.c undecidable) or the answer is plain (answered);
+     * undecidable, answered: they did */
+    int stop_undecidable, undecidable, answered;
     long long *raw[2], *dev[2], *ev[2]; /* per side and round: our clock, the runner's */
     unsigned *late[2];
     /* a side whose check sets run after its rounds, before its runner

@@ -168,9 +168,12 @@ static void passed_note(struct pool *pl, const char *digest, const cJSON *errors
     pl->passed_next = (pl->passed_next + 1) % PASSED_MAX;
 }
 
-/* Correctness on every check set, poisoned with NaN, the first again with
- * another poison, so an output left untouched can never pass; out[] has
- * room for the outputs.  A source that passed this pool's sets before is
+/* Correctness on every check set, the nominal ones poisoned with NaN and
+ * the one at another shape with another poison (where the pool has no
+ * other shape, the first set again with it), so an output left untouched
+ * can never pass, whichever poison a kernel looks for; out[] has room for
+ * the outputs.  (The second poison had a nominal set of its own, a fifth
+ * call: a second of a slow task's child, issue 66.)  A source that passed this pool's sets before is
  * not run on them again (issue 66: a difference measured twice, a parent
  * on its side of its children's head-to-heads): the sets are drawn once
  * per pool, the same source on the same inputs does the same work, and a
@@ -198,12 +201,11 @@ int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *erro
         j->checks_known = 1;
         return 0;
     }
-    for (int s = 0; s <= pl->nchecks; s++) {
+    for (int s = 0; s < NOMINAL_CHECKS + 1; s++) {
         const struct dataset *d = &pl->check[s < pl->nchecks ? s : 0];
-        uint32_t poison = s < pl->nchecks ? 0x7fc00000u : 0x7f7f7f7fu;
-        snprintf(set, sizeof set, s == pl->nchecks ? "check0-repoisoned" :
-                 s == NOMINAL_CHECKS ? "check-other-shape" :
-                 s == STRESS_CHECK && t->has_stress ? "check-stress" : "check%d", s);
+        uint32_t poison = s < NOMINAL_CHECKS ? 0x7fc00000u : 0x7f7f7f7fu;
+        snprintf(set, sizeof set, s < NOMINAL_CHECKS ? (s == STRESS_CHECK && t->has_stress ? "check-stress" : "check%d")
+                 : s < pl->nchecks ? "check-other-shape-repoisoned" : "check0-repoisoned", s);
         ao_job_place(j, d->dims);
         if ((e = prof_job_call(j, d->dims, d->t, NULL, poison, out, "on a correctness check")) < 0)
             return -1;
@@ -487,6 +489,25 @@ static int undecidable(const struct rounds *r, int clock, double *ratio)
     return above > (k > 0 ? k : 0) && below > (k > 0 ? k : 0);
 }
 
+/* Is a child's answer plain before its minimum, with its budget spent
+ * (issue 66: stop on the answer, not on a count)?  Six rounds are the
+ * fewest whose distribution-free interval is a 95% one; a slow kernel's
+ * six of both sides were most of its profile where three rounds a few
+ * percent apart already showed it faster or slower.  From
+ * H2H_ANSWERED_MIN rounds, the Student-t interval of the log-ratios
+ * (judge reports it, with the systematic floor) wholly on one side of 1.
+ * A gain, and a loss past 1/1.15, are measured again in fresh processes
+ * all the same (ao_profiler_compare). */
+static int answered(const struct rounds *r, int clock, double *ratio)
+{
+    double median, low, high;
+
+    if (r->n < H2H_ANSWERED_MIN || !round_ratios(r, clock, ratio))
+        return 0;
+    ao_t_interval(ratio, r->n, H2H_SYSTEMATIC, &median, &low, &high);
+    return low > 1 || high < 1;
+}
+
 /* What prof_rounds works with beside the rounds themselves. */
 struct rounds_work {
     struct ao_job *kj;   /* the kernel's side: its outputs are checked */
@@ -591,14 +612,18 @@ static int inputs_kept(struct ao_profiler *p, struct pool *pl, struct rounds *r,
 
 /* Enough rounds, past the minimum: the budget spent, one side's figure
  * settled, or a head-to-head's answer (a device that times itself is read
- * after the rounds: it runs them all); short of it, a child's pair that
- * can decide nothing any more. */
+ * after the rounds: it runs them all); short of it, with the budget spent,
+ * a child's pair that can decide nothing any more, or whose answer is
+ * plain. */
 static int rounds_enough(const struct ao_profiler *p, struct rounds *r, struct rounds_work *w,
                          long long spent)
 {
-    if (r->stop_undecidable && r->nsides == 2 && r->n < r->min && spent >= r->budget_ns &&
-        undecidable(r, w->clock, w->ratio))
-        return r->undecidable = 1;
+    if (r->stop_undecidable && r->nsides == 2 && r->n < r->min && spent >= r->budget_ns) {
+        if (undecidable(r, w->clock, w->ratio))
+            return r->undecidable = 1;
+        if (answered(r, w->clock, w->ratio))
+            return r->answered = 1;
+    }
     return r->n >= r->min &&
            (spent >= r->budget_ns ||
             (r->spread > 0 && r->nsides == 1 && settled(r, w->clock, w->lat, r->spread)) ||

@@ -24,8 +24,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 sets = {e["set"] for e in r["rel_l2"]}
 assert len(r["head_to_head"]["replicates"]) == 2, r["head_to_head"]
-assert r["timing"]["checks_known"] == 1 and r["timing"]["inputs_copied_calls"] == 5, r["timing"]
-assert {"check0", "check1", "check2", "check0-repoisoned", "timed-spots"} <= sets, sets
+assert r["timing"]["checks_known"] == 1 and r["timing"]["inputs_copied_calls"] == 4, r["timing"]
+assert {"check0", "check1", "check2", "timed-spots"} <= sets and any(s.endswith("-repoisoned") for s in sets), sets
 PY
 ok $? "measured twice: the second time without its check sets (timing.checks_known 1), their errors reported"
 bin/accelopt profile --task silu --size tiny --against "$fast" nkibench/silu/baseline.c >"$T/slow.json" 2>"$T/slow.err"

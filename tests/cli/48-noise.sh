@@ -276,9 +276,9 @@ PY
 ok $? "a kernel that counts the gaps between its calls: refused where it skips, honest head to head where it is measured"
 # every timed call's inputs are drawn where the kernel runs, a sampled
 # call's as any other's (issue 56, part 3: a sampled call's were drawn
-# elsewhere and copied in): only the check sets are copied, the five calls
-# of correctness (three nominal sets, the other shape, the first again
-# repoisoned), per side and head-to-head, of every kernel that passed,
+# elsewhere and copied in): only the check sets are copied, the four calls
+# of correctness (three nominal sets, the other shape with another poison,
+# or the first again with it), per side and head-to-head, of every kernel that passed,
 # where that side's source had not passed them in this profiler before
 $M - "$T/tell-alone.jsonl" "$T/tell-out.jsonl" <<'PY'
 import json, sys
@@ -286,11 +286,11 @@ alone = [r["timing"]["inputs_copied_calls"] for r in (json.loads(l) for l in ope
 rs = [r for r in (json.loads(l) for l in open(sys.argv[2])) if r.get("type") == "result" and r["status"] == "ok"]
 h2h = [r["timing"]["inputs_copied_calls"] for r in rs]
 print("# calls whose inputs were copied in: alone", alone, "head to head", h2h)
-assert alone and set(alone) == {5}, alone
-# five a side and measurement, but for a side whose source passed the same
+assert alone and set(alone) == {4}, alone
+# four a side and measurement, but for a side whose source passed the same
 # check sets in this profiler before (timing.checks_known: not run again)
 assert rs and all(r["timing"]["inputs_copied_calls"] ==
-                  5 * (2 * len(r["head_to_head"].get("replicates", [0])) - r["timing"].get("checks_known", 0))
+                  4 * (2 * len(r["head_to_head"].get("replicates", [0])) - r["timing"].get("checks_known", 0))
                   for r in rs), [(r["timing"], r["head_to_head"].get("replicates")) for r in rs]
 PY
 ok $? "only the check sets' inputs are copied in: every timed call's, sampled or not, drawn where the kernel runs"

@@ -72,5 +72,27 @@ int main(void)
           "identical ratios: the interval is the systematic floor, median x (1 -/+ 0.04) (%g-%g)", lo, hi);
     ao_median_interval(r, 3, 0.0, &med, &lo, &hi);
     CHECK(med == 2 && lo == 2 && hi == 2, "few ratios: k floors at 0, the extremes");
+
+    /* the Student-t interval of a few rounds (issue 66): the log-ratios'
+     * mean -/+ t(n-1) standard errors, widened to the floor */
+    r[0] = 1.30, r[1] = 1.20, r[2] = 1.25;
+    ao_t_interval(r, 3, 0.0, &med, &lo, &hi);
+    {
+        double a = log(1.30), b = log(1.20), c = log(1.25), m = (a + b + c) / 3;
+        double sd = sqrt(((a - m) * (a - m) + (b - m) * (b - m) + (c - m) * (c - m)) / 2), h = 4.303 * sd / sqrt(3.0);
+        CHECK(med == 1.25 && fabs(lo - exp(m - h)) < 1e-9 && fabs(hi - exp(m + h)) < 1e-9 && lo > 1,
+              "three ratios 1.20-1.30: the median, t(2) = 4.303 standard errors each way (%g-%g)", lo, hi);
+    }
+    r[0] = 1.30, r[1] = 0.90, r[2] = 1.25;
+    ao_t_interval(r, 3, 0.04, &med, &lo, &hi);
+    CHECK(lo < 1 && hi > 1.3, "one round the other way: the interval holds 1 (%g-%g)", lo, hi);
+    for (int i = 0; i < 4; i++)
+        r[i] = 0.98;
+    ao_t_interval(r, 4, 0.04, &med, &lo, &hi);
+    CHECK(fabs(lo - 0.98 * 0.96) < 1e-12 && fabs(hi - 0.98 * 1.04) < 1e-12 && hi > 1,
+          "identical ratios 2%% apart from 1: the floor keeps it a tie (%g-%g)", lo, hi);
+    r[0] = 1.1, r[1] = 0;
+    ao_t_interval(r, 2, 0.04, &med, &lo, &hi);
+    CHECK(lo == 0 && isinf(hi), "a ratio that is no time: no interval");
     return CHECK_DONE();
 }
