@@ -493,19 +493,23 @@ static int undecidable(const struct rounds *r, int clock, double *ratio)
  * (issue 66: stop on the answer, not on a count)?  Six rounds are the
  * fewest whose distribution-free interval is a 95% one; a slow kernel's
  * six of both sides were most of its profile where three rounds a few
- * percent apart already showed it faster or slower.  From
- * H2H_ANSWERED_MIN rounds, the Student-t interval of the log-ratios
- * (judge reports it, with the systematic floor) wholly on one side of 1.
- * A gain, and a loss past 1/1.15, are measured again in fresh processes
- * all the same (ao_profiler_compare). */
+ * percent apart already showed the answer.  From H2H_ANSWERED_MIN rounds,
+ * the Student-t interval of the log-ratios (judge reports it, widened to
+ * the systematic floor): wholly on one side of 1, a difference; or a tie
+ * already inside the floor, which holds 1: more rounds only narrow the
+ * t-interval, and the floor's band around the median stays what is
+ * reported.  A gain, and a loss past 1/1.15, are measured again in fresh
+ * processes all the same (ao_profiler_compare). */
 static int answered(const struct rounds *r, int clock, double *ratio)
 {
-    double median, low, high;
+    double median, low, high, bare_low, bare_high;
 
     if (r->n < H2H_ANSWERED_MIN || !round_ratios(r, clock, ratio))
         return 0;
+    ao_t_interval(ratio, r->n, 0, &median, &bare_low, &bare_high); /* sorts: the same ratios below */
     ao_t_interval(ratio, r->n, H2H_SYSTEMATIC, &median, &low, &high);
-    return low > 1 || high < 1;
+    return low > 1 || high < 1 ||
+           (bare_low >= median * (1 - H2H_SYSTEMATIC) && bare_high <= median * (1 + H2H_SYSTEMATIC));
 }
 
 /* What prof_rounds works with beside the rounds themselves. */
