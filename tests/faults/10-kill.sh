@@ -36,7 +36,7 @@ while [ "$kills" -lt "$ROUNDS" ]; do
     p=$(replica_pid "$s" 1)
     [ -n "$p" ] && ours "$p" "$(cat "$T/logs/$s-1.sup")" && kill -9 "$p" 2>/dev/null && kills=$((kills + 1)) && echo "kill $kills: $s ($p)" >>"$T/logs/kills"
 done
-wait_done "$T/runs" $((120 + ROUNDS * 15)) || { diagnose "$T/runs"; false; }
+wait_done "$T/runs" $((300 + ROUNDS * 15)) || { diagnose "$T/runs"; false; }
 ok $? "every run finished after $ROUNDS kill -9s of random stages"
 redone=$(check_runs "$T/runs" 11)
 ok $? "every slot holds exactly one result, every run one done (1 + 2 + 4 + 4 kernels each)"

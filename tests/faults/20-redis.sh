@@ -21,7 +21,7 @@ for round in 1 2; do
     rpid=$!
     for _ in $(seq 100); do rcli ping >/dev/null 2>&1 && break; sleep 0.05; done
 done
-wait_done "$T/runs" 180 || { diagnose "$T/runs"; false; }
+wait_done "$T/runs" 400 || { diagnose "$T/runs"; false; }
 ok $? "every run finished across two redis outages"
 check_runs "$T/runs" 11 >/dev/null
 ok $? "every slot holds exactly one result, every run one done"

@@ -29,7 +29,7 @@ sleep 3
 broker_ctl rtt 0
 for _ in $(seq 50); do [ "$(grep -c "control:" "$T/logs/broker.log")" -ge 8 ] && break; sleep 0.1; done
 [ "$(grep -c "control:" "$T/logs/broker.log")" -eq 8 ]; ok $? "the broker took the 8 fault commands"
-wait_done "$T/runs" 240 || { diagnose "$T/runs"; false; }
+wait_done "$T/runs" 420 || { diagnose "$T/runs"; false; }
 ok $? "every run finished across an outage, request errors and a slow broker"
 check_runs "$T/runs" 11 >/dev/null
 ok $? "every slot holds exactly one result, every run one done"

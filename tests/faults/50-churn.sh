@@ -28,7 +28,7 @@ touch "$T/logs/profiler-2.stop"
 kill -9 "$(replica_pid profiler 2)"         # dies, not restarted
 stop_replica selector 1                     # selector 2 takes its runs over
 start_replica executor 3 --log debug
-wait_done "$T/runs" 240 || { diagnose "$T/runs"; false; }
+wait_done "$T/runs" 480 || { diagnose "$T/runs"; false; }
 ok $? "every run finished through the churn"
 check_runs "$T/runs" 11 >/dev/null
 ok $? "every slot holds exactly one result, every run one done"

@@ -99,7 +99,9 @@ submit_runs() {
     bin/accelopt submit --brokers "$B" --redis "$REDIS_URL" $FAST ${SUBMIT_OPTS:-} "$@" >"$out" 2>>"$T/logs/submit.log"
 }
 
-# wait_done RUNS-FILE SECONDS: until every run's state says done
+# wait_done RUNS-FILE SECONDS: until every run's state says done (a run of
+# the builtin model measures every slot: it takes a move from a parent once,
+# issue 66, so three tasks at the cpu size are about 30 profiles)
 wait_done() {
     local until=$(($(date +%s) + $2)) run left
     while [ "$(date +%s)" -lt "$until" ]; do

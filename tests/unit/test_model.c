@@ -47,6 +47,23 @@ int main(void)
                   strstr(p2.error, "no more knob moves"),
               "past the last move: an error, not a plan (%d moves)", n);
         ao_msg_release(&ao_msg_plan, &p2);
+        {
+            /* every move taken from this kernel before: the first plan of
+             * a later iteration says the search is out of moves, not that
+             * the kernel has no knobs (issue 66) */
+            char *texts[8];
+            const char *tried[8];
+            for (int i = 0; i < n; i++)
+                tried[i] = texts[i] = ao_builtin_plan_text(src, &moves[i], "silu", memory);
+            q.index = 0, q.tried = tried, q.ntried = n;
+            ao_msg_init(&ao_msg_plan, &p2);
+            CHECK(m->plan(&a, &q, &p2, &u, reason, sizeof reason) == 0 && !p2.text && p2.error &&
+                      strstr(p2.error, "no more knob moves"),
+                  "every move taken before: out of moves, not out of knobs (%s)", p2.error ? p2.error : "a plan");
+            ao_msg_release(&ao_msg_plan, &p2);
+            for (int i = 0; i < n; i++)
+                free(texts[i]);
+        }
     }
     free(want);
 
