@@ -33,8 +33,8 @@ static int builtin_plan(struct ao_agent *a, const struct ao_plan_ask *q, struct 
                         (int)(q->plans < MAX_MOVES ? q->plans : MAX_MOVES));
     if (q->index < n)
         p->text = ao_builtin_plan_text(q->c->source, &moves[q->index], q->c->env.task, q->memory);
-    else if (n || (q->ntried && ao_builtin_plan(q->c->source, q->c->env.task, q->memory, q->seed, NULL, 0, moves, 1)))
-        p->error = strdup(AO_SEARCH_NO_MORE_MOVES); /* every move taken, by this wave or the run before it */
+    else if (n || q->ntried) /* every move taken, by this wave or the run before it */
+        p->error = strdup(AO_SEARCH_NO_MORE_MOVES);
     else
         p->error = strdup(AO_SEARCH_NO_KNOBS);
     return p->text || p->error ? 0 : ao_errf(reason, len, "out of memory");

@@ -81,13 +81,12 @@ void ao_t_interval(double *ratio, int n, double floor_frac, double *median, doub
 {
     double sum = 0, ss = 0, mean, half;
 
-    if (n < 2 || !(ratio[0] > 0)) {
-        *median = n > 0 ? ratio[0] : NAN;
-        *low = 0, *high = INFINITY;
+    if (n < 2) { /* no interval from fewer rounds */
+        *median = n == 1 ? ratio[0] : NAN, *low = 0, *high = INFINITY;
         return;
     }
     for (int i = 0; i < n; i++) {
-        if (!(ratio[i] > 0)) {
+        if (!(ratio[i] > 0)) { /* a round that is no time: no interval */
             *median = NAN, *low = 0, *high = INFINITY;
             return;
         }

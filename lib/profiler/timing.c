@@ -173,8 +173,8 @@ static void passed_note(struct pool *pl, const char *digest, const cJSON *errors
  * other shape, the first set again with it), so an output left untouched
  * can never pass, whichever poison a kernel looks for; out[] has room for
  * the outputs.  (The second poison had a nominal set of its own, a fifth
- * call: a second of a slow task's child, issue 66.)  A source that passed this pool's sets before is
- * not run on them again (issue 66: a difference measured twice, a parent
+ * call: a second of a slow task's child, issue 66.)  A source that passed
+ * this pool's sets before is not run on them again (issue 66: a difference measured twice, a parent
  * on its side of its children's head-to-heads): the sets are drawn once
  * per pool, the same source on the same inputs does the same work, and a
  * kernel that varies from call to call is met by the checks of every
@@ -502,14 +502,13 @@ static int undecidable(const struct rounds *r, int clock, double *ratio)
  * processes all the same (ao_profiler_compare). */
 static int answered(const struct rounds *r, int clock, double *ratio)
 {
-    double median, low, high, bare_low, bare_high;
+    double median, low, high, floor_low, floor_high;
 
     if (r->n < H2H_ANSWERED_MIN || !round_ratios(r, clock, ratio))
         return 0;
-    ao_t_interval(ratio, r->n, 0, &median, &bare_low, &bare_high); /* sorts: the same ratios below */
-    ao_t_interval(ratio, r->n, H2H_SYSTEMATIC, &median, &low, &high);
-    return low > 1 || high < 1 ||
-           (bare_low >= median * (1 - H2H_SYSTEMATIC) && bare_high <= median * (1 + H2H_SYSTEMATIC));
+    ao_t_interval(ratio, r->n, 0, &median, &low, &high); /* the bare interval; the floor's band: */
+    floor_low = median * (1 - H2H_SYSTEMATIC), floor_high = median * (1 + H2H_SYSTEMATIC);
+    return fmin(low, floor_low) > 1 || fmax(high, floor_high) < 1 || (low >= floor_low && high <= floor_high);
 }
 
 /* What prof_rounds works with beside the rounds themselves. */
