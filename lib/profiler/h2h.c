@@ -78,7 +78,7 @@ struct h2h {
     struct ao_job jb, jk; /* the other side, the kernel */
     struct ao_job *side[2];
     struct rounds rd;
-    struct checks_after after;
+    struct checks chk[2]; /* each side's check sets */
     float *out[AO_MAX_TENSORS];
     double *ratio, max_err, scratch; /* scratch: the other side's largest error, not reported */
     /* per round and side: the latency (rd.raw's, then as below), and the
@@ -137,8 +137,51 @@ static enum step begin(struct h2h *x, const char *size, const char *source, cons
     return GO;
 }
 
-/* The sides in a random order (issue 56): the first's check sets and
- * warm-up, the second's warm-up, the rounds, then the second's check sets.
+/* The opening round (issue 66): each side's first call, on the first
+ * check set's inputs, in a random order, a side the model wrote held to
+ * that set's reference as its check sets are.  Where both calls are long
+ * it is the rounds' first: a first call meets the kernel's pages mapped
+ * (the runner maps them before it), and what it meets cold besides (the
+ * caches, the branch predictors) is nothing beside a call of a fifth of a
+ * second, and the same for both sides, so one round less for each child
+ * of a slow task, and no warm-up call for its parent.  Shorter, the calls
+ * start each side's warm-up.  A device's first calls (compiling, loading)
+ * stay out of its rounds. */
+#define OPENING_COUNTS_NS 200000000LL
+static enum step opening(struct h2h *x, long long *took)
+{
+    struct ao_profiler *p = x->p;
+    int order = (int)(ao_rng_next(&p->choice) & 1), away = 0;
+
+    for (int k = 0; k < 2; k++) {
+        int s = k ? !order : order;
+        if ((took[s] = prof_check_opening(x->pl, &x->chk[s], s == 1 || x->rd.check_both)) < 0)
+            return SIDE_FAILED;
+        x->rd.opening[s] = x->side[s]->raw_ns;
+        away |= x->side[s]->watch_void;
+    }
+    x->rd.opened = !away && took[0] >= OPENING_COUNTS_NS && took[1] >= OPENING_COUNTS_NS;
+    return GO;
+}
+
+/* A side's warm-up, unless it is warm: from its check sets, where the
+ * shortest of their calls outlasts the warm-up, or from its opening call,
+ * where that one does.  Its shortest call, or -1. */
+static long long warm_up(struct h2h *x, int s, int checked, long long opened)
+{
+    struct ao_job *j = x->side[s];
+    long long warmup = (long long)(x->p->o.warmup_s * 1e9);
+
+    if (checked && !j->checks_known && j->checks_least_ns >= warmup)
+        return j->checks_least_ns;
+    if (opened >= warmup)
+        return opened;
+    return prof_warm_up(x->p, x->pl, j, &x->kns);
+}
+
+/* The sides in a random order (issue 56): the opening round (on a host),
+ * the first's check sets, each side's warm-up, the rounds, then the
+ * second's check sets.
  * The rounds: the same fresh inputs for both, in a random order, each call
  * timed as any timed call is (prof_rounds, the loop a measurement uses),
  * every one checked at secret positions where the task allows, as many as
@@ -148,28 +191,24 @@ static enum step run(struct h2h *x, char *err, size_t errlen)
     struct ao_profiler *p = x->p;
     struct rounds *rd = &x->rd;
     int first = (int)(ao_rng_next(&p->choice) & 1), on;
-    long long round_ns;
+    long long round_ns, opened[2] = {0, 0};
     double fit;
 
+    x->chk[0] = (struct checks){&x->jb, x->out, x->base_errors, &x->scratch, &x->kns, 0, 0, 0};
+    x->chk[1] = (struct checks){&x->jk, x->out, x->errors, &x->max_err, &x->kns, 0, 0, 0};
+    if (!p->tg->device_time && !p->tg->runner_clock && opening(x, opened) != GO)
+        return SIDE_FAILED;
     /* the task's own baseline (check_both 0) passed its check sets when
      * the run began: only a side the model wrote runs them (issue 66: five
      * calls of a 1.3 s baseline a head-to-head) */
-    int checks = first || rd->check_both, warm;
+    int checks = first || rd->check_both;
     long long least[2];
-    if (checks && prof_correctness(x->pl, x->side[first], x->out, first ? x->errors : x->base_errors,
-                                   first ? &x->max_err : &x->scratch, &x->kns) < 0)
+    if (checks && prof_correctness(x->pl, &x->chk[first]) < 0)
         return SIDE_FAILED;
-    /* a side whose check sets just ran, each call longer than the warm-up
-     * (the shortest of them: a busy machine stretches some), is warm: its
-     * warm-up would be one more such call (issue 66) */
-    warm = checks && !x->side[first]->checks_known &&
-           x->side[first]->checks_least_ns >= (long long)(p->o.warmup_s * 1e9);
-    least[first] = warm ? x->side[first]->checks_least_ns : prof_warm_up(p, x->pl, x->side[first], &x->kns);
-    if (least[first] < 0 || (least[!first] = prof_warm_up(p, x->pl, x->side[!first], &x->kns)) < 0)
+    if ((least[first] = warm_up(x, first, checks, opened[first])) < 0 ||
+        (least[!first] = warm_up(x, !first, 0, opened[!first])) < 0)
         return SIDE_FAILED;
-    x->after = (struct checks_after){x->side[!first], x->out, first ? x->base_errors : x->errors,
-                                     first ? &x->scratch : &x->max_err, &x->kns};
-    rd->after = !first || rd->check_both ? &x->after : NULL;
+    rd->after = !first || rd->check_both ? &x->chk[!first] : NULL;
     rd->side[0] = &x->jb, rd->side[1] = &x->jk;
     rd->nsides = 2;
     round_ns = least[0] + least[1]; /* the warm-ups' shortest calls */
@@ -403,6 +442,8 @@ static enum step judge(struct h2h *x, struct ao_measurement *r, char *err, size_
             cJSON_AddTrueToObject(h, "undecidable");
         if (x->rd.answered) /* ... or a plain answer, its interval a Student-t one */
             cJSON_AddStringToObject(h, "interval", "student-t");
+        if (x->rd.opened) /* its first round both sides' first calls (opening) */
+            cJSON_AddTrueToObject(h, "opening_round");
         cJSON_AddNumberToObject(h, "baseline_median_ns", sb.median);
         cJSON_AddNumberToObject(h, "baseline_spread", sb.spread);
         cJSON_AddNumberToObject(h, "kernel_median_ns", sk.median);

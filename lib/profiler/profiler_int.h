@@ -354,11 +354,30 @@ long long prof_warm_up(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
 int prof_sample_slot(struct ao_profiler *p, struct sample *s, int n);
 int prof_check_sample(struct ao_profiler *p, struct pool *pl, struct ao_job *j,
                       struct sample *s, cJSON *errors, double *max_err, char *err, size_t errlen);
-/* Correctness on every check set, poisoned with NaN, the first again with
- * another poison, so an output left untouched can never pass; out[] has
- * room for the outputs.  0, or -1 with j->status set. */
-int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *errors,
-                     double *max_err, long long *kernel_ns);
+/* One side's check sets, as prof_correctness runs them */
+struct checks {
+    struct ao_job *j;
+    float **out;      /* room for the outputs */
+    cJSON *errors;    /* what each set found, appended */
+    double *max_err;  /* the largest error, reported */
+    long long *kernel_ns;
+    /* the sets run already, from the first on (a head-to-head's opening
+     * round runs the first: prof_check_opening), their entries in errors
+     * from errors_from on, their largest error worst */
+    int done, errors_from;
+    double worst;
+};
+/* Correctness on every check set, the nominal ones poisoned with NaN, the
+ * one at another shape with another poison, so an output left untouched
+ * can never pass (those before c->done ran already).  0, or -1 with the
+ * job's status set. */
+int prof_correctness(struct pool *pl, struct checks *c);
+/* The first check set, the side's first call (a head-to-head's opening
+ * round, issue 66), held to its reference as prof_correctness would, and
+ * c->done set; `check` 0: not held (the task's own baseline).  A source
+ * known to pass the sets is held all the same, its entries not kept (the
+ * known ones are reported).  The call's ns, or -1 with the job's status. */
+long long prof_check_opening(struct pool *pl, struct checks *c, int check);
 /* Correctness on the check sets, then timed calls on fresh inputs, a
  * uniform sample of them (secretly chosen) checked against the reference
  * afterwards. */
@@ -412,15 +431,6 @@ int prof_device_unbelievable(const long long *host, const long long *dev, int n,
 int prof_runner_clock(const long long *raw, const long long *dev, const unsigned *late, int n,
                       long long launch_ns, long long empty_ns, long long *lat, int *raised,
                       char *reason, size_t len);
-/* Check sets to run on a side once its rounds are over (prof_rounds):
- * prof_correctness's arguments */
-struct checks_after {
-    struct ao_job *j;
-    float **out;
-    cJSON *errors;
-    double *max_err;
-    long long *kernel_ns;
-};
 /* The timed calls of a measurement and of a head-to-head, one loop for
  * both: rounds of one call per side (side[0] alone; or the baseline,
  * side[0], and the kernel, side[1], in a random order on the same fresh
@@ -462,7 +472,11 @@ struct rounds {
     unsigned *late[2];
     /* a side whose check sets run after its rounds, before its runner
      * stops (issue 56: a head-to-head's second side); NULL: none */
-    struct checks_after *after;
+    struct checks *after;
+    /* the opening round counted as the first (both sides' first calls,
+     * on the first check set: h2h.c), each side's raw time */
+    int opened;
+    long long opening[2];
     int n, voided;
     long long kernel_ns, inputs_ns; /* all the rounds' calls; the inputs drawn here */
 };

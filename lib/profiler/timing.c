@@ -168,65 +168,95 @@ static void passed_note(struct pool *pl, const char *digest, const cJSON *errors
     pl->passed_next = (pl->passed_next + 1) % PASSED_MAX;
 }
 
+/* Check set s: the call, the inputs held to what was given, the outputs
+ * to the set's reference (errors NULL: not held).  The call's ns, or -1
+ * with the job's status. */
+static long long check_set(struct pool *pl, struct ao_job *j, int s, float **out, cJSON *errors,
+                           double *worst)
+{
+    const struct ao_task *t = &pl->task;
+    const struct dataset *d = &pl->check[s < pl->nchecks ? s : 0];
+    uint32_t poison = s < NOMINAL_CHECKS ? 0x7fc00000u : 0x7f7f7f7fu;
+    char set[32];
+    const char *bad;
+    long long e;
+
+    snprintf(set, sizeof set, s < NOMINAL_CHECKS ? (s == STRESS_CHECK && t->has_stress ? "check-stress" : "check%d")
+             : s < pl->nchecks ? "check-other-shape-repoisoned" : "check0-repoisoned", s);
+    ao_job_place(j, d->dims);
+    if ((e = prof_job_call(j, d->dims, d->t, NULL, poison, errors ? out : NULL, "on a correctness check")) < 0)
+        return -1;
+    if (s == 0 || (e < j->checks_least_ns && memcmp(d->dims, pl->dims, sizeof d->dims) == 0))
+        j->checks_least_ns = e; /* the shortest at the nominal shape (the first set is at it) */
+    if ((bad = prof_inputs_changed(j, d->dims, d->t))) {
+        j->status = AO_V_REJECTED;
+        snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' (set '%s'): "
+                 "inputs are read-only", bad, set);
+        return -1;
+    }
+    return errors && prof_check_outputs(j, t, out, d, set, errors, worst) < 0 ? -1 : e;
+}
+
 /* Correctness on every check set, the nominal ones poisoned with NaN and
  * the one at another shape with another poison (where the pool has no
  * other shape, the first set again with it), so an output left untouched
- * can never pass, whichever poison a kernel looks for; out[] has room for
- * the outputs.  (The second poison had a nominal set of its own, a fifth
- * call: a second of a slow task's child, issue 66.)  A source that passed
- * this pool's sets before is not run on them again (issue 66: a difference measured twice, a parent
- * on its side of its children's head-to-heads): the sets are drawn once
- * per pool, the same source on the same inputs does the same work, and a
+ * can never pass, whichever poison a kernel looks for.  (The second poison
+ * had a nominal set of its own, a fifth call: a second of a slow task's
+ * child, issue 66.)  A source that passed this pool's sets before is not
+ * run on them again (issue 66: a difference measured twice, a parent on
+ * its side of its children's head-to-heads): the sets are drawn once per
+ * pool, the same source on the same inputs does the same work, and a
  * kernel that varies from call to call is met by the checks of every
- * timed call; what they found then is reported, and j->checks_known set.
- * 0, or -1 with j->status set. */
-int prof_correctness(struct pool *pl, struct ao_job *j, float **out, cJSON *errors,
-                     double *max_err, long long *kernel_ns)
+ * timed call; what they found then is reported, and j->checks_known set. */
+int prof_correctness(struct pool *pl, struct checks *c)
 {
-    const struct ao_task *t = &pl->task;
+    struct ao_job *j = c->j;
     const struct passed *known = j->digest[0] ? passed_find(pl, j->digest) : NULL;
-    int from = cJSON_GetArraySize(errors);
-    double worst = 0;
+    int from = c->done ? c->errors_from : cJSON_GetArraySize(c->errors);
+    double worst = c->done ? c->worst : 0;
     long long e;
-    char set[32];
-    int rc;
-    const char *bad;
 
     if (known) {
         const cJSON *k;
         cJSON_ArrayForEach(k, known->errors)
-            cJSON_AddItemToArray(errors, cJSON_Duplicate(k, 1));
-        if (!(known->max_err <= *max_err) && isfinite(*max_err))
-            *max_err = known->max_err;
+            cJSON_AddItemToArray(c->errors, cJSON_Duplicate(k, 1));
+        if (!(known->max_err <= *c->max_err) && isfinite(*c->max_err))
+            *c->max_err = known->max_err;
         j->checks_known = 1;
         return 0;
     }
-    for (int s = 0; s < NOMINAL_CHECKS + 1; s++) {
-        const struct dataset *d = &pl->check[s < pl->nchecks ? s : 0];
-        uint32_t poison = s < NOMINAL_CHECKS ? 0x7fc00000u : 0x7f7f7f7fu;
-        snprintf(set, sizeof set, s < NOMINAL_CHECKS ? (s == STRESS_CHECK && t->has_stress ? "check-stress" : "check%d")
-                 : s < pl->nchecks ? "check-other-shape-repoisoned" : "check0-repoisoned", s);
-        ao_job_place(j, d->dims);
-        if ((e = prof_job_call(j, d->dims, d->t, NULL, poison, out, "on a correctness check")) < 0)
+    for (int s = c->done; s < NOMINAL_CHECKS + 1; s++) {
+        e = check_set(pl, j, s, c->out, c->errors, &worst);
+        if (!(worst <= *c->max_err) && isfinite(*c->max_err))
+            *c->max_err = worst;
+        if (e < 0)
             return -1;
-        *kernel_ns += e;
-        if (s == 0 || (e < j->checks_least_ns && memcmp(d->dims, pl->dims, sizeof d->dims) == 0))
-            j->checks_least_ns = e; /* the shortest at the nominal shape (the first set is at it) */
-        if ((bad = prof_inputs_changed(j, d->dims, d->t))) {
-            j->status = AO_V_REJECTED;
-            snprintf(j->reason, sizeof j->reason, "wrote to its input '%s' (set '%s'): "
-                     "inputs are read-only", bad, set);
-            return -1;
-        }
-        rc = prof_check_outputs(j, t, out, d, set, errors, &worst);
-        if (!(worst <= *max_err) && isfinite(*max_err))
-            *max_err = worst;
-        if (rc < 0)
-            return -1;
+        *c->kernel_ns += e;
     }
     if (j->digest[0])
-        passed_note(pl, j->digest, errors, from, worst);
+        passed_note(pl, j->digest, c->errors, from, worst);
     return 0;
+}
+
+long long prof_check_opening(struct pool *pl, struct checks *c, int check)
+{
+    struct ao_job *j = c->j;
+    int known = check && j->digest[0] && passed_find(pl, j->digest);
+    cJSON *scratch = known ? cJSON_CreateArray() : NULL; /* (out of memory: not held) */
+    double worst = 0;
+    long long e;
+
+    c->errors_from = cJSON_GetArraySize(c->errors);
+    e = check_set(pl, j, 0, c->out, !check ? NULL : known ? scratch : c->errors, &worst);
+    cJSON_Delete(scratch);
+    if (check && !known && !(worst <= *c->max_err) && isfinite(*c->max_err))
+        *c->max_err = worst;
+    if (e < 0)
+        return -1;
+    *c->kernel_ns += e;
+    c->done = 1;
+    c->worst = worst;
+    return e;
 }
 
 int prof_device_unbelievable(const long long *host, const long long *dev, int n,
@@ -543,6 +573,11 @@ static int rounds_start(struct ao_profiler *p, struct pool *pl, struct rounds *r
         !(w->ratio = malloc(sizeof *w->ratio * (size_t)r->max)) ||
         prof_dataset_alloc(t, &w->fresh, pl->dims, PROF_INPUTS) < 0)
         return -1;
+    if (r->opened) { /* the opening round is the first (h2h.c) */
+        for (int s = 0; s < r->nsides; s++)
+            r->raw[s][0] = r->opening[s], r->dev[s][0] = r->ev[s][0] = 0;
+        r->n = 1;
+    }
     if (r->nsides == 2)
         for (int o = 0; o < t->noutputs; o++)
             if (!(w->scratch[o] = prof_tensor_alloc(ao_task_elems(t, t->ninputs + o, pl->dims))))
@@ -642,8 +677,7 @@ static int rounds_end(struct pool *pl, struct rounds *r, struct rounds_work *w, 
         if (r->side[s]->hdr)
             r->side[s]->hdr->profile = 0;
     if (rc == 0 && r->after) {
-        struct checks_after *a = r->after;
-        if (prof_correctness(pl, a->j, a->out, a->errors, a->max_err, a->kernel_ns) < 0)
+        if (prof_correctness(pl, r->after) < 0)
             rc = -1; /* its status says why */
     }
     for (int s = 0; s < r->nsides; s++)
@@ -670,8 +704,11 @@ int prof_rounds(struct ao_profiler *p, struct pool *pl, struct rounds *r, char *
         return rounds_end(pl, r, &w, -1);
     }
     err[0] = '\0';
+    if (r->opened) /* its calls counted as any round's */
+        least = spent = r->opening[0] + r->opening[1];
     while (r->n < r->max) {
-        int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n), away = 0;
+        /* (the opening round, fully checked, is not one of those sampled) */
+        int v = force >= 0 ? force : prof_sample_slot(p, &r->smp, r->n - r->opened), away = 0;
         int first = r->nsides == 2 ? (int)(ao_rng_next(&p->choice) & 1) : 0;
         /* every side's inputs drawn straight into its tensors from its
          * core, from the round's one generator state: the same inputs for
@@ -761,7 +798,8 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
      * `--no-compare`, `profile --alone`): a kernel a model wrote is
      * measured head to head with its parent (issue 66), so nothing hides
      * which kind this is */
-    if (prof_correctness(pl, j, out, errors, max_err, &m->kernel_ns) < 0)
+    struct checks c = {j, out, errors, max_err, &m->kernel_ns, 0, 0, 0};
+    if (prof_correctness(pl, &c) < 0)
         goto out;
     /* warm from its check sets where each call outlasts the warm-up (h2h.c) */
     if (!j->checks_known && j->checks_least_ns >= (long long)(p->o.warmup_s * 1e9))
