@@ -13,17 +13,22 @@ void ao_call(float *const *p, const int *dims);
 extern char __data_start[], _end[];
 
 #define AO_STACK_TOUCH (1 << 20)
+/* never more than this faulted in: a static array larger than the job's
+ * memory, never touched, must not end the process before its first call */
+#define AO_PREFAULT_MAX ((size_t)1 << 30)
 
 /* Fault in what the kernel's first call would otherwise: its static data
- * and bss, written (not the zero page), and the first MiB of stack below
- * us.  A head-to-head may time both sides' first calls (issue 66's opening
- * round): they must not pay for pages the later calls find mapped. */
+ * and bss (their first GiB), written (not the zero page), and the first
+ * MiB of stack below us.  A head-to-head may time both sides' first calls
+ * (issue 66's opening round): they must not pay for pages the later calls
+ * find mapped. */
 static __attribute__((noinline)) void ao_runner_prefault(void)
 {
     volatile char stack[AO_STACK_TOUCH];
     uintptr_t lo = (uintptr_t)__data_start & ~(uintptr_t)4095;
+    size_t len = (size_t)((uintptr_t)_end - lo);
 
-    madvise((void *)lo, (size_t)((uintptr_t)_end - lo), 23 /* MADV_POPULATE_WRITE, Linux 5.14 */);
+    madvise((void *)lo, len < AO_PREFAULT_MAX ? len : AO_PREFAULT_MAX, 23 /* MADV_POPULATE_WRITE, Linux 5.14 */);
     for (size_t i = 0; i < sizeof stack; i += 4096)
         stack[i] = 0;
 }
