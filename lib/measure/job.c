@@ -73,7 +73,7 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
     char size_arg[32], nptr_arg[16], runner[] = "/work/runner";
     char *argv[] = {runner, size_arg, nptr_arg, NULL};
     struct ao_sandbox_spec spec = {0};
-    int fd = -1, outfd = -1, rc = -1;
+    int outfd = -1, rc = -1;
 
     j->tg = o->tg;
     j->drain = o->drain;
@@ -82,17 +82,10 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
     j->place_a = (o->place_a % AO_JOB_PLACES) | 1; /* odd: a permutation */
     j->place_b = o->place_b % AO_JOB_PLACES;
     j->shm_size = AO_RUN_DATA_OFFSET + 2 * j->slot_size;
-    fd = memfd_create("accelopt-tensors", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, (off_t)j->shm_size) < 0) {
-        snprintf(err, errlen, "cannot create the shared region: %s", strerror(errno));
+    if (ao_region_take(&j->rg, j->shm_size, err, errlen) < 0)
         goto out;
-    }
-    j->shm = mmap(NULL, j->shm_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (j->shm == MAP_FAILED) {
-        j->shm = NULL;
-        snprintf(err, errlen, "cannot map %zu bytes: %s", j->shm_size, strerror(errno));
-        goto out;
-    }
+    j->shm = j->rg.map;
+    ao_region_prepare(&j->rg, AO_RUN_DATA_OFFSET); /* the header's pages, before it is written */
     j->hdr = (struct ao_run_hdr *)j->shm;
     j->hdr->magic = AO_RUN_MAGIC;
     j->hdr->total_size = j->shm_size;
@@ -118,7 +111,7 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
     spec.workdir = j->dir;
     spec.workdir_ro = 1;
     spec.argv = argv;
-    spec.keep_fds = &fd;
+    spec.keep_fds = &j->rg.fd;
     spec.nkeep = 1;
     spec.out_fd = outfd;
     /* a backstop only: each command has its own wall limit (ao_job_run) */
@@ -134,14 +127,18 @@ int ao_job_start(struct ao_job *j, const struct ao_job_opts *o, const struct ao_
     if (o->runner_sandbox) /* what the target's device needs */
         o->runner_sandbox(&spec);
     j->timeout_s = o->timeout_s;
+    if (!o->hold) /* it runs at once: its region ready first */
+        ao_region_prepare(&j->rg, SIZE_MAX);
     if (ao_sandbox_start(&spec, &j->sb, err, errlen) < 0)
         goto out;
     j->started = 1;
     j->deadline = ao_now_ns() + (long long)(o->timeout_s * 1e9);
     rc = 0;
 out:
-    if (fd >= 0)
-        close(fd);
+    if (rc < 0) { /* a process of the sandbox may have it: not kept */
+        ao_region_drop(&j->rg);
+        j->shm = NULL;
+    }
     if (outfd >= 0)
         close(outfd);
     return rc;
@@ -150,6 +147,7 @@ out:
 /* Let a held runner start; its time limit counts from here. */
 int ao_job_release(struct ao_job *j, char *err, size_t errlen)
 {
+    ao_region_prepare(&j->rg, SIZE_MAX);
     if (ao_sandbox_release(&j->sb, err, errlen) < 0)
         return -1;
     j->deadline = ao_now_ns() + (long long)(j->timeout_s * 1e9);
@@ -265,8 +263,12 @@ void ao_job_end(struct ao_job *j)
 {
     ao_job_stop(j, "at exit");
     unpin_us(j);
-    if (j->shm)
-        munmap(j->shm, j->shm_size);
+    /* kept for the next job only where no process of this one can be
+     * left to reach it (its sandbox reaped and emptied) */
+    if (j->sb.gone)
+        ao_region_keep(&j->rg);
+    else
+        ao_region_drop(&j->rg);
     j->shm = NULL;
     if (j->out_path[0])
         unlink(j->out_path);
@@ -617,21 +619,7 @@ void ao_job_on_all(struct ao_job *j)
     unpin_us(j);
 }
 
-void ao_job_prefault(struct ao_job *j, size_t at, size_t len)
+int ao_job_prepare(struct ao_job *j, size_t len)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-    if (!j->shm || at >= j->shm_size)
-        return;
-    if (len > j->shm_size - at)
-        len = j->shm_size - at;
-#ifdef MADV_POPULATE_WRITE
-    if (madvise(j->shm + at, len, MADV_POPULATE_WRITE) == 0)
-        return;
-#endif
-    /* a kernel before 5.14: a write of each page's own first byte */
-    for (size_t k = at - at % page; k < at + len; k += page) {
-        volatile char *c = j->shm + k;
-        *c = *c;
-    }
+    return ao_region_prepare(&j->rg, len);
 }

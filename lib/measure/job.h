@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/task.h"
+#include "measure/region.h"
 #include "measure/sandbox.h"
 #include "runner_proto.h"
 #include "wire/verdict.h"
@@ -63,8 +64,9 @@ struct ao_job {
     int cpu;           /* the core it was put on, or -1 */
     int pin;           /* if not 0: start it on core pin - 1 (beside another runner) */
     int metrics;       /* the metrics pass's process (ao_job_opts.metrics) */
-    char *shm;
+    char *shm;                  /* the region's first shm_size bytes, the runner's */
     size_t shm_size, slot_size;
+    struct ao_region rg;        /* the region itself (region.c), kept after the job */
     struct ao_run_hdr *hdr;
     uint64_t seq;
     const struct ao_task *task;
@@ -147,9 +149,10 @@ long long ao_job_run(struct ao_job *j, uint32_t cmd, int hold, const char *phase
 void ao_job_on_runner(struct ao_job *j);
 void ao_job_off_runner(struct ao_job *j);
 void ao_job_on_all(struct ao_job *j);
-/* Fault in len bytes of the job's region from at (clipped to it): its
- * pages allocated and mapped here before its calls need them.  Only while
- * the runner cannot run (held, or stopped). */
-void ao_job_prefault(struct ao_job *j, size_t at, size_t len);
+/* Make the next len bytes of a held job's region ready (region.c): what
+ * an earlier job left there zeroed, fresh pages faulted in here, before
+ * its calls need them.  ao_job_release makes the rest ready.  1 while
+ * some are left, else 0. */
+int ao_job_prepare(struct ao_job *j, size_t len);
 
 #endif

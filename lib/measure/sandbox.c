@@ -741,19 +741,20 @@ void ao_sandbox_kill(struct ao_sandbox *sb)
 }
 
 /* Leave the cgroup empty: kill anything still in it (none is expected once
- * the namespace's first process is gone). */
-static void cgroup_drain(const char *dir)
+ * the namespace's first process is gone).  0 once it is found empty, -1
+ * where it is not (or cannot be read); 1 where there is none. */
+static int cgroup_drain(const char *dir)
 {
     char f[400], *text, e[AO_ERRLEN];
 
     if (!dir[0])
-        return;
+        return 1;
     snprintf(f, sizeof f, "%s/cgroup.procs", dir);
     for (int tries = 0; tries < 400; tries++) {
         struct timespec ts = {0, 1000000};
         int any = 0;
         if (!(text = ao_read_file(f, NULL, e, sizeof e)))
-            return;
+            return -1;
         for (char *p = text; *p;) {
             long pid = strtol(p, &p, 10);
             if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
@@ -763,9 +764,10 @@ static void cgroup_drain(const char *dir)
         }
         free(text);
         if (!any)
-            return;
+            return 0;
         nanosleep(&ts, NULL);
     }
+    return -1;
 }
 
 int ao_sandbox_wait(struct ao_sandbox *sb, long long deadline_ns, int *status, int *timed_out)
@@ -809,8 +811,10 @@ int ao_sandbox_wait(struct ao_sandbox *sb, long long deadline_ns, int *status, i
         kill(-sb->pid, SIGKILL); /* the group may outlive its leader */
     sb->pid = -1;
     close_control(sb);
-    cgroup_drain(sb->cg_pids);
-    cgroup_drain(sb->cg_mem);
+    {
+        int pids = cgroup_drain(sb->cg_pids), mem = cgroup_drain(sb->cg_mem);
+        sb->gone = pids >= 0 && mem >= 0 && (sb->has_pidns || pids == 0);
+    }
     return 0;
 }
 

@@ -49,6 +49,10 @@ struct ao_sandbox {
     char layers[512];         /* comma-separated layers that are active */
     int has_pidns;
     int sync_fd, err_fd;      /* held: the release pipe and the exec report */
+    /* reaped, and nothing of it can be left: its PID namespace went with
+     * its first process, or its cgroups were found empty (what it shared
+     * may then be given to another, region.c) */
+    int gone;
 };
 
 /* The uid (and gid) a sandbox of this process runs as in a cgroup slot:

@@ -202,20 +202,23 @@ static const char *harness_changed(const struct ao_profiler *p, const char *dir,
 }
 
 /* While the compiler runs (a process of its own, on another core), the
- * job's region is faulted in a chunk at a time, so its first calls find
- * their pages there (a page's first touch cost about 2 us here: a tenth
- * of a second a profile of a 134 MB task, issue 66).  It stops when the
- * compiler has ended, so the compile's time stays the compiler's. */
-enum { PREFAULT_CHUNK = 4 << 20 };
+ * job's region is made ready a chunk at a time (ao_job_prepare: what an
+ * earlier job left in a kept region zeroed, fresh pages faulted in), so
+ * neither its release nor its first calls wait for it (a fresh page's
+ * first touch cost about 2 us here: a tenth of a second a profile of a
+ * 134 MB task, issue 66).  It stops when the compiler has ended, so the
+ * compile's time stays the compiler's; the release does the rest. */
+enum { PREPARE_CHUNK = 4 << 20 };
 
-static void prefault_while(struct ao_job *j, pid_t compiler)
+static void prepare_while(struct ao_job *j, pid_t compiler)
 {
-    for (size_t at = 0; j->shm && at < j->shm_size; at += PREFAULT_CHUNK) {
+    for (;;) {
         siginfo_t si;
         memset(&si, 0, sizeof si);
         if (waitid(P_PID, (id_t)compiler, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0)
             return;
-        ao_job_prefault(j, at, PREFAULT_CHUNK);
+        if (!ao_job_prepare(j, PREPARE_CHUNK))
+            return;
     }
 }
 
@@ -258,7 +261,7 @@ int prof_compile_job(struct ao_profiler *p, struct ao_job *j, char **diag, long 
     if (ao_sandbox_start(&spec, &sb, err, errlen) < 0)
         goto out;
     if (p->o.cpu < 0) /* the compiler on another core meanwhile */
-        prefault_while(j, sb.pid);
+        prepare_while(j, sb.pid);
     if (ao_sandbox_wait(&sb, ao_now_ns() + (long long)(p->o.compile_timeout_s * 1e9), &st, &to) < 0) {
         snprintf(err, errlen, "lost the compiler process");
         goto out;

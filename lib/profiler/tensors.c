@@ -4,7 +4,8 @@
  * page, and a profile of silu at the cpu size made dozens of them, a
  * quarter of the profiler's own time (issue 53).  Blocks of a MiB or
  * more come from mmap and are kept up to KEEP_BYTES, the least recently
- * freed unmapped first; smaller ones are malloc's. */
+ * freed unmapped first; smaller ones are malloc's.  None is copied into
+ * a child process (MADV_DONTFORK): no child of ours reads them. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,6 +59,10 @@ float *prof_tensor_alloc(size_t n)
         base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (base == MAP_FAILED)
             return NULL;
+        /* not copied into the processes we start (a sandbox is a fork
+         * until it execs): a run's pools hold gigabytes, and copying their
+         * page tables cost every fork milliseconds */
+        madvise(base, bytes, MADV_DONTFORK);
     }
     return data_of(base, bytes);
 }
