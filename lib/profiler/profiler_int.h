@@ -38,6 +38,10 @@
 #define CHECK_BUDGET_S 2.0
 #define POOLS_MIN_BYTES (3ull << 30) /* older pools are dropped past this, or a quarter of memory */
 #define STRESS_CHECK 2 /* this check set draws from the stress distributions */
+/* A head-to-head's opening rounds at most (h2h.c opening): the check sets
+ * before the stress one, at the nominal shape, drawn as timed inputs are */
+#define OPENING_ROUNDS 2
+_Static_assert(OPENING_ROUNDS <= STRESS_CHECK, "opening rounds are on nominal check sets");
 #define WAKE_ROUNDS 31 /* wake-up samples before the kernel's first call */
 #define WAKE_SAMPLES_MAX AO_JOB_WAKES /* and one before each timed call */
 /* A call under the roofline is impossible, but the peaks are measured too:
@@ -372,11 +376,12 @@ struct checks {
  * can never pass (those before c->done ran already).  0, or -1 with the
  * job's status set. */
 int prof_correctness(struct pool *pl, struct checks *c);
-/* The first check set, the side's first call (a head-to-head's opening
- * round, issue 66), held to its reference as prof_correctness would, and
- * c->done set; `check` 0: not held (the task's own baseline).  A source
- * known to pass the sets is held all the same, its entries not kept (the
- * known ones are reported).  The call's ns, or -1 with the job's status. */
+/* The next check set (c->done: the first, then the second), a side's
+ * call in a head-to-head's opening round (issue 66), held to its
+ * reference as prof_correctness would, and c->done counted; `check` 0:
+ * not held (the task's own baseline).  A source known to pass the sets
+ * is held all the same, its entries not kept (the known ones are
+ * reported).  The call's ns, or -1 with the job's status. */
 long long prof_check_opening(struct pool *pl, struct checks *c, int check);
 /* Correctness on the check sets, then timed calls on fresh inputs, a
  * uniform sample of them (secretly chosen) checked against the reference
@@ -473,10 +478,10 @@ struct rounds {
     /* a side whose check sets run after its rounds, before its runner
      * stops (issue 56: a head-to-head's second side); NULL: none */
     struct checks *after;
-    /* the opening round counted as the first (both sides' first calls,
-     * on the first check set: h2h.c), each side's raw time */
+    /* the opening rounds counted as the first (both sides' first calls,
+     * on the first check sets: h2h.c), each side's raw times */
     int opened;
-    long long opening[2];
+    long long opening[OPENING_ROUNDS][2];
     int n, voided;
     long long kernel_ns, inputs_ns; /* all the rounds' calls; the inputs drawn here */
 };
