@@ -567,7 +567,11 @@ static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
     memset(&a, 0, sizeof a);
     a.spec = spec;
     a.uid = ao_sandbox_uid(spec->slot);
-    snprintf(a.root, sizeof a.root, "%s/.root", spec->workdir);
+    if (ao_name(a.root, sizeof a.root, "%s/.root", spec->workdir) < 0) {
+        ao_errf(err, errlen, "a work directory too long (%zu bytes) for the sandbox's root in it: '%s'",
+                strlen(spec->workdir), spec->workdir);
+        goto out;
+    }
     if (mkdir(a.root, 0755) < 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create '%s': %s", a.root, strerror(errno));
         goto out;

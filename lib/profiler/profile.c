@@ -600,7 +600,16 @@ struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err,
     p->o = *o;
     p->tg = o->target ? o->target : ao_target_default();
     p->draw_parts = prof_draw_parts(o, p->tg);
-    snprintf(p->root, sizeof p->root, "%s/accelopt-prof-XXXXXX", base);
+    /* every path under it must fit its buffer (the job directories, the
+     * sandbox's root in each and the mounts in that): refused here, whole,
+     * rather than cut or refused kernel by kernel (issue 70) */
+    if (strlen(base) > AO_WORK_ROOT_MAX ||
+        ao_name(p->root, sizeof p->root, "%s/accelopt-prof-XXXXXX", base) < 0) {
+        snprintf(err, errlen, "the work directory '%.60s...' is %zu bytes long: at most %d, so that the "
+                 "paths built under it fit", base, strlen(base), AO_WORK_ROOT_MAX);
+        free(p);
+        return NULL;
+    }
     if (ao_mkdirs(base, 0755) < 0 || !mkdtemp(p->root)) {
         snprintf(err, errlen, "cannot create a work directory in '%s': %s", base, strerror(errno));
         free(p);

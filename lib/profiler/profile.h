@@ -10,7 +10,7 @@ struct ao_target;
 
 struct ao_profiler_opts {
     const struct ao_target *target; /* whose kernels (NULL: the default, cpu) */
-    const char *work_root;     /* where job directories go (default /tmp) */
+    const char *work_root;     /* where job directories go (default /tmp; at most AO_WORK_ROOT_MAX bytes) */
     const struct ao_calib *calib; /* NULL: no % of peak (and said so) */
     /* where calib is stored (NULL: nowhere): a fresh measurement of the
      * machine (a kernel under the roofline) is kept into it for the next
@@ -29,6 +29,10 @@ struct ao_profiler_opts {
     int bw_mib;                /* array size of a fresh measurement of the machine */
 };
 
+/* The longest work root (--work-dir): under it go the profiler's directory,
+ * its job directories, each sandbox's root and the mounts in that, each in
+ * a buffer of its own (issue 70: one was cut) */
+#define AO_WORK_ROOT_MAX 400
 #define AO_PROFILER_DEFAULTS { .target = NULL, .work_root = NULL, .calib = NULL, .timeout_s = 60, \
     .compile_timeout_s = 60, .budget_s = 1.0, .warmup_s = 0.1, .target_spread = 0.02, .max_calls = 200, \
     .mem_bytes = 2LL << 30, .cpu = -1, .bw_mib = 256 }

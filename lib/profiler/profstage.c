@@ -494,6 +494,11 @@ int ao_profstage_opts_from_config(const struct ao_config *c, struct ao_profstage
                  "positive, --max-calls between 3 and 240");
         return -1;
     }
+    if (o->prof.work_root && strlen(o->prof.work_root) > AO_WORK_ROOT_MAX) {
+        snprintf(err, errlen, "--work-dir is %zu bytes long: at most %d, so that the paths built under it fit",
+                 strlen(o->prof.work_root), AO_WORK_ROOT_MAX);
+        return -1;
+    }
     if (o->prof.cpu >= 0 && o->prof.cpu >= sysconf(_SC_NPROCESSORS_ONLN)) {
         snprintf(err, errlen, "--cpu %d: this machine has %ld CPUs", o->prof.cpu,
                  sysconf(_SC_NPROCESSORS_ONLN));

@@ -55,7 +55,7 @@ const struct ao_calib *ao_profstage_calib(const struct ao_profstage *s);
     {"spread", 0, AO_OPT_NUM, "0.02", "FRAC", "repeat until the IQR/median is under this"},    \
     {"max-calls", 0, AO_OPT_INT, "200", "N", "measured calls at most"},                       \
     {"cpu", 0, AO_OPT_INT, "-1", "N", "pin compiles and kernels to CPU N, one profiler per core (-1: not pinned)"},                \
-    {"work-dir", 0, AO_OPT_STR, "/tmp", "DIR", "where job directories are made"}
+    {"work-dir", 0, AO_OPT_STR, "/tmp", "DIR", "where job directories are made (a path of 400 bytes at most)"}
 
 /* Fill o from the options above; 0 or -1 + err on a bad value. */
 int ao_profstage_opts_from_config(const struct ao_config *c, struct ao_profstage_opts *o,

@@ -116,6 +116,23 @@ ok $? "the next profiler removes it, and says so; a running profiler's and an ol
 pkill -f "accelopt-profiler --work-dir $W"
 pkill -f "^sleep 60$" 2>/dev/null || true
 
+# a work directory too long for the paths built under it (the job
+# directories, each sandbox's root and its mounts) is refused whole at the
+# start, nothing made there, where a job's sandbox root was cut to its
+# buffer (issue 70); one that fits is used
+long=$T/$(printf 'd%.0s' $(seq 60))
+for _ in 1 2 3 4 5 6; do long=$long/$(printf 'd%.0s' $(seq 60)); done
+bin/accelopt-profiler --work-dir "$long" <"$T/one.jsonl" >"$T/long.out" 2>"$T/long.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "--work-dir is ${#long} bytes long: at most 400" "$T/long.err" && [ ! -e "$T/dddddddddd" ] &&
+    [ ! -s "$T/long.out" ]
+ok $? "a --work-dir of ${#long} bytes is refused at the start (exit $rc), nothing made under it"
+fits=$T/$(printf 'e%.0s' $(seq 60))
+while [ ${#fits} -lt 340 ]; do fits=$fits/$(printf 'e%.0s' $(seq 60)); done
+bin/accelopt-profiler --work-dir "$fits" <"$T/one.jsonl" >"$T/fits.out" 2>"$T/fits.err"
+[ $? -eq 0 ] && [ "$(field "$T/fits.out" "r['status']")" = ok ]
+ok $? "a --work-dir of ${#fits} bytes holds its job directories and their sandboxes whole (ok)"
+
 # the cpu runner.o is the same for every task: built once, kept in the
 # state dir under the hash of what it depends on; a kept one that another
 # user could write is never used

@@ -162,5 +162,26 @@ int main(void)
               runner_allows(1, SYS_getppid) == 0,
           "the GPU runner's filter stops socket, execve and getppid");
     ao_sandbox_cleanup();
+    {
+        /* a work directory whose sandbox root ("/.root" in it) would not
+         * fit its buffer: refused, nothing made, never cut (issue 70: cut,
+         * it named a directory beside the job's) */
+        char dir[640], cut[700], err[512];
+        char *argv[] = {"/bin/true", NULL};
+        struct ao_sandbox_spec spec = {0};
+        struct ao_sandbox sb;
+        struct stat made;
+        int n = snprintf(dir, sizeof dir, "/tmp/accelopt-long-%d-", (int)getpid());
+        memset(dir + n, 'x', sizeof dir - (size_t)n - 1);
+        dir[596] = '\0';
+        snprintf(cut, sizeof cut, "%s/.r", dir); /* what the cut one was: its first 599 bytes */
+        spec.workdir = dir;
+        spec.argv = argv;
+        spec.out_fd = -1;
+        spec.cpu = -1;
+        CHECK(ao_sandbox_start(&spec, &sb, err, sizeof err) < 0 && strstr(err, "too long") &&
+                  stat(cut, &made) < 0,
+              "a work directory too long for the sandbox's root in it is refused, nothing made (%.60s)", err);
+    }
     return CHECK_DONE();
 }
