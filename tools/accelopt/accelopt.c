@@ -22,8 +22,6 @@
 #include "wire/stage.h"
 #include "wire/verdict.h"
 
-#define AO_EXIT_KERNEL 3 /* profile: the kernel was measured and is not ok */
-
 static const struct ao_option profile_opts[] = {
     {"task", 'T', AO_OPT_STR, NULL, "DIR", "the task directory (e.g. nkibench/matmul)"},
     {"size", 's', AO_OPT_STR, "tiny", "CLASS", "size class: tiny, cpu or paper"},
