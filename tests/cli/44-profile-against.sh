@@ -28,7 +28,10 @@ assert len(r["head_to_head"]["replicates"]) == 2, r["head_to_head"]
 # call, then each side's opening call of the second (the baseline runs no
 # check sets: it passed them when the run began)
 assert r["timing"]["checks_known"] == 1 and r["timing"]["inputs_copied_calls"] == 4 + 1 + 2, r["timing"]
-assert {"check0", "check1", "check2", "timed-spots"} <= sets and any(s.endswith("-repoisoned") for s in sets), sets
+# (the timed calls checked at positions, or, where those would cost over a
+# quarter of a call as a tiny call's can on a busy machine, a sample whole)
+assert {"check0", "check1", "check2"} <= sets and any(s.endswith("-repoisoned") for s in sets), sets
+assert "timed-spots" in sets or any(s.startswith("timed") and s[5:].isdigit() for s in sets), sets
 PY
 ok $? "measured twice: the second time without its check sets (timing.checks_known 1), their errors reported"
 bin/accelopt profile --task silu --size tiny --against "$fast" nkibench/silu/baseline.c >"$T/slow.json" 2>"$T/slow.err"
