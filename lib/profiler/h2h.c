@@ -656,6 +656,11 @@ int ao_profiler_compare(struct ao_profiler *p, const struct ao_task *t, const ch
      * of that must not decide what the run keeps or learns.  The figure
      * is the less extreme of the two, its interval the two together. */
     ao_measurement_init(&again);
+    /* ... and on fresh pages: kept regions (region.c) would give each
+     * side the pages it had the first time, and a difference of where
+     * they fall would be found twice (an A/A child of 84-aa-under-load was
+     * "faster" at 1.063 in both) */
+    ao_region_forget_all();
     if (compare_once(p, t, size, source, base_source, child, &again, err, errlen) < 0) {
         ao_measurement_release(&again);
         return -1;
