@@ -117,7 +117,11 @@ int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, c
     char path[900], from[800];
 
     ao_sha256_hex(source, strlen(source), j->digest);
-    if (ao_name(j->dir, sizeof j->dir, "%s/job-XXXXXX", p->root) < 0 || !mkdtemp(j->dir)) {
+    if (ao_name(j->dir, sizeof j->dir, "%s/job-XXXXXX", p->root) < 0) { /* (the work root's length is checked) */
+        snprintf(err, errlen, "the profiler's directory '%.100s' is too long for a job directory", p->root);
+        return -1;
+    }
+    if (!mkdtemp(j->dir)) {
         j->dir[0] = '\0';
         snprintf(err, errlen, "cannot create a job directory: %s", strerror(errno));
         return -1;

@@ -511,9 +511,18 @@ static int decided(const struct rounds *r, int clock, double *ratio)
  * (issue 66: a child against its parent, where most are ties, and a slow
  * kernel's six rounds took most of its profile; a tie among bmm's children
  * ran its eight rounds where two showed it). */
+/* The sign test's k for n rounds: the 95% interval of their median is
+ * the k-th ratios from either end (ao_median_interval's k; 0 under six) */
+static int sign_k(int n)
+{
+    int k = (int)floor((n - 1.96 * sqrt((double)n)) / 2);
+
+    return k > 0 ? k : 0;
+}
+
 static int undecidable(const struct rounds *r, int end, int clock, double *ratio)
 {
-    int k = (int)floor((end - 1.96 * sqrt((double)end)) / 2), above = 0, below = 0;
+    int k = sign_k(end), above = 0, below = 0;
 
     if (!round_ratios(r, clock, ratio))
         return 0;
@@ -521,7 +530,7 @@ static int undecidable(const struct rounds *r, int end, int clock, double *ratio
         above += ratio[i] > 1;
         below += ratio[i] < 1;
     }
-    return above > (k > 0 ? k : 0) && below > (k > 0 ? k : 0);
+    return above > k && below > k;
 }
 
 /* Is a child's answer plain before its minimum, with its budget spent
@@ -538,7 +547,7 @@ static int undecidable(const struct rounds *r, int end, int clock, double *ratio
 static int answered(const struct rounds *r, int clock, double *ratio)
 {
     double median, low, high, floor_low, floor_high;
-    int k = (int)floor((r->n - 1.96 * sqrt((double)r->n)) / 2), above = 0, below = 0;
+    int k = sign_k(r->n), above = 0, below = 0;
 
     if (r->n < H2H_ANSWERED_MIN || !round_ratios(r, clock, ratio))
         return 0;
@@ -546,7 +555,6 @@ static int answered(const struct rounds *r, int clock, double *ratio)
         above += ratio[i] > 1;
         below += ratio[i] < 1;
     }
-    k = k > 0 ? k : 0;
     ao_t_interval(ratio, r->n, 0, &median, &low, &high); /* the bare interval; the floor's band: */
     floor_low = median * (1 - H2H_SYSTEMATIC), floor_high = median * (1 + H2H_SYSTEMATIC);
     /* a difference: the t-interval past 1, and the rounds as the sign test
