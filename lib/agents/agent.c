@@ -12,8 +12,10 @@
 #include "agents/flight.h"
 #include "agents/gate.h"
 #include "agents/machine.h"
+#include "core/alloc.h"
 #include "core/exitcode.h"
 #include "core/log.h"
+#include "core/rc.h"
 #include "core/signals.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -104,7 +106,7 @@ const char *ao_agent_machine(struct ao_agent *a, const char *target)
     snprintf(a->machine_target, sizeof a->machine_target, "%s", target);
     if (!(a->machine = ao_machine_text(target, a->machine_path, e, sizeof e))) {
         ao_warn("the prompts go without the machine's description: %s", e);
-        a->machine = strdup("");
+        a->machine = ao_strdup("");
     }
     for (size_t n = a->machine ? strlen(a->machine) : 0; n > 0 && strchr(" \n\r\t", a->machine[n - 1]); n--)
         a->machine[n - 1] = '\0'; /* the template says where lines break */
@@ -272,12 +274,12 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
     if (ao_budget_from_config(config, &b, reason, len) < 0)
         return -1;
     if ((spent = ao_budget_enter(a->book, run, a->role, &b, (a->conf.timeout_s + 60) * a->conf.attempts + 60, &hold, reason, len)) != 0)
-        return spent < 0 ? -2 : -1;
+        return spent < 0 ? AO_RC_LATER : AO_RC_FAIL;
     rc = ao_llm_chat_as(a->llm, model[0] ? model : NULL, system, user, reply, &call,
                         &(struct ao_llm_watch){note_retry, &(struct retry_note){a, run}}, reason, len);
     if (rc < 0 && ao_stop_requested())
-        rc = -2;
-    if (rc == -1)
+        rc = AO_RC_LATER;
+    if (rc == AO_RC_FAIL)
         note_failure(a, run, reason);
     if (ao_budget_charge(a->book, run, a->role, iter, &call, e, sizeof e) < 0)
         ao_warn("run '%s': cannot count the call's tokens: %s", run, e);
@@ -290,11 +292,9 @@ int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJS
 cJSON *ao_usage_json(const struct ao_llm_usage *u)
 {
     cJSON *t = cJSON_CreateObject();
-    if (t && (!cJSON_AddNumberToObject(t, "prompt", (double)u->prompt) ||
-              !cJSON_AddNumberToObject(t, "completion", (double)u->completion))) {
-        cJSON_Delete(t);
-        t = NULL;
-    }
+
+    cJSON_AddNumberToObject(t, "prompt", (double)u->prompt);
+    cJSON_AddNumberToObject(t, "completion", (double)u->completion);
     return t;
 }
 
@@ -312,8 +312,8 @@ int ao_problem_load(const char *target, const char *task, const char *task_sha25
         ao_task_named(task, task_sha256, &t, err, errlen) < 0 ||
         ao_task_size(&t, size, dims, err, errlen) < 0)
         return -1;
-    snprintf(ref, sizeof ref, "%s/reference.c", t.dir);
-    if (!(p->reference = ao_read_file(ref, NULL, err, errlen)))
+    if (ao_path(ref, sizeof ref, t.dir, "reference.c", err, errlen) < 0 ||
+        !(p->reference = ao_read_file(ref, NULL, err, errlen)))
         return -1;
     tg->convention(&t, size, dims, &b);
     if (!b.data) {
@@ -370,7 +370,7 @@ char *ao_profile_text(const cJSON *profile)
         ao_buf_printf(&b, "%s\n", lines[i]);
         free(lines[i]);
     }
-    return b.data ? b.data : strdup("(not measured)\n");
+    return b.data ? b.data : ao_strdup("(not measured)\n");
 }
 
 /* Memory items are data, never instructions: each is fenced in tags the

@@ -74,7 +74,7 @@ int ao_agent_model_for(const struct ao_agent *a, const cJSON *config, char *mode
 
 /* One model call, refused when the run's budget is spent; the usage is
  * charged to the run and added to u.  0 with *reply; -1 + reason when the
- * call failed (the slot fails); -2 + reason when the stage should stop
+ * call failed (the slot fails); AO_RC_LATER + reason when the stage should stop
  * instead (a stop was requested, or redis failed), so that the message is
  * handled again later rather than failed. */
 int ao_agent_call(struct ao_agent *a, const char *run, long long iter, const cJSON *config,

@@ -9,6 +9,7 @@
 #include <hiredis/hiredis.h>
 
 #include "agents/budget.h"
+#include "core/alloc.h"
 #include "core/fiber.h"
 #include "core/signals.h"
 #include "core/util.h"
@@ -44,11 +45,9 @@ int ao_budget_from_config(const cJSON *config, struct ao_budget *b, char *err, s
 
 struct ao_budget_book *ao_budget_book_new(struct ao_redis *r)
 {
-    struct ao_budget_book *bk = calloc(1, sizeof *bk);
+    struct ao_budget_book *bk = ao_calloc(1, sizeof *bk);
     unsigned char rnd[8];
 
-    if (!bk)
-        return NULL;
     bk->r = r;
     ao_random_bytes(rnd, sizeof rnd);
     for (size_t i = 0; i < sizeof rnd; i++)
@@ -75,7 +74,7 @@ static struct local *local_run(struct ao_budget_book *bk, const char *run)
     for (l = bk->runs; l; l = l->next)
         if (strcmp(l->run, run) == 0)
             return l;
-    if ((l = calloc(1, sizeof *l))) {
+    if ((l = ao_calloc(1, sizeof *l))) {
         snprintf(l->run, sizeof l->run, "%s", run);
         l->next = bk->runs;
         bk->runs = l;

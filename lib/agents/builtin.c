@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agents/builtin.h"
+#include "core/alloc.h"
 #include "core/rng.h"
 #include "core/util.h"
 
@@ -290,7 +291,7 @@ static char *define_line(const char *src, const struct ao_knob *kn)
     const char *b = src + kn->off, *e = strchr(b, '\n');
     while (b > src && b[-1] != '\n')
         b--;
-    return strndup(b, e ? (size_t)(e - b) : strlen(b));
+    return ao_strndup(b, e ? (size_t)(e - b) : strlen(b));
 }
 
 cJSON *ao_builtin_summarize(const char *slow, const char *fast, const char *task,

@@ -1,4 +1,4 @@
-/* builtin.h - the builtin offline model (DESIGN.md section 8): a small,
+/* builtin.h - the builtin offline model (docs/AGENTS.md): a small,
  * deterministic search over the knobs a kernel declares, ranked by memory */
 #ifndef AO_BUILTIN_H
 #define AO_BUILTIN_H

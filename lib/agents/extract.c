@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "agents/extract.h"
+#include "core/alloc.h"
 #include "core/util.h"
 #include "targets/target.h"
 
@@ -165,7 +166,7 @@ char *ao_extract_code(const char *reply, const char *target, char *reason, size_
     else if (pick < 0)
         snprintf(reason, len, "the reply's %d code block%s held no %s code", n, n == 1 ? "" : "s",
                  target);
-    else if (!(code = strdup(bl[pick].code.data)))
+    else if (!(code = ao_strdup(bl[pick].code.data)))
         snprintf(reason, len, "out of memory");
     free_blocks(bl, n);
     return code;
@@ -180,7 +181,7 @@ static char *trimmed(const char *b, const char *e)
         b++;
     while (e > b && isspace((unsigned char)e[-1]))
         e--;
-    if ((s = malloc((size_t)(e - b) + 1))) {
+    if ((s = ao_malloc((size_t)(e - b) + 1))) {
         memcpy(s, b, (size_t)(e - b));
         s[e - b] = '\0';
     }
@@ -291,8 +292,8 @@ int ao_extract_summary(const char *reply, struct ao_summary *s, char *reason, si
     }
     if (strlen(s->summary) > 1500)
         strcpy(s->summary + 1497, "...");
-    if (!(s->before = n > 0 ? snippet(&bl[0]) : strdup("")) ||
-        !(s->after = n > 1 ? snippet(&bl[1]) : strdup("")))
+    if (!(s->before = n > 0 ? snippet(&bl[0]) : ao_strdup("")) ||
+        !(s->after = n > 1 ? snippet(&bl[1]) : ao_strdup("")))
         goto oom;
     /* a lesson is text every later prompt quotes, and memory import takes
      * none with a control character: no CR of a CRLF reply, no escape */

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "agents/flight.h"
+#include "core/alloc.h"
 #include "core/fiber.h"
 #include "core/log.h"
 #include "core/signals.h"
@@ -111,8 +112,8 @@ void ao_flight_each(void (*fn)(void *), void *const *args, int n)
     int inline_from = 0;
 
     for (; self && inline_from < n; inline_from++) {
-        struct job *c = calloc(1, sizeof *c);
-        if (!c || !(c->f = ao_fiber_new(job_main, c))) {
+        struct job *c = ao_calloc(1, sizeof *c);
+        if (!(c->f = ao_fiber_new(job_main, c))) {
             free(c);
             break; /* the rest on this fiber */
         }
@@ -234,19 +235,15 @@ static void take_place(struct flight *fl, const struct job *j)
 
 static int start_job(struct flight *fl, const struct ao_inmsg *m)
 {
-    struct job *j = calloc(1, sizeof *j);
+    struct job *j = ao_calloc(1, sizeof *j);
 
-    if (!j || !(j->f = ao_fiber_new(job_main, j))) {
+    if (!(j->f = ao_fiber_new(job_main, j))) {
         free(j);
         return -1;
     }
     j->m = *m;
     if (!m->handle) { /* a pipe's line lives until the next read */
-        if (!(j->copy = malloc(m->len + 1))) {
-            ao_fiber_free(j->f);
-            free(j);
-            return -1;
-        }
+        j->copy = ao_malloc(m->len + 1);
         memcpy(j->copy, m->raw, m->len);
         j->copy[m->len] = '\0';
         j->m.raw = j->copy;

@@ -10,6 +10,7 @@
 #include <hiredis/hiredis.h>
 
 #include "agents/gate.h"
+#include "core/alloc.h"
 #include "core/fiber.h"
 #include "core/signals.h"
 #include "core/util.h"
@@ -61,14 +62,10 @@ static const char pause_script[] =
 struct ao_gate *ao_gate_new(struct ao_redis *r, const char *url, int limit, double lease_s, int urgent,
                             char *err, size_t errlen)
 {
-    struct ao_gate *g = calloc(1, sizeof *g);
+    struct ao_gate *g = ao_calloc(1, sizeof *g);
     unsigned char rnd[8];
     char hex[65], id[17];
 
-    if (!g) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
     ao_sha256_hex(url, strlen(url), hex);
     snprintf(id, sizeof id, "%.16s", hex);
     if (!ao_redis_key(r, g->key, sizeof g->key, AO_KEY_GATE, id) ||

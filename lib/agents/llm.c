@@ -13,8 +13,10 @@
 #include "agents/flight.h"
 #include "agents/gate.h"
 #include "agents/llm.h"
+#include "core/alloc.h"
 #include "core/fiber.h"
 #include "core/log.h"
+#include "core/rc.h"
 #include "core/signals.h"
 #include "core/util.h"
 #include "wire/msg.h"
@@ -139,24 +141,20 @@ int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct 
                  "ACCELOPT_LLM_MODEL", role);
         return -1;
     }
-    o->model = strdup(o->builtin ? "builtin" : model);
-    o->url = url ? strdup(url) : NULL;
-    if (!o->model || (url && !o->url))
-        goto oom;
+    o->model = ao_strdup(o->builtin ? "builtin" : model);
+    o->url = url ? ao_strdup(url) : NULL;
     if ((v = role_str(c, role, "models")) && check_models(v, o, role, err, errlen) < 0)
         goto fail;
     /* the key: the role's own, its file, the shared one, the shared file */
     snprintf(name, sizeof name, "%s-key", role);
     if ((v = ao_config_str(c, name)))
-        o->key = strdup(v);
+        o->key = ao_strdup(v);
     else if ((snprintf(name, sizeof name, "%s-key-file", role), v = ao_config_str(c, name)) ||
              (!ao_config_str(c, "llm-key") && (v = ao_config_str(c, "llm-key-file")))) {
         if (!(o->key = read_key_file(v, err, errlen)))
             goto fail;
     } else if ((v = ao_config_str(c, "llm-key")))
-        o->key = strdup(v);
-    if (v && !o->key)
-        goto oom;
+        o->key = ao_strdup(v);
 #define NUM(field, what)                                                  \
     do {                                                                  \
         const char *s = role_str(c, role, what);                          \
@@ -189,8 +187,6 @@ int ao_llm_conf_from_config(const struct ao_config *c, const char *role, struct 
         goto fail;
     }
     return 0;
-oom:
-    snprintf(err, errlen, "out of memory");
 fail:
     ao_llm_conf_release(o);
     return -1;
@@ -278,14 +274,10 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 
 struct ao_llm *ao_llm_new(const struct ao_llm_conf *conf, char *err, size_t errlen)
 {
-    struct ao_llm *l = calloc(1, sizeof *l);
+    struct ao_llm *l = ao_calloc(1, sizeof *l);
     struct ao_buf auth = {0};
     size_t n;
 
-    if (!l) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
     l->conf = *conf;
     ao_random_bytes(&l->rng, sizeof l->rng);
     l->rng |= 1;
@@ -480,8 +472,7 @@ static cJSON *sse_reply(const char *body, size_t len, char *err, size_t errlen)
             goto oom_ev;
         if (cJSON_IsString(e = cJSON_GetObjectItemCaseSensitive(c, "finish_reason"))) {
             cJSON_Delete(finish);
-            if (!(finish = cJSON_CreateString(e->valuestring)))
-                goto oom_ev;
+            finish = cJSON_CreateString(e->valuestring);
         }
         if (cJSON_IsObject(e = cJSON_GetObjectItemCaseSensitive(ev, "usage"))) {
             cJSON_Delete(usage);
@@ -560,7 +551,7 @@ static enum verdict parse_reply(struct xfer *x, char **reply, struct ao_llm_usag
         snprintf(err, errlen, "the reply has no message content");
     } else if (cJSON_IsString(finish) && strcmp(finish->valuestring, "length") == 0) {
         snprintf(err, errlen, "the reply was cut off at the token limit (%ld)", l->conf.max_tokens);
-    } else if (!(*reply = strdup(content->valuestring))) {
+    } else if (!(*reply = ao_strdup(content->valuestring))) {
         snprintf(err, errlen, "out of memory");
         v = FATAL;
     } else {
@@ -579,7 +570,7 @@ static struct xfer *xfer_take(struct ao_llm *l)
         l->idle = x->next;
         return x;
     }
-    if (!(x = calloc(1, sizeof *x)) || !(x->curl = curl_easy_duphandle(l->curl))) {
+    if (!(x = ao_calloc(1, sizeof *x)) || !(x->curl = curl_easy_duphandle(l->curl))) {
         free(x);
         return NULL;
     }
@@ -796,7 +787,7 @@ int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen)
         error_text(x, what, sizeof what);
         snprintf(err, errlen, "the %s model server %s %s (HTTP %ld): %s", conf->role, conf->url,
                  status == 401 || status == 403 ? "refuses the key" : "answers an error", status, what);
-        out = status == 401 || status == 403 ? -2 : -1;
+        out = status == 401 || status == 403 ? AO_RC_SETTING : AO_RC_FAIL;
         goto done;
     }
     j = cJSON_ParseWithLength(x->body.data ? x->body.data : "", x->body.len);
@@ -814,7 +805,7 @@ int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen)
         snprintf(err, errlen, "the %s model server %s has no model '%s' (it serves: %s)", conf->role,
                  conf->url, conf->model, ids[0] ? ids : "none");
         ao_llm_redact(l, err);
-        out = -2;
+        out = AO_RC_SETTING;
         goto done;
     }
     out = 0;

@@ -129,7 +129,7 @@ int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, cons
 /* Is the role's server there, does it take the key, does it serve the
  * model?  One GET of URL/models (10 s at most): 0 when it answers with a
  * list holding the model, or cannot list models (404, 405, 501: nothing
- * more is learned without spending a call); -2 + a one-line err (no key in
+ * more is learned without spending a call); AO_RC_SETTING + a one-line err (no key in
  * it) when the settings are wrong: it refuses the key (401, 403) or lists
  * models without this one (trying again will not help); -1 + err when it
  * is unreachable or answers anything else. */

@@ -11,6 +11,7 @@
 #endif
 
 #include "agents/machine.h"
+#include "core/alloc.h"
 #include "core/util.h"
 #include "measure/calib.h"
 #include "targets/target.h"
@@ -75,7 +76,7 @@ static void isa_line(const char *cpuinfo, struct ao_buf *b)
         {"avx512f", "AVX-512F"}, {"avx512bw", "AVX-512BW"}, {"avx512vl", "AVX-512VL"},
         {"avx512_vnni", "AVX-512 VNNI"}, {"avx512_bf16", "AVX-512 BF16"}, {"avx2", "AVX2"},
         {"fma", "FMA"}, {"f16c", "F16C"}, {"asimd", "NEON (ASIMD)"}, {"sve", "SVE"}};
-    char *info = cpuinfo ? strdup(cpuinfo) : NULL, *line, *end;
+    char *info = cpuinfo ? ao_strdup(cpuinfo) : NULL, *line, *end;
     int n = 0;
 
     if (!info)
@@ -170,17 +171,17 @@ void ao_machine_caches(const char *sys, struct ao_buf *b)
     int n = 0;
 
     for (int i = 0; i < 8; i++) {
-        char path[600], e[AO_ERRLEN], *level, *type, *size, *shared;
+        char path[600], e[AO_ERRLEN], *level, *type, *size, *shared = NULL;
         int cpus = 0;
-        snprintf(path, sizeof path, "%s/cache/index%d/level", sys, i);
-        if (!(level = ao_read_file(path, NULL, e, sizeof e)))
+        if (ao_name(path, sizeof path, "%s/cache/index%d/level", sys, i) < 0 ||
+            !(level = ao_read_file(path, NULL, e, sizeof e)))
             break;
-        snprintf(path, sizeof path, "%s/cache/index%d/type", sys, i);
-        type = ao_read_file(path, NULL, e, sizeof e);
-        snprintf(path, sizeof path, "%s/cache/index%d/size", sys, i);
-        size = ao_read_file(path, NULL, e, sizeof e);
-        snprintf(path, sizeof path, "%s/cache/index%d/shared_cpu_list", sys, i);
-        if ((shared = ao_read_file(path, NULL, e, sizeof e))) { /* "0-1,4": count the CPUs */
+        type = ao_name(path, sizeof path, "%s/cache/index%d/type", sys, i) < 0 ? NULL
+                                                                               : ao_read_file(path, NULL, e, sizeof e);
+        size = ao_name(path, sizeof path, "%s/cache/index%d/size", sys, i) < 0 ? NULL
+                                                                               : ao_read_file(path, NULL, e, sizeof e);
+        if (ao_name(path, sizeof path, "%s/cache/index%d/shared_cpu_list", sys, i) == 0 &&
+            (shared = ao_read_file(path, NULL, e, sizeof e))) { /* "0-1,4": count the CPUs */
             for (char *p = shared, *q; *p;) {
                 long lo = strtol(p, &q, 10), hi = lo;
                 if (q == p)

@@ -7,6 +7,7 @@
 #include "agents/agent.h"
 #include "agents/builtin.h"
 #include "agents/model.h"
+#include "core/alloc.h"
 #include "core/util.h"
 #include "wire/verdict.h"
 
@@ -17,7 +18,7 @@
 static char *refused(const struct ao_agent *a, const cJSON *config)
 {
     char model[160], why[AO_ERRLEN];
-    return ao_agent_model_for(a, config, model, sizeof model, why, sizeof why) < 0 ? strdup(why) : NULL;
+    return ao_agent_model_for(a, config, model, sizeof model, why, sizeof why) < 0 ? ao_strdup(why) : NULL;
 }
 
 static int builtin_plan(struct ao_agent *a, const struct ao_plan_ask *q, struct ao_plan_msg *p,
@@ -31,13 +32,14 @@ static int builtin_plan(struct ao_agent *a, const struct ao_plan_ask *q, struct 
         return 0;
     n = ao_builtin_plan(q->c->source, q->c->env.task, q->memory, q->seed, q->tried, q->ntried, moves,
                         (int)(q->plans < MAX_MOVES ? q->plans : MAX_MOVES));
-    if (q->index < n)
+    if (q->index < n) {
         p->text = ao_builtin_plan_text(q->c->source, &moves[q->index], q->c->env.task, q->memory);
-    else if (n || q->ntried) /* every move taken, by this wave or the run before it */
-        p->error = strdup(AO_SEARCH_NO_MORE_MOVES);
-    else
-        p->error = strdup(AO_SEARCH_NO_KNOBS);
-    return p->text || p->error ? 0 : ao_errf(reason, len, "out of memory");
+        return p->text ? 0 : ao_errf(reason, len, "the builtin planner wrote no plan for its move");
+    }
+    /* every move taken, by this wave or the run before it; or none to take */
+    p->error = ao_strdup(n || q->ntried ? AO_SEARCH_NO_MORE_MOVES : AO_SEARCH_NO_KNOBS);
+    p->exhausted = 1; /* what decides; the words are for people */
+    return 0;
 }
 
 static int builtin_kernel(struct ao_agent *a, const struct ao_plan_msg *p, const struct ao_problem *prob,
@@ -49,7 +51,7 @@ static int builtin_kernel(struct ao_agent *a, const struct ao_plan_msg *p, const
     if ((k->error = refused(a, p->config)))
         return 0;
     if (!(k->source = ao_builtin_apply(p->source, p->text, sample, why, sizeof why)))
-        k->error = strdup(why);
+        k->error = ao_strdup(why);
     return k->source || k->error ? 0 : ao_errf(reason, len, "out of memory");
 }
 
@@ -57,7 +59,7 @@ static int builtin_fix(struct ao_agent *a, const struct ao_plan_msg *p, const st
                        struct ao_kernel_msg *k, struct ao_llm_usage *u, char *reason, size_t len)
 {
     (void)a, (void)p, (void)prob, (void)u;
-    return (k->error = strdup("the builtin model does not fix kernels")) ? 0 : ao_errf(reason, len, "out of memory");
+    return (k->error = ao_strdup("the builtin model does not fix kernels")) ? 0 : ao_errf(reason, len, "out of memory");
 }
 
 static int builtin_summarize(struct ao_agent *a, const struct ao_pair_msg *p, struct ao_summary *s, cJSON **move,
@@ -70,7 +72,7 @@ static int builtin_summarize(struct ao_agent *a, const struct ao_pair_msg *p, st
         return 0;
     if (!(*move = ao_builtin_summarize(p->slow_source, p->fast_source, p->env.task, p->speedup, p->direction, s,
                                        bad, sizeof bad)))
-        *why = strdup(bad);
+        *why = ao_strdup(bad);
     return 0;
 }
 

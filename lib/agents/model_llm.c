@@ -8,6 +8,8 @@
 #include "agents/agent.h"
 #include "agents/extract.h"
 #include "agents/model.h"
+#include "core/alloc.h"
+#include "core/rc.h"
 #include "core/rng.h"
 #include "core/util.h"
 
@@ -41,7 +43,7 @@ static char *profile_text(const struct ao_candidate_msg *c, unsigned long long s
         ao_buf_printf(&b, "%s\n", lines[i]);
         free(lines[i]);
     }
-    return b.data ? b.data : strdup("");
+    return b.data ? b.data : ao_strdup("");
 }
 
 /* One call with the role's templates `name` and vars v: 0 with *reply, or
@@ -68,10 +70,10 @@ static int ask(struct ao_agent *a, const char *name, const char *target, const c
     call = ao_agent_call(a, run, iter, config, sys, user, reply, u, reason, len);
     free(sys);
     free(user);
-    if (call == -2)
+    if (call == AO_RC_LATER)
         return -1;
-    if (call < 0 && !(*failed = strdup(reason)))
-        return ao_errf(reason, len, "out of memory");
+    if (call < 0)
+        *failed = ao_strdup(reason);
     return 0;
 }
 
@@ -127,7 +129,7 @@ static char *notes_of(const char *reply)
     if (n > NOTES_MAX)
         for (n = NOTES_MAX; n > 0 && (s[n] & 0xc0) == 0x80; n--)
             ;
-    return strndup(s, n);
+    return ao_strndup(s, n);
 }
 
 /* A kernel out of a reply: k->source (with the words before it in
@@ -139,7 +141,7 @@ static int take_code(const struct ao_plan_msg *p, char *reply, char *failed, str
     if (failed) {
         k->error = failed;
     } else if (!(k->source = ao_extract_code(reply, p->env.target, why, sizeof why))) {
-        k->error = strdup(why);
+        k->error = ao_strdup(why);
     } else {
         k->notes = notes_of(reply);
     }
@@ -169,7 +171,7 @@ static int llm_kernel(struct ao_agent *a, const struct ao_plan_msg *p, const str
 static int llm_fix(struct ao_agent *a, const struct ao_plan_msg *p, const struct ao_problem *prob,
                    struct ao_kernel_msg *k, struct ao_llm_usage *u, char *reason, size_t len)
 {
-    char *diag = strdup(p->diagnostics ? p->diagnostics : ""), *reply, *failed;
+    char *diag = ao_strdup(p->diagnostics ? p->diagnostics : ""), *reply, *failed;
     struct ao_prompt_var v[] = {
         {"task", p->env.task}, {"problem", prob->reference}, {"convention", prob->convention},
         {"plan", p->text}, {"kernel", p->failed_source}, {"diagnostics", diag ? diag : ""},
@@ -231,11 +233,11 @@ static int llm_summarize(struct ao_agent *a, const struct ao_pair_msg *p, struct
             *why = failed;
         } else if (ao_extract_summary(reply, s, bad, sizeof bad) < 0) {
             s->none = 1;
-            *why = strdup(bad);
+            *why = ao_strdup(bad);
         } else if (s->inconclusive) {
-            *why = strdup("the model found the pair inconclusive (the difference may be noise)");
+            *why = ao_strdup("the model found the pair inconclusive (the difference may be noise)");
         } else if (s->none) {
-            *why = strdup("the model found no optimization");
+            *why = ao_strdup("the model found no optimization");
         }
     }
     free(reply);

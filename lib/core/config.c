@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/config.h"
 #include "core/util.h"
 
@@ -62,20 +63,11 @@ static int set(struct ao_config *c, int i, const char *v, const char *src,
 
     if (validate(&c->opts[i], v, src, err, errlen) < 0)
         return -1;
-    dup = strdup(v);
-    if (!dup) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    dup = ao_strdup(v);
     /* a list grows within one layer; a later layer replaces it */
     if (c->opts[i].kind == AO_OPT_LIST && c->values[i] && c->source[i] &&
         strcmp(c->source[i], src) == 0) {
-        char *joined = malloc(strlen(c->values[i]) + strlen(v) + 2);
-        if (!joined) {
-            free(dup);
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
+        char *joined = ao_malloc(strlen(c->values[i]) + strlen(v) + 2);
         sprintf(joined, "%s\n%s", c->values[i], v);
         free(dup);
         dup = joined;
@@ -270,13 +262,9 @@ int ao_config_load(struct ao_config *c, const struct ao_option *opts, int nopts,
     memset(c, 0, sizeof *c);
     c->opts = opts;
     c->nopts = nopts;
-    c->values = calloc((size_t)nopts, sizeof *c->values);
-    c->source = calloc((size_t)nopts, sizeof *c->source);
-    c->args = calloc((size_t)argc + 1, sizeof *c->args);
-    if (!c->values || !c->source || !c->args) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    c->values = ao_calloc((size_t)nopts, sizeof *c->values);
+    c->source = ao_calloc((size_t)nopts, sizeof *c->source);
+    c->args = ao_calloc((size_t)argc + 1, sizeof *c->args);
     for (int i = 0; i < nopts; i++)
         if (opts[i].def && set(c, i, opts[i].def, "default", err, errlen) < 0)
             return -1;

@@ -6,6 +6,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/fiber.h"
 #include "core/signals.h"
 #include "core/util.h"
@@ -44,11 +45,9 @@ static __attribute__((noinline)) int context_of(ucontext_t *c)
 
 struct ao_fiber *ao_fiber_new(ao_fiber_fn fn, void *arg)
 {
-    struct ao_fiber *f = calloc(1, sizeof *f);
+    struct ao_fiber *f = ao_calloc(1, sizeof *f);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
-    if (!f)
-        return NULL;
     f->size = FIBER_STACK + page;
     f->stack = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (f->stack == MAP_FAILED || mprotect(f->stack, page, PROT_NONE) != 0 || context_of(&f->ctx) != 0) {

@@ -8,6 +8,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/redis.h"
 #include "core/signals.h"
@@ -91,12 +92,8 @@ fail:
 
 struct ao_redis *ao_redis_new(const char *url, const char *prefix, char *err, size_t errlen)
 {
-    struct ao_redis *r = calloc(1, sizeof *r);
+    struct ao_redis *r = ao_calloc(1, sizeof *r);
 
-    if (!r) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
     if (ao_name(r->prefix, sizeof r->prefix, "%s", prefix ? prefix : "accelopt:") < 0) {
         ao_errf(err, errlen, "the redis key prefix is over %zu bytes", sizeof r->prefix - 1);
         ao_redis_free(r);
@@ -134,7 +131,7 @@ int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, siz
     if (rep->type == REDIS_REPLY_NIL) {
         rc = 0;
     } else if (rep->type == REDIS_REPLY_STRING) {
-        if ((*val = strndup(rep->str, rep->len)))
+        if ((*val = ao_strndup(rep->str, rep->len)))
             rc = 1;
         else
             snprintf(err, errlen, "out of memory");

@@ -525,7 +525,8 @@ const char *ao_task_roots(void)
     const char *r = getenv("ACCELOPT_TASK_ROOTS");
     if (r && *r)
         return r;
-    snprintf(def, sizeof def, "%s/nkibench", ao_home());
+    if (ao_name(def, sizeof def, "%s/nkibench", ao_home()) < 0)
+        def[0] = '\0'; /* no root: every task refused, none found elsewhere */
     return def;
 }
 

@@ -18,6 +18,7 @@
 
 #include <openssl/evp.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 
 extern char **environ;
@@ -29,9 +30,7 @@ int ao_buf_append(struct ao_buf *b, const void *p, size_t n)
         char *d;
         while (cap < b->len + n + 1)
             cap *= 2;
-        d = realloc(b->data, cap);
-        if (!d)
-            return -1;
+        d = ao_realloc(b->data, cap);
         b->data = d;
         b->cap = cap;
     }
@@ -54,9 +53,7 @@ int ao_buf_printf(struct ao_buf *b, const char *fmt, ...)
         return -1;
     if ((size_t)n < sizeof small)
         return ao_buf_append(b, small, (size_t)n);
-    big = malloc((size_t)n + 1);
-    if (!big)
-        return -1;
+    big = ao_malloc((size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -365,9 +362,10 @@ const char *ao_home(void)
         return ".";
     exe[n] = '\0';
     /* installed: PREFIX/bin/accelopt finds PREFIX/share/accelopt */
-    snprintf(home, sizeof home, "%s", dirname(dirname(exe)));
-    snprintf(data, sizeof data, "%s/share/accelopt", home); /* fits: PATH_MAX + 32 */
-    if (stat(data, &st) == 0 && S_ISDIR(st.st_mode) && strlen(data) < sizeof home) {
+    if (ao_name(home, sizeof home, "%s", dirname(dirname(exe))) < 0)
+        return ".";
+    if (ao_name(data, sizeof data, "%s/share/accelopt", home) == 0 && stat(data, &st) == 0 &&
+        S_ISDIR(st.st_mode) && strlen(data) < sizeof home) {
         memcpy(home, data, strlen(data) + 1);
         return home;
     }
@@ -378,23 +376,52 @@ const char *ao_home(void)
     return home;
 }
 
-const char *ao_state_dir(void)
+/* The state directory as the environment names it: 0, or -1 when that
+ * name is longer than AO_STATE_DIR_MAX (dir then holds what it would be,
+ * cut, for the message alone). */
+static int state_dir_of(char *dir, size_t len)
 {
-    static char dir[PATH_MAX];
     const char *env = getenv("ACCELOPT_STATE_DIR");
     const char *xdg = getenv("XDG_STATE_HOME");
     const char *h = getenv("HOME");
     struct passwd *pw;
+    int n;
 
     if (env && *env)
-        return env;
-    if (xdg && *xdg)
-        snprintf(dir, sizeof dir, "%s/accelopt", xdg);
+        n = snprintf(dir, len, "%s", env);
+    else if (xdg && *xdg)
+        n = snprintf(dir, len, "%s/accelopt", xdg);
     else if ((h && *h) || ((pw = getpwuid(geteuid())) && (h = pw->pw_dir) && *h))
-        snprintf(dir, sizeof dir, "%s/.local/state/accelopt", h);
+        n = snprintf(dir, len, "%s/.local/state/accelopt", h);
     else /* no home: nothing is kept, never in a place another user could prepare (issue 56) */
+        n = snprintf(dir, len, "/nonexistent/accelopt-state");
+    return n < 0 || n > AO_STATE_DIR_MAX ? -1 : 0;
+}
+
+const char *ao_state_dir(void)
+{
+    static char dir[PATH_MAX];
+
+    /* one too long was refused at the start (ao_dirs_check): a library
+     * user that skipped the check keeps nothing, rather than a cut path */
+    if (state_dir_of(dir, sizeof dir) < 0)
         snprintf(dir, sizeof dir, "/nonexistent/accelopt-state");
     return dir;
+}
+
+int ao_dirs_check(char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    const char *home = ao_home();
+
+    if (state_dir_of(dir, sizeof dir) < 0)
+        return ao_errf(err, errlen, "the state directory '%.60s...' (ACCELOPT_STATE_DIR, XDG_STATE_HOME or "
+                       "HOME) is %zu bytes: at most %d, so that the paths built under it fit",
+                       dir, strlen(dir), AO_STATE_DIR_MAX);
+    if (strlen(home) > AO_HOME_MAX)
+        return ao_errf(err, errlen, "the data directory '%.60s...' (ACCELOPT_HOME, or where accelopt is "
+                       "installed) is %zu bytes: at most %d", home, strlen(home), AO_HOME_MAX);
+    return 0;
 }
 
 int ao_cmp_double(const void *a, const void *b)
@@ -500,6 +527,14 @@ int ao_name(char *buf, size_t len, const char *fmt, ...)
         return -1;
     }
     return 0;
+}
+
+int ao_path(char *buf, size_t len, const char *dir, const char *name, char *err, size_t errlen)
+{
+    if (ao_name(buf, len, "%s/%s", dir, name) == 0)
+        return 0;
+    return ao_errf(err, errlen, "the path '%.80s%s/%s' would be %zu bytes: at most %zu", dir,
+                   strlen(dir) > 80 ? "..." : "", name, strlen(dir) + 1 + strlen(name), len - 1);
 }
 
 int ao_dir_ours_alone(const char *dir, const char *what, char *err, size_t errlen)

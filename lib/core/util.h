@@ -24,6 +24,9 @@ int ao_name(char *buf, size_t len, const char *fmt, ...)
  * `return ao_errf(err, errlen, ...);`.  Names go through ao_name (above),
  * which never cuts. */
 int ao_errf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* dir/name into buf through ao_name: 0, or -1 + err saying which path
+ * would not fit (a path is refused, never cut). */
+int ao_path(char *buf, size_t len, const char *dir, const char *name, char *err, size_t errlen);
 
 int ao_buf_append(struct ao_buf *b, const void *p, size_t n);
 int ao_buf_printf(struct ao_buf *b, const char *fmt, ...)
@@ -97,6 +100,14 @@ const char *ao_home(void);
 /* Directory for persistent state (calibrations): ACCELOPT_STATE_DIR, or
  * $XDG_STATE_HOME/accelopt, or ~/.local/state/accelopt. */
 const char *ao_state_dir(void);
+
+/* The longest data and state directories: every path built under them
+ * (the state's runs/, memory/, keys; the harness's sources) fits its
+ * buffer.  ao_dirs_check (every tool, at its start: exit 2) refuses a
+ * longer one; ao_state_dir never returns one cut. */
+#define AO_HOME_MAX 400
+#define AO_STATE_DIR_MAX 400
+int ao_dirs_check(char *err, size_t errlen);
 
 /* Could anyone but us (and root) have put or replaced what is in dir?
  * Every directory on the way must be ours or root's, and not writable by

@@ -14,11 +14,13 @@
 
 #include "measure/calib.h"
 #include "measure/probe.h"
+#include "core/rc.h"
 #include "core/util.h"
 
 void ao_calib_default_path(const char *target, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s/calibration-%s.json", ao_state_dir(), target);
+    if (ao_name(buf, len, "%s/calibration-%s.json", ao_state_dir(), target) < 0)
+        buf[0] = '\0'; /* refused, not cut: no calibration is read or kept */
 }
 
 void ao_cpu_model(char *buf, size_t len)
@@ -86,7 +88,7 @@ int ao_calib_store(const char *path, const char *target, struct ao_calib *c, cha
     /* like the signing key (issue 56): into a directory of ours alone,
      * through a new file that follows no link */
     if (ao_calib_place_ok(path, err, errlen) < 0) {
-        rc = -2;
+        rc = AO_RC_SETTING;
         goto out;
     }
     rc = ao_replace_file(path, s, strlen(s), err, errlen); /* read by profilers beside us */
@@ -159,11 +161,11 @@ int ao_calib_load(const char *path, const char *model, const char *flags, struct
     { /* peaks judge every kernel: only our own file, in a directory of ours alone (issue 56) */
         struct stat st;
         if (ao_calib_place_ok(path, err, errlen) < 0)
-            return -2;
+            return AO_RC_SETTING;
         if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
             snprintf(err, errlen, "calibration '%s' is not safe to read (it must be a file of yours that "
                      "only you can write)", path);
-            return -2;
+            return AO_RC_SETTING;
         }
     }
     if (!(text = ao_read_file(path, NULL, e, sizeof e))) {

@@ -55,7 +55,7 @@ int ao_calib_place_ok(const char *path, char *err, size_t errlen);
 
 /* Load a stored calibration.  Returns 0, 1 if there is none (or it belongs
  * to another model than this machine's, or other flags: measure again),
- * -1 + err if broken, -2 + err if it is not ours alone to trust (a file
+ * -1 + err if broken, AO_RC_SETTING + err if it is not ours alone to trust (a file
  * another user owns or may write, or in such a directory: issue 56). */
 int ao_calib_load(const char *path, const char *model, const char *flags, struct ao_calib *c,
                   char *err, size_t errlen);

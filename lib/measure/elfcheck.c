@@ -164,16 +164,130 @@ int ao_elf_check(const char *path, const char *want, char *reason, size_t len)
     return ao_elf_check_rules(path, &r, reason, len);
 }
 
-int ao_elf_check_rules(const char *path, const struct ao_elf_rules *r, char *reason, size_t len)
+/* Every section: none that runs code before or after the harness (but
+ * the one .init_array the rules allow), and with no_raw_syscalls no raw
+ * system call instruction in code.  0 clean, 1 refused, -1 corrupt; the
+ * reason in both. */
+static int sections_ok(const unsigned char *buf, size_t size, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
+                       const struct ao_elf_rules *r, char *reason, size_t len)
+{
+    const char *shstr = (const char *)buf + sh[eh->e_shstrndx].sh_offset;
+
+    for (int i = 0; i < eh->e_shnum; i++) {
+        const char *name;
+        if (sh[i].sh_name >= sh[eh->e_shstrndx].sh_size) {
+            snprintf(reason, len, "corrupt section name");
+            return -1;
+        }
+        name = shstr + sh[i].sh_name;
+        if (r->init_fn && sh[i].sh_type == SHT_INIT_ARRAY && strcmp(name, ".init_array") == 0 &&
+            init_array_ok(buf, size, eh, sh, i, r->init_fn))
+            continue;
+        if (banned_section(name) || sh[i].sh_type == SHT_INIT_ARRAY ||
+            sh[i].sh_type == SHT_FINI_ARRAY || sh[i].sh_type == SHT_PREINIT_ARRAY) {
+            snprintf(reason, len, "defines section '%s': code that runs before or after "
+                     "the harness (constructors, destructors) is not allowed", name);
+            return 1;
+        }
+        if (r->no_raw_syscalls && (sh[i].sh_flags & SHF_EXECINSTR) && sh[i].sh_type == SHT_PROGBITS) {
+            long at;
+            if (!IN_FILE(sh[i].sh_offset, sh[i].sh_size)) {
+                snprintf(reason, len, "corrupt section '%s'", name);
+                return -1;
+            }
+            if ((at = raw_syscall_at(buf + sh[i].sh_offset, sh[i].sh_size)) >= 0) {
+                snprintf(reason, len, "its code in '%.40s' holds the bytes of a raw system call "
+                         "instruction (at offset %ld): a kernel reaches the system only through "
+                         "the runtime calls listed", name, at);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Every symbol: no IFUNC, nothing of the harness's, only the calls the
+ * rules list, and one external definition, the function wanted.  0 clean,
+ * 1 refused, -1 corrupt; the reason in both. */
+static int symbols_ok(const unsigned char *buf, size_t size, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
+                      const struct ao_elf_rules *r, char *reason, size_t len)
 {
     const char *want = r->want;
+    int found = 0;
+
+    for (int i = 0; i < eh->e_shnum; i++) {
+        const Elf64_Sym *sym;
+        const char *str;
+        size_t nsym, strsize;
+        if (sh[i].sh_type != SHT_SYMTAB)
+            continue;
+        if (sh[i].sh_link >= eh->e_shnum || !IN_FILE(sh[i].sh_offset, sh[i].sh_size) ||
+            !IN_FILE(sh[sh[i].sh_link].sh_offset, sh[sh[i].sh_link].sh_size)) {
+            snprintf(reason, len, "corrupt symbol table");
+            return -1;
+        }
+        sym = (const Elf64_Sym *)(buf + sh[i].sh_offset);
+        nsym = sh[i].sh_size / sizeof(Elf64_Sym);
+        str = (const char *)buf + sh[sh[i].sh_link].sh_offset;
+        strsize = sh[sh[i].sh_link].sh_size;
+        for (size_t k = 1; k < nsym; k++) {
+            int bind = ELF64_ST_BIND(sym[k].st_info), type = ELF64_ST_TYPE(sym[k].st_info);
+            const char *name;
+            if (sym[k].st_name >= strsize) {
+                snprintf(reason, len, "corrupt symbol name");
+                return -1;
+            }
+            name = str + sym[k].st_name;
+            if (type == STT_GNU_IFUNC) {
+                snprintf(reason, len, "'%s' is an IFUNC: its resolver would run before the "
+                         "harness", name);
+                return 1;
+            }
+            if (bind == STB_LOCAL)
+                continue;
+            if (sym[k].st_shndx == SHN_UNDEF) {
+                if (strncmp(name, "ao_", 3) == 0 || strcmp(name, "main") == 0) {
+                    snprintf(reason, len, "refers to '%s', which belongs to the harness", name);
+                    return 1;
+                }
+                if (r->undefined && !listed(name, r->undefined, 0) &&
+                    !listed(name, r->undefined_prefixes, 1)) {
+                    snprintf(reason, len, "calls '%.100s', which kernels may not use (only the "
+                             "device runtime's kernel launch, memory and attribute calls, and "
+                             "the C math library)", name);
+                    return 1;
+                }
+                continue;
+            }
+            if (listed(name, r->also_defined, 0))
+                continue;
+            if (strcmp(name, want) != 0) {
+                snprintf(reason, len, "defines the external symbol '%s': only '%s' may be "
+                         "external; make everything else static", name, want);
+                return 1;
+            }
+            if (type != STT_FUNC || sym[k].st_shndx == SHN_COMMON) {
+                snprintf(reason, len, "'%s' must be a function", want);
+                return 1;
+            }
+            found = 1;
+        }
+    }
+    if (!found) {
+        snprintf(reason, len, "does not define the function '%s'", want);
+        return 1;
+    }
+    return 0;
+}
+
+int ao_elf_check_rules(const char *path, const struct ao_elf_rules *r, char *reason, size_t len)
+{
     char e[AO_ERRLEN];
     size_t size = 0;
     unsigned char *buf = (unsigned char *)ao_read_file(path, &size, e, sizeof e);
     const Elf64_Ehdr *eh;
     const Elf64_Shdr *sh;
-    const char *shstr;
-    int rc = -1, found = 0;
+    int rc = -1;
 
     if (!buf) {
         snprintf(reason, len, "%s", e);
@@ -192,41 +306,10 @@ int ao_elf_check_rules(const char *path, const struct ao_elf_rules *r, char *rea
         snprintf(reason, len, "corrupt section names");
         goto out;
     }
-    shstr = (const char *)buf + sh[eh->e_shstrndx].sh_offset;
-    for (int i = 0; i < eh->e_shnum; i++) {
-        const char *name;
-        if (sh[i].sh_name >= sh[eh->e_shstrndx].sh_size) {
-            snprintf(reason, len, "corrupt section name");
-            goto out;
-        }
-        name = shstr + sh[i].sh_name;
-        if (r->init_fn && sh[i].sh_type == SHT_INIT_ARRAY && strcmp(name, ".init_array") == 0 &&
-            init_array_ok(buf, size, eh, sh, i, r->init_fn))
-            continue;
-        if (banned_section(name) || sh[i].sh_type == SHT_INIT_ARRAY ||
-            sh[i].sh_type == SHT_FINI_ARRAY || sh[i].sh_type == SHT_PREINIT_ARRAY) {
-            snprintf(reason, len, "defines section '%s': code that runs before or after "
-                     "the harness (constructors, destructors) is not allowed", name);
-            rc = 1;
-            goto out;
-        }
-        if (r->no_raw_syscalls && (sh[i].sh_flags & SHF_EXECINSTR) && sh[i].sh_type == SHT_PROGBITS) {
-            long at;
-            if (!IN_FILE(sh[i].sh_offset, sh[i].sh_size)) {
-                snprintf(reason, len, "corrupt section '%s'", name);
-                goto out;
-            }
-            if ((at = raw_syscall_at(buf + sh[i].sh_offset, sh[i].sh_size)) >= 0) {
-                snprintf(reason, len, "its code in '%.40s' holds the bytes of a raw system call "
-                         "instruction (at offset %ld): a kernel reaches the system only through "
-                         "the runtime calls listed", name, at);
-                rc = 1;
-                goto out;
-            }
-        }
-    }
+    if ((rc = sections_ok(buf, size, eh, sh, r, reason, len)) != 0)
+        goto out;
     if (r->init_fn) {
-        int reach = init_reaches(buf, size, eh, sh, r->init_fn, want, reason, len);
+        int reach = init_reaches(buf, size, eh, sh, r->init_fn, r->want, reason, len);
         if (reach != 0) {
             if (reach < 0)
                 snprintf(reason, len, "corrupt symbols or relocations");
@@ -234,75 +317,7 @@ int ao_elf_check_rules(const char *path, const struct ao_elf_rules *r, char *rea
             goto out;
         }
     }
-    for (int i = 0; i < eh->e_shnum; i++) {
-        const Elf64_Sym *sym;
-        const char *str;
-        size_t nsym, strsize;
-        if (sh[i].sh_type != SHT_SYMTAB)
-            continue;
-        if (sh[i].sh_link >= eh->e_shnum || !IN_FILE(sh[i].sh_offset, sh[i].sh_size) ||
-            !IN_FILE(sh[sh[i].sh_link].sh_offset, sh[sh[i].sh_link].sh_size)) {
-            snprintf(reason, len, "corrupt symbol table");
-            goto out;
-        }
-        sym = (const Elf64_Sym *)(buf + sh[i].sh_offset);
-        nsym = sh[i].sh_size / sizeof(Elf64_Sym);
-        str = (const char *)buf + sh[sh[i].sh_link].sh_offset;
-        strsize = sh[sh[i].sh_link].sh_size;
-        for (size_t k = 1; k < nsym; k++) {
-            int bind = ELF64_ST_BIND(sym[k].st_info), type = ELF64_ST_TYPE(sym[k].st_info);
-            const char *name;
-            if (sym[k].st_name >= strsize) {
-                snprintf(reason, len, "corrupt symbol name");
-                goto out;
-            }
-            name = str + sym[k].st_name;
-            if (type == STT_GNU_IFUNC) {
-                snprintf(reason, len, "'%s' is an IFUNC: its resolver would run before the "
-                         "harness", name);
-                rc = 1;
-                goto out;
-            }
-            if (bind == STB_LOCAL)
-                continue;
-            if (sym[k].st_shndx == SHN_UNDEF) {
-                if (strncmp(name, "ao_", 3) == 0 || strcmp(name, "main") == 0) {
-                    snprintf(reason, len, "refers to '%s', which belongs to the harness", name);
-                    rc = 1;
-                    goto out;
-                }
-                if (r->undefined && !listed(name, r->undefined, 0) &&
-                    !listed(name, r->undefined_prefixes, 1)) {
-                    snprintf(reason, len, "calls '%.100s', which kernels may not use (only the "
-                             "device runtime's kernel launch, memory and attribute calls, and "
-                             "the C math library)", name);
-                    rc = 1;
-                    goto out;
-                }
-                continue;
-            }
-            if (listed(name, r->also_defined, 0))
-                continue;
-            if (strcmp(name, want) != 0) {
-                snprintf(reason, len, "defines the external symbol '%s': only '%s' may be "
-                         "external; make everything else static", name, want);
-                rc = 1;
-                goto out;
-            }
-            if (type != STT_FUNC || sym[k].st_shndx == SHN_COMMON) {
-                snprintf(reason, len, "'%s' must be a function", want);
-                rc = 1;
-                goto out;
-            }
-            found = 1;
-        }
-    }
-    if (!found) {
-        snprintf(reason, len, "does not define the function '%s'", want);
-        rc = 1;
-        goto out;
-    }
-    rc = 0;
+    rc = symbols_ok(buf, size, eh, sh, r, reason, len);
 out:
     free(buf);
     return rc;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "measure/job.h"
+#include "core/alloc.h"
 #include "core/util.h"
 
 /* Tensors are laid out 17 cache lines apart beyond their size, so that two
@@ -453,10 +454,7 @@ static void watch_prepare(struct ao_job *j)
     if (j->seen_cap < j->watch_k * WATCH_CHUNK) {
         free(j->seen);
         j->seen_cap = 0;
-        if (!(j->seen = malloc(j->watch_k * WATCH_CHUNK))) {
-            j->watch_k = 0;
-            return;
-        }
+        j->seen = ao_malloc(j->watch_k * WATCH_CHUNK);
         j->seen_cap = j->watch_k * WATCH_CHUNK;
     }
     r ^= r >> 29;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "measure/measurement.h"
+#include "core/alloc.h"
 #include "core/util.h"
 #include "wire/names.h"
 
@@ -57,21 +58,23 @@ void ao_measurement_release(struct ao_measurement *m)
     ao_msg_release(&ao_rec_measurement, m);
 }
 
-int ao_measurement_fail(struct ao_measurement *m, const char *why)
+void ao_measurement_fail(struct ao_measurement *m, const char *why)
 {
     m->verdict = AO_V_INTERNAL_ERROR;
     free(m->reason);
-    return (m->reason = strdup(why)) ? 0 : -1;
+    m->reason = ao_strdup(why);
 }
 
-static int dup_str(char **dst, const char *src)
+static void dup_str(char **dst, const char *src)
 {
-    return src && !(*dst = strdup(src)) ? -1 : 0;
+    if (src)
+        *dst = ao_strdup(src);
 }
 
-static int dup_json(cJSON **dst, const cJSON *src)
+static void dup_json(cJSON **dst, const cJSON *src)
 {
-    return src && !(*dst = cJSON_Duplicate(src, 1)) ? -1 : 0;
+    if (src)
+        *dst = cJSON_Duplicate(src, 1);
 }
 
 int ao_result_of(const struct ao_kernel_msg *k, const struct ao_measurement *m, const char *sha256,
@@ -84,22 +87,33 @@ int ao_result_of(const struct ao_kernel_msg *k, const struct ao_measurement *m, 
     /* the result's id is the kernel's, so a replayed kernel gives the same id */
     if (ao_name(id, sizeof id, AO_ID_RESULT, k->env.id) < 0)
         return ao_errf(err, errlen, "the kernel's id is too long for a result's");
-    if (ao_env_set(&r->env, "result", id, k->env.run, k->env.task, k->env.target, k->env.iter) < 0 ||
-        dup_str(&r->kernel_id, k->env.id) < 0 || dup_str(&r->sha256, sha256 ? sha256 : k->sha256) < 0 ||
-        dup_str(&r->parent, k->parent) < 0 || dup_str(&r->slot, k->slot) < 0 ||
-        dup_str(&r->size, k->size) < 0 || dup_str(&r->source, k->source) < 0 ||
-        dup_str(&r->plan, k->plan) < 0 || dup_str(&r->plan_text, k->plan_text) < 0 ||
-        dup_str(&r->notes, k->notes) < 0 ||
-        dup_str(&r->task_sha256, task_sha256) < 0 || dup_str(&r->model, k->model) < 0 ||
-        dup_json(&r->tokens, k->tokens) < 0 || dup_json(&r->memory_seen, k->memory_seen) < 0 ||
-        dup_str(&r->status, ao_verdict_name(m->verdict)) < 0 || dup_str(&r->reason, m->reason) < 0 ||
-        dup_str(&r->diagnostics, m->diagnostics) < 0 || dup_str(&r->bound, m->bound) < 0 ||
-        dup_str(&r->calibration, m->calibration) < 0 || dup_json(&r->rel_l2, m->rel_l2) < 0 ||
-        dup_json(&r->sandbox, m->sandbox) < 0 || dup_json(&r->timing, m->timing) < 0 ||
-        dup_json(&r->head_to_head, m->head_to_head) < 0 ||
-        dup_json(&r->device_profile, m->device_profile) < 0 || dup_json(&r->failure, m->failure) < 0)
-        goto oom;
+    ao_env_set(&r->env, "result", id, k->env.run, k->env.task, k->env.target, k->env.iter);
+    dup_str(&r->kernel_id, k->env.id);
+    dup_str(&r->sha256, sha256 ? sha256 : k->sha256);
+    dup_str(&r->parent, k->parent);
+    dup_str(&r->slot, k->slot);
+    dup_str(&r->size, k->size);
+    dup_str(&r->source, k->source);
+    dup_str(&r->plan, k->plan);
+    dup_str(&r->plan_text, k->plan_text);
+    dup_str(&r->notes, k->notes);
+    dup_str(&r->task_sha256, task_sha256);
+    dup_str(&r->model, k->model);
+    dup_json(&r->tokens, k->tokens);
+    dup_json(&r->memory_seen, k->memory_seen);
+    dup_str(&r->status, ao_verdict_name(m->verdict));
+    dup_str(&r->reason, m->reason);
+    dup_str(&r->diagnostics, m->diagnostics);
+    dup_str(&r->bound, m->bound);
+    dup_str(&r->calibration, m->calibration);
+    dup_json(&r->rel_l2, m->rel_l2);
+    dup_json(&r->sandbox, m->sandbox);
+    dup_json(&r->timing, m->timing);
+    dup_json(&r->head_to_head, m->head_to_head);
+    dup_json(&r->device_profile, m->device_profile);
+    dup_json(&r->failure, m->failure);
     r->attempt = k->attempt;
+    r->exhausted = !k->source && k->exhausted > 0 ? 1 : -1; /* no kernel: the search ran out */
     r->latency_ns = m->latency_ns;
     r->latency_min_ns = m->latency_min_ns;
     r->spread = m->spread;
@@ -131,7 +145,4 @@ int ao_result_of(const struct ao_kernel_msg *k, const struct ao_measurement *m, 
             r->speedup_vs_baseline = k->baseline_latency_ns / m->latency_ns;
     }
     return 0;
-oom:
-    ao_msg_release(&ao_msg_result, r);
-    return ao_errf(err, errlen, "out of memory");
 }

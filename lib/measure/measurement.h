@@ -43,7 +43,7 @@ extern const struct ao_msg_type ao_rec_measurement;
 void ao_measurement_init(struct ao_measurement *m);
 void ao_measurement_release(struct ao_measurement *m);
 /* The measurement's own verdict, failed by the profiler itself. */
-int ao_measurement_fail(struct ao_measurement *m, const char *why);
+void ao_measurement_fail(struct ao_measurement *m, const char *why);
 
 /* The result of kernel k: the envelope and provenance from k, the numbers
  * from m, the speedups over k's parent and baseline latencies (a final

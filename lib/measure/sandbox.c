@@ -1,6 +1,6 @@
 /* sandbox.c - a fresh, contained process tree for untrusted work
  *
- * Layers (INTEGRITY.md): new PID, mount, network, IPC and UTS namespaces; a
+ * Layers (docs/MEASUREMENT.md, "The sandbox"; docs/THREATS.md): new PID, mount, network, IPC and UTS namespaces; a
  * read-only root of /usr alone plus a tmpfs and the job's work directory;
  * cgroup memory and pids limits; rlimits; a uid of its own (ao_sandbox_uid);
  * no_new_privs; seccomp.
@@ -32,6 +32,7 @@
 #include <linux/futex.h>
 #include <seccomp.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "measure/sandbox.h"
@@ -124,6 +125,14 @@ static void bind_ro(const struct child_args *a, const char *src, const char *dst
         die(a, "read-only remount");
 }
 
+/* p = the new root's path for sub (an absolute path), or the child dies:
+ * a path cut short would be another path. */
+static void rooted(const struct child_args *a, char *p, size_t len, const char *sub)
+{
+    if (ao_name(p, len, "%s%s", a->root, sub) < 0)
+        die(a, "a path in the new root is too long");
+}
+
 /* A host device node at the same path in the new root, if the host has it. */
 static void bind_node(const struct child_args *a, const char *host)
 {
@@ -132,7 +141,7 @@ static void bind_node(const struct child_args *a, const char *host)
 
     if (access(host, F_OK) < 0)
         return;
-    snprintf(p, sizeof p, "%s%s", a->root, host);
+    rooted(a, p, sizeof p, host);
     if ((fd = open(p, O_CREAT | O_WRONLY, 0644)) < 0)
         die(a, "create a device node");
     close(fd);
@@ -143,35 +152,24 @@ static void bind_node(const struct child_args *a, const char *host)
 /* The GPU's device nodes, as they are on the host, and a /proc that shows
  * only this PID namespace (mounted here, inside the private mount
  * namespace: never over the host's). */
-static void gpu_nodes(const struct child_args *a)
+static void device_nodes(const struct child_args *a, const struct ao_sandbox_device *d)
 {
-    static const char *const fixed[] = {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools",
-                                        "nvidia-modeset", NULL};
     char p[700], host[64];
 
-    for (int i = 0; i < 64; i++) {
-        snprintf(host, sizeof host, "/dev/nvidia%d", i);
-        bind_node(a, host);
+    for (int i = 0; d->numbered && i < 64; i++) {
+        if (ao_name(host, sizeof host, "/dev/%s%d", d->numbered, i) == 0)
+            bind_node(a, host);
     }
-    for (int i = 0; fixed[i]; i++) {
-        snprintf(host, sizeof host, "/dev/%s", fixed[i]);
-        bind_node(a, host);
+    for (int i = 0; i < 6 && d->fixed[i]; i++) {
+        if (ao_name(host, sizeof host, "/dev/%s", d->fixed[i]) == 0)
+            bind_node(a, host);
     }
-    snprintf(p, sizeof p, "%s/proc", a->root);
+    if (!d->own_proc)
+        return;
+    rooted(a, p, sizeof p, "/proc");
     mkdir(p, 0555);
     if (a->use_ns && mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
         die(a, "mount /proc");
-}
-
-/* The Neuron driver's device nodes, as they are on the host. */
-static void neuron_nodes(const struct child_args *a)
-{
-    char host[64];
-
-    for (int i = 0; i < 64; i++) {
-        snprintf(host, sizeof host, "/dev/neuron%d", i);
-        bind_node(a, host);
-    }
 }
 
 /* Each of spec->ro_paths (absolute, no "..") at the same path, read-only. */
@@ -182,7 +180,7 @@ static void extra_paths(const struct child_args *a)
         char p[700];
         if (src[0] != '/' || strstr(src, "..") || access(src, F_OK) < 0)
             continue;
-        snprintf(p, sizeof p, "%s%s", a->root, src);
+        rooted(a, p, sizeof p, src);
         for (char *s = p + strlen(a->root) + 1; *s; s++) /* mkdir -p in the new root */
             if (*s == '/') {
                 *s = '\0';
@@ -204,7 +202,7 @@ static void build_root(const struct child_args *a)
         die(a, "make mounts private");
     if (mount("tmpfs", a->root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755") < 0)
         die(a, "mount root tmpfs");
-    snprintf(p, sizeof p, "%s/usr", a->root);
+    rooted(a, p, sizeof p, "/usr");
     mkdir(p, 0755);
     bind_ro(a, "/usr", p);
     for (size_t i = 0; i < sizeof sys_dirs / sizeof sys_dirs[0]; i++) {
@@ -212,7 +210,7 @@ static void build_root(const struct child_args *a)
         ssize_t n;
         if (lstat(sys_dirs[i], &st) < 0)
             continue;
-        snprintf(p, sizeof p, "%s%s", a->root, sys_dirs[i]);
+        rooted(a, p, sizeof p, sys_dirs[i]);
         if (S_ISLNK(st.st_mode) && (n = readlink(sys_dirs[i], link, sizeof link - 1)) > 0) {
             link[n] = '\0';
             if (symlink(link, p) < 0)
@@ -222,30 +220,28 @@ static void build_root(const struct child_args *a)
             bind_ro(a, sys_dirs[i], p);
         }
     }
-    snprintf(p, sizeof p, "%s/dev", a->root);
+    rooted(a, p, sizeof p, "/dev");
     mkdir(p, 0755);
     for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++) {
         int fd;
-        snprintf(p, sizeof p, "%s%s", a->root, devs[i]);
+        rooted(a, p, sizeof p, devs[i]);
         if ((fd = open(p, O_CREAT | O_WRONLY, 0644)) < 0)
             die(a, "create device node");
         close(fd);
         if (mount(devs[i], p, NULL, MS_BIND, NULL) < 0)
             die(a, "bind device");
     }
-    if (a->spec->gpu)
-        gpu_nodes(a);
-    if (a->spec->neuron)
-        neuron_nodes(a);
-    snprintf(p, sizeof p, "%s/tmp", a->root);
+    if (a->spec->device)
+        device_nodes(a, a->spec->device);
+    rooted(a, p, sizeof p, "/tmp");
     mkdir(p, 01777);
     if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") < 0)
         die(a, "mount /tmp");
     extra_paths(a); /* after /tmp (one may be under it), before /work (which hides its own) */
-    snprintf(p, sizeof p, "%s/etc", a->root);
+    rooted(a, p, sizeof p, "/etc");
     mkdir(p, 0755);
     /* the loader's cache alone: saves a search of the library path */
-    snprintf(p, sizeof p, "%s/etc/ld.so.cache", a->root);
+    rooted(a, p, sizeof p, "/etc/ld.so.cache");
     if (access("/etc/ld.so.cache", R_OK) == 0) {
         int fd = open(p, O_CREAT | O_WRONLY, 0644);
         if (fd < 0)
@@ -253,7 +249,7 @@ static void build_root(const struct child_args *a)
         close(fd);
         bind_ro(a, "/etc/ld.so.cache", p);
     }
-    snprintf(p, sizeof p, "%s/work", a->root);
+    rooted(a, p, sizeof p, "/work");
     mkdir(p, 0755);
     if (mount(a->spec->workdir, p, NULL, MS_BIND, NULL) < 0)
         die(a, "bind work dir");
@@ -283,7 +279,7 @@ static void set_limits(const struct child_args *a)
         if (setrlimit(res, &r) < 0) die(a, "setrlimit " #res); } while (0)
     if (s->cpu_seconds > 0)
         LIM(RLIMIT_CPU, s->cpu_seconds);
-    if (s->mem_bytes > 0 && !s->gpu && !s->neuron)
+    if (s->mem_bytes > 0 && !(s->device && s->device->no_as_limit))
         LIM(RLIMIT_AS, s->mem_bytes);
     if (s->file_bytes > 0)
         LIM(RLIMIT_FSIZE, s->file_bytes);
@@ -389,7 +385,7 @@ static int export_filter(scmp_filter_ctx ctx, void **bpf, size_t *len)
     unlink(path);
     if (seccomp_export_bpf(ctx, fd) < 0 || (n = lseek(fd, 0, SEEK_CUR)) <= 0)
         goto out;
-    if (!(*bpf = malloc((size_t)n)) || pread(fd, *bpf, (size_t)n, 0) != n)
+    if (!(*bpf = ao_malloc((size_t)n)) || pread(fd, *bpf, (size_t)n, 0) != n)
         goto out;
     *len = (size_t)n;
     rc = 0;
@@ -458,8 +454,8 @@ static void remove_stale(const char *base)
     while ((e = readdir(d)))
         if (sscanf(e->d_name, "accelopt-%d-%d", &pid, &slot) == 2 && kill(pid, 0) < 0 &&
             errno == ESRCH) {
-            snprintf(path, sizeof path, "%s/%s", base, e->d_name);
-            rmdir(path);
+            if (ao_name(path, sizeof path, "%s/%s", base, e->d_name) == 0)
+                rmdir(path);
         }
     closedir(d);
 }
@@ -472,8 +468,8 @@ static int cgroup_make(struct cgroup *cg, const char *const *bases, int slot)
     for (int i = 0; bases[i]; i++)
         remove_stale(bases[i]);
     for (int i = 0; bases[i]; i++) {
-        snprintf(cg->dir, sizeof cg->dir, "%s/accelopt-%d-%d", bases[i], (int)getpid(), slot);
-        if (mkdir(cg->dir, 0700) == 0 || errno == EEXIST)
+        if (ao_name(cg->dir, sizeof cg->dir, "%s/accelopt-%d-%d", bases[i], (int)getpid(), slot) == 0 &&
+            (mkdir(cg->dir, 0700) == 0 || errno == EEXIST))
             return 0;
     }
     cg->dir[0] = '\0';
@@ -492,9 +488,9 @@ static void cgroup_prepare(char *out, size_t n, struct cgroup *cg, const char *c
     if (cgroup_make(cg, bases, slot) < 0)
         return;
     for (int i = 0; limit_files[i]; i++) {
-        snprintf(f, sizeof f, "%s/%s", cg->dir, limit_files[i]);
-        if (write_str(f, limit) == 0) {
-            snprintf(out, n, "%s", cg->dir);
+        if (ao_name(f, sizeof f, "%s/%s", cg->dir, limit_files[i]) == 0 && write_str(f, limit) == 0) {
+            if (ao_name(out, n, "%s", cg->dir) < 0)
+                out[0] = '\0';
             return;
         }
     }
@@ -536,16 +532,17 @@ static void slot_cgroups(const struct ao_sandbox_spec *spec, struct ao_sandbox *
         cgroup_prepare(sb->cg_mem, sizeof sb->cg_mem, &cg_mem[slot], mem_bases, mem_files, lim, slot);
         if (sb->cg_mem[0]) {
             char f[400];
-            snprintf(f, sizeof f, "%s/memory.failcnt", sb->cg_mem);
-            write_str(f, "0");
+            if (ao_name(f, sizeof f, "%s/memory.failcnt", sb->cg_mem) == 0)
+                write_str(f, "0");
             sb->oom_kills = oom_kills(sb->cg_mem);
-            snprintf(a->cg_procs[0], sizeof a->cg_procs[0], "%s/cgroup.procs", sb->cg_mem);
+            if (ao_name(a->cg_procs[0], sizeof a->cg_procs[0], "%s/cgroup.procs", sb->cg_mem) < 0)
+                sb->cg_mem[0] = '\0'; /* not joined: not a layer */
         }
     }
     snprintf(lim, sizeof lim, "%d", spec->max_procs > 0 ? spec->max_procs : 64);
     cgroup_prepare(sb->cg_pids, sizeof sb->cg_pids, &cg_pids[slot], pid_bases, pid_files, lim, slot);
-    if (sb->cg_pids[0])
-        snprintf(a->cg_procs[1], sizeof a->cg_procs[1], "%s/cgroup.procs", sb->cg_pids);
+    if (sb->cg_pids[0] && ao_name(a->cg_procs[1], sizeof a->cg_procs[1], "%s/cgroup.procs", sb->cg_pids) < 0)
+        sb->cg_pids[0] = '\0';
 }
 
 /* One try at starting a sandbox; *vanished is set when its process ended
@@ -581,7 +578,7 @@ static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
             goto out;
         a.filter = &prog;
     }
-    if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || !(stack = malloc(STACK_SIZE))) {
+    if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || !(stack = ao_malloc(STACK_SIZE))) {
         snprintf(err, errlen, "cannot set up the sandbox: %s", strerror(errno));
         goto out;
     }
@@ -601,10 +598,11 @@ static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
     sb->has_pidns = a.use_ns;
     if (a.use_ns)
         add_layer(sb, "pid-ns,mount-ns,net-ns,ipc-ns,uts-ns,ro-root");
-    if (a.use_ns && spec->gpu)
-        add_layer(sb, "gpu-nodes,own-proc");
-    if (a.use_ns && spec->neuron)
-        add_layer(sb, "neuron-nodes");
+    if (a.use_ns && spec->device) {
+        add_layer(sb, spec->device->layer);
+        if (spec->device->own_proc)
+            add_layer(sb, "own-proc");
+    }
     if (sb->cg_mem[0])
         add_layer(sb, "cgroup-memory");
     if (sb->cg_pids[0])
@@ -639,7 +637,7 @@ static int start_once(const struct ao_sandbox_spec *spec, struct ao_sandbox *sb,
     rc = 0;
     goto out;
 kill:
-    *vanished = strstr(err, "setup failed") == NULL;
+    *vanished = !sb->setup_failed;
     ao_sandbox_kill(sb);
     {
         int st = 0, to = 0, oom;
@@ -702,6 +700,7 @@ static int await_exec(struct ao_sandbox *sb, char *err, size_t errlen)
     if (n > 0) {
         msg[n] = '\0';
         snprintf(err, errlen, "sandbox setup failed at %s", msg);
+        sb->setup_failed = 1;
         return -1;
     }
     return 0;
@@ -719,6 +718,7 @@ int ao_sandbox_release(struct ao_sandbox *sb, char *err, size_t errlen)
         if (n > 0) {
             msg[n] = '\0';
             snprintf(err, errlen, "cannot release the sandbox: its setup failed at %s", msg);
+            sb->setup_failed = 1;
         } else {
             snprintf(err, errlen, "cannot release the sandbox: %s", strerror(e));
         }
@@ -739,8 +739,8 @@ void ao_sandbox_kill(struct ao_sandbox *sb)
     kill(sb->pid, SIGKILL);
     if (sb->cg_pids[0]) { /* anything that escaped the group is still in the cgroup */
         char f[400];
-        snprintf(f, sizeof f, "%s/cgroup.kill", sb->cg_pids);
-        write_str(f, "1");
+        if (ao_name(f, sizeof f, "%s/cgroup.kill", sb->cg_pids) == 0)
+            write_str(f, "1");
     }
 }
 
@@ -753,7 +753,8 @@ static int cgroup_drain(const char *dir)
 
     if (!dir[0])
         return 1;
-    snprintf(f, sizeof f, "%s/cgroup.procs", dir);
+    if (ao_name(f, sizeof f, "%s/cgroup.procs", dir) < 0)
+        return -1;
     for (int tries = 0; tries < 400; tries++) {
         struct timespec ts = {0, 1000000};
         int any = 0;
@@ -829,8 +830,7 @@ static long oom_kills(const char *cg)
     char f[400], e[AO_ERRLEN], *t, *at;
     long n = -1;
 
-    snprintf(f, sizeof f, "%s/memory.events", cg);
-    if ((t = ao_read_file(f, NULL, e, sizeof e))) {
+    if (ao_name(f, sizeof f, "%s/memory.events", cg) == 0 && (t = ao_read_file(f, NULL, e, sizeof e))) {
         if ((at = strstr(t, "oom_kill ")))
             n = atol(at + 9);
         free(t);
@@ -844,8 +844,8 @@ int ao_sandbox_oom(const struct ao_sandbox *sb)
     int oom = 0;
     if (!sb->cg_mem[0])
         return 0;
-    snprintf(f, sizeof f, "%s/memory.failcnt", sb->cg_mem);
-    if ((t = ao_read_file(f, NULL, e, sizeof e))) { /* cgroup v1 */
+    if (ao_name(f, sizeof f, "%s/memory.failcnt", sb->cg_mem) == 0 &&
+        (t = ao_read_file(f, NULL, e, sizeof e))) { /* cgroup v1 */
         oom = atol(t) > 0;
         free(t);
     } else if (sb->oom_kills >= 0) {

@@ -10,6 +10,18 @@ enum ao_seccomp_policy {
     AO_SECCOMP_COMPILE  /* compilers: no sockets, ptrace, mount, namespaces... */
 };
 
+/* A device a sandboxed process may use, as its target describes it: its
+ * nodes bound in, and what its runtime needs of the process.  lib/measure
+ * knows no device by name: a new one is a new row in its target's driver. */
+struct ao_sandbox_device {
+    const char *layer;        /* named in the sandbox's layers: "gpu-nodes" */
+    const char *numbered;     /* /dev/<numbered>N, N from 0 to 63, that exist: "nvidia" */
+    const char *fixed[6];     /* and these /dev nodes that exist; NULL ends */
+    int own_proc;             /* a /proc of its own PID namespace (CUDA will not start without) */
+    int no_as_limit;          /* no RLIMIT_AS (its runtime maps device memory): the cgroup alone
+                                 limits its memory */
+};
+
 struct ao_sandbox_spec {
     const char *workdir;      /* host directory mounted at /work: read-write, or */
     int workdir_ro;           /* read-only (a kernel's runner: nothing there is its to change) */
@@ -25,14 +37,9 @@ struct ao_sandbox_spec {
     int cpu;                  /* pin to this CPU, or -1 */
     int hold;                 /* set up everything, but exec only at ao_sandbox_release */
     int slot;                 /* cgroup slot 0..3: sandboxes of one slot never overlap */
-    /* a GPU's process (GPU.md): the /dev/nvidia* nodes bound in, a /proc of
-     * its own PID namespace (CUDA will not start without one), and no
-     * RLIMIT_AS (the driver reserves address space the size of the GPU's
-     * memory): the cgroup alone limits its memory */
-    int gpu;
-    /* a NeuronCore's process (the trn target): the /dev/neuron* nodes bound
-     * in, and no RLIMIT_AS (the runtime maps device memory) */
-    int neuron;
+    /* the device the process is given (a target's own, docs/TARGETS.md),
+     * or NULL for none */
+    const struct ao_sandbox_device *device;
     /* host directories outside /usr that it needs (the Neuron SDK's, a
      * Python environment), bound read-only at the same paths (not under
      * /work, which is the work directory there); NULL ends */
@@ -53,6 +60,10 @@ struct ao_sandbox {
      * its first process, or its cgroups were found empty (what it shared
      * may then be given to another, region.c) */
     int gone;
+    /* the child named the setup step that failed (its error pipe): an
+     * answer, where a sandbox that ended without one was killed from
+     * outside (ao_sandbox_start tries those once more) */
+    int setup_failed;
 };
 
 /* The uid (and gid) a sandbox of this process runs as in a cgroup slot:

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "measure/stats.h"
+#include "core/alloc.h"
 #include "core/util.h"
 
 static int cmp_ll(const void *a, const void *b)
@@ -14,7 +15,7 @@ static int cmp_ll(const void *a, const void *b)
 
 void ao_stats_of(const long long *v, int n, struct ao_stats *s)
 {
-    long long *c = n > 0 ? malloc(sizeof *c * (size_t)n) : NULL;
+    long long *c = n > 0 ? ao_malloc(sizeof *c * (size_t)n) : NULL;
 
     memset(s, 0, sizeof *s);
     if (!c)
@@ -35,7 +36,7 @@ long long ao_low_tail(const long long *v, int n)
     long long *c, gap;
     int k = n / 20 + 1;
 
-    if (n < 2 || !(c = malloc(sizeof *c * (size_t)n)))
+    if (n < 2 || !(c = ao_malloc(sizeof *c * (size_t)n)))
         return 0;
     memcpy(c, v, sizeof *c * (size_t)n);
     qsort(c, (size_t)n, sizeof *c, cmp_ll);

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 #include "measure/calib.h"
 #include "measure/vendor.h"
@@ -41,8 +42,9 @@ int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_ve
         char *run[] = {exe, ms, ks, ns, cs, NULL}, *envp[256], coretype[80];
         int a = 0, e = 0;
 
-        snprintf(src, sizeof src, "%s/nkibench/harness/cpu/sgemm.c", ao_home());
-        snprintf(exe, sizeof exe, "%s/sgemm", dir);
+        if (ao_path(src, sizeof src, ao_home(), "nkibench/harness/cpu/sgemm.c", err, errlen) < 0 ||
+            ao_path(exe, sizeof exe, dir, "sgemm", err, errlen) < 0)
+            goto out;
         argv[a++] = (char *)AO_CPU_CC;
         argv[a++] = (char *)"-O2";
         argv[a++] = (char *)"-std=gnu11";
@@ -93,10 +95,7 @@ int ao_vendor_sgemm(int M, int K, int N, int cpu, const char *core, struct ao_ve
     v = cJSON_GetObjectItemCaseSensitive(j, "max_rel_err");
     r->max_rel_err = cJSON_IsNumber(v) ? v->valuedouble : INFINITY;
     v = cJSON_GetObjectItemCaseSensitive(j, "latencies_ns");
-    if (!(lat = malloc(sizeof *lat * (size_t)(cJSON_GetArraySize(v) + 1)))) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
+    lat = ao_malloc(sizeof *lat * (size_t)(cJSON_GetArraySize(v) + 1));
     for (cJSON *x = v ? v->child : NULL; x; x = x->next)
         if (cJSON_IsNumber(x) && x->valuedouble > 0)
             lat[k++] = x->valuedouble;
@@ -122,8 +121,8 @@ out:
     cJSON_Delete(j);
     free(lat);
     free(out);
-    snprintf(sgemm_bin, sizeof sgemm_bin, "%s/sgemm", dir);
-    unlink(sgemm_bin);
+    if (ao_name(sgemm_bin, sizeof sgemm_bin, "%s/sgemm", dir) == 0) /* (dir is /tmp's: it fits) */
+        unlink(sgemm_bin);
     rmdir(dir);
     return rc;
 }

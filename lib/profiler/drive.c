@@ -103,8 +103,9 @@ static int write_shapes(const struct pool *pl, const char *dir, char *err, size_
     for (int k = 0; k < nseen; k++)
         for (int i = 0; i < t->ndims; i++)
             ao_buf_printf(&b, "%lld%s", seen[k][i], i + 1 < t->ndims ? " " : "\n");
-    snprintf(path, sizeof path, "%s/shapes.txt", dir);
-    rc = ao_write_file(path, b.data ? b.data : "", b.len, err, errlen);
+    rc = ao_path(path, sizeof path, dir, "shapes.txt", err, errlen) < 0
+             ? -1
+             : ao_write_file(path, b.data ? b.data : "", b.len, err, errlen);
     ao_buf_release(&b);
     return rc;
 }
@@ -126,14 +127,13 @@ int prof_prepare_job(struct ao_profiler *p, struct pool *pl, struct ao_job *j, c
         snprintf(err, errlen, "cannot create a job directory: %s", strerror(errno));
         return -1;
     }
-    snprintf(path, sizeof path, "%s/%s", j->dir, p->tg->kernel_file);
-    if (ao_write_file(path, source, strlen(source), err, errlen) < 0 ||
+    if (ao_path(path, sizeof path, j->dir, p->tg->kernel_file, err, errlen) < 0 ||
+        ao_write_file(path, source, strlen(source), err, errlen) < 0 ||
         (p->tg->builds_per_shape && write_shapes(pl, j->dir, err, errlen) < 0))
         return -1;
     for (int i = 0; files[i]; i++) {
-        snprintf(from, sizeof from, "%s/%s", pl->harness, files[i]);
-        snprintf(path, sizeof path, "%s/%s", j->dir, files[i]);
-        if (ao_copy_file(from, path, err, errlen) < 0)
+        if (ao_path(from, sizeof from, pl->harness, files[i], err, errlen) < 0 ||
+            ao_path(path, sizeof path, j->dir, files[i], err, errlen) < 0 || ao_copy_file(from, path, err, errlen) < 0)
             return -1;
     }
     /* the compiler's sandbox (slot 0) writes it; the runner's (a uid of its
@@ -172,8 +172,7 @@ static void harness_hashes(const struct ao_profiler *p, const char *dir, char he
         size_t n;
         char *data;
         hex[i][0] = '\0';
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+        if (ao_path(path, sizeof path, dir, name, e, sizeof e) == 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
             (data = ao_read_file_max(path, 1u << 30, &n, e, sizeof e))) {
             ao_sha256_hex(data, n, hex[i]);
             free(data);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/rng.h"
 #include "core/util.h"
 #include "measure/job.h"
@@ -121,9 +122,9 @@ static enum step begin(struct h2h *x, const char *size, const char *source, cons
     if (!(x->pl = prof_pool_get(p, t, size, err, errlen)))
         return FAIL;
     x->pool_ns = ao_now_ns() - x->pool_ns;
-    if (!(x->ratio = malloc(sizeof *x->ratio * (size_t)x->max)) ||
-        !(x->held[0] = malloc(sizeof **x->held * (size_t)x->max)) ||
-        !(x->held[1] = malloc(sizeof **x->held * (size_t)x->max)))
+    if (!(x->ratio = ao_malloc(sizeof *x->ratio * (size_t)x->max)) ||
+        !(x->held[0] = ao_malloc(sizeof **x->held * (size_t)x->max)) ||
+        !(x->held[1] = ao_malloc(sizeof **x->held * (size_t)x->max)))
         return OOM;
     for (int o = 0; o < t->noutputs; o++)
         if (!(x->out[o] = prof_tensor_alloc(ao_task_elems(t, t->ninputs + o, x->pl->dims))))
@@ -558,16 +559,10 @@ static int compare_once(struct ao_profiler *p, const struct ao_task *t, const ch
                         const char *source, const char *base_source, int child,
                         struct ao_measurement *r, char *err, size_t errlen)
 {
-    struct h2h *x = calloc(1, sizeof *x);
+    struct h2h *x = ao_calloc(1, sizeof *x);
     enum step st;
     int rc = -1;
 
-    if (!x) {
-        snprintf(err, errlen, "out of memory for a head-to-head");
-        r->verdict = AO_V_INTERNAL_ERROR;
-        prof_set_str(&r->reason, err);
-        return -1;
-    }
     x->p = p, x->t = t, x->t0 = ao_now_ns(), x->child = child;
     x->side[0] = &x->jb, x->side[1] = &x->jk;
     x->jb.second = 1; /* two runners at once: each in its own cgroup */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/util.h"
@@ -75,14 +76,14 @@ static int compile_reference(struct ao_profiler *p, struct pool *pl, struct ao_j
     p->tg->basis(&b);
     prof_harness_basis(p, j->dir, &b);
     ao_buf_printf(&b, "source\n%s", src);
-    snprintf(runner, sizeof runner, "%s/runner", j->dir);
-    snprintf(name, sizeof name, "%s-reference-%s", p->tg->name, pl->task.name);
-    if (ao_target_kept_get(name, &b, runner, 0755) == 0) {
+    if (ao_name(runner, sizeof runner, "%s/runner", j->dir) == 0 &&
+        ao_name(name, sizeof name, "%s-reference-%s", p->tg->name, pl->task.name) == 0 &&
+        ao_target_kept_get(name, &b, runner, 0755) == 0) {
         ao_buf_release(&b);
         return 0;
     }
     rc = prof_compile_job(p, j, diag, cns, err, errlen);
-    if (rc == 0 && !j->status)
+    if (rc == 0 && !j->status && runner[0] && name[0]) /* (a name refused: built, not kept) */
         ao_target_kept_put(name, &b, runner);
     ao_buf_release(&b);
     return rc;
@@ -98,8 +99,8 @@ static int compute_references(struct ao_profiler *p, struct pool *pl, char *err,
     int rc = -1;
 
     memset(&j, 0, sizeof j);
-    snprintf(path, sizeof path, "%s/%s", pl->task.dir, p->tg->reference_file);
-    if (!(src = ao_read_file(path, NULL, err, errlen)))
+    if (ao_path(path, sizeof path, pl->task.dir, p->tg->reference_file, err, errlen) < 0 ||
+        !(src = ao_read_file(path, NULL, err, errlen)))
         return -1;
     if (prof_prepare_job(p, pl, &j, src, err, errlen) < 0 ||
         prof_start_job(p, &j, &pl->task, pl->dims, ref_timeout(p), 1, err, errlen) < 0 ||
@@ -367,10 +368,7 @@ struct pool *prof_pool_get(struct ao_profiler *p, const struct ao_task *t, const
             p->pools = pl;
             return pl;
         }
-    if (!(pl = calloc(1, sizeof *pl))) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    pl = ao_calloc(1, sizeof *pl);
     snprintf(pl->key, sizeof pl->key, "%s", key);
     pl->task = *t;
     if (ao_task_size(t, size, pl->dims, err, errlen) < 0)

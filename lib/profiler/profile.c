@@ -7,7 +7,7 @@
  * start every call and stop the clock; the runner just calls `kernel`, and
  * the target moves the tensors to its device and back around each call.
  * References come from the task's trusted reference for the target, run
- * the same way in its own process.  See INTEGRITY.md. */
+ * the same way in its own process.  See docs/MEASUREMENT.md and docs/THREATS.md. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/tokens.h"
@@ -32,11 +33,10 @@
 #include "targets/target.h"
 #include "wire/verdict.h"
 
-int prof_set_str(char **dst, const char *s)
+void prof_set_str(char **dst, const char *s)
 {
     free(*dst);
-    *dst = s ? strdup(s) : NULL;
-    return s && !*dst ? -1 : 0;
+    *dst = s ? ao_strdup(s) : NULL;
 }
 
 static void layers_json(struct ao_measurement *r, const char *layers, int seccomp)
@@ -320,6 +320,103 @@ out:
     return ao_now_ns() - t0;
 }
 
+/* A big jump over the parent is measured again, cold, in a new process:
+ * the slower of the two stands, with its own wake-up.  0 (j->status set
+ * where the second one failed), or -1 + err. */
+static int measure_again(struct ao_profiler *p, struct pool *pl, struct ao_job *j, struct ao_measurement *r,
+                         cJSON *errors, double *max_err, struct timed *m, struct timed *m2, char *err,
+                         size_t errlen)
+{
+    struct ao_job j2;
+    int rc;
+
+    memset(&j2, 0, sizeof j2);
+    snprintf(j2.dir, sizeof j2.dir, "%s", j->dir);
+    rc = run_once(p, pl, &j2, r, errors, max_err, m2, err, errlen);
+    j->inputs_ns += j2.inputs_ns;
+    j->inputs_copied += j2.inputs_copied;
+    j->to_device_ns += j2.to_device_ns;
+    j->from_device_ns += j2.from_device_ns;
+    ao_job_end(&j2); /* its directory is j's, removed with it */
+    if (rc < 0)
+        return -1;
+    if (j2.status) {
+        j->status = j2.status;
+        ao_errf(j->reason, sizeof j->reason, "on a second, fresh measurement: %s", j2.reason);
+        return 0;
+    }
+    if (m2->st.median > m->st.median) { /* the slower one, with its own wake-up */
+        cJSON *keep = m->profile;
+        m->st = m2->st;
+        m->device = m2->device;
+        m->events = m2->events;
+        m->wake_ns = m2->wake_ns;
+        m->wake_u_ns = m2->wake_u_ns;
+        m->host = m2->host;
+        m->views = m2->views;
+        m->profiled = m2->profiled;
+        m->clock = m2->clock;
+        m->raised = m2->raised;
+        m->launch_ns = m2->launch_ns;
+        m->profile = m2->profile;
+        m2->profile = keep;
+    }
+    m->kernel_ns += m2->kernel_ns;
+    return 0;
+}
+
+/* What a profile cost, and where (the result's "timing"). */
+struct costs {
+    long long compile_ns, pool_ns, metrics_ns;
+    int ref_starts, rechecked;
+};
+
+static cJSON *timing_json(const struct ao_profiler *p, const struct ao_task *t, const struct ao_measurement *r,
+                          const struct ao_job *j, const struct pool *pl, const struct timed *m,
+                          const struct timed *m2, const struct costs *c)
+{
+    cJSON *timing = cJSON_CreateObject();
+
+    if (!timing)
+        return NULL;
+    cJSON_AddNumberToObject(timing, "compile_ns", (double)c->compile_ns);
+    cJSON_AddNumberToObject(timing, "kernel_ns", (double)(m->kernel_ns + m2->kernel_ns));
+    cJSON_AddNumberToObject(timing, "measurements", m2->st.n > 0 ? 2 : m->st.n > 0 ? 1 : 0);
+    cJSON_AddNumberToObject(timing, "wake_ns", (double)m->wake_ns);
+    cJSON_AddNumberToObject(timing, "wake_uncertainty_ns", (double)m->wake_u_ns);
+    prof_spots_json(&m->spots, t, timing, NULL);
+    cJSON_AddNumberToObject(timing, "checks_ns", (double)(m->check_ns + m2->check_ns));
+    if (j->checks_known) /* its check sets passed here before: not run again */
+        cJSON_AddNumberToObject(timing, "checks_known", 1);
+    if (m->voided + m2->voided) /* a busy machine: the profiler was away at their `done` */
+        cJSON_AddNumberToObject(timing, "calls_voided", m->voided + m2->voided);
+    /* where the rest went: the check sets drawn and their references
+     * computed (0 where an earlier profile of the task at that size made
+     * them), and the trusted side of every call */
+    cJSON_AddNumberToObject(timing, "references_ns", (double)c->pool_ns);
+    cJSON_AddNumberToObject(timing, "inputs_ns", (double)j->inputs_ns);
+    cJSON_AddNumberToObject(timing, "inputs_copied_calls", j->inputs_copied);
+    if (c->metrics_ns > 0) /* the metrics pass: a process of its own, one untimed call */
+        cJSON_AddNumberToObject(timing, "metrics_ns", (double)c->metrics_ns);
+    if (pl) /* reference processes started for the checks (0: the task's kept one) */
+        cJSON_AddNumberToObject(timing, "reference_starts", pl->ref_starts - c->ref_starts);
+    if (p->tg->after_call) {
+        cJSON_AddNumberToObject(timing, "to_device_ns", (double)j->to_device_ns);
+        cJSON_AddNumberToObject(timing, "from_device_ns", (double)j->from_device_ns);
+    }
+    if (c->rechecked) /* it beat the stored roofline: the fresh machine figures allowed it */
+        cJSON_AddNumberToObject(timing, "roofline_rechecked_bw_gbs", p->fresh.bw_gbs);
+    if (m->device.median > 0) /* the runner's own figure, as it reported it */
+        cJSON_AddNumberToObject(timing, "runner_reported_median_ns", m->device.median);
+    if (p->tg->runner_clock && m->st.n > 0)
+        runner_clock_json(timing, m);
+    if (m->views > 0 || m->clock) /* the profiler's clock, where the device's is the latency */
+        cJSON_AddNumberToObject(timing, "host_median_ns", m->host.median);
+    cJSON_AddNumberToObject(timing, "overhead_ns",
+                            (double)(r->wall_ns - c->compile_ns - m->kernel_ns - m2->kernel_ns));
+    return timing;
+}
+
 int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *size,
                     const char *source, double parent_ns, struct ao_measurement *r, char *err,
                     size_t errlen)
@@ -327,11 +424,12 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     struct pool *pl = NULL;
     struct ao_job j;
     struct timed m, m2;
+    struct costs c = {0};
     char reason[512], *diag = NULL;
-    long long t0 = ao_now_ns(), compile_ns = 0, pool_ns = 0, metrics_ns = 0;
+    long long t0 = ao_now_ns();
     double max_err = 0;
     cJSON *errors = cJSON_CreateArray(), *timing;
-    int rc = -1, rechecked = 0, ref_starts = 0;
+    int rc = -1;
 
     memset(&j, 0, sizeof j);
     memset(&m, 0, sizeof m);
@@ -343,14 +441,14 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
         snprintf(j.reason, sizeof j.reason, "%s", reason);
         goto verdict;
     }
-    pool_ns = ao_now_ns();
+    c.pool_ns = ao_now_ns();
     if (!(pl = prof_pool_get(p, t, size, err, errlen)))
         goto fail;
-    pool_ns = ao_now_ns() - pool_ns;
-    ref_starts = pl->ref_starts;
+    c.pool_ns = ao_now_ns() - c.pool_ns;
+    c.ref_starts = pl->ref_starts;
     if (prof_prepare_job(p, pl, &j, source, err, errlen) < 0 ||
         prof_start_job(p, &j, &pl->task, pl->dims, p->o.timeout_s, 1, err, errlen) < 0 ||
-        prof_compile_job(p, &j, &diag, &compile_ns, err, errlen) < 0)
+        prof_compile_job(p, &j, &diag, &c.compile_ns, err, errlen) < 0)
         goto fail;
     if (diag)
         prof_set_str(&r->diagnostics, diag);
@@ -361,94 +459,27 @@ int ao_profiler_run(struct ao_profiler *p, const struct ao_task *t, const char *
     prof_spots_json(&m.spots, t, NULL, errors);
     if (j.status)
         goto verdict;
-    /* a big jump over the parent is measured again, cold, in a new process */
-    if (isfinite(parent_ns) && parent_ns / m.st.median > 10) {
-        struct ao_job j2;
-        int rc2;
-        memset(&j2, 0, sizeof j2);
-        snprintf(j2.dir, sizeof j2.dir, "%s", j.dir);
-        rc2 = run_once(p, pl, &j2, r, errors, &max_err, &m2, err, errlen);
-        j.inputs_ns += j2.inputs_ns;
-        j.inputs_copied += j2.inputs_copied;
-        j.to_device_ns += j2.to_device_ns;
-        j.from_device_ns += j2.from_device_ns;
-        ao_job_end(&j2); /* its directory is j's, removed with it */
-        if (rc2 < 0)
-            goto fail;
-        if (j2.status) {
-            j.status = j2.status;
-            ao_errf(j.reason, sizeof j.reason, "on a second, fresh measurement: %s", j2.reason);
-            goto verdict;
-        }
-        if (m2.st.median > m.st.median) { /* the slower one, with its own wake-up */
-            cJSON *keep = m.profile;
-            m.st = m2.st;
-            m.device = m2.device;
-            m.events = m2.events;
-            m.wake_ns = m2.wake_ns;
-            m.wake_u_ns = m2.wake_u_ns;
-            m.host = m2.host;
-            m.views = m2.views;
-            m.profiled = m2.profiled;
-            m.clock = m2.clock;
-            m.raised = m2.raised;
-            m.launch_ns = m2.launch_ns;
-            m.profile = m2.profile;
-            m2.profile = keep;
-        }
-        m.kernel_ns += m2.kernel_ns;
-    }
+    if (isfinite(parent_ns) && parent_ns / m.st.median > 10 &&
+        measure_again(p, pl, &j, r, errors, &max_err, &m, &m2, err, errlen) < 0)
+        goto fail;
+    if (j.status)
+        goto verdict;
     r->latency_ns = m.st.median;
     r->latency_min_ns = m.st.min;
     device_profile_json(r, &m);
     r->spread = m.st.spread;
     r->repeats = m.st.n;
     r->steady = m.st.spread <= p->o.target_spread;
-    if (prof_roofline_hold(p, t, pl, m.st.min, m.wake_u_ns, m.st.median, r, &j, &rechecked, err, errlen) < 0)
+    if (prof_roofline_hold(p, t, pl, m.st.min, m.wake_u_ns, m.st.median, r, &j, &c.rechecked, err, errlen) < 0)
         goto fail;
     if (j.status)
         goto verdict;
     j.status = AO_V_OK;
-    metrics_ns = prof_metrics_pass(p, pl, &j, r, m.st.median);
+    c.metrics_ns = prof_metrics_pass(p, pl, &j, r, m.st.median);
 verdict:
     prof_set_verdict(r, &j, t, p->o.calib, max_err, &errors, t0);
     failure_json(p, r);
-    if ((timing = cJSON_CreateObject())) {
-        cJSON_AddNumberToObject(timing, "compile_ns", (double)compile_ns);
-        cJSON_AddNumberToObject(timing, "kernel_ns", (double)(m.kernel_ns + m2.kernel_ns));
-        cJSON_AddNumberToObject(timing, "measurements", m2.st.n > 0 ? 2 : m.st.n > 0 ? 1 : 0);
-        cJSON_AddNumberToObject(timing, "wake_ns", (double)m.wake_ns);
-        cJSON_AddNumberToObject(timing, "wake_uncertainty_ns", (double)m.wake_u_ns);
-        prof_spots_json(&m.spots, t, timing, NULL);
-        cJSON_AddNumberToObject(timing, "checks_ns", (double)(m.check_ns + m2.check_ns));
-        if (j.checks_known) /* its check sets passed here before: not run again */
-            cJSON_AddNumberToObject(timing, "checks_known", 1);
-        if (m.voided + m2.voided) /* a busy machine: the profiler was away at their `done` */
-            cJSON_AddNumberToObject(timing, "calls_voided", m.voided + m2.voided);
-        /* where the rest went: the check sets drawn and their references
-         * computed (0 where an earlier profile of the task at that size
-         * made them), and the trusted side of every call */
-        cJSON_AddNumberToObject(timing, "references_ns", (double)pool_ns);
-        cJSON_AddNumberToObject(timing, "inputs_ns", (double)j.inputs_ns);
-        cJSON_AddNumberToObject(timing, "inputs_copied_calls", j.inputs_copied);
-        if (metrics_ns > 0) /* the metrics pass: a process of its own, one untimed call */
-            cJSON_AddNumberToObject(timing, "metrics_ns", (double)metrics_ns);
-        if (pl) /* reference processes started for the checks (0: the task's kept one) */
-            cJSON_AddNumberToObject(timing, "reference_starts", pl->ref_starts - ref_starts);
-        if (p->tg->after_call) {
-            cJSON_AddNumberToObject(timing, "to_device_ns", (double)j.to_device_ns);
-            cJSON_AddNumberToObject(timing, "from_device_ns", (double)j.from_device_ns);
-        }
-        if (rechecked) /* it beat the stored roofline: the fresh machine figures allowed it */
-            cJSON_AddNumberToObject(timing, "roofline_rechecked_bw_gbs", p->fresh.bw_gbs);
-        if (m.device.median > 0) /* the runner's own figure, as it reported it */
-            cJSON_AddNumberToObject(timing, "runner_reported_median_ns", m.device.median);
-        if (p->tg->runner_clock && m.st.n > 0)
-            runner_clock_json(timing, &m);
-        if (m.views > 0 || m.clock) /* the profiler's clock, where the device's is the latency */
-            cJSON_AddNumberToObject(timing, "host_median_ns", m.host.median);
-        cJSON_AddNumberToObject(timing, "overhead_ns",
-                                (double)(r->wall_ns - compile_ns - m.kernel_ns - m2.kernel_ns));
+    if ((timing = timing_json(p, t, r, &j, pl, &m, &m2, &c))) {
         cJSON_Delete(r->timing);
         r->timing = timing;
     }
@@ -482,10 +513,7 @@ int ao_profiler_build(struct ao_profiler *p, const struct ao_task *t, const char
         pl = p->built = NULL;
     }
     if (!pl) {
-        if (!(pl = p->built = calloc(1, sizeof *pl))) {
-            snprintf(err, errlen, "out of memory");
-            goto fail;
-        }
+        pl = p->built = ao_calloc(1, sizeof *pl);
         pl->task = *t;
         if (prof_build_harness(p, pl, err, errlen) < 0) {
             prof_pool_free(pl);
@@ -571,8 +599,8 @@ static void sweep_stale(const char *base)
             ao_name(dir, sizeof dir, "%s/%s", base, de->d_name) < 0 || lstat(dir, &st) < 0 ||
             !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
             continue;
-        snprintf(path, sizeof path, "%s/owner", dir);
-        if (!(owner = ao_read_file_max(path, 128, NULL, e, sizeof e)))
+        if (ao_path(path, sizeof path, dir, "owner", e, sizeof e) < 0 ||
+            !(owner = ao_read_file_max(path, 128, NULL, e, sizeof e)))
             continue;
         if (sscanf(owner, "%ld %31s", &pid, then) == 2 && pid > 0) {
             start_time(pid, now, sizeof now);
@@ -590,13 +618,9 @@ static void sweep_stale(const char *base)
 
 struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err, size_t errlen)
 {
-    struct ao_profiler *p = calloc(1, sizeof *p);
+    struct ao_profiler *p = ao_calloc(1, sizeof *p);
     const char *base = o->work_root ? o->work_root : "/tmp";
 
-    if (!p) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
     p->o = *o;
     p->tg = o->target ? o->target : ao_target_default();
     p->draw_parts = prof_draw_parts(o, p->tg);
@@ -619,9 +643,9 @@ struct ao_profiler *ao_profiler_new(const struct ao_profiler_opts *o, char *err,
     {
         char path[700], owner[64], st[32];
         start_time((long)getpid(), st, sizeof st);
-        snprintf(path, sizeof path, "%s/owner", p->root);
         snprintf(owner, sizeof owner, "%ld %s\n", (long)getpid(), st);
-        if (ao_write_file(path, owner, strlen(owner), err, errlen) < 0) {
+        if (ao_path(path, sizeof path, p->root, "owner", err, errlen) < 0 ||
+            ao_write_file(path, owner, strlen(owner), err, errlen) < 0) {
             ao_rmtree(p->root);
             free(p);
             return NULL;
@@ -678,7 +702,7 @@ static const char *verdict_basis(const struct ao_target *tg)
         char hex[65];
     } done[8];
     struct ao_buf b = {0};
-    char path[700];
+    char path[700], e[AO_ERRLEN];
     size_t i;
 
     for (i = 0; i < sizeof done / sizeof done[0] && done[i].tg; i++)
@@ -686,10 +710,10 @@ static const char *verdict_basis(const struct ao_target *tg)
             return done[i].hex;
     ao_buf_printf(&b, "checks %d\n", AO_PROFILER_CHECKS);
     tg->basis(&b);
-    snprintf(path, sizeof path, "%s/lib/runner_proto.h", ao_home());
-    ao_target_basis_file(&b, path);
-    snprintf(path, sizeof path, "%s/nkibench/harness/runner_side.h", ao_home());
-    ao_target_basis_file(&b, path);
+    if (ao_path(path, sizeof path, ao_home(), "lib/runner_proto.h", e, sizeof e) == 0)
+        ao_target_basis_file(&b, path);
+    if (ao_path(path, sizeof path, ao_home(), "nkibench/harness/runner_side.h", e, sizeof e) == 0)
+        ao_target_basis_file(&b, path);
     if (i == sizeof done / sizeof done[0])
         i = 0; /* more targets than slots: recompute from then on */
     ao_sha256_hex(b.data ? b.data : "", b.len, done[i].hex);

@@ -1,6 +1,7 @@
 /* profiler_int.h - the profiler's parts, shared by its files (profile.c the
- * policy, pools.c, inputs.c, drive.c, timing.c); not an API: prof_* are
- * internal to lib/measure. */
+ * policy, h2h.c, pools.c, inputs.c, drive.c, timing.c, spots.c, tensors.c);
+ * not an API: prof_* are internal to lib/profiler, whose API is profile.h
+ * and profstage.h. */
 #ifndef AO_PROFILER_INT_H
 #define AO_PROFILER_INT_H
 
@@ -291,7 +292,7 @@ struct pool *prof_pool_get(struct ao_profiler *p, const struct ao_task *t, const
 
 /* --- profile.c: what a lone measurement and a head-to-head (h2h.c) share --- */
 /* *dst = a copy of s (NULL: none); -1 out of memory. */
-int prof_set_str(char **dst, const char *s);
+void prof_set_str(char **dst, const char *s);
 /* The result's verdict from the job's: status, reason, the errors of the
  * checks (taken from *errors), the wall time since t0, how busy the
  * machine was. */
@@ -389,8 +390,8 @@ long long prof_check_opening(struct pool *pl, struct checks *c, int check);
 /* The device's own times of `want` of the n profiled calls of job j (all
  * if n <= want; else a random choice), into ns[] (want long), the calls'
  * numbers into which[] (if given); *profile (if given) the
- * device's profile of the median one.  The number read; -1 + err; or -2 +
- * err when the traces cannot be the device's own (a verdict: rejected). */
+ * device's profile of the median one.  The number read; -1 + err; or AO_RC_REJECTED
+ * + err when the traces cannot be the device's own (a verdict: rejected). */
 int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, long long *ns,
                       int *which, cJSON **profile, char *err, size_t errlen);
 /* Can the device's times dev[] be those of the executions the host's clock

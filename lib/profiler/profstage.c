@@ -5,7 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
+#include "core/rc.h"
 #include "core/redis.h"
 #include "core/util.h"
 #include "measure/measurement.h"
@@ -59,7 +61,7 @@ static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
         s->o.target->machine(model, sizeof model, flags, sizeof flags);
         rc = ao_calib_load(path, model, flags, &s->calib, err, errlen);
     }
-    if (rc == -2) { /* peaks another user could have set judge nothing; none are kept there either */
+    if (rc == AO_RC_SETTING) { /* peaks another user could have set judge nothing; none are kept there either */
         ao_warn("%s: not read, and results will carry no %% of peak", err);
         memset(&s->calib, 0, sizeof s->calib);
         return 0;
@@ -92,12 +94,8 @@ static int load_calibration(struct ao_profstage *s, char *err, size_t errlen)
 
 struct ao_profstage *ao_profstage_new(const struct ao_profstage_opts *o, char *err, size_t errlen)
 {
-    struct ao_profstage *s = calloc(1, sizeof *s);
+    struct ao_profstage *s = ao_calloc(1, sizeof *s);
 
-    if (!s) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
     s->o = *o;
     /* a profiler that cannot run its target's kernels should not start */
     if (s->o.target->available(err, errlen) < 0 || load_calibration(s, err, errlen) < 0)
@@ -167,8 +165,7 @@ static const struct ao_task *find_task(struct ao_profstage *s, const struct ao_k
     if (ao_task_named(k->env.task, k->task_sha256, &fresh, err, errlen) < 0)
         return NULL;
     if (!t) {
-        if (!(t = calloc(1, sizeof *t)))
-            return snprintf(err, errlen, "out of memory"), NULL;
+        t = ao_calloc(1, sizeof *t);
         t->next = s->tasks;
         s->tasks = t;
     }
@@ -191,7 +188,7 @@ static char *cache_get(struct ao_profstage *s, const char *key)
             *cp = c->next; /* to the front */
             c->next = s->cache;
             s->cache = c;
-            return strdup(c->json);
+            return ao_strdup(c->json);
         }
     if (s->redis) {
         if (ao_name(rkey, sizeof rkey, AO_KEY_PROF, s->o.target->name, key) < 0 ||
@@ -204,10 +201,10 @@ static char *cache_get(struct ao_profstage *s, const char *key)
 static void cache_put(struct ao_profstage *s, const char *key, const char *json)
 {
     char err[AO_ERRLEN] = "the key is too long", rkey[AO_KEY_MAX];
-    struct cached *c = calloc(1, sizeof *c);
+    struct cached *c = ao_calloc(1, sizeof *c);
     int n = 0;
 
-    if (c && (c->json = strdup(json))) {
+    if (c && (c->json = ao_strdup(json))) {
         snprintf(c->key, sizeof c->key, "%s", key);
         c->next = s->cache;
         s->cache = c;
@@ -299,7 +296,7 @@ static void figure_put(struct ao_profstage *s, const char *key, double ns)
             *fp = f->next;
             break;
         }
-    if (!f && (f = calloc(1, sizeof *f)))
+    if (!f && (f = ao_calloc(1, sizeof *f)))
         snprintf(f->key, sizeof f->key, "%s", key);
     if (f) {
         f->ns = ns;
@@ -431,7 +428,7 @@ int ao_profstage_kernel(struct ao_profstage *s, const struct ao_kernel_msg *k,
         /* the executor produced no code, or repeated an earlier plan or
          * kernel: still one result for the slot */
         m.verdict = k->duplicate_of ? AO_V_DUPLICATE : AO_V_NO_CODE;
-        m.reason = strdup(k->error ? k->error : "the kernel message carries no source");
+        m.reason = ao_strdup(k->error ? k->error : "the kernel message carries no source");
     } else if (!(t = find_task(s, k, err, sizeof err))) {
         snprintf(reason, len, "%s", err);
         return -1;

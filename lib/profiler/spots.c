@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 #include "profiler/profiler_int.h"
 #include "targets/target.h"
@@ -168,9 +169,7 @@ static int draw_indices(struct ao_rng *r, long long n, long long k, long long *o
             out[i] = (long long)(ao_rng_next(r) % (unsigned long long)n);
         return 0;
     }
-    long long *all = malloc(sizeof *all * (size_t)n);
-    if (!all)
-        return -1;
+    long long *all = ao_malloc(sizeof *all * (size_t)n);
     for (long long i = 0; i < n; i++)
         all[i] = i;
     for (long long i = 0; i < k; i++) {
@@ -290,10 +289,10 @@ int prof_spots_alloc(const struct pool *pl, struct spots *s)
 
     if (!s->on)
         return 0;
-    for (int i = 0; i < t->ninputs; i++)
-        if (!(s->guard_at[i] = malloc(sizeof *s->guard_at[i] * GUARDS)) ||
-            !(s->guard_val[i] = malloc(sizeof *s->guard_val[i] * GUARDS)))
-            return -1;
+    for (int i = 0; i < t->ninputs; i++) {
+        s->guard_at[i] = ao_malloc(sizeof *s->guard_at[i] * GUARDS);
+        s->guard_val[i] = ao_malloc(sizeof *s->guard_val[i] * GUARDS);
+    }
     if (prof_dataset_alloc(t, &s->part, s->sub, PROF_INPUTS | PROF_OUTPUTS) < 0)
         return -1;
     for (int o = 0; o < t->noutputs; o++)

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
+#include "core/rc.h"
 #include "core/rng.h"
 #include "core/util.h"
 #include "measure/job.h"
@@ -302,8 +304,7 @@ int prof_runner_clock(const long long *raw, const long long *dev, const unsigned
             return 1;
         }
     }
-    if (!(gap = malloc(sizeof *gap * (size_t)n)))
-        return -1;
+    gap = ao_malloc(sizeof *gap * (size_t)n);
     for (int i = 0; i < n; i++)
         gap[i] = raw[i] - dev[i];
     ao_stats_of(gap, n, &g);
@@ -346,7 +347,7 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
                       int *which, cJSON **profile, char *err, size_t errlen)
 {
     int pick[64], k = n < want ? n : want, mid = 0, rc = 0;
-    int *all = malloc(sizeof *all * (size_t)(n > 0 ? n : 1));
+    int *all = ao_malloc(sizeof *all * (size_t)(n > 0 ? n : 1));
     cJSON *prof[64] = {0};
     long long sorted[64];
 
@@ -391,7 +392,7 @@ int prof_device_times(struct ao_profiler *p, struct ao_job *j, int n, int want, 
     }
     for (int i = 0; i < k; i++)
         cJSON_Delete(prof[i]);
-    return rc > 0 ? -2 : rc < 0 ? -1 : k;
+    return rc > 0 ? AO_RC_REJECTED : rc < 0 ? AO_RC_FAIL : k;
 }
 
 /* Warm up: warmup_s of running, so the core has left any low-power state
@@ -587,15 +588,15 @@ static int rounds_start(struct ao_profiler *p, struct pool *pl, struct rounds *r
     w->clock = p->tg->runner_clock;
     r->n = r->voided = 0;
     r->kernel_ns = r->inputs_ns = 0;
-    for (int s = 0; s < r->nsides; s++)
-        if (!(r->raw[s] = malloc(sizeof **r->raw * (size_t)r->max)) ||
-            !(r->dev[s] = malloc(sizeof **r->dev * (size_t)r->max)) ||
-            !(r->ev[s] = malloc(sizeof **r->ev * (size_t)r->max)) ||
-            !(r->late[s] = calloc((size_t)r->max, sizeof **r->late)))
-            return -1;
-    if (!(w->lat = malloc(sizeof *w->lat * (size_t)r->max)) ||
-        !(w->ratio = malloc(sizeof *w->ratio * (size_t)r->max)) ||
-        prof_dataset_alloc(t, &w->fresh, pl->dims, PROF_INPUTS) < 0)
+    for (int s = 0; s < r->nsides; s++) {
+        r->raw[s] = ao_malloc(sizeof **r->raw * (size_t)r->max);
+        r->dev[s] = ao_malloc(sizeof **r->dev * (size_t)r->max);
+        r->ev[s] = ao_malloc(sizeof **r->ev * (size_t)r->max);
+        r->late[s] = ao_calloc((size_t)r->max, sizeof **r->late);
+    }
+    w->lat = ao_malloc(sizeof *w->lat * (size_t)r->max);
+    w->ratio = ao_malloc(sizeof *w->ratio * (size_t)r->max);
+    if (prof_dataset_alloc(t, &w->fresh, pl->dims, PROF_INPUTS) < 0)
         return -1;
     for (int k = 0; k < r->opened; k++) /* the opening rounds are the first (h2h.c) */
         for (int s = 0; s < r->nsides; s++)
@@ -829,8 +830,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
     for (int o = 0; o < t->noutputs; o++)
         if (!(out[o] = prof_tensor_alloc(ao_task_elems(t, t->ninputs + o, pl->dims))))
             goto out;
-    if (!(lat = malloc(sizeof *lat * (size_t)p->o.max_calls)))
-        goto out;
+    lat = ao_malloc(sizeof *lat * (size_t)p->o.max_calls);
     /* the check sets, the warm-up, then the timed calls.  A lone
      * measurement is the task's own baseline's (or one asked for by name,
      * `--no-compare`, `profile --alone`): a kernel a model wrote is
@@ -872,7 +872,7 @@ int prof_measure(struct ao_profiler *p, struct pool *pl, struct ao_job *j, cJSON
         long long dns[DEVICE_VIEWS], hns[DEVICE_VIEWS];
         int which[DEVICE_VIEWS];
         int k = prof_device_times(p, j, n, DEVICE_VIEWS, dns, which, &m->profile, err, errlen);
-        if (k == -2) {
+        if (k == AO_RC_REJECTED) {
             j->status = AO_V_REJECTED;
             snprintf(j->reason, sizeof j->reason, "%s", err);
             goto out;

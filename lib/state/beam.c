@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/rc.h"
 #include "core/util.h"
 #include "state/beam.h"
 
@@ -95,7 +97,7 @@ int ao_beam_member_copy(struct ao_beam_member *dst, const struct ao_beam_member 
 
 static int dup(char **dst, const char *s)
 {
-    return s && !(*dst = strdup(s)) ? -1 : 0;
+    return s && !(*dst = ao_strdup(s)) ? -1 : 0;
 }
 
 int ao_beam_member_of(struct ao_beam_member *m, const struct ao_result_msg *r, long long iter)
@@ -181,7 +183,7 @@ int ao_beam_load(struct ao_runstore *rs, const char *run, struct ao_beam *b, cha
     rc = ao_beam_decode(j, b, why, sizeof why);
     if (rc < 0) {
         snprintf(err, errlen, "run '%.80s': its beam does not read back (%s)", run, why);
-        return -2;
+        return AO_RC_CORRUPT;
     }
     return 1;
 }

@@ -42,7 +42,7 @@ void ao_beam_release(struct ao_beam *b);
 /* A stored beam (a JSON array of members): 0, or -1 + err (b released). */
 int ao_beam_decode(const cJSON *j, struct ao_beam *b, char *err, size_t errlen);
 /* The run's beam from the run store: 1, 0 for none (an empty beam), -1 the
- * store failed, -2 it does not decode (both + err). */
+ * store failed, AO_RC_CORRUPT it does not decode (both + err). */
 int ao_beam_load(struct ao_runstore *rs, const char *run, struct ao_beam *b, char *err, size_t errlen);
 /* As JSON: the beam, one member, one profile; NULL on OOM. */
 cJSON *ao_beam_json(const struct ao_beam *b);

@@ -6,6 +6,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "state/memfold.h"
@@ -134,7 +135,7 @@ static int fold_in(struct ao_redis *r, const char *key, const char *text, char *
         const redisReply *e = rep->element[i];
         cJSON *have = e->type == REDIS_REPLY_STRING ? cJSON_ParseWithLength(e->str, e->len) : NULL;
         if (have && ao_memory_same_lesson(it, have)) {
-            if (!(m = ao_memory_merge(it, have)) || !(*old = strdup(e->str))) {
+            if (!(m = ao_memory_merge(it, have)) || !(*old = ao_strdup(e->str))) {
                 cJSON_Delete(have);
                 snprintf(err, errlen, "out of memory");
                 goto out;
@@ -142,7 +143,7 @@ static int fold_in(struct ao_redis *r, const char *key, const char *text, char *
         }
         cJSON_Delete(have);
     }
-    if (!(*out = m ? cJSON_PrintUnformatted(m) : strdup(text))) {
+    if (!(*out = m ? cJSON_PrintUnformatted(m) : ao_strdup(text))) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -225,8 +226,8 @@ static int compact_once(struct ao_redis *r, const char *key, int *folded, char *
     for (size_t i = 0; i < n; i++) { /* an unreadable item stays where it is: only equals fold */
         const redisReply *e = rep->element[i];
         cJSON *x = e->type == REDIS_REPLY_STRING ? cJSON_ParseWithLength(e->str, e->len) : NULL;
-        if (!x && !(x = cJSON_CreateObject()))
-            goto oom;
+        if (!x)
+            x = cJSON_CreateObject();
         cJSON_AddItemToArray(items, x);
     }
     if ((*folded = ao_memory_fold(items)) < 0)
@@ -235,8 +236,8 @@ static int compact_once(struct ao_redis *r, const char *key, int *folded, char *
         rc = 1;
         goto out;
     }
-    if (!(args = calloc(2 * n + 2, sizeof *args)) || !(texts = calloc(n + 1, sizeof *texts)))
-        goto oom;
+    args = ao_calloc(2 * n + 2, sizeof *args);
+    texts = ao_calloc(n + 1, sizeof *texts);
     snprintf(count, sizeof count, "%zu", n);
     args[0] = count;
     for (size_t i = 0; i < n; i++)
@@ -314,12 +315,10 @@ static long long eval_strings(struct ao_redis *r, const char *script, const char
                               const char *const *args, size_t nargs, char *err, size_t errlen)
 {
     char list[AO_REDIS_KEY_MAX];
-    const char **argv = calloc(nargs + 4, sizeof *argv);
+    const char **argv = ao_calloc(nargs + 4, sizeof *argv);
     redisReply *rep;
     long long n = -1;
 
-    if (!argv)
-        return snprintf(err, errlen, "out of memory"), -1;
     if (!ao_redis_key(r, list, sizeof list, "%s", key)) {
         free(argv);
         return ao_errf(err, errlen, "redis key '%.60s...' is too long", key);
@@ -341,11 +340,9 @@ static long long eval_strings(struct ao_redis *r, const char *script, const char
 long long ao_memory_import(struct ao_redis *r, const char *key, const char *const *ids,
                            const char *const *items, size_t n, char *err, size_t errlen)
 {
-    const char **args = calloc(2 * n + 1, sizeof *args);
+    const char **args = ao_calloc(2 * n + 1, sizeof *args);
     long long pushed;
 
-    if (!args)
-        return snprintf(err, errlen, "out of memory"), -1;
     for (size_t i = 0; i < n; i++)
         args[i] = ids[i], args[n + i] = items[i];
     pushed = eval_strings(r, import_script, key, args, 2 * n, err, errlen);

@@ -1,4 +1,4 @@
-/* memory.h - the optimization memory in Redis (DESIGN.md section 6): a
+/* memory.h - the optimization memory in Redis (docs/AGENTS.md): a
  * capped list per scope, written atomically with the idempotency marker of
  * the pair each item came from */
 #ifndef AO_MEMORY_H

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/rc.h"
 #include "core/util.h"
 
 #include "state/runstate.h"
@@ -118,7 +119,7 @@ int ao_run_state_load(struct ao_runstore *rs, const char *run, struct ao_run_sta
     rc = ao_run_state_decode(j, s, why, sizeof why);
     if (rc < 0) {
         snprintf(err, errlen, "run '%.80s': its state does not read back (%s)", run, why);
-        return -2;
+        return AO_RC_CORRUPT;
     }
     return 1;
 }

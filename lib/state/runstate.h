@@ -1,5 +1,5 @@
 /* runstate.h - a run's state as the selector keeps it (the run hash's
- * "state" field, DESIGN.md section 6): where the run stands, its counts, its
+ * "state" field, docs/PROTOCOL.md): where the run stands, its counts, its
  * clock, its config.  Decoded whole where it is read and encoded whole where
  * a step is taken, by the field tables of msg.h; nothing reads it by key
  * name.  `accelopt status` and the report read the same record. */
@@ -62,7 +62,7 @@ int ao_run_state_decode(const cJSON *j, struct ao_run_state *s, char *err, size_
 /* s as a JSON object (absent fields left out); NULL on OOM. */
 cJSON *ao_run_state_json(const struct ao_run_state *s);
 /* A run's state from the run store: 1 decoded, 0 no such run (s left
- * empty), -1 the store failed, -2 it does not decode (both + err). */
+ * empty), -1 the store failed, AO_RC_CORRUPT it does not decode (both + err). */
 int ao_run_state_load(struct ao_runstore *rs, const char *run, struct ao_run_state *s, char *err,
                       size_t errlen);
 /* The last entry of the history (the iteration closed last), or NULL. */

@@ -7,6 +7,7 @@
 #include <hiredis/hiredis.h>
 
 #include "state/runstore.h"
+#include "core/alloc.h"
 #include "core/util.h"
 #include "wire/names.h"
 
@@ -38,7 +39,7 @@ struct ao_runstore {
 
 struct ao_runstore *ao_runstore_redis(struct ao_redis *r)
 {
-    struct ao_runstore *s = calloc(1, sizeof *s);
+    struct ao_runstore *s = ao_calloc(1, sizeof *s);
     if (s)
         s->redis = r;
     return s;
@@ -46,11 +47,11 @@ struct ao_runstore *ao_runstore_redis(struct ao_redis *r)
 
 struct ao_runstore *ao_runstore_file(const char *path, char *err, size_t errlen)
 {
-    struct ao_runstore *s = calloc(1, sizeof *s);
+    struct ao_runstore *s = ao_calloc(1, sizeof *s);
     char *text = NULL;
 
-    if (!s || (path && !(s->path = strdup(path))))
-        goto oom;
+    if (path)
+        s->path = ao_strdup(path);
     if (path && access(path, F_OK) == 0) {
         if (!(text = ao_read_file(path, NULL, err, errlen)))
             goto fail;
@@ -166,16 +167,10 @@ static void kept_put(struct ao_runstore *s, const char *key, const char *field, 
     }
     k = &s->kept[s->nkept];
     memset(k, 0, sizeof *k);
-    k->key = strdup(key);
-    k->field = strdup(field);
-    k->val = strdup(val);
+    k->key = ao_strdup(key);
+    k->field = ao_strdup(field);
+    k->val = ao_strdup(val);
     k->used = ++s->clock;
-    if (!k->key || !k->field || !k->val) {
-        free(k->key);
-        free(k->field);
-        free(k->val);
-        return;
-    }
     s->nkept++;
 }
 
@@ -261,22 +256,16 @@ int ao_rs_prefetch(struct ao_runstore *s, const char *key, int n, const char *co
         snprintf(err, errlen, "redis HMGET: unexpected reply");
         goto out;
     }
-    if (!(s->pre.key = strdup(key)))
-        goto oom;
+    s->pre.key = ao_strdup(key);
     for (int i = 0; i < m; i++) {
         const redisReply *v = rep->element[i];
-        s->pre.field[i] = strdup(want[i]);
-        s->pre.val[i] = v->type == REDIS_REPLY_STRING ? strndup(v->str, v->len) : NULL;
+        s->pre.field[i] = ao_strdup(want[i]);
+        s->pre.val[i] = v->type == REDIS_REPLY_STRING ? ao_strndup(v->str, v->len) : NULL;
         s->pre.n++;
-        if (!s->pre.field[i] || (v->type == REDIS_REPLY_STRING && !s->pre.val[i]))
-            goto oom;
         if (s->pre.val[i] && keepable(s, want[i]))
             kept_put(s, key, want[i], s->pre.val[i]);
     }
     rc = 0;
-    goto out;
-oom:
-    snprintf(err, errlen, "out of memory");
 out:
     if (rc < 0)
         ao_rs_forget(s);
@@ -292,25 +281,23 @@ int ao_rs_hget(struct ao_runstore *s, const char *key, const char *field, char *
         int at = prefetched(s, key, field);
         struct kept *kp = kept_find(s, key, field);
         if (kp) {
-            if (!(*val = strdup(kp->val)))
-                return snprintf(err, errlen, "out of memory"), -1;
+            *val = ao_strdup(kp->val);
             return 1;
         }
         if (at >= 0) {
             if (!s->pre.val[at])
                 return 0;
-            if (!(*val = strdup(s->pre.val[at])))
-                return snprintf(err, errlen, "out of memory"), -1;
+            *val = ao_strdup(s->pre.val[at]);
             return 1;
         }
         redisReply *rep = command(s, "HGET", key, field, NULL, err, errlen);
         int rc = 0;
         if (!rep)
             return -1;
-        if (rep->type == REDIS_REPLY_STRING && !(*val = strndup(rep->str, rep->len)))
-            rc = -1, snprintf(err, errlen, "out of memory");
-        else if (rep->type == REDIS_REPLY_STRING)
+        if (rep->type == REDIS_REPLY_STRING) {
+            *val = ao_strndup(rep->str, rep->len);
             rc = 1;
+        }
         freeReplyObject(rep);
         if (rc == 1 && keepable(s, field))
             kept_put(s, key, field, *val);
@@ -319,8 +306,7 @@ int ao_rs_hget(struct ao_runstore *s, const char *key, const char *field, char *
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(entry(s, key, 0), field);
     if (!cJSON_IsString(v))
         return 0;
-    if (!(*val = strdup(v->valuestring)))
-        return snprintf(err, errlen, "out of memory"), -1;
+    *val = ao_strdup(v->valuestring);
     return 1;
 }
 
@@ -371,8 +357,7 @@ int ao_rs_hset_many(struct ao_runstore *s, const char *key, int n, const char *c
     }
     if (!ao_redis_key(s->redis, k, sizeof k, "%s", key))
         return ao_errf(err, errlen, "redis key '%.60s...' is too long", key);
-    if (!(argv = calloc((size_t)(2 + 2 * n), sizeof *argv)))
-        return ao_errf(err, errlen, "out of memory");
+    argv = ao_calloc((size_t)(2 + 2 * n), sizeof *argv);
     argv[0] = "HSET";
     argv[1] = k;
     for (int i = 0; i < n; i++) {
@@ -461,8 +446,8 @@ static cJSON *from_reply(redisReply *rep, int pairs, char *err, size_t errlen)
     }
     for (size_t i = 0; i < rep->elements; i += pairs ? 2 : 1) {
         const redisReply *n = rep->element[i], *v = pairs && i + 1 < rep->elements ? rep->element[i + 1] : NULL;
-        char *name = strndup(n->str ? n->str : "", n->len);
-        char *value = v ? strndup(v->str ? v->str : "", v->len) : NULL;
+        char *name = ao_strndup(n->str ? n->str : "", n->len);
+        char *value = v ? ao_strndup(v->str ? v->str : "", v->len) : NULL;
         if (name && pairs && value)
             cJSON_AddItemToObject(out, name, cJSON_CreateString(value));
         else if (name && !pairs)
@@ -536,8 +521,7 @@ cJSON *ao_rs_smembers(struct ao_runstore *s, const char *key, char *err, size_t 
 
     if (s->redis)
         return from_reply(command(s, "SMEMBERS", key, NULL, NULL, err, errlen), 0, err, errlen);
-    if (!(out = cJSON_CreateArray()))
-        return snprintf(err, errlen, "out of memory"), NULL;
+    out = cJSON_CreateArray();
     e = entry(s, key, 0);
     cJSON_ArrayForEach(it, e)
         cJSON_AddItemToArray(out, cJSON_CreateString(it->string));

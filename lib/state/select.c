@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "state/select.h"
 
 struct order {
@@ -30,11 +31,9 @@ double ao_sel_uncertainty(const struct ao_sel_kernel *a, const struct ao_sel_ker
 
 int ao_select_beam(const struct ao_sel_kernel *k, int n, int beam, int *out)
 {
-    struct order *o = calloc((size_t)n + 1, sizeof *o);
+    struct order *o = ao_calloc((size_t)n + 1, sizeof *o);
     int m = 0;
 
-    if (!o)
-        return 0;
     for (int i = 0; i < n; i++) {
         double key = k[i].latency_ns;
         /* a child not clearly faster than a slower-measured parent ties it
@@ -72,10 +71,10 @@ static int parent_of(const struct ao_sel_kernel *k, int n, int i)
 static int choose_pairs(const struct ao_sel_kernel *k, int n, const double *sp, const double *u, int topk,
                         struct ao_sel_pair *out)
 {
-    struct order *best = calloc((size_t)n + 1, sizeof *best);
+    struct order *best = ao_calloc((size_t)n + 1, sizeof *best);
     int nbest = 0, npos = 0, m = 0;
 
-    if (!best || topk <= 0) {
+    if (topk <= 0) {
         free(best);
         return 0;
     }
@@ -105,7 +104,7 @@ static int choose_pairs(const struct ao_sel_kernel *k, int n, const double *sp, 
 int ao_select_pairs(const struct ao_sel_kernel *k, int n, const double *parent_ns, int nparents,
                     int topk, struct ao_sel_pair *out)
 {
-    double *sp = calloc((size_t)n + 1, sizeof *sp), *u = calloc((size_t)n + 1, sizeof *u);
+    double *sp = ao_calloc((size_t)n + 1, sizeof *sp), *u = ao_calloc((size_t)n + 1, sizeof *u);
     int m = 0;
 
     if (sp && u) {
@@ -168,7 +167,7 @@ void ao_select_chain(struct ao_sel_kernel *k, int n)
 
 int ao_select_pairs_compared(const struct ao_sel_kernel *k, int n, int topk, struct ao_sel_pair *out)
 {
-    double *sp = calloc((size_t)n + 1, sizeof *sp), *u = calloc((size_t)n + 1, sizeof *u);
+    double *sp = ao_calloc((size_t)n + 1, sizeof *sp), *u = ao_calloc((size_t)n + 1, sizeof *u);
     int m = 0;
 
     if (sp && u) {

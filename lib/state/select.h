@@ -1,4 +1,4 @@
-/* select.h - the selector's choices (DESIGN.md section 5): the beam of the
+/* select.h - the selector's choices (docs/PROTOCOL.md, "The loop"): the beam of the
  * best parents and correct children, and the slow/fast pairs to learn from */
 #ifndef AO_SELECT_H
 #define AO_SELECT_H

@@ -1,7 +1,7 @@
 /* cpu.c - the cpu target: C11 kernels on one core of this machine, linked
  * into the trusted runner (nkibench/harness/cpu/runner.c), which calls them
  * on host memory shared with the profiler; peaks from lib/calib.c
- * (DESIGN.md section 7) */
+ * (docs/TARGETS.md) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,14 +194,13 @@ static int cpu_harness(const struct ao_task *t, const char *dir, char *err, size
 
     if (ao_target_write_stub(t, dir, "", "stub.c", err, errlen) < 0)
         return -1;
-    snprintf(stub, sizeof stub, "%s/stub.c", dir);
-    snprintf(obj, sizeof obj, "%s/runner.o", dir);
-    snprintf(stubo, sizeof stubo, "%s/stub.o", dir);
+    if (ao_name(stub, sizeof stub, "%s/stub.c", dir) < 0 || ao_name(obj, sizeof obj, "%s/runner.o", dir) < 0 ||
+        ao_name(stubo, sizeof stubo, "%s/stub.o", dir) < 0 || ao_name(inc, sizeof inc, "-I%s/lib", ao_home()) < 0 ||
+        ao_name(src, sizeof src, "%s/nkibench/harness/cpu/runner.c", ao_home()) < 0)
+        return ao_errf(err, errlen, "the harness's paths are too long ('%.80s', '%.80s')", dir, ao_home());
     ao_buf_printf(&b, "flags %s -O2 -fno-reorder-functions -std=gnu11\n", AO_CPU_CC);
     ao_target_basis_version(&b, AO_CPU_CC, 0);
     ao_target_basis_runner_side(&b);
-    snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
-    snprintf(src, sizeof src, "%s/nkibench/harness/cpu/runner.c", ao_home());
     ao_target_basis_file(&b, src);
     rc = ao_target_kept_object("cpu-runner", &b, ao_target_run_host, cc_runner, obj, err, errlen);
     ao_buf_release(&b);
@@ -230,7 +229,8 @@ static int cpu_check_build(const char *dir, char *reason, size_t len)
     char *pre;
     int e;
 
-    snprintf(path, sizeof path, "%s/kernel.i", dir);
+    if (ao_name(path, sizeof path, "%s/kernel.i", dir) < 0)
+        return ao_errf(reason, len, "the job directory's path is too long"), 1;
     pre = ao_read_file_max(path, 64u << 20, NULL, reason, len);
     if (!pre)
         return 1;
@@ -238,7 +238,8 @@ static int cpu_check_build(const char *dir, char *reason, size_t len)
     free(pre);
     if (e)
         return 1;
-    snprintf(path, sizeof path, "%s/kernel.o", dir);
+    if (ao_name(path, sizeof path, "%s/kernel.o", dir) < 0)
+        return ao_errf(reason, len, "the job directory's path is too long"), 1;
     e = ao_elf_check(path, "kernel", reason, len);
     return e != 0 ? 1 : 0;
 }
@@ -264,8 +265,8 @@ static void cpu_basis(struct ao_buf *b)
     ao_buf_printf(b, "runner flags -O2 -fno-reorder-functions, linked after the kernel\n");
     ao_target_basis_version(b, AO_CPU_CC, 0);
     ao_target_basis_runner_side(b);
-    snprintf(path, sizeof path, "%s/nkibench/harness/cpu/runner.c", ao_home());
-    ao_target_basis_file(b, path);
+    if (ao_name(path, sizeof path, "%s/nkibench/harness/cpu/runner.c", ao_home()) == 0)
+        ao_target_basis_file(b, path); /* (else the runner cannot be built: nothing is kept) */
 }
 
 const struct ao_target ao_target_cpu = {

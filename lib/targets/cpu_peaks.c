@@ -55,8 +55,9 @@ static int calib_once(int bw_mib, struct ao_calib *c, char *err, size_t errlen)
         argv[n++] = (char *)AO_CPU_CC;
         for (char *f = strtok(flags, " "); f && n < 26; f = strtok(NULL, " "))
             argv[n++] = f;
-        snprintf(src, sizeof src, "%s/nkibench/harness/cpu/peak.c", ao_home());
-        snprintf(exe, sizeof exe, "%s/peak", dir);
+        if (ao_path(src, sizeof src, ao_home(), "nkibench/harness/cpu/peak.c", err, errlen) < 0 ||
+            ao_path(exe, sizeof exe, dir, "peak", err, errlen) < 0)
+            goto out;
         argv[n++] = src;
         argv[n++] = (char *)"-o";
         argv[n++] = exe;
@@ -113,8 +114,8 @@ bad:
 out:
     cJSON_Delete(j);
     free(out);
-    snprintf(peak_bin, sizeof peak_bin, "%s/peak", dir);
-    unlink(peak_bin);
+    if (ao_name(peak_bin, sizeof peak_bin, "%s/peak", dir) == 0) /* (dir is /tmp's: it fits) */
+        unlink(peak_bin);
     rmdir(dir);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* cuda.c - the cuda target: a .cu file whose one external function,
  * extern "C" void kernel(...), launches its work on the default stream over
- * device pointers (DESIGN.md section 7).  nvcc builds it in the compile
+ * device pointers (docs/TARGETS.md).  nvcc builds it in the compile
  * sandbox; the trusted runner (nkibench/harness/cuda/runner.cu) owns the
  * device buffers, copies the profiler's tensors in and out around each call
  * (untimed), flushes the L2 before it, and ends every call with a
@@ -59,8 +59,8 @@ static const char *nvcc_path(void)
 {
     static char path[PATH_MAX + 16];
 
-    if (!path[0])
-        snprintf(path, sizeof path, "%s/bin/nvcc", cuda_home());
+    if (!path[0] && ao_name(path, sizeof path, "%s/bin/nvcc", cuda_home()) < 0)
+        path[0] = '\0'; /* refused, not cut: no nvcc there */
     return path;
 }
 
@@ -168,9 +168,9 @@ static const char *cuda_cupti_lib(void)
     char f[PATH_MAX + 64], real[PATH_MAX];
 
     for (int i = 0; !looked && where[i]; i++) {
-        snprintf(f, sizeof f, "%s/%s/libcupti.so", cuda_home(), where[i]);
         /* it reaches a macro of the runner's source: plain characters only */
-        if (access(f, R_OK) == 0 && realpath(f, real) && strlen(real) < 300 &&
+        if (ao_name(f, sizeof f, "%s/%s/libcupti.so", cuda_home(), where[i]) == 0 && access(f, R_OK) == 0 &&
+            realpath(f, real) && strlen(real) < 300 &&
             strspn(real, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") ==
                 strlen(real)) {
             snprintf(lib, sizeof lib, "%s", real);
@@ -192,13 +192,14 @@ static int cuda_runner_object(const char *obj, char *err, size_t errlen)
     char *runner[] = {inc, (char *)"-c", src, (char *)"-o", (char *)obj, NULL, NULL, NULL};
     int rc, n = 5;
 
+    if (ao_name(inc, sizeof inc, "-I%s/lib", ao_home()) < 0 ||
+        ao_name(src, sizeof src, "%s/nkibench/harness/cuda/runner.cu", ao_home()) < 0 ||
+        (cuda_cupti_lib()[0] && (ao_name(cupti, sizeof cupti, "-DAO_CUPTI_LIB=\"%s\"", cuda_cupti_lib()) < 0 ||
+                                 ao_name(cupti_inc, sizeof cupti_inc, "-I%s/extras/CUPTI/include", cuda_home()) < 0)))
+        return ao_errf(err, errlen, "the runner's paths are too long ('%.80s', '%.80s')", ao_home(), cuda_home());
     cuda_basis(&b);
     ao_target_basis_runner_side(&b);
-    snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
-    snprintf(src, sizeof src, "%s/nkibench/harness/cuda/runner.cu", ao_home());
     if (cuda_cupti_lib()[0]) {
-        snprintf(cupti, sizeof cupti, "-DAO_CUPTI_LIB=\"%s\"", cuda_cupti_lib());
-        snprintf(cupti_inc, sizeof cupti_inc, "-I%s/extras/CUPTI/include", cuda_home());
         runner[n++] = cupti;
         runner[n++] = cupti_inc;
         ao_buf_printf(&b, "cupti %s\n", cuda_cupti_lib());
@@ -220,9 +221,9 @@ static int cuda_harness(const struct ao_task *t, const char *dir, char *err, siz
 
     if (ao_target_write_stub(t, dir, "extern \"C\" ", "stub.cu", err, errlen) < 0)
         return -1;
-    snprintf(stub, sizeof stub, "%s/stub.cu", dir);
-    snprintf(obj, sizeof obj, "%s/runner.o", dir);
-    snprintf(stubo, sizeof stubo, "%s/stub.o", dir);
+    if (ao_name(stub, sizeof stub, "%s/stub.cu", dir) < 0 || ao_name(obj, sizeof obj, "%s/runner.o", dir) < 0 ||
+        ao_name(stubo, sizeof stubo, "%s/stub.o", dir) < 0)
+        return ao_errf(err, errlen, "the job directory's path is too long");
     return cuda_runner_object(obj, err, errlen) < 0 || ao_target_run_host(stubc, err, errlen) < 0 ? -1 : 0;
 }
 
@@ -318,7 +319,8 @@ static int deps_check(const char *dir, char *reason, size_t len)
 {
     char path[800], e[AO_ERRLEN], *text, *p;
 
-    snprintf(path, sizeof path, "%s/kernel.d", dir);
+    if (ao_name(path, sizeof path, "%s/kernel.d", dir) < 0)
+        return ao_errf(reason, len, "the job directory's path is too long");
     if (!(text = ao_read_file_max(path, 4u << 20, NULL, e, sizeof e))) {
         snprintf(reason, len, "nvcc wrote no dependency list: %s", e);
         return -1;
@@ -364,7 +366,8 @@ static int cuda_check_build(const char *dir, char *reason, size_t len)
 
     if ((e = deps_check(dir, reason, len)) != 0)
         return 1;
-    snprintf(path, sizeof path, "%s/kernel.o", dir);
+    if (ao_name(path, sizeof path, "%s/kernel.o", dir) < 0)
+        return ao_errf(reason, len, "the job directory's path is too long"), 1;
     e = ao_elf_check_rules(path, &r, reason, len);
     return e != 0 ? 1 : 0;
 }
@@ -387,8 +390,7 @@ static const char *cuda_driver_dir(void)
         return dir[0] ? dir : NULL;
     done = 1;
     for (int i = 0; system[i]; i++) {
-        snprintf(f, sizeof f, "%s/libcuda.so.1", system[i]);
-        if (access(f, R_OK) == 0)
+        if (ao_name(f, sizeof f, "%s/libcuda.so.1", system[i]) == 0 && access(f, R_OK) == 0)
             return NULL;
     }
     snprintf(lp, sizeof lp, "%s:/usr/local/nvidia/lib64", env ? env : "");
@@ -397,8 +399,7 @@ static const char *cuda_driver_dir(void)
          * sees /usr as the host has it */
         if (strncmp(d, "/usr/", 5) != 0 || strstr(d, "..") || strlen(d) >= sizeof dir)
             continue;
-        snprintf(f, sizeof f, "%s/libcuda.so.1", d);
-        if (access(f, R_OK) == 0) {
+        if (ao_name(f, sizeof f, "%s/libcuda.so.1", d) == 0 && access(f, R_OK) == 0) {
             snprintf(dir, sizeof dir, "%s", d);
             return dir;
         }
@@ -418,9 +419,15 @@ static void cuda_build_sandbox(struct ao_sandbox_spec *s)
     s->ro_paths[n] = "/etc/alternatives";
 }
 
+/* A GPU's process: the driver's nodes, a /proc of its own (the runtime
+ * reads it), and no RLIMIT_AS (the driver reserves address space the size
+ * of the GPU's memory): docs/TARGETS.md, "Device facts". */
+static const struct ao_sandbox_device gpu = {
+    "gpu-nodes", "nvidia", {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", NULL}, 1, 1};
+
 static void cuda_runner_sandbox(struct ao_sandbox_spec *s)
 {
-    s->gpu = 1;
+    s->device = &gpu;
     s->max_procs = 64; /* the CUDA runtime starts threads of its own */
     s->lib_path = cuda_driver_dir();
 }
@@ -449,16 +456,14 @@ static void cuda_machine(char *model, size_t mlen, char *flags, size_t flen)
 
 static void cuda_basis(struct ao_buf *b)
 {
+    static const char *const sources[] = {"runner.cu", "device_clock.cuh", "hw_counters.cuh", NULL};
     char path[700];
 
     ao_buf_printf(b, "flags %s %s %s\n", nvcc_path(), CUDA_FLAGS, cuda_gencode());
     ao_target_basis_version(b, nvcc_path(), 1);
-    snprintf(path, sizeof path, "%s/nkibench/harness/cuda/runner.cu", ao_home());
-    ao_target_basis_file(b, path);
-    snprintf(path, sizeof path, "%s/nkibench/harness/cuda/device_clock.cuh", ao_home());
-    ao_target_basis_file(b, path);
-    snprintf(path, sizeof path, "%s/nkibench/harness/cuda/hw_counters.cuh", ao_home());
-    ao_target_basis_file(b, path);
+    for (int i = 0; sources[i]; i++) /* (a path refused: the runner cannot be built, nothing kept) */
+        if (ao_name(path, sizeof path, "%s/nkibench/harness/cuda/%s", ao_home(), sources[i]) == 0)
+            ao_target_basis_file(b, path);
 }
 
 /* Build nkibench/harness/cuda/<name>.cu (trusted, with cuBLAS) on the host,
@@ -479,10 +484,10 @@ static cJSON *run_tool(const char *name, const char *a1, const char *a2, const c
         snprintf(err, errlen, "cannot create a temporary directory: %s", strerror(errno));
         return NULL;
     }
-    snprintf(src, sizeof src, "%s/nkibench/harness/cuda/%s.cu", ao_home(), name);
-    snprintf(exe, sizeof exe, "%s/%s", dir, name);
-    snprintf(rpath, sizeof rpath, "-rpath=%s/lib64", cuda_home());
-    if (nvcc_host(build, err, errlen) == 0 && ao_spawn(run, NULL, &out, 4096, &st, err, errlen) == 0 &&
+    if (ao_name(src, sizeof src, "%s/nkibench/harness/cuda/%s.cu", ao_home(), name) < 0 ||
+        ao_name(exe, sizeof exe, "%s/%s", dir, name) < 0 || ao_name(rpath, sizeof rpath, "-rpath=%s/lib64", cuda_home()) < 0)
+        ao_errf(err, errlen, "the tool's paths are too long ('%.80s', '%.80s')", ao_home(), cuda_home());
+    else if (nvcc_host(build, err, errlen) == 0 && ao_spawn(run, NULL, &out, 4096, &st, err, errlen) == 0 &&
         (st != 0 || !(j = cJSON_Parse(out))))
         snprintf(err, errlen, "%s failed: %.300s", name, out ? out : "");
     free(out);

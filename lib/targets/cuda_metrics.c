@@ -58,7 +58,8 @@ cJSON *ao_cuda_metrics(const struct ao_run_hdr *h, double latency_ns, double byt
         if (!top || k->ns > top->ns)
             top = k;
     }
-    if (!top || !(o = cJSON_CreateObject()))
+    o = cJSON_CreateObject();
+    if (!top)
         return NULL;
     add(o, "kernels_launched", launches);
     add(o, "launch_shapes", n + (h->kernels_dropped ? 1 : 0));

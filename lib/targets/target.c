@@ -16,7 +16,8 @@
 #include "measure/job.h"
 #include "runner_proto.h"
 
-static const struct ao_target *const targets[] = {&ao_target_cpu, &ao_target_cuda, &ao_target_trn, NULL};
+#define TARGET_REF(t) &ao_target_##t,
+static const struct ao_target *const targets[] = {AO_TARGET_LIST(TARGET_REF, ) NULL};
 _Static_assert(sizeof targets / sizeof *targets - 1 <= AO_MAX_TARGETS, "raise AO_MAX_TARGETS");
 
 const struct ao_target *ao_target_find(const char *name)
@@ -173,10 +174,13 @@ void ao_target_basis_runner_side(struct ao_buf *b)
 {
     char path[700];
 
-    snprintf(path, sizeof path, "%s/nkibench/harness/runner_side.h", ao_home());
-    ao_target_basis_file(b, path);
-    snprintf(path, sizeof path, "%s/lib/runner_proto.h", ao_home());
-    ao_target_basis_file(b, path);
+    char e[AO_ERRLEN];
+
+    /* (a path refused: the runner cannot be built, nothing is kept) */
+    if (ao_path(path, sizeof path, ao_home(), "nkibench/harness/runner_side.h", e, sizeof e) == 0)
+        ao_target_basis_file(b, path);
+    if (ao_path(path, sizeof path, ao_home(), "lib/runner_proto.h", e, sizeof e) == 0)
+        ao_target_basis_file(b, path);
 }
 
 void ao_target_basis_version(struct ao_buf *b, const char *compiler, int last_line)
@@ -248,14 +252,13 @@ int ao_target_write_stub(const struct ao_task *t, const char *dir, const char *d
     char path[800];
     int rc = -1;
 
-    snprintf(path, sizeof path, "%s/proto.h", dir);
     ao_buf_printf(&b, "%s%s;\n", decl, t->signature);
-    if (ao_write_file(path, b.data, b.len, err, errlen) < 0)
+    if (ao_path(path, sizeof path, dir, "proto.h", err, errlen) < 0 || ao_write_file(path, b.data, b.len, err, errlen) < 0)
         goto out;
     b.len = 0;
     ao_target_stub(t, decl, &b);
-    snprintf(path, sizeof path, "%s/%s", dir, stub_name);
-    rc = ao_write_file(path, b.data, b.len, err, errlen);
+    if (ao_path(path, sizeof path, dir, stub_name, err, errlen) == 0)
+        rc = ao_write_file(path, b.data, b.len, err, errlen);
 out:
     ao_buf_release(&b);
     return rc;

@@ -1,5 +1,5 @@
 /* target.h - the seam between accelopt and the hardware it optimizes for
- * (DESIGN.md section 7).  A target is a driver: a table of what differs
+ * (docs/TARGETS.md).  A target is a driver: a table of what differs
  * from one target to the next, one file each under lib/targets/, found by
  * name in a registry.  What is the same for every target (input sets,
  * poisoning, the secret checks, the stopping rule, statistics, the
@@ -8,7 +8,7 @@
  * The profiler (profile.c) holds the policy and calls the driver to build
  * a kernel, to start its runner (job.h: a process in a sandbox that
  * speaks runner_proto.h) and to move a call's tensors to the device and
- * back.  docs/ARCHITECTURE.md ("Targets") says how to add one. */
+ * back.  docs/TARGETS.md says how to add one. */
 #ifndef AO_TARGET_H
 #define AO_TARGET_H
 
@@ -123,10 +123,17 @@ struct ao_target {
 };
 
 #define AO_MAX_TARGETS 8
+/* The built-in targets, the one list: X(name) for each, SEP between,
+ * the default first.  A driver defines `const struct ao_target
+ * ao_target_<name>`; the registry (target.c), the declarations below and
+ * the option tables' text all expand this, so a fourth target is one
+ * name here and its driver file. */
+#define AO_TARGET_LIST(X, SEP) X(cpu) SEP X(cuda) SEP X(trn)
+#define AO_TARGET_STR_(t) #t
 /* The default target's name and the built-in ones', for option tables
- * (static text); tests/unit/test_target.c checks them against the table. */
+ * (static text: "cpu, cuda, trn"). */
 #define AO_TARGET_DEFAULT "cpu"
-#define AO_TARGET_NAMES "cpu, cuda, trn"
+#define AO_TARGET_NAMES AO_TARGET_LIST(AO_TARGET_STR_, ", ")
 /* The i-th built-in target (0 the default), or NULL past the last. */
 const struct ao_target *ao_target_at(int i);
 /* The target of that name, or NULL when this build has none by that name. */
@@ -190,8 +197,7 @@ int ao_target_kept_object(const char *name, const struct ao_buf *basis,
 int ao_target_kept_get(const char *name, const struct ao_buf *basis, const char *path, int mode);
 void ao_target_kept_put(const char *name, const struct ao_buf *basis, const char *path);
 
-extern const struct ao_target ao_target_cpu;
-extern const struct ao_target ao_target_cuda;
-extern const struct ao_target ao_target_trn;
+#define AO_TARGET_DECL_(t) extern const struct ao_target ao_target_##t;
+AO_TARGET_LIST(AO_TARGET_DECL_, )
 
 #endif

@@ -1,6 +1,6 @@
 /* trn.c - the trn target: an NKI kernel (Python, `@nki.jit def kernel(...)`,
  * the neuronxcc.nki namespace of Neuron SDK 2.2x) on one NeuronCore of a
- * Trainium machine (DESIGN.md section 7; NKI.md).
+ * Trainium machine (docs/TARGETS.md).
  *
  * The kernel's Python runs only in the compile sandbox: the trusted
  * build.py compiles it with nki.baremetal into one NEFF per shape it will
@@ -14,7 +14,7 @@
  * checked executions and the timed ones are the same executions.
  *
  * Tested here up to the device, on a stand-in runtime and profiler
- * (tests/trn-fake); not yet run on a NeuronCore (docs/ARCHITECTURE.md). */
+ * (tests/trn-fake); not yet run on a NeuronCore (docs/TARGETS.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -122,11 +122,15 @@ static const char *platform(void)
 }
 
 /* The TensorE's peak as the profiler computes hfu from it: 128 x 128 PEs,
- * two flops a cycle (NKI.md section 2: trn1 2.8 GHz; trn2 2.4 GHz). */
+ * two flops a cycle (trn1 2.8 GHz, trn2 2.4 GHz: docs/TARGETS.md). */
 static double pe_peak_flops(void)
 {
     return 2.0 * 128 * 128 * (!strcmp(platform(), "trn2") ? 2.4e9 : 2.8e9);
 }
+
+/* A NeuronCore's process: the Neuron driver's nodes, and no RLIMIT_AS
+ * (the runtime maps device memory). */
+static const struct ao_sandbox_device neuron = {"neuron-nodes", "neuron", {NULL}, 0, 1};
 
 /* A NeuronCore's device node (ACCELOPT_TRN_DEVICE names another: the
  * tests' stand-in runtime has none). */
@@ -198,8 +202,9 @@ static int build_runner(const char *dir, char *err, size_t errlen)
         return ao_errf(err, errlen, "the harness directory's name is too long");
     if (runner_path[0] && access(runner_path, X_OK) == 0)
         return ao_copy_file(runner_path, to, err, errlen);
-    snprintf(src, sizeof src, "%s/nkibench/harness/trn/runner.c", ao_home());
-    snprintf(inc, sizeof inc, "-I%s/lib", ao_home());
+    if (ao_name(src, sizeof src, "%s/nkibench/harness/trn/runner.c", ao_home()) < 0 ||
+        ao_name(inc, sizeof inc, "-I%s/lib", ao_home()) < 0)
+        return ao_errf(err, errlen, "the harness's paths are too long ('%.80s')", ao_home());
     if (ao_target_run_host(cc, err, errlen) < 0 || !(data = ao_read_file(to, &n, err, errlen)))
         return -1;
     ao_sha256_hex(data, n, runner_hex);
@@ -240,27 +245,23 @@ static int trn_harness(const struct ao_task *t, const char *dir, char *err, size
         ao_buf_printf(&names, "%s %s\n", kind, t->t[i].name);
     }
     nrt_conf(&conf);
-    snprintf(path, sizeof path, "%s/task.txt", dir);
-    if (ao_write_file(path, task.data, task.len, err, errlen) < 0)
-        goto out;
-    snprintf(path, sizeof path, "%s/tensors.txt", dir);
-    if (ao_write_file(path, names.data, names.len, err, errlen) < 0)
-        goto out;
-    snprintf(path, sizeof path, "%s/nrt.conf", dir);
-    if (ao_write_file(path, conf.data, conf.len, err, errlen) < 0)
-        goto out;
-    snprintf(from, sizeof from, "%s/nkibench/harness/trn/build.py", ao_home());
-    snprintf(path, sizeof path, "%s/build.py", dir);
-    if (ao_copy_file(from, path, err, errlen) < 0)
+    if (ao_path(path, sizeof path, dir, "task.txt", err, errlen) < 0 ||
+        ao_write_file(path, task.data, task.len, err, errlen) < 0 ||
+        ao_path(path, sizeof path, dir, "tensors.txt", err, errlen) < 0 ||
+        ao_write_file(path, names.data, names.len, err, errlen) < 0 ||
+        ao_path(path, sizeof path, dir, "nrt.conf", err, errlen) < 0 ||
+        ao_write_file(path, conf.data, conf.len, err, errlen) < 0 ||
+        ao_path(from, sizeof from, ao_home(), "nkibench/harness/trn/build.py", err, errlen) < 0 ||
+        ao_path(path, sizeof path, dir, "build.py", err, errlen) < 0 || ao_copy_file(from, path, err, errlen) < 0)
         goto out;
     {
         /* the host emulation, for a build where the SDK is not: one file
          * Python imports from (the sandbox sees the job directory only) */
         char *zip[] = {(char *)"/usr/bin/python3", (char *)"-m", (char *)"zipfile", (char *)"-c",
                        path, from, NULL};
-        snprintf(path, sizeof path, "%s/emu.zip", dir);
-        snprintf(from, sizeof from, "%s/nkibench/harness/trn/emu/neuronxcc", ao_home());
-        if (ao_target_run_host(zip, err, errlen) < 0)
+        if (ao_path(path, sizeof path, dir, "emu.zip", err, errlen) < 0 ||
+            ao_path(from, sizeof from, ao_home(), "nkibench/harness/trn/emu/neuronxcc", err, errlen) < 0 ||
+            ao_target_run_host(zip, err, errlen) < 0)
             goto out;
     }
     rc = 0;
@@ -296,7 +297,7 @@ static void trn_build_sandbox(struct ao_sandbox_spec *s)
 
     snprintf(home, sizeof home, "%s", neuron_home());
     python_root(root, sizeof root);
-    s->neuron = device_present();
+    s->device = device_present() ? &neuron : NULL;
     s->max_procs = 256; /* neuronx-cc runs many processes of its own */
     s->file_bytes = 2LL << 30;
     if (safe_path(home))
@@ -314,8 +315,8 @@ static int trn_check_build(const char *dir, char *reason, size_t len)
     size_t n;
     int nshapes = 0, rc = 1;
 
-    snprintf(path, sizeof path, "%s/runner", dir);
-    if (!runner_hex[0] || !(data = ao_read_file_max(path, 64u << 20, &n, e, sizeof e))) {
+    if (ao_name(path, sizeof path, "%s/runner", dir) < 0 || !runner_hex[0] ||
+        !(data = ao_read_file_max(path, 64u << 20, &n, e, sizeof e))) {
         snprintf(reason, len, "the trusted runner is gone from the build's directory");
         return 1;
     }
@@ -327,8 +328,7 @@ static int trn_check_build(const char *dir, char *reason, size_t len)
         return 1;
     }
     nrt_conf(&conf);
-    snprintf(path, sizeof path, "%s/nrt.conf", dir);
-    data = ao_read_file_max(path, 4096, NULL, e, sizeof e);
+    data = ao_name(path, sizeof path, "%s/nrt.conf", dir) < 0 ? NULL : ao_read_file_max(path, 4096, NULL, e, sizeof e);
     if (!data || !conf.data || strcmp(data, conf.data) != 0) {
         snprintf(reason, len, "the build changed the runner's settings (nrt.conf)");
         free(data);
@@ -337,7 +337,8 @@ static int trn_check_build(const char *dir, char *reason, size_t len)
     }
     free(data);
     ao_buf_release(&conf);
-    snprintf(path, sizeof path, "%s/shapes.txt", dir);
+    if (ao_name(path, sizeof path, "%s/shapes.txt", dir) < 0)
+        return ao_errf(reason, len, "the job directory's path is too long");
     if (!(shapes = ao_read_file_max(path, 4096, NULL, e, sizeof e))) {
         snprintf(reason, len, "no shapes.txt: %s", e);
         return -1;
@@ -345,8 +346,7 @@ static int trn_check_build(const char *dir, char *reason, size_t len)
     for (const char *p = shapes; *p; p++)
         nshapes += *p == '\n';
     free(shapes);
-    snprintf(path, sizeof path, "%s/built.txt", dir);
-    built = ao_read_file_max(path, 256, NULL, e, sizeof e);
+    built = ao_name(path, sizeof path, "%s/built.txt", dir) < 0 ? NULL : ao_read_file_max(path, 256, NULL, e, sizeof e);
     /* checked only (no device here): a build-only result; where a device
      * is, the NEFFs are required whatever the build says */
     if (!device_present() && built &&
@@ -361,8 +361,7 @@ static int trn_check_build(const char *dir, char *reason, size_t len)
     }
     for (int i = 0; i < nshapes; i++) {
         struct stat st;
-        snprintf(path, sizeof path, "%s/kernel-%d.neff", dir, i);
-        if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > (1LL << 30)) {
+        if (ao_name(path, sizeof path, "%s/kernel-%d.neff", dir, i) < 0 || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > (1LL << 30)) {
             snprintf(reason, len, "the build left no NEFF for shape %d (kernel-%d.neff)", i, i);
             goto out;
         }
@@ -389,13 +388,16 @@ static void trn_runner_sandbox(struct ao_sandbox_spec *s)
     char dir[800];
 
     snprintf(home, sizeof home, "%s", neuron_home());
-    s->neuron = 1;
+    s->device = &neuron;
     s->max_procs = 64;
     s->file_bytes = 1LL << 30; /* the traces */
     s->workdir_ro = 0;         /* for ntff/ (the rest of the directory is not its uid's) */
     s->ro_paths[0] = safe_path(home) ? home : "/etc/alternatives";
     s->ro_paths[1] = "/etc/alternatives";
-    snprintf(dir, sizeof dir, "%s/ntff", s->workdir);
+    if (ao_name(dir, sizeof dir, "%s/ntff", s->workdir) < 0) {
+        ao_warn("the job directory's path is too long for the runner's traces (its first profiled call will fail)");
+        return;
+    }
     ao_rmtree(dir);
     if (mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0 ||
         (getuid() == 0 && chown(dir, ao_sandbox_uid(s->slot), ao_sandbox_uid(s->slot)) < 0))
@@ -478,14 +480,16 @@ static int runner_made(const char *dir, const char *name, char *err, size_t errl
 
     if (getuid() != 0)
         return 0;
-    snprintf(path, sizeof path, "%s/ntff", dir);
+    if (ao_path(path, sizeof path, dir, "ntff", err, errlen) < 0)
+        return -1;
     if (lstat(path, &d) < 0 || !S_ISDIR(d.st_mode) || (d.st_uid != r1 && d.st_uid != r2) ||
         (d.st_mode & 022)) {
         snprintf(err, errlen, "the device's traces (ntff/) are not the runner's: the kernel's build "
                  "replaced the directory");
         return 1;
     }
-    snprintf(path, sizeof path, "%s/ntff/%s", dir, name);
+    if (ao_name(path, sizeof path, "%s/ntff/%s", dir, name) < 0)
+        return ao_errf(err, errlen, "the trace %s's path is too long", name);
     if (lstat(path, &f) < 0) {
         snprintf(err, errlen, "the runner left no trace %s: %s", name, strerror(errno));
         return -1;
@@ -534,9 +538,10 @@ static int trn_device_time(const char *dir, int call, double *ns, cJSON **profil
     return 0;
 }
 
-/* The documented per-NeuronCore fp32 peaks (NKIBENCH.md: AccelOpt's trn1
- * figures; NKI.md section 4 for trn2, the vector figure inferred the same
- * way: the VectorE's fp32 lanes plus the ScalarE's, one op a cycle). */
+/* The documented per-NeuronCore fp32 peaks (docs/TARGETS.md, "Device
+ * facts": AccelOpt's trn1 figures, trn2's from its documentation, the
+ * vector figure the VectorE's fp32 lanes plus the ScalarE's, one op a
+ * cycle). */
 static int trn_documented_peaks(struct ao_calib *c)
 {
     int two = !strcmp(platform(), "trn2");
@@ -575,10 +580,11 @@ static void trn_basis(struct ao_buf *b)
     if (ao_spawn(argv, NULL, &ver, 400, &st, e, sizeof e) == 0 && ver && st == 0)
         ao_buf_printf(b, "neuronx-cc %.*s\n", (int)strcspn(ver, "\n"), ver);
     free(ver);
-    snprintf(path, sizeof path, "%s/nkibench/harness/trn/runner.c", ao_home());
-    ao_target_basis_file(b, path);
-    snprintf(path, sizeof path, "%s/nkibench/harness/trn/build.py", ao_home());
-    ao_target_basis_file(b, path);
+    /* (a path refused: the runner cannot be built, nothing is kept) */
+    if (ao_path(path, sizeof path, ao_home(), "nkibench/harness/trn/runner.c", e, sizeof e) == 0)
+        ao_target_basis_file(b, path);
+    if (ao_path(path, sizeof path, ao_home(), "nkibench/harness/trn/build.py", e, sizeof e) == 0)
+        ao_target_basis_file(b, path);
 }
 
 /* The peaks measured on the device: nkibench/harness/trn/peak.py (trusted,
@@ -594,7 +600,8 @@ static int trn_calibrate(const char *path, int bw_mib, struct ao_calib *c, char 
     memset(c, 0, sizeof *c);
     if (trn_available(err, errlen) < 0)
         return -1;
-    snprintf(script, sizeof script, "%s/nkibench/harness/trn/peak.py", ao_home());
+    if (ao_path(script, sizeof script, ao_home(), "nkibench/harness/trn/peak.py", err, errlen) < 0)
+        return -1;
     snprintf(mib, sizeof mib, "%d", bw_mib < 16 ? 16 : bw_mib);
     profile_tool(tool, sizeof tool);
     if (ao_spawn(argv, NULL, &out, 1 << 20, &st, err, errlen) < 0)

@@ -1,7 +1,7 @@
 /* trn_report.h - what the Neuron tools say of an NKI kernel, read: the
- * failure class of a compiler or runtime message (NKI.md section 6), and
+ * failure class of a compiler or runtime message (docs/TARGETS.md, "Device facts"), and
  * the counters of a `neuron-profile view --output-format summary-json`
- * (NKI.md sections 2 and 3).  Pure functions of text: tested here on
+ * (docs/TARGETS.md, "Device facts").  Pure functions of text: tested here on
  * recorded fixtures of the documented shapes (tests/fixtures/trn). */
 #ifndef AO_TRN_REPORT_H
 #define AO_TRN_REPORT_H
@@ -18,7 +18,7 @@
  * has one ("GCA035", "err_out_of_bound_access"), else "". */
 const char *ao_trn_failure_class(const char *text, char *code, size_t codelen);
 
-/* The counters AccelOpt shows its planner (NKI.md section 3), by the
+/* The counters AccelOpt shows its planner (docs/TARGETS.md), by the
  * profiler's own names, in its order. */
 #define AO_TRN_NCOUNTERS 16
 extern const char *const ao_trn_counter_names[AO_TRN_NCOUNTERS];

@@ -15,6 +15,7 @@
 #include <hiredis/hiredis.h>
 
 #include "wire/attempts.h"
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/redis.h"
 #include "wire/names.h"
@@ -131,10 +132,10 @@ static void load_suspects(struct attempts *a)
     redisReply *rep = ao_redis_argv(a->r, 2, argv, NULL, err, sizeof err);
 
     if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 &&
-        (a->suspects = calloc(rep->elements, sizeof *a->suspects)))
+        (a->suspects = ao_calloc(rep->elements, sizeof *a->suspects)))
         for (size_t i = 0; i < rep->elements; i++)
             if (rep->element[i]->type == REDIS_REPLY_STRING &&
-                (a->suspects[a->nsuspects] = strdup(rep->element[i]->str)))
+                (a->suspects[a->nsuspects] = ao_strdup(rep->element[i]->str)))
                 a->nsuspects++;
     if (rep)
         freeReplyObject(rep);
@@ -145,10 +146,8 @@ static void load_suspects(struct attempts *a)
 
 int ao_attempts_guard(struct ao_io *io, struct ao_redis *r, const char *group, long max)
 {
-    struct attempts *a = calloc(1, sizeof *a);
+    struct attempts *a = ao_calloc(1, sizeof *a);
 
-    if (!a)
-        return -1;
     a->r = r;
     if (!ao_redis_key(r, a->key, sizeof a->key, AO_KEY_ATTEMPTS, group)) {
         free(a);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "wire/io.h"
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/redis.h"
 #include "core/signals.h"
@@ -39,12 +40,7 @@ static long long read_line(struct stdio_priv *p, size_t *kept)
             continue; /* over the limit: counted, not kept */
         if (n + 2 > p->cap) {
             size_t cap = p->cap ? p->cap * 2 : 4096;
-            char *d = realloc(p->line, cap);
-            if (!d) {
-                funlockfile(p->in);
-                errno = ENOMEM;
-                return -1;
-            }
+            char *d = ao_realloc(p->line, cap);
             p->line = d;
             p->cap = cap;
         }
@@ -165,14 +161,9 @@ static const struct ao_io_ops stdio_ops = {stdio_next,  stdio_emit, stdio_commit
 
 struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq)
 {
-    struct ao_io *io = calloc(1, sizeof *io);
-    struct stdio_priv *p = calloc(1, sizeof *p);
+    struct ao_io *io = ao_calloc(1, sizeof *io);
+    struct stdio_priv *p = ao_calloc(1, sizeof *p);
 
-    if (!io || !p) {
-        free(io);
-        free(p);
-        return NULL;
-    }
     p->in = in;
     p->out = out;
     io->ops = &stdio_ops;
@@ -197,7 +188,7 @@ int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen)
 {
     int rc;
 
-    if (!io->key && !(io->key = calloc(1, sizeof *io->key))) {
+    if (!io->key && !(io->key = ao_calloc(1, sizeof *io->key))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -278,10 +269,8 @@ static char *excerpt(const struct ao_inmsg *m)
 {
     const unsigned char *raw = (const unsigned char *)m->raw;
     size_t n = m->len < DLQ_EXCERPT ? m->len : DLQ_EXCERPT;
-    char *e = malloc(n + 1);
+    char *e = ao_malloc(n + 1);
 
-    if (!e)
-        return NULL;
     for (size_t i = 0; i < n;) {
         size_t k = ao_utf8_len(raw + i, n - i);
         if (k == 0 || (k == 1 && raw[i] < 0x20 && raw[i] != '\t')) {
@@ -314,18 +303,15 @@ static int dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *r
     ao_utc_now(now, sizeof now);
     /* a bounded excerpt and a hash: a dead letter stays small whatever came in */
     payload = excerpt(m);
-    if (!payload || ao_env_set(&d.env, "dlq", id, about ? ao_json_str(about, "run", "") : "",
-                               about ? ao_json_str(about, "task", "") : "",
-                               about ? ao_json_str(about, "target", "") : "",
-                               about ? (long long)ao_json_num(about, "iter", 0) : 0) < 0)
-        goto out;
-    d.stage = strdup(io->stage);
-    d.reason = strdup(reason);
-    d.received_at = strdup(now);
-    d.source_topic = m->topic ? strdup(m->topic) : NULL;
+    ao_env_set(&d.env, "dlq", id, about ? ao_json_str(about, "run", "") : "", about ? ao_json_str(about, "task", "") : "",
+               about ? ao_json_str(about, "target", "") : "", about ? (long long)ao_json_num(about, "iter", 0) : 0);
+    d.stage = ao_strdup(io->stage);
+    d.reason = ao_strdup(reason);
+    d.received_at = ao_strdup(now);
+    d.source_topic = m->topic ? ao_strdup(m->topic) : NULL;
     d.payload = payload;
     d.payload_bytes = (long long)(m->size > m->len ? m->size : m->len);
-    d.payload_sha256 = strdup(hex); /* of the bytes kept: all of them within the size limit */
+    d.payload_sha256 = ao_strdup(hex); /* of the bytes kept: all of them within the size limit */
     payload = NULL;
     if (!d.stage || !d.reason || !d.received_at || !d.payload_sha256 ||
         !(j = ao_msg_encode(&ao_msg_dlq, &d)))

@@ -16,6 +16,7 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include "wire/kafka.h"
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/signals.h"
 #include "core/util.h"
@@ -142,9 +143,7 @@ static int hand_add(struct kafka_priv *p, rd_kafka_message_t *rm)
 
     if (p->nhand == p->caphand) {
         int cap = p->caphand ? 2 * p->caphand : 8;
-        struct in_hand *h = realloc(p->hand, sizeof *h * (size_t)cap);
-        if (!h)
-            return -1;
+        struct in_hand *h = ao_realloc(p->hand, sizeof *h * (size_t)cap);
         p->hand = h;
         p->caphand = cap;
     }
@@ -807,21 +806,182 @@ static int ready_fd_from_env(void)
     return (int)fd;
 }
 
+/* The stage's producer: its latency settings and the site's, and the
+ * partitions of the topics the stage reads, learnt now.  0, or -1 + err. */
+static int producer_open(struct kafka_priv *p, const struct ao_kafka_site *site, const char *const *topics,
+                         char *err, size_t errlen)
+{
+    rd_kafka_conf_t *pc = rd_kafka_conf_new();
+    rd_kafka_topic_conf_t *tc;
+    const struct rd_kafka_metadata *md = NULL;
+    char e[512], name[AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX];
+
+    if (!pc)
+        return ao_errf(err, errlen, "out of memory");
+    /* a stage hands each message on at once (no linger, no Nagle delay;
+     * its commit flushes anyway): -X may override that, not idempotence */
+    if (rd_kafka_conf_set(pc, "linger.ms", "0", e, sizeof e) ||
+        rd_kafka_conf_set(pc, "socket.nagle.disable", "true", e, sizeof e))
+        goto refused;
+    if (configure(pc, site, err, errlen) < 0)
+        goto fail;
+    if (rd_kafka_conf_set(pc, "enable.idempotence", "true", e, sizeof e))
+        goto refused;
+    rd_kafka_conf_set_dr_msg_cb(pc, on_delivery);
+    rd_kafka_conf_set_opaque(pc, p);
+    if ((tc = rd_kafka_topic_conf_new())) {
+        rd_kafka_topic_conf_set_partitioner_cb(tc, partition_of);
+        rd_kafka_topic_conf_set_opaque(tc, p); /* partition_of's topic_opaque */
+        rd_kafka_conf_set_default_topic_conf(pc, tc);
+    }
+    if (!(p->producer = rdk_new(RD_KAFKA_PRODUCER, pc, e, sizeof e))) {
+        ao_errf(err, errlen, "cannot make a kafka producer: %s", e);
+        goto fail;
+    }
+    /* Learn every topic's partitions now: the first message to a topic the
+     * producer has not seen waited about 1 s for them (librdkafka's topic
+     * scan), at each of a run's first hops (tests/bench/overhead.sh's
+     * trace).  Best effort: a topic made later is learned as before. */
+    if (rd_kafka_metadata(p->producer, 1, NULL, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        /* and what a member alone in its group would hold (tell_supervisor) */
+        for (int i = 0; topics && topics[i]; i++)
+            for (int k = 0; k < md->topic_cnt; k++)
+                if (on_cluster(p->prefix, topics[i], name, sizeof name) == 0 &&
+                    strcmp(md->topics[k].topic, name) == 0)
+                    p->topic_parts += md->topics[k].partition_cnt;
+        rd_kafka_metadata_destroy(md);
+    }
+    return 0;
+refused:
+    ao_errf(err, errlen, "kafka settings: %s", e);
+fail:
+    rd_kafka_conf_destroy(pc);
+    return -1;
+}
+
+/* The consumer's settings beside the site's: its group, offsets stored
+ * by hand, the idle fetch's wait by the kind of broker, a static member,
+ * the assignor.  0, or -1 + err. */
+static int consumer_conf(struct kafka_priv *p, rd_kafka_conf_t *cc, const struct ao_kafka_site *site,
+                         const char *group, const char *const *topics, char *err, size_t errlen)
+{
+    char e[512], name[AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX], *id;
+    int keyed = 0;
+
+    /* A stage's message may take minutes of model calls (a candidate's
+     * plans, at 30-60 s a call): the default 5 min between polls would make
+     * a busy stage leave its group and its work be redone by another. */
+    if (rd_kafka_conf_set(cc, "max.poll.interval.ms", "1800000", e, sizeof e) ||
+        rd_kafka_conf_set(cc, "socket.nagle.disable", "true", e, sizeof e))
+        return ao_errf(err, errlen, "kafka settings: %s", e);
+    if (configure(cc, site, err, errlen) < 0)
+        return -1;
+    if (on_cluster(p->prefix, group, name, sizeof name) < 0)
+        return ao_errf(err, errlen, "consumer group '%.100s' is too long", group);
+    if (rd_kafka_conf_set(cc, "group.id", name, e, sizeof e) ||
+        rd_kafka_conf_set(cc, "enable.auto.offset.store", "false", e, sizeof e) ||
+        rd_kafka_conf_set(cc, "auto.offset.reset", "earliest", e, sizeof e))
+        return ao_errf(err, errlen, "kafka settings: %s", e);
+    /* The embedded broker (librdkafka's mock cluster, 2.0.2) answers a
+     * waiting fetch only when the wait is over, however soon a message
+     * comes: there an idle fetch returns after 5 ms, so a message waits
+     * milliseconds, not half a second, at each of an iteration's hops (at
+     * the CPU an idle poll costs: docs/BENCHMARKS.md, "An idle run").  A
+     * real broker answers a waiting fetch as soon as a message comes:
+     * there the wait only sets how often an idle consumer asks (5 s: a
+     * tenth of the default's requests, issue 67), and how late a paused
+     * partition is fetched again once resumed. */
+    id = rd_kafka_clusterid(p->producer, 2000);
+    p->mock = id && strncmp(id, MOCK_CLUSTER_ID, strlen(MOCK_CLUSTER_ID)) == 0;
+    if (id)
+        rd_kafka_mem_free(p->producer, id);
+    if (!site_sets(site, "fetch.wait.max.ms") &&
+        rd_kafka_conf_set(cc, "fetch.wait.max.ms", p->mock ? "5" : "5000", e, sizeof e))
+        return ao_errf(err, errlen, "kafka settings: %s", e);
+    ao_debug("kafka: %s broker: %s idle fetch", p->mock ? "the embedded" : "a real", p->mock ? "a 5 ms" : "a 5 s");
+    /* a static member, on a real broker (the mock's coordinator, 2.0.2,
+     * does not keep one) */
+    if (!p->mock && site->instance && *site->instance) {
+        if (on_cluster(p->prefix, site->instance, name, sizeof name) < 0 ||
+            rd_kafka_conf_set(cc, "group.instance.id", name, e, sizeof e))
+            return ao_errf(err, errlen, "--instance '%.64s' is refused", site->instance);
+        ao_debug("kafka: a static member of its group, '%s'", name);
+    }
+    /* A stage that keeps state per run (the selector) must get a run's
+     * partition of every topic it reads: the range assignor gives a member
+     * the same partitions of co-partitioned topics.  Stateless stages get
+     * round-robin, so consecutive partitions, where a run's work was
+     * spread, go to different replicas.  -X may override it. */
+    for (int i = 0; topics[i]; i++)
+        keyed |= !ao_topic_spread(topics[i]);
+    if (!site_sets(site, "partition.assignment.strategy") &&
+        rd_kafka_conf_set(cc, "partition.assignment.strategy", keyed ? "range" : "roundrobin", e, sizeof e))
+        return ao_errf(err, errlen, "kafka settings: %s", e);
+    return 0;
+}
+
+/* The stage's consumer, subscribed to its topics, with the pipe an event
+ * loop waits on.  0, or -1 + err. */
+static int consumer_open(struct ao_io *io, struct kafka_priv *p, const struct ao_kafka_site *site,
+                         const char *group, const char *const *topics, char *err, size_t errlen)
+{
+    rd_kafka_conf_t *cc = rd_kafka_conf_new();
+    rd_kafka_topic_partition_list_t *subs;
+    rd_kafka_queue_t *q;
+    char e[512], name[AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX];
+    int rc = 0;
+
+    if (!cc)
+        return ao_errf(err, errlen, "out of memory");
+    if (consumer_conf(p, cc, site, group, topics, err, errlen) < 0) {
+        rd_kafka_conf_destroy(cc);
+        return -1;
+    }
+    if (on_cluster(p->prefix, topics[0], p->keyed_topic, sizeof p->keyed_topic) < 0) {
+        rd_kafka_conf_destroy(cc);
+        return ao_errf(err, errlen, "topic name '%.100s' is too long", topics[0]);
+    }
+    p->ready_fd = ready_fd_from_env();
+    rd_kafka_conf_set_rebalance_cb(cc, on_rebalance);
+    rd_kafka_conf_set_consume_cb(cc, drop_while_closing);
+    rd_kafka_conf_set_opaque(cc, io);
+    if (!(p->consumer = rdk_new(RD_KAFKA_CONSUMER, cc, e, sizeof e))) {
+        rd_kafka_conf_destroy(cc);
+        return ao_errf(err, errlen, "cannot make a kafka consumer: %s", e);
+    }
+    rd_kafka_poll_set_consumer(p->consumer);
+    /* an event loop waits on this pipe with its other fds (agents/flight.c) */
+    if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) == 0) {
+        if ((q = rd_kafka_queue_get_consumer(p->consumer))) {
+            rd_kafka_queue_io_event_enable(q, p->wake[1], "1", 1);
+            rd_kafka_queue_destroy(q);
+        }
+    } else {
+        p->wake[0] = p->wake[1] = -1;
+    }
+    if (!(subs = rd_kafka_topic_partition_list_new(4)))
+        return ao_errf(err, errlen, "out of memory");
+    for (int i = 0; topics[i] && rc == 0; i++) {
+        if (on_cluster(p->prefix, topics[i], name, sizeof name) < 0) {
+            rc = ao_errf(err, errlen, "topic name '%.100s' is too long", topics[i]);
+            break;
+        }
+        rd_kafka_topic_partition_list_add(subs, name, RD_KAFKA_PARTITION_UA);
+        if (p->ninputs < BELL_TOPICS)
+            snprintf(p->inputs[p->ninputs++], sizeof p->inputs[0], "%s", name);
+    }
+    if (rc == 0 && rd_kafka_subscribe(p->consumer, subs))
+        rc = ao_errf(err, errlen, "cannot subscribe to '%s'", topics[0]);
+    rd_kafka_topic_partition_list_destroy(subs);
+    return rc;
+}
+
 struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *site, const char *group,
                               const char *const *topics, char *err, size_t errlen)
 {
-    struct ao_io *io = calloc(1, sizeof *io);
-    struct kafka_priv *p = calloc(1, sizeof *p);
-    rd_kafka_conf_t *cc = rd_kafka_conf_new(), *pc = rd_kafka_conf_new();
-    rd_kafka_topic_partition_list_t *subs = NULL;
-    char e[512], name[AO_TOPIC_PREFIX_MAX + AO_TOPIC_MAX];
+    struct ao_io *io = ao_calloc(1, sizeof *io);
+    struct kafka_priv *p = ao_calloc(1, sizeof *p);
 
-    if (!io || !p || !cc || !pc) {
-        snprintf(err, errlen, "out of memory");
-        free(p); /* kafka_close frees only what it was given */
-        p = NULL;
-        goto fail;
-    }
     io->ops = &kafka_ops;
     io->stage = stage;
     io->priv = p;
@@ -835,162 +995,12 @@ struct ao_io *ao_io_kafka_new(const char *stage, const struct ao_kafka_site *sit
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    /* Latency defaults (-X may override them): a stage hands each message
-     * on at once (no linger, no Nagle delay; its commit flushes anyway).
-     * How long an idle fetch waits: below, by the kind of broker. */
-    /* A stage's message may take minutes of model calls (a candidate's
-     * plans, at 30-60 s a call): the default 5 min between polls would make
-     * a busy stage leave its group and its work be redone by another. */
-    if (rd_kafka_conf_set(cc, "max.poll.interval.ms", "1800000", e, sizeof e) ||
-        rd_kafka_conf_set(pc, "linger.ms", "0", e, sizeof e) ||
-        rd_kafka_conf_set(cc, "socket.nagle.disable", "true", e, sizeof e) ||
-        rd_kafka_conf_set(pc, "socket.nagle.disable", "true", e, sizeof e)) {
-        snprintf(err, errlen, "kafka settings: %s", e);
+    if (producer_open(p, site, topics, err, errlen) < 0 ||
+        (topics && topics[0] && consumer_open(io, p, site, group, topics, err, errlen) < 0))
         goto fail;
-    }
-    if (configure(cc, site, err, errlen) < 0 || configure(pc, site, err, errlen) < 0)
-        goto fail;
-    if (on_cluster(p->prefix, group, name, sizeof name) < 0) {
-        snprintf(err, errlen, "consumer group '%.100s' is too long", group);
-        goto fail;
-    }
-    if (rd_kafka_conf_set(cc, "group.id", name, e, sizeof e) ||
-        rd_kafka_conf_set(cc, "enable.auto.offset.store", "false", e, sizeof e) ||
-        rd_kafka_conf_set(cc, "auto.offset.reset", "earliest", e, sizeof e) ||
-        rd_kafka_conf_set(pc, "enable.idempotence", "true", e, sizeof e)) {
-        snprintf(err, errlen, "kafka settings: %s", e);
-        goto fail;
-    }
-    rd_kafka_conf_set_dr_msg_cb(pc, on_delivery);
-    rd_kafka_conf_set_opaque(pc, p);
-    {
-        rd_kafka_topic_conf_t *tc = rd_kafka_topic_conf_new();
-        rd_kafka_topic_conf_set_partitioner_cb(tc, partition_of);
-        rd_kafka_topic_conf_set_opaque(tc, p); /* partition_of's topic_opaque */
-        rd_kafka_conf_set_default_topic_conf(pc, tc);
-    }
-    if (!(p->producer = rdk_new(RD_KAFKA_PRODUCER, pc, e, sizeof e))) {
-        snprintf(err, errlen, "cannot make a kafka producer: %s", e);
-        goto fail;
-    }
-    pc = NULL;
-    /* Learn every topic's partitions now: the first message to a topic the
-     * producer has not seen waited about 1 s for them (librdkafka's topic
-     * scan), at each of a run's first hops (tests/bench/overhead.sh's
-     * trace).  Best effort: a topic made later is learned as before. */
-    {
-        const struct rd_kafka_metadata *md = NULL;
-        if (rd_kafka_metadata(p->producer, 1, NULL, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-            /* and what a member alone in its group would hold (tell_supervisor) */
-            for (int i = 0; topics && topics[i]; i++)
-                for (int k = 0; k < md->topic_cnt; k++)
-                    if (on_cluster(p->prefix, topics[i], name, sizeof name) == 0 &&
-                        strcmp(md->topics[k].topic, name) == 0)
-                        p->topic_parts += md->topics[k].partition_cnt;
-            rd_kafka_metadata_destroy(md);
-        }
-    }
-    if (!topics || !topics[0]) { /* produce only */
-        rd_kafka_conf_destroy(cc);
-        return io;
-    }
-    /* The embedded broker (librdkafka's mock cluster, 2.0.2) answers a
-     * waiting fetch only when the wait is over, however soon a message
-     * comes: there an idle fetch returns after 5 ms, so a message waits
-     * milliseconds, not half a second, at each of an iteration's hops (at
-     * the CPU an idle poll costs: docs/BENCHMARKS.md, "An idle run"). */
-    {
-        char *id = rd_kafka_clusterid(p->producer, 2000);
-        int mock = id && strncmp(id, MOCK_CLUSTER_ID, strlen(MOCK_CLUSTER_ID)) == 0;
-        p->mock = mock;
-        if (id)
-            rd_kafka_mem_free(p->producer, id);
-        /* a real broker answers a waiting fetch as soon as a message
-         * comes: there the wait only sets how often an idle consumer asks
-         * (5 s: a tenth of the default's requests, issue 67), and how
-         * late a paused partition is fetched again once resumed */
-        if (!site_sets(site, "fetch.wait.max.ms") &&
-            rd_kafka_conf_set(cc, "fetch.wait.max.ms", mock ? "5" : "5000", e, sizeof e)) {
-            snprintf(err, errlen, "kafka settings: %s", e);
-            goto fail;
-        }
-        ao_debug("kafka: %s broker: %s idle fetch", mock ? "the embedded" : "a real",
-                 mock ? "a 5 ms" : "a 5 s");
-        /* a static member, on a real broker (the mock's coordinator, 2.0.2,
-         * does not keep one) */
-        if (!mock && site->instance && *site->instance) {
-            if (on_cluster(p->prefix, site->instance, name, sizeof name) < 0 ||
-                rd_kafka_conf_set(cc, "group.instance.id", name, e, sizeof e)) {
-                snprintf(err, errlen, "--instance '%.64s' is refused", site->instance);
-                goto fail;
-            }
-            ao_debug("kafka: a static member of its group, '%s'", name);
-        }
-    }
-    /* A stage that keeps state per run (the selector) must get a run's
-     * partition of every topic it reads: the range assignor gives a member
-     * the same partitions of co-partitioned topics.  Stateless stages get
-     * round-robin, so consecutive partitions, where a run's work was
-     * spread, go to different replicas.  -X may override it. */
-    if (!site_sets(site, "partition.assignment.strategy")) {
-        int keyed = 0;
-        for (int i = 0; topics[i]; i++)
-            keyed |= !ao_topic_spread(topics[i]);
-        if (rd_kafka_conf_set(cc, "partition.assignment.strategy", keyed ? "range" : "roundrobin",
-                              e, sizeof e)) {
-            snprintf(err, errlen, "kafka settings: %s", e);
-            goto fail;
-        }
-    }
-    if (on_cluster(p->prefix, topics[0], p->keyed_topic, sizeof p->keyed_topic) < 0) {
-        snprintf(err, errlen, "topic name '%.100s' is too long", topics[0]);
-        goto fail;
-    }
-    p->ready_fd = ready_fd_from_env();
-    rd_kafka_conf_set_rebalance_cb(cc, on_rebalance);
-    rd_kafka_conf_set_consume_cb(cc, drop_while_closing);
-    rd_kafka_conf_set_opaque(cc, io);
-    if (!(p->consumer = rdk_new(RD_KAFKA_CONSUMER, cc, e, sizeof e))) {
-        snprintf(err, errlen, "cannot make a kafka consumer: %s", e);
-        goto fail;
-    }
-    cc = NULL;
-    rd_kafka_poll_set_consumer(p->consumer);
-    /* an event loop waits on this pipe with its other fds (agents/flight.c) */
-    if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) == 0) {
-        rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(p->consumer);
-        if (q) {
-            rd_kafka_queue_io_event_enable(q, p->wake[1], "1", 1);
-            rd_kafka_queue_destroy(q);
-        }
-    } else {
-        p->wake[0] = p->wake[1] = -1;
-    }
-    subs = rd_kafka_topic_partition_list_new(4);
-    for (int i = 0; topics[i]; i++) {
-        if (on_cluster(p->prefix, topics[i], name, sizeof name) < 0) {
-            snprintf(err, errlen, "topic name '%.100s' is too long", topics[i]);
-            goto fail;
-        }
-        rd_kafka_topic_partition_list_add(subs, name, RD_KAFKA_PARTITION_UA);
-        if (p->ninputs < BELL_TOPICS)
-            snprintf(p->inputs[p->ninputs++], sizeof p->inputs[0], "%s", name);
-    }
-    if (rd_kafka_subscribe(p->consumer, subs)) {
-        snprintf(err, errlen, "cannot subscribe to '%s'", topics[0]);
-        goto fail;
-    }
-    rd_kafka_topic_partition_list_destroy(subs);
     return io;
 fail:
-    if (subs)
-        rd_kafka_topic_partition_list_destroy(subs);
-    if (cc)
-        rd_kafka_conf_destroy(cc);
-    if (pc)
-        rd_kafka_conf_destroy(pc);
-    if (p)
-        kafka_close(io);
+    kafka_close(io); /* what was made of p, and p */
     free(io);
     return NULL;
 }
@@ -1215,11 +1225,11 @@ struct ao_broker *ao_broker_new(const char *const *topics, int partitions, char 
 struct ao_broker *ao_broker_new_sized(const char *const *topics, int (*parts_of)(const char *topic, void *ctx),
                                       void *ctx, char *addr, size_t addrlen, char *err, size_t errlen)
 {
-    struct ao_broker *b = calloc(1, sizeof *b);
+    struct ao_broker *b = ao_calloc(1, sizeof *b);
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     char e[256];
 
-    if (!b || !conf) {
+    if (!conf) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -1324,8 +1334,7 @@ int ao_broker_control(struct ao_broker *b, const char *line, char *err, size_t e
         rd_kafka_resp_err_t e, *errs;
         if (key < 0 || n < 1 || n > 100000 || error_code(a3, &e) < 0)
             return snprintf(err, errlen, "errors wants API N ERROR (an API name, a count, a Kafka error name)"), -1;
-        if (!(errs = malloc(sizeof *errs * (size_t)n)))
-            return snprintf(err, errlen, "out of memory"), -1;
+        errs = ao_malloc(sizeof *errs * (size_t)n);
         for (long i = 0; i < n; i++)
             errs[i] = e;
         rd_kafka_mock_push_request_errors_array(b->mc, (int16_t)key, (size_t)n, errs);

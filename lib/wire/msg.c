@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "core/alloc.h"
 #include "wire/msg.h"
 #include "wire/runconfig.h"
 #include "wire/verdict.h"
@@ -74,6 +75,7 @@ static const struct ao_field plan_fields[] = {
     F(struct ao_plan_msg, model, AO_F_STR, 0),
     F(struct ao_plan_msg, rank, AO_F_INT, 0),
     F(struct ao_plan_msg, duplicate_of, AO_F_STR, 0),
+    F(struct ao_plan_msg, exhausted, AO_F_BOOL, 0),
     F(struct ao_plan_msg, sample, AO_F_INT, 0),
     F(struct ao_plan_msg, attempt, AO_F_INT, 0),
     F(struct ao_plan_msg, failed_source, AO_F_STR, 0),
@@ -101,6 +103,7 @@ static const struct ao_field kernel_fields[] = {
     F(struct ao_kernel_msg, cost_usd, AO_F_NUM, 0),
     F(struct ao_kernel_msg, model, AO_F_STR, 0),
     F(struct ao_kernel_msg, duplicate_of, AO_F_STR, 0),
+    F(struct ao_kernel_msg, exhausted, AO_F_BOOL, 0),
     F(struct ao_kernel_msg, notes, AO_F_STR, 0),
     F(struct ao_kernel_msg, attempt, AO_F_INT, 0),
 };
@@ -140,6 +143,7 @@ static const struct ao_field result_fields[] = {
     F(struct ao_result_msg, sandbox, AO_F_JSON, 0),
     F(struct ao_result_msg, calibration, AO_F_STR, 0),
     F(struct ao_result_msg, cached, AO_F_BOOL, 0),
+    F(struct ao_result_msg, exhausted, AO_F_BOOL, 0),
     F(struct ao_result_msg, wall_ns, AO_F_INT, 0),
     F(struct ao_result_msg, timing, AO_F_JSON, 0),
     F(struct ao_result_msg, source, AO_F_STR, 0),
@@ -380,10 +384,7 @@ static const char *object_duplicate(const cJSON *j, int *oom)
     }
     while (cap < 2 * n)
         cap *= 2;
-    if (!(tab = calloc(cap, sizeof *tab))) {
-        *oom = 1;
-        return NULL;
-    }
+    tab = ao_calloc(cap, sizeof *tab);
     for (a = j->child; a; a = a->next) {
         size_t i;
         if (!a->string)
@@ -577,21 +578,22 @@ fail:
     return -1;
 }
 
-static int dup_or_null(char **dst, const char *s)
+static void dup_or_null(char **dst, const char *s)
 {
     free(*dst);
-    *dst = s ? strdup(s) : NULL;
-    return s && !*dst ? -1 : 0;
+    *dst = s ? ao_strdup(s) : NULL;
 }
 
-int ao_env_set(struct ao_env *env, const char *type, const char *id, const char *run,
-               const char *task, const char *target, long long iter)
+void ao_env_set(struct ao_env *env, const char *type, const char *id, const char *run, const char *task,
+                const char *target, long long iter)
 {
     env->v = AO_MSG_VERSION;
     env->iter = iter;
-    return dup_or_null(&env->type, type) | dup_or_null(&env->id, id) |
-           dup_or_null(&env->run, run) | dup_or_null(&env->task, task) |
-           dup_or_null(&env->target, target);
+    dup_or_null(&env->type, type);
+    dup_or_null(&env->id, id);
+    dup_or_null(&env->run, run);
+    dup_or_null(&env->task, task);
+    dup_or_null(&env->target, target);
 }
 
 double ao_json_num(const cJSON *o, const char *name, double def)

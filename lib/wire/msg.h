@@ -1,4 +1,4 @@
-/* msg.h - the wire messages of DESIGN.md section 4, mirrored from schemas/ */
+/* msg.h - the wire messages (docs/PROTOCOL.md, "Messages"), mirrored from schemas/ */
 #ifndef AO_MSG_H
 #define AO_MSG_H
 
@@ -36,6 +36,7 @@ struct ao_plan_msg {
     char *candidate_id, *candidate_sha256, *text, *error, *source, *size, *task_path, *task_sha256,
         *model;
     char *duplicate_of;                 /* an earlier plan's id: not sent to the executor's model */
+    int exhausted;                      /* 1: no plan because the search is out of moves (-1 absent) */
     char *failed_source, *diagnostics;  /* a fix request: the kernel that failed, and why */
     long long index, rank, sample, attempt; /* a fix request names its slot's sample, attempt >= 2 */
     cJSON *memory_seen, *tokens, *config;
@@ -47,6 +48,7 @@ struct ao_kernel_msg {
     char *source, *sha256, *parent, *plan, *plan_text, *slot, *size, *task_path, *task_sha256,
         *error, *model;
     char *duplicate_of; /* the earlier plan or kernel it repeats: not profiled */
+    int exhausted;      /* 1: no source because its plan's search is out of moves (-1 absent) */
     char *notes;        /* the model's words before its code: what it did beyond the plan */
     char *baseline_source; /* set: measure head to head against this (the parent, or the baseline at the run's end) */
     long long attempt;  /* 1, or the fix attempt */
@@ -71,6 +73,7 @@ struct ao_result_msg {
     cJSON *head_to_head; /* the final measurement against the baseline, if asked */
     cJSON *device_profile; /* the device's own timing and counters (trn) */
     cJSON *failure;        /* a failure's class and code (trn) */
+    int exhausted; /* 1: no kernel because the search is out of moves, not a failure (-1 absent) */
 };
 
 struct ao_pair_msg {
@@ -165,7 +168,7 @@ double ao_json_num(const cJSON *o, const char *name, double def);
 const char *ao_json_str(const cJSON *o, const char *name, const char *def);
 
 /* Fill an envelope; strings are copied. */
-int ao_env_set(struct ao_env *env, const char *type, const char *id, const char *run,
+void ao_env_set(struct ao_env *env, const char *type, const char *id, const char *run,
                const char *task, const char *target, long long iter);
 
 #endif

@@ -1,6 +1,6 @@
 /* names.h - the names the stages agree on, spelled once: Kafka topics,
  * Redis keys (after the deployment's prefix) and message ids, with the one
- * checked builder every key, id and path goes through (DESIGN.md fixes the
+ * checked builder every key, id and path goes through (docs/PROTOCOL.md lists the
  * names; a stage that spells one itself can drift from the others). */
 #ifndef AO_NAMES_H
 #define AO_NAMES_H
@@ -59,7 +59,7 @@ int ao_spread_partition(const char *key, size_t keylen, long place, int count);
 #define AO_KEY_MEMORY_NAME "memory:name:%s"
 #define AO_KEY_MAX 640 /* a key's buffer: a run id (128), an id (512) and a little */
 
-/* --- message ids (DESIGN.md section 3) --------------------------------- */
+/* --- message ids (docs/PROTOCOL.md) ------------------------------------ */
 #define AO_ID_TASK "task:%s"                       /* run */
 #define AO_ID_CANDIDATE "candidate:%s:%lld:%d"      /* run, iter, rank */
 #define AO_ID_PLAN "plan:%s:%lld:%lld:%ld"          /* run, iter, rank, index */

@@ -8,6 +8,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 #include "wire/msg.h"
 #include "wire/names.h"
@@ -89,10 +90,8 @@ static int claim(void *ctx, const cJSON *j, const struct ao_inmsg *m, char *reas
 
 int ao_once_guard(struct ao_io *io, struct ao_redis *r, const char *stage)
 {
-    struct once *o = calloc(1, sizeof *o);
+    struct once *o = ao_calloc(1, sizeof *o);
 
-    if (!o)
-        return -1;
     o->r = r;
     snprintf(o->stage, sizeof o->stage, "%s", stage);
     io->once.claim = claim;

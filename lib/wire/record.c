@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "wire/record.h"
 
 #define AT(msg, f, T) ((T *)((char *)(msg) + (f)->offset))
@@ -58,8 +59,7 @@ static int decode_field(const struct ao_field *f, const cJSON *v, void *msg,
             snprintf(err, errlen, "field '%s' has unknown value '%.40s'", f->name, v->valuestring);
             return -1;
         }
-        if (!(*AT(msg, f, char *) = strdup(v->valuestring)))
-            goto oom;
+        *AT(msg, f, char *) = ao_strdup(v->valuestring);
         return 0;
     case AO_F_INT:
         if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
@@ -154,8 +154,6 @@ cJSON *ao_msg_encode(const struct ao_msg_type *t, const void *msg)
 {
     cJSON *j = cJSON_CreateObject();
 
-    if (!j)
-        return NULL;
     for (int i = 0; i < t->nfields; i++) {
         const struct ao_field *f = &t->fields[i];
         cJSON *v = NULL;
@@ -187,11 +185,8 @@ cJSON *ao_msg_encode(const struct ao_msg_type *t, const void *msg)
                     v = cJSON_CreateString(f->enums[e]);
             break;
         }
-        if (v && !cJSON_AddItemToObject(j, f->name, v)) {
-            cJSON_Delete(v);
-            cJSON_Delete(j);
-            return NULL;
-        }
+        if (v)
+            cJSON_AddItemToObject(j, f->name, v);
     }
     return j;
 }

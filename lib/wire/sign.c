@@ -12,6 +12,8 @@
 #include <openssl/hmac.h>
 
 #include "wire/sign.h"
+#include "core/alloc.h"
+#include "core/rc.h"
 #include "core/util.h"
 
 #define PREFIX "hmac-sha256:"
@@ -107,10 +109,7 @@ int ao_sign_check(const char *raw, size_t n, const struct ao_sign_key *key, char
                  "it (sign.h)");
         return -1;
     }
-    if (!(body = malloc(body_len + 1))) {
-        snprintf(reason, len, "out of memory checking the signature");
-        return -1;
-    }
+    body = ao_malloc(body_len + 1);
     memcpy(body, raw, body_len);
     body[body_len] = '}';
     rc = hmac_hex(key, body, body_len + 1, hex);
@@ -150,16 +149,17 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
         unsigned char rnd[AO_SIGN_KEY_BYTES];
         char hex[2 * AO_SIGN_KEY_BYTES + 2];
         int fd;
-        snprintf(def, sizeof def, "%s/sign.key", ao_state_dir());
+        if (ao_path(def, sizeof def, ao_state_dir(), "sign.key", err, errlen) < 0 ||
+            ao_path(tmp, sizeof tmp, ao_state_dir(), ".sign.key-XXXXXX", err, errlen) < 0)
+            return AO_RC_SETTING;
         path = def;
         /* a state dir another user can write (or made first) could hold a
          * key of theirs: a setting to fix (-2) */
         if (ao_mkdirs(ao_state_dir(), 0700) == 0 && ao_dir_ours_alone(ao_state_dir(), "the signing key's directory", err, errlen) < 0)
-            return -2;
+            return AO_RC_SETTING;
         /* written whole under a name of its own, then linked into place:
          * stages started together (a pipe of them) never read a key half
          * written, and the first link wins */
-        snprintf(tmp, sizeof tmp, "%s/.sign.key-XXXXXX", ao_state_dir());
         if (access(def, F_OK) < 0 && ao_mkdirs(ao_state_dir(), 0700) == 0 &&
             (fd = mkstemp(tmp)) >= 0) {
             int ok = ao_random_bytes(rnd, sizeof rnd) == 0 && fchmod(fd, 0600) == 0;
@@ -183,12 +183,12 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
     if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
         snprintf(err, errlen, "the signing key '%s' is not a file of yours (owner uid %u): "
                  "whoever owns it can sign as this deployment", path, (unsigned)st.st_uid);
-        return -2;
+        return AO_RC_SETTING;
     }
     if (st.st_mode & 077) {
         snprintf(err, errlen, "the signing key '%s' may be read by others (mode %03o): chmod 600",
                  path, (unsigned)(st.st_mode & 0777));
-        return -2;
+        return AO_RC_SETTING;
     }
     if (!(text = ao_read_file_max(path, 4096, NULL, e, sizeof e))) {
         snprintf(err, errlen, "%s", e);
@@ -200,7 +200,7 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen)
     if (rc < 0) {
         snprintf(err, errlen, "the signing key '%s' is not %d hex digits", path,
                  2 * AO_SIGN_KEY_BYTES);
-        return -2;
+        return AO_RC_SETTING;
     }
     return rc;
 }

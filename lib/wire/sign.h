@@ -24,7 +24,7 @@ struct ao_sign_key {
 };
 
 /* Load the key (making the default file if there is none); 0, -1 + err
- * (none to be had now), or -2 + err for a setting a restart will not fix:
+ * (none to be had now), or AO_RC_SETTING + err for a setting a restart will not fix:
  * a key file that others may read or own, one that is no key, or a state
  * directory that is not ours alone (issue 56: exit 2, not 1). */
 int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen);

@@ -4,6 +4,7 @@
 
 #include "core/exitcode.h"
 #include "core/log.h"
+#include "core/rc.h"
 #include "core/redis.h"
 #include "core/signals.h"
 #include "core/util.h"
@@ -37,6 +38,11 @@ int ao_tool_setup(const char *tool, struct ao_config *c, const struct ao_option 
     }
     if (ao_log_level_parse(ao_config_str(c, "log"), &lv) == 0)
         ao_log_set_level(lv);
+    if (ao_dirs_check(err, sizeof err) < 0) { /* a setting: every path under them would be refused */
+        ao_err("%s", err);
+        *code = AO_EXIT_USAGE;
+        return -1;
+    }
     for (int i = 0; i < n; i++) /* every tool that talks to brokers: a list that cannot work is a usage error */
         if ((strcmp(opts[i].name, "brokers") == 0 && ao_config_str(c, "brokers") &&
              ao_kafka_brokers_check(ao_config_str(c, "brokers"), err, sizeof err) < 0) ||
@@ -152,7 +158,7 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
     /* every message out is signed; on a broker, every message in must be */
     if ((rc = ao_io_set_key(s->io, brokers != NULL, err, sizeof err)) < 0) {
         ao_err("%s", err);
-        *code = rc == -2 ? AO_EXIT_USAGE : AO_EXIT_FAIL; /* an unsafe place or key: a setting */
+        *code = ao_exit_for(rc); /* an unsafe place or key: a setting */
         return 0;
     }
     *code = AO_EXIT_OK;

@@ -29,9 +29,3 @@ int ao_verdict_fixable(enum ao_verdict v)
 {
     return v == AO_V_COMPILE_ERROR || v == AO_V_INCORRECT || v == AO_V_TIMEOUT || v == AO_V_CRASH;
 }
-
-int ao_verdict_exhausted(const char *status, const char *reason)
-{
-    return status && reason && strcmp(status, "no_code") == 0 &&
-           (strstr(reason, AO_SEARCH_NO_MORE_MOVES) || strstr(reason, AO_SEARCH_NO_KNOBS));
-}

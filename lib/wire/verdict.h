@@ -29,12 +29,12 @@ enum ao_verdict ao_verdict_of(const char *name);
 /* A failure a model may be asked to fix: compile error, incorrect, time-out, crash. */
 int ao_verdict_fixable(enum ao_verdict v);
 
-/* Why the builtin planner gives no plan: every knob move was tried, or the
- * kernel declares none.  Such a slot is the search running out, not a
- * kernel that failed: ao_verdict_exhausted tells one by a result's status
- * and reason (the executor carries the plan's error into the reason). */
+/* Why the builtin planner gives no plan, in words for people: every knob
+ * move was tried, or the kernel declares none.  Such a slot is the search
+ * running out, not a kernel that failed: the plan, its kernel and its
+ * result say so in a field of their own ("exhausted"), and nothing decides
+ * on these words. */
 #define AO_SEARCH_NO_MORE_MOVES "the builtin planner has no more knob moves for this kernel"
 #define AO_SEARCH_NO_KNOBS "the kernel declares no knobs the builtin planner can move"
-int ao_verdict_exhausted(const char *status, const char *reason);
 
 #endif

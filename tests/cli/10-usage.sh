@@ -76,4 +76,37 @@ ok $? "profile with an unsafe state directory exits 2 before measuring anything 
 for c in 0 2000 99999999999; do bin/accelopt-executor --calls $c </dev/null 2>"$T/calls.err"; echo "$? $(grep -c 'must be 1 to 1024' "$T/calls.err")"; done >"$T/calls.out"
 [ "$(sort -u "$T/calls.out")" = "2 1" ]
 ok $? "an agent stage's --calls out of 1 to 1024 is a usage error ($(tr '\n' ' ' <"$T/calls.out"))"
+# a state or data directory too long for the paths built under it is
+# refused at the start (exit 2, issue 70): never cut into another path
+long=$T/$(printf 'd%.0s' $(seq 1 420))
+ACCELOPT_STATE_DIR=$long bin/accelopt status >/dev/null 2>"$T/ls1.err"
+l1=$?
+env -u ACCELOPT_STATE_DIR XDG_STATE_HOME=$long bin/accelopt-selector </dev/null >/dev/null 2>"$T/ls2.err"
+l2=$?
+ACCELOPT_HOME=$long bin/accelopt bench >/dev/null 2>"$T/ls3.err"
+l3=$?
+[ $l1 -eq 2 ] && [ $l2 -eq 2 ] && [ $l3 -eq 2 ] && [ ! -e "$long" ] &&
+    grep -q "state directory .* bytes: at most 400" "$T/ls1.err" &&
+    grep -q "state directory .* bytes: at most 400" "$T/ls2.err" && grep -q "at most 400" "$T/ls3.err"
+ok $? "a state or data directory over 400 bytes exits 2, nothing made: status $l1, a stage $l2, bench $l3"
+# one just under the limit works, its paths whole; and TMPDIR is not ours
+# (jobs go under --work-dir), so a long one changes nothing
+mid=$T/$(printf 'm%.0s' $(seq 1 $((390 - ${#T}))))
+ACCELOPT_STATE_DIR=$mid bin/accelopt status >"$T/ls4.out" 2>"$T/ls4.err"
+l4=$?
+TMPDIR=$long bin/accelopt profile --alone --no-calibrate --task nkibench/silu --size tiny nkibench/silu/baseline.c \
+    >"$T/ls5.out" 2>"$T/ls5.err"
+l5=$?
+[ ${#mid} -le 400 ] && [ $l4 -eq 0 ] && [ $l5 -eq 0 ] && grep -q '"status":"ok"' "$T/ls5.out"
+ok $? "a ${#mid}-byte state directory works (status $l4), and a ${#long}-byte TMPDIR leaves profile alone ($l5)"
+
+# the front's commands are one table: every one in the usage dispatches
+# (its --help exits 0), and a name not there is a usage error
+bin/accelopt --help | sed -n '/^commands:/,/^$/p' | awk 'NF && !/commands:/ {print $1}' >"$T/cmds"
+bad=0
+while read -r c; do bin/accelopt "$c" --help >/dev/null 2>&1 || bad=$((bad + 1)); done <"$T/cmds"
+bin/accelopt nonesuch >/dev/null 2>"$T/none.err"
+r=$?
+[ "$(wc -l <"$T/cmds")" -eq 13 ] && [ $bad -eq 0 ] && [ $r -eq 2 ] && grep -q "unknown command 'nonesuch'" "$T/none.err"
+ok $? "the usage lists $(wc -l <"$T/cmds") commands, each answers --help ($bad did not); an unknown one exits $r"
 echo "1..$n"

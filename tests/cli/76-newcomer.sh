@@ -78,7 +78,10 @@ import json, re, sys
 d = sys.argv[1]
 hist = [json.loads(l) for l in open(d + "/silu/history.jsonl")]
 kids = [h for h in hist if h["iter"] > 0]
-exhausted = [h for h in kids if h["status"] == "no_code" and "no more knob moves" in h.get("reason", "")]
+# told by the result's own field, and said in words for people
+exhausted = [h for h in kids if h.get("exhausted") is True]
+assert all(h["status"] == "no_code" and "no more knob moves" in h.get("reason", "") for h in exhausted), exhausted
+assert not [h for h in kids if h not in exhausted and "no more knob moves" in h.get("reason", "")]
 failed = [h for h in kids if h["status"] not in ("ok", "duplicate") and h not in exhausted]
 assert exhausted, [h.get("reason") for h in kids]
 summary = open(d + "/summary.txt").read()

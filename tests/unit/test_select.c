@@ -1,4 +1,4 @@
-/* test_select.c - the beam and the pairs of DESIGN.md section 5 */
+/* test_select.c - the beam and the pairs (docs/PROTOCOL.md, "The loop") */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>

@@ -10,7 +10,7 @@
 #include "core/util.h"
 #include "targets/trn_report.h"
 
-#define TRN1_PE_FLOPS (2.0 * 128 * 128 * 2.8e9) /* the profiler's trn1 TensorE peak (NKI.md) */
+#define TRN1_PE_FLOPS (2.0 * 128 * 128 * 2.8e9) /* the profiler's trn1 TensorE peak (docs/TARGETS.md) */
 
 static char *fixture(const char *name)
 {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/config.h"
 #include "core/exitcode.h"
 #include "core/log.h"
@@ -60,25 +61,40 @@ static const struct ao_option bench_opts[] = {
 
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 
+/* Forward: the commands defined in this file. */
+static int cmd_profile(int argc, char **argv);
+static int cmd_calibrate(int argc, char **argv);
+static int cmd_bench(int argc, char **argv);
+
+/* The front's commands, one row each: the dispatch and the usage text both
+ * read this table (as git's commands[] and Redis's command table do). */
+static const struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *what;
+} commands[] = {
+    {"run", cmd_run, "optimize tasks end to end: redis, broker and the five stages, then runs/<id>/"},
+    {"submit", cmd_submit, "send tasks to stages already running (--brokers, --redis); --wait for them"},
+    {"status", cmd_status, "the runs in flight and their progress: yours on this machine, or a redis's"},
+    {"memory", cmd_memory, "list, show, export, import, rm, prune or clear the optimization memory"},
+    {"report", cmd_report, "a run's report.html: one self-contained page of plots and kernels"},
+    {"task", cmd_task, "task new NAME: a task directory from your reference function"},
+    {"profile", cmd_profile, "compile, check and time one kernel file; prints its verdict (JSON when piped)"},
+    {"calibrate", cmd_calibrate, "measure this machine's single-core peaks for the cpu target"},
+    {"bench", cmd_bench, "profile every benchmark baseline and print a table"},
+    {"broker", cmd_broker, "run an embedded Kafka-protocol broker; prints its address"},
+    {"produce", cmd_produce, "send JSON Lines from stdin to a topic"},
+    {"consume", cmd_consume, "print a topic's messages as JSON Lines"},
+    {"relay", cmd_relay, "copy one topic to another through the stage loop (no work)"},
+};
+
 static void usage(FILE *out)
 {
+    fprintf(out, "usage: accelopt COMMAND [options]\n\ncommands:\n");
+    for (int i = 0; i < N(commands); i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].what);
     fprintf(out,
-            "usage: accelopt COMMAND [options]\n\n"
-            "commands:\n"
-            "  run        optimize tasks end to end: redis, broker and the five stages, then runs/<id>/\n"
-            "  submit     send tasks to stages already running (--brokers, --redis); --wait for them\n"
-            "  status     the runs in flight and their progress: yours on this machine, or a redis's\n"
-            "  memory     list, show, export, import, rm, prune or clear the optimization memory\n"
-            "  report     a run's report.html: one self-contained page of plots and kernels\n"
-            "  task       task new NAME: a task directory from your reference function\n"
-            "  profile    compile, check and time one kernel file; prints its verdict (JSON when piped)\n"
-            "  calibrate  measure this machine's single-core peaks for the cpu target\n"
-            "  bench      profile every benchmark baseline and print a table\n"
-            "  broker     run an embedded Kafka-protocol broker; prints its address\n"
-            "  produce    send JSON Lines from stdin to a topic\n"
-            "  consume    print a topic's messages as JSON Lines\n"
-            "  relay      copy one topic to another through the stage loop (no work)\n\n"
-            "'accelopt help COMMAND' (or 'accelopt COMMAND --help') shows a command's options.\n"
+            "\n'accelopt help COMMAND' (or 'accelopt COMMAND --help') shows a command's options.\n"
             "\nexit status: 0 ok; 1 a failure (run: also a baseline that does not pass, or every model\n"
             "kernel failing); 2 a usage or configuration error; 3 done, but not what was asked (profile:\n"
             "the kernel is not ok; run: no task's result beats its baseline); 130 stopped.\n");
@@ -93,8 +109,8 @@ static int print_json(const cJSON *j)
 }
 
 /* The kernel a file on the command line is, as the profiler stage gets
- * one: run "cli", id cli:<its hash>.  0, or -1 (out of memory). */
-static int cli_kernel(const struct ao_task *t, const char *target, const char *size,
+ * one: run "cli", id cli:<its hash>. */
+static void cli_kernel(const struct ao_task *t, const char *target, const char *size,
                       const char *source, double parent, double baseline, const char *against,
                       struct ao_kernel_msg *k)
 {
@@ -105,11 +121,13 @@ static int cli_kernel(const struct ao_task *t, const char *target, const char *s
     snprintf(id, sizeof id, "cli:%.16s", hex);
     k->parent_latency_ns = parent;
     k->baseline_latency_ns = baseline;
-    return ao_env_set(&k->env, "kernel", id, "cli", t->name, target, 0) < 0 || !(k->source = strdup(source)) ||
-                   !(k->sha256 = strdup(hex)) || !(k->size = strdup(size)) ||
-                   !(k->task_sha256 = strdup(t->sha256)) || /* found by name, and the same task */
-                   (against && !(k->baseline_source = strdup(against)))
-               ? -1 : 0;
+    ao_env_set(&k->env, "kernel", id, "cli", t->name, target, 0);
+    k->source = ao_strdup(source);
+    k->sha256 = ao_strdup(hex);
+    k->size = ao_strdup(size);
+    k->task_sha256 = ao_strdup(t->sha256); /* found by name, and the same task */
+    if (against)
+        k->baseline_source = ao_strdup(against);
 }
 
 /* --against's kernel: FILE, or "baseline", the task's own for the target. */
@@ -131,9 +149,10 @@ static int profile_source(struct ao_profstage *st, const struct ao_task *t, cons
                           struct ao_result_msg *r, char *err, size_t errlen)
 {
     struct ao_kernel_msg k;
-    int rc = cli_kernel(t, ao_profstage_target(st)->name, size, source, parent, baseline, against, &k) < 0
-                 ? ao_errf(err, errlen, "out of memory")
-                 : ao_profstage_kernel(st, &k, r, err, errlen);
+    int rc;
+
+    cli_kernel(t, ao_profstage_target(st)->name, size, source, parent, baseline, against, &k);
+    rc = ao_profstage_kernel(st, &k, r, err, errlen);
 
     ao_msg_release(&ao_msg_kernel, &k);
     return rc;
@@ -167,8 +186,8 @@ static int profile_build_only(const struct ao_config *c, const struct ao_profsta
             ao_err("%s", err);
             code = AO_EXIT_USAGE;
         } else if (ao_profiler_build(p, t, src, &m, err, sizeof err) < 0 ||
-            cli_kernel(t, po->target->name, ao_config_str(c, "size"), src, NAN, NAN, NULL, &k) < 0 ||
-            ao_result_of(&k, &m, NULL, NULL, -1, &r, err, sizeof err) < 0) {
+                   (cli_kernel(t, po->target->name, ao_config_str(c, "size"), src, NAN, NAN, NULL, &k),
+                    ao_result_of(&k, &m, NULL, NULL, -1, &r, err, sizeof err) < 0)) {
             ao_err("%s: %s", c->args[i], err[0] ? err : "out of memory");
             code = AO_EXIT_FAIL;
         } else {
@@ -418,19 +437,18 @@ static int list_tasks(const char *only, char **names, int max)
     struct dirent *e;
 
     if (only) {
-        char *copy = strdup(only), *save = NULL;
+        char *copy = ao_strdup(only), *save = NULL;
         for (char *s = strtok_r(copy, ",", &save); s && n < max; s = strtok_r(NULL, ",", &save))
-            names[n++] = strdup(s);
+            names[n++] = ao_strdup(s);
         free(copy);
         return n;
     }
-    snprintf(dir, sizeof dir, "%s/nkibench", ao_home());
-    if (!(d = opendir(dir)))
+    if (ao_name(dir, sizeof dir, "%s/nkibench", ao_home()) < 0 || !(d = opendir(dir)))
         return 0;
     while ((e = readdir(d)) && n < max) {
-        snprintf(path, sizeof path, "%s/%s/task.json", dir, e->d_name);
-        if (e->d_name[0] != '.' && access(path, R_OK) == 0)
-            names[n++] = strdup(e->d_name);
+        if (e->d_name[0] != '.' && ao_name(path, sizeof path, "%s/%s/task.json", dir, e->d_name) == 0 &&
+            access(path, R_OK) == 0)
+            names[n++] = ao_strdup(e->d_name);
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, cmp_str);
@@ -449,7 +467,10 @@ static int bench_one(struct ao_profstage *st, const char *task, const char *labe
     int rc;
 
     ao_msg_init(&ao_msg_result, &r);
-    snprintf(tdir, sizeof tdir, "%s/nkibench/%s", ao_home(), task);
+    if (ao_name(tdir, sizeof tdir, "%s/nkibench/%s", ao_home(), task) < 0) {
+        ao_err("%s: the task's path is too long", label);
+        return -1;
+    }
     if (ao_task_find_dir(tdir, &t, err, sizeof err) < 0 ||
         !(src = ao_read_file(path, NULL, err, sizeof err)) ||
         profile_source(st, &t, size, src, NAN, NAN, NULL, &r, err, sizeof err) < 0) {
@@ -485,16 +506,13 @@ static int list_examples(const char *task, const char *ext, char **paths, int ma
     DIR *d;
     struct dirent *e;
 
-    snprintf(dir, sizeof dir, "%s/nkibench/%s/examples", ao_home(), task);
-    if (!(d = opendir(dir)))
+    if (ao_name(dir, sizeof dir, "%s/nkibench/%s/examples", ao_home(), task) < 0 || !(d = opendir(dir)))
         return 0;
     while ((e = readdir(d)) && n < max) {
         size_t len = strlen(e->d_name);
         if (len > el + 1 && e->d_name[len - el - 1] == '.' && strcmp(e->d_name + len - el, ext) == 0 &&
             e->d_name[0] != '.') {
-            char *p = malloc(strlen(dir) + len + 2);
-            if (!p)
-                break;
+            char *p = ao_malloc(strlen(dir) + len + 2);
             sprintf(p, "%s/%s", dir, e->d_name);
             paths[n++] = p;
         }
@@ -527,8 +545,8 @@ static cJSON *bench_vendor(const struct ao_target *tg, const char *size,
      * sgemm does not use: 40% of it on an H200, docs/BENCHMARKS.md) */
     double rate = cal ? (tg == &ao_target_cuda ? cal->vec_gflops : cal->fma_gflops) : NAN;
 
-    snprintf(path, sizeof path, "%s/nkibench/matmul", ao_home());
-    if (ao_task_find_dir(path, &t, err, sizeof err) < 0 || ao_task_size(&t, size, d, err, sizeof err) < 0 ||
+    if (ao_path(path, sizeof path, ao_home(), "nkibench/matmul", err, sizeof err) < 0 ||
+        ao_task_find_dir(path, &t, err, sizeof err) < 0 || ao_task_size(&t, size, d, err, sizeof err) < 0 ||
         ao_task_work(&t, d, &mm, &vec, &bytes, err, sizeof err) < 0) {
         ao_warn("vendor reference point: %s", err);
         return NULL;
@@ -630,9 +648,9 @@ static int cmd_bench(int argc, char **argv)
     printf("%-28s %-10s %14s %9s %12s %9s\n", "task (baseline)", "status", "latency", "spread",
            "bound", "% of peak");
     for (int i = 0; i < n && !ao_stop_requested(); i++) {
-        snprintf(bpath, sizeof bpath, "%s/nkibench/%s/baseline.%s", ao_home(), names[i],
-                 ao_profstage_target(st)->ext);
-        if (bench_one(st, names[i], names[i], bpath, size, rows, &pct) == 1) {
+        if (ao_name(bpath, sizeof bpath, "%s/nkibench/%s/baseline.%s", ao_home(), names[i],
+                    ao_profstage_target(st)->ext) == 0 &&
+            bench_one(st, names[i], names[i], bpath, size, rows, &pct) == 1) {
             logsum += log(pct);
             nok++;
         }
@@ -702,7 +720,7 @@ out:
 
 int main(int argc, char **argv)
 {
-    int code;
+    int code, i;
 
     ao_log_init("accelopt");
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -723,37 +741,14 @@ int main(int argc, char **argv)
         printf("accelopt %s\n", AO_VERSION);
         return AO_EXIT_OK;
     }
-    if (!strcmp(argv[1], "profile"))
-        code = cmd_profile(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "calibrate"))
-        code = cmd_calibrate(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "bench"))
-        code = cmd_bench(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "run"))
-        code = cmd_run(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "submit"))
-        code = cmd_submit(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "status"))
-        code = cmd_status(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "memory"))
-        code = cmd_memory(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "report"))
-        code = cmd_report(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "task"))
-        code = cmd_task(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "broker"))
-        code = cmd_broker(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "produce"))
-        code = cmd_produce(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "relay"))
-        code = cmd_relay(argc - 1, argv + 1);
-    else if (!strcmp(argv[1], "consume"))
-        code = cmd_consume(argc - 1, argv + 1);
-    else {
+    for (i = 0; i < N(commands) && strcmp(argv[1], commands[i].name) != 0; i++)
+        ;
+    if (i == N(commands)) {
         ao_err("unknown command '%s'", argv[1]);
         usage(stderr);
         return AO_EXIT_USAGE;
     }
+    code = commands[i].fn(argc - 1, argv + 1);
     if (fclose(stdout) != 0 && code == AO_EXIT_OK)
         code = AO_EXIT_FAIL;
     return code;

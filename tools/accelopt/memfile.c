@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/redis.h"
 #include "core/util.h"
@@ -106,7 +107,7 @@ static ssize_t bounded_line(FILE *f, char *buf, size_t cap)
 static int read_import(const char *path, const char *origin, int stamp, cJSON *items, char *err,
                        size_t errlen)
 {
-    char why[AO_ERRLEN], now[32], *line = malloc(AO_MEMORY_LINE_MAX + 2);
+    char why[AO_ERRLEN], now[32], *line = ao_malloc(AO_MEMORY_LINE_MAX + 2);
     ssize_t len;
     FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
     long lineno = 0;
@@ -189,10 +190,8 @@ int memory_import(struct ao_redis *r, const char *key, const char *path, const c
     }
     if (!items || (n = read_import(path, origin, 1, items, err, errlen)) < 0)
         goto out;
-    ids = calloc((size_t)n + 1, sizeof *ids);
-    texts = calloc((size_t)n + 1, sizeof *texts);
-    if (!ids || !texts)
-        goto oom;
+    ids = ao_calloc((size_t)n + 1, sizeof *ids);
+    texts = ao_calloc((size_t)n + 1, sizeof *texts);
     cJSON_ArrayForEach(it, items) {
         ids[k] = ao_json_str(it, "id", "");
         if (!(texts[k++] = cJSON_PrintUnformatted(it)))

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/redis.h"
@@ -277,12 +278,12 @@ static int ids_missing(const struct ao_config *c, const unsigned char *seen, con
 static int forget_in_redis(struct ao_redis *r, const char *key, const cJSON *items,
                            const struct ao_config *c)
 {
-    const char **ids = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof *ids);
-    unsigned char *seen = calloc((size_t)c->nargs + 1, 1);
+    const char **ids = ao_calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof *ids);
+    unsigned char *seen = ao_calloc((size_t)c->nargs + 1, 1);
     const cJSON *it;
     int n = 0, code;
 
-    if (!ids || !seen) {
+    if (!ids) {
         free(ids);
         free(seen);
         return ao_err("out of memory"), AO_EXIT_FAIL;
@@ -307,7 +308,7 @@ static int cmd_prune(struct ao_redis *r, const char *key, const cJSON *items,
     const char *older = ao_config_str(c, "older-than"), *below = ao_config_str(c, "below"),
                *keep = ao_config_str(c, "keep");
     int regr = ao_config_bool(c, "regressions"), n = 0, i = 0, code;
-    const char **ids = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof *ids);
+    const char **ids = ao_calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof *ids);
     const cJSON *it;
 
     if (!older && !below && !keep && !regr) {
@@ -430,7 +431,7 @@ static int from_machine(struct ao_config *c, const char *verb, const char *key)
     if (!forget_wants(c))
         return AO_EXIT_USAGE;
     {
-        struct forget_pass f = {c, calloc((size_t)c->nargs + 1, 1)};
+        struct forget_pass f = {c, ao_calloc((size_t)c->nargs + 1, 1)};
         int missing;
         if (!f.seen || memstore_forget(key, forget_here, &f, ao_config_bool(c, "dry-run"), &removed, &left, err,
                                        sizeof err) < 0) {

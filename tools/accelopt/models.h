@@ -27,7 +27,7 @@ int run_model_settings(const struct ao_config *c, char *err, size_t errlen);
 int run_model_secret(const char *name);
 
 /* Ask each model server the roles use, once per server, model and key
- * (ao_llm_probe).  0, or -1 (unreachable) or -2 (a refused key, a model
+ * (ao_llm_probe).  0, or -1 (unreachable) or AO_RC_SETTING (a refused key, a model
  * it lacks) + a one-line err. */
 int run_model_probe(const struct ao_config *c, char *err, size_t errlen);
 

@@ -6,7 +6,9 @@
 #include <sys/ioctl.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
+#include "core/rc.h"
 #include "core/util.h"
 #include "report.h"
 #include "state/beam.h"
@@ -70,7 +72,7 @@ cJSON *report_run_row(struct ao_runstore *rs, const char *run)
         cJSON_Delete(o);
         return NULL;
     }
-    if (have == -2) { /* a state the selector did not write: said, not guessed at */
+    if (have == AO_RC_CORRUPT) { /* a state the selector did not write: said, not guessed at */
         cJSON_AddStringToObject(o, "phase", "unreadable");
         cJSON_AddStringToObject(o, "error", err);
     }
@@ -198,7 +200,7 @@ static void tally_source(struct fail_tally *t, const char *status, const char *s
         }
     if (t->nseen == t->capseen) {
         int cap = t->capseen ? 2 * t->capseen : 64;
-        char(*more)[65] = realloc(t->seen, sizeof *more * (size_t)cap);
+        char(*more)[65] = ao_realloc(t->seen, sizeof *more * (size_t)cap);
         if (!more) { /* counted, not remembered */
             t->distinct++;
             return;
@@ -304,8 +306,8 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
     static const char *const keep[] = {
         "iter", "slot", "kernel_id", "parent", "sha256", "plan", "plan_text", "status", "reason",
         "latency_ns", "spread", "repeats", "speedup", "speedup_vs_baseline", "pct_of_peak", "max_rel_l2",
-        "cached", "wall_ns", "machine_load", "machine_slowdown", "source", "model", "attempts", "fixes", "tokens",
-        "memory_seen", "notes"};
+        "cached", "exhausted", "wall_ns", "machine_load", "machine_slowdown", "source", "model", "attempts", "fixes",
+        "tokens", "memory_seen", "notes"};
     FILE *f = fopen(path, "w");
     int rc = 0;
 
@@ -330,7 +332,7 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
             if (ao_json_num(hx, "iter", -1) == (double)i)
                 hist = hx;
         n = cJSON_GetArraySize(slots);
-        if ((v = calloc((size_t)n + 1, sizeof *v))) {
+        if ((v = ao_calloc((size_t)n + 1, sizeof *v))) {
             cJSON_ArrayForEach(it, slots)
                 v[k++] = it;
             qsort(v, (size_t)n, sizeof *v, slot_cmp);
@@ -339,7 +341,8 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
                 const char *status = ao_json_str(r, "status", NULL);
                 char *line;
                 tally->baseline_failed |= i == 0 && status && strcmp(status, "ok") != 0;
-                if (status && !ao_verdict_exhausted(status, ao_json_str(r, "reason", NULL)))
+                int out_of_moves = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "exhausted"));
+                if (status && !out_of_moves)
                     tally_source(tally, status, ao_json_str(r, "sha256", NULL));
                 else if (status)
                     tally->empty++; /* the search had nothing left to try: no source */
@@ -347,7 +350,7 @@ static int write_history(struct ao_runstore *rs, const char *run, long long iter
                     tally->kernels++;
                     if (ao_verdict_of(status) == AO_V_DUPLICATE) {
                         tally->duplicates++;
-                    } else if (ao_verdict_exhausted(status, ao_json_str(r, "reason", NULL))) {
+                    } else if (out_of_moves) {
                         tally->exhausted++;
                     } else if (strcmp(status, "ok") != 0) {
                         tally->failed++;
@@ -540,6 +543,195 @@ static void speedup_how(char *buf, size_t len, const cJSON *d)
         snprintf(buf, len, "%s", how);
 }
 
+/* One task's row of the summary: what the run state, the beam and the
+ * done say of it, and the figures the row quotes. */
+struct row {
+    struct ao_run_state s;
+    struct ao_beam beam;
+    struct fail_tally tally;
+    int st;                             /* the run state was found (else: none to report) */
+    const struct ao_beam_member *best;  /* the beam's first */
+    const cJSON *d, *dbest;             /* the done, and its best */
+    cJSON *fast;                        /* stopped before its done: the fastest measured */
+    const char *stopped, *src;          /* why it ended; the result's source */
+    double base, bestns, sp, search, pct0, pct1;
+};
+
+static void row_load(struct ao_runstore *rs, const struct run_task *t, struct row *r)
+{
+    char e2[AO_ERRLEN];
+    const cJSON *h0, *d = t->done;
+    double sbase, sbest;
+
+    memset(r, 0, sizeof *r);
+    r->st = ao_run_state_load(rs, t->run, &r->s, e2, sizeof e2) > 0;
+    r->best = ao_beam_load(rs, t->run, &r->beam, e2, sizeof e2) > 0 && r->beam.n > 0 ? &r->beam.m[0] : NULL;
+    h0 = cJSON_GetArrayItem(r->s.history, 0);
+    r->d = d;
+    r->dbest = cJSON_GetObjectItemCaseSensitive(d, "best");
+    /* stopped before its done: the fastest kernel measured so far, its
+     * iteration closed or not, as the search measured it (the beam's
+     * figures can be a comparison's) */
+    r->fast = !d && r->st ? fastest_measured(rs, t->run, r->s.iter) : NULL;
+    r->stopped = d ? ao_json_str(d, "stopped", NULL) : t->refused ? "refused" : "interrupted";
+    r->src = d ? ao_json_str(r->dbest, "source", NULL)
+               : r->fast ? ao_json_str(r->fast, "source", NULL) : r->best ? r->best->source : NULL;
+    /* the search's own figures; the row quotes the done's */
+    sbase = r->s.baseline_ns;
+    sbest = r->fast ? ao_json_num(r->fast, "latency_ns", NAN) : r->best ? r->best->latency_ns : NAN;
+    r->base = d ? done_num(d, "baseline_latency_ns", sbase) : sbase;
+    r->bestns = d ? done_num(d, "best_latency_ns", ao_json_num(r->dbest, "latency_ns", sbest)) : sbest;
+    r->sp = d ? ao_json_num(d, "speedup", r->base / r->bestns) : sbase / sbest;
+    r->search = d ? done_num(d, "search_speedup", sbase / sbest) : sbase / sbest;
+    r->pct0 = d ? done_num(d, "baseline_pct_of_peak", ao_json_num(h0, "pct_of_peak", NAN))
+                : ao_json_num(h0, "pct_of_peak", NAN);
+    r->pct1 = d ? done_num(d, "pct_of_peak", NAN)
+                : r->fast ? ao_json_num(r->fast, "pct_of_peak", NAN) : r->best ? r->best->pct_of_peak : NAN;
+}
+
+static void row_release(struct row *r)
+{
+    cJSON_Delete(r->fast);
+    free(r->tally.seen);
+    ao_run_state_release(&r->s);
+    ao_beam_release(&r->beam);
+}
+
+/* done.json: the done message, or what is known of an interrupted run,
+ * with the table's counts for every page that quotes them.  NULL: out of
+ * memory. */
+static cJSON *row_done_json(const struct run_task *t, const struct row *r)
+{
+    cJSON *dj = r->d ? cJSON_Duplicate(r->d, 1) : cJSON_CreateObject();
+
+    if (dj && !r->d) {
+        cJSON_AddStringToObject(dj, "run", t->run);
+        cJSON_AddStringToObject(dj, "task", t->task);
+        cJSON_AddStringToObject(dj, "stopped", t->refused ? "refused" : "interrupted");
+        if (r->st) {
+            cJSON_AddNumberToObject(dj, "iter", (double)r->s.iter);
+            cJSON_AddNumberToObject(dj, "kernels_evaluated", (double)r->s.kernels);
+            cJSON_AddItemToObject(dj, "history", cJSON_Duplicate(r->s.history, 1));
+        }
+        if (r->fast) {
+            /* the search's own figure: measured alone, never compared */
+            static const char *const keep[] = {"kernel_id", "iter", "slot", "sha256", "latency_ns",
+                                               "spread", "pct_of_peak", "source"};
+            cJSON *fb = cJSON_CreateObject();
+            for (size_t q = 0; fb && q < sizeof keep / sizeof keep[0]; q++) {
+                const cJSON *x = cJSON_GetObjectItemCaseSensitive(r->fast, keep[q]);
+                if (x)
+                    cJSON_AddItemToObject(fb, keep[q], cJSON_Duplicate(x, 1));
+            }
+            if (fb)
+                cJSON_AddStringToObject(fb, "how", "the fastest kernel measured before the run "
+                                        "stopped: the search's own figure, not compared head to head");
+            cJSON_AddItemToObject(dj, "best", fb);
+        } else if (r->best) {
+            cJSON_AddItemToObject(dj, "best", ao_beam_member_json(r->best));
+        }
+    }
+    if (dj && r->st) {
+        static const char *const counts[] = {"kernels_failed", "kernels_duplicate", "kernels_distinct",
+                                             "kernels_repeated", "slots_empty"};
+        const struct fail_tally *y = &r->tally;
+        int v[] = {y->failed + y->baseline_failed, y->duplicates, y->distinct, y->repeats, y->empty};
+        for (size_t q = 0; q < sizeof counts / sizeof counts[0]; q++) {
+            cJSON_DeleteItemFromObjectCaseSensitive(dj, counts[q]);
+            cJSON_AddNumberToObject(dj, counts[q], v[q]);
+        }
+    }
+    return dj;
+}
+
+/* dir/<task>/: best.<ext>, candidate.<ext> where no gain was found,
+ * history.jsonl (which fills the tally), experiences.jsonl, usage.json,
+ * done.json.  0, or -1 + err. */
+static int row_files(const char *dir, struct ao_runstore *rs, const struct run_task *t, struct row *r,
+                     char *err, size_t errlen)
+{
+    const char *ext = t->ext[0] ? t->ext : ao_target_default()->ext;
+    const cJSON *d = r->d;
+    char path[900];
+    cJSON *j;
+    int rc;
+
+    if (ao_name(path, sizeof path, "%s/%s", dir, t->task) < 0 || ao_mkdirs(path, 0700) < 0) /* the owner's */
+        return ao_errf(err, errlen, "cannot make '%s'", path);
+    if (r->src && /* the result: the done's (the baseline where no gain was found) */
+        (ao_name(path, sizeof path, "%s/%s/best.%s", dir, t->task, ext) < 0 ? too_long(err, errlen, dir)
+         : ao_write_file(path, r->src, strlen(r->src), err, errlen)) < 0)
+        return -1;
+    /* no significant gain: best.c is the baseline, and the search's best
+     * is kept beside it, for the user to judge */
+    if (d && r->best && r->best->source && strcmp(ao_json_str(d, "speedup_method", ""), "no_gain") == 0 &&
+        (ao_name(path, sizeof path, "%s/%s/candidate.%s", dir, t->task, ext) < 0 ? too_long(err, errlen, dir)
+         : ao_write_file(path, r->best->source, strlen(r->best->source), err, errlen)) < 0)
+        return -1;
+    if (r->st &&
+        (ao_name(path, sizeof path, "%s/%s/history.jsonl", dir, t->task) < 0 ? too_long(err, errlen, dir)
+         : write_history(rs, t->run, r->s.iter, r->s.history,
+                         ao_json_str(d ? r->dbest : r->fast, "kernel_id", r->best ? r->best->kernel_id : NULL),
+                         path, &r->tally, err, errlen)) < 0)
+        return -1;
+    if (r->st &&
+        (ao_name(path, sizeof path, "%s/%s/experiences.jsonl", dir, t->task) < 0 ? too_long(err, errlen, dir)
+         : write_experiences(rs, t->run, r->s.iter, path, err, errlen)) < 0)
+        return -1;
+    j = usage_json(rs, t->run);
+    rc = ao_name(path, sizeof path, "%s/%s/usage.json", dir, t->task) < 0 ? too_long(err, errlen, dir)
+         : j ? write_json(path, j, err, errlen) : ao_errf(err, errlen, "out of memory");
+    cJSON_Delete(j);
+    if (rc < 0)
+        return -1;
+    j = row_done_json(t, r);
+    rc = ao_name(path, sizeof path, "%s/%s/done.json", dir, t->task) < 0 ? too_long(err, errlen, dir)
+         : j ? write_json(path, j, err, errlen) : ao_errf(err, errlen, "out of memory");
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* Below the table: what a task's candidates came to, in words that say
+ * which was which, and why it stopped early. */
+static void row_why(struct ao_buf *why, const struct run_task *t, const struct row *r)
+{
+    const struct fail_tally *y = &r->tally;
+    int wrote = y->kernels - y->duplicates - y->exhausted;
+
+    if (r->d && r->best && r->best->source && strcmp(ao_json_str(r->d, "speedup_method", ""), "no_gain") == 0) {
+        const char *ext = t->ext[0] ? t->ext : ao_target_default()->ext;
+        char iv[80];
+        speedup_how(iv, sizeof iv, r->d);
+        ao_buf_printf(why, "%s: %s against the baseline head to head: best.%s is the baseline, and the "
+                      "search's best is kept as candidate.%s\n", t->task, iv, ext, ext);
+    }
+    if (y->kernels > 0 && (y->failed > 0 || y->duplicates > 0 || y->exhausted > 0)) {
+        ao_buf_printf(why, "%s: of %d candidates, %d went to the model", t->task, y->kernels, wrote);
+        if (y->duplicates)
+            ao_buf_printf(why, ", %d %s a duplicate of an earlier plan or kernel (not measured again)",
+                          y->duplicates, y->duplicates == 1 ? "was" : "were");
+        if (y->exhausted)
+            ao_buf_printf(why, ", %d found the search exhausted (the builtin model had no knob "
+                          "move left to try)", y->exhausted);
+        ao_buf_printf(why, "; %d of the %d failed", y->failed, wrote);
+        if (y->failed > 0) { /* the commonest reason */
+            int top = 0;
+            for (int k = 1; k < y->n; k++)
+                top = y->count[k] > y->count[top] ? k : top;
+            ao_buf_printf(why, "; most often (%d): %.160s", y->count[top], y->text[top]);
+        }
+        ao_buf_printf(why, "\n");
+    }
+    if (r->d && strcmp(ao_json_str(r->d, "stopped", ""), "exhausted") == 0) /* why it stopped early */
+        ao_buf_printf(why, "%s: stopped after %.0f iteration%s, %.300s\n", t->task,
+                      ao_json_num(r->d, "iterations", 0), ao_json_num(r->d, "iterations", 0) == 1 ? "" : "s",
+                      ao_json_str(r->d, "reason", "nothing new to try"));
+    if (y->repeats > 0 || y->empty > 0) /* the kernels column counts each source once */
+        ao_buf_printf(why, "%s: %d distinct kernel%s measured; %d slot%s brought back a kernel measured "
+                      "before (the cache answered), %d had none to measure\n", t->task, y->distinct,
+                      y->distinct == 1 ? "" : "s", y->repeats, y->repeats == 1 ? "" : "s", y->empty);
+}
+
 int report_write(const char *dir, struct ao_runstore *rs, const struct run_task *t, int n,
                  FILE *echo, struct report_outcome *o, char *err, size_t errlen)
 {
@@ -551,178 +743,34 @@ int report_write(const char *dir, struct ao_runstore *rs, const struct run_task 
                   "kernels", "failed", "baseline_us", "best_us", "speedup", "(95% interval, how)",
                   "pct_of_peak", "search");
     for (int i = 0; i < n; i++) {
-        struct ao_run_state s;
-        struct fail_tally tally;
-        char e2[AO_ERRLEN];
-        int st = ao_run_state_load(rs, t[i].run, &s, e2, sizeof e2) > 0; /* else: none to report */
-        struct ao_beam beam;
-        int kept = ao_beam_load(rs, t[i].run, &beam, e2, sizeof e2) > 0 && beam.n > 0;
-        const struct ao_beam_member *best = kept ? &beam.m[0] : NULL;
-        const cJSON *h0 = cJSON_GetArrayItem(s.history, 0), *d = t[i].done;
-        const cJSON *dbest = cJSON_GetObjectItemCaseSensitive(d, "best");
-        /* stopped before its done: the fastest kernel measured so far, its
-         * iteration closed or not, as the search measured it (the beam's
-         * figures can be a comparison's) */
-        cJSON *fast = !d && st ? fastest_measured(rs, t[i].run, s.iter) : NULL;
-        int use_fast = fast != NULL;
-        const char *stopped = d ? ao_json_str(d, "stopped", NULL) : t[i].refused ? "refused" : "interrupted";
-        const char *src = d ? ao_json_str(dbest, "source", NULL) : use_fast ? ao_json_str(fast, "source", NULL)
-                                                                             : best ? best->source : NULL;
-        /* the search's own figures; the row quotes the done's */
-        double sbase = s.baseline_ns,
-               sbest = use_fast ? ao_json_num(fast, "latency_ns", NAN) : best ? best->latency_ns : NAN;
-        double base = d ? done_num(d, "baseline_latency_ns", sbase) : sbase;
-        double bestns = d ? done_num(d, "best_latency_ns", ao_json_num(dbest, "latency_ns", sbest)) : sbest;
-        double sp = d ? ao_json_num(d, "speedup", base / bestns) : sbase / sbest;
-        double search = d ? done_num(d, "search_speedup", sbase / sbest) : sbase / sbest;
-        double pct0 = d ? done_num(d, "baseline_pct_of_peak", ao_json_num(h0, "pct_of_peak", NAN))
-                        : ao_json_num(h0, "pct_of_peak", NAN);
-        double pct1 = d ? done_num(d, "pct_of_peak", NAN)
-                        : use_fast ? ao_json_num(fast, "pct_of_peak", NAN) : best ? best->pct_of_peak : NAN;
-        memset(&tally, 0, sizeof tally);
+        struct row r;
+        char iv[80], b[6][24];
+        int wrote;
 
-        if (ao_name(path, sizeof path, "%s/%s", dir, t[i].task) < 0 || ao_mkdirs(path, 0700) < 0) { /* a run's kernels and logs are its owner's */
-            snprintf(err, errlen, "cannot make '%s'", path);
-            rc = -1;
-        }
-        if (rc == 0 && src) { /* the result: the done's (the baseline where no gain was found) */
-            rc = ao_name(path, sizeof path, "%s/%s/best.%s", dir, t[i].task,
-                         t[i].ext[0] ? t[i].ext : ao_target_default()->ext) < 0
-                     ? too_long(err, errlen, dir)
-                     : ao_write_file(path, src, strlen(src), err, errlen);
-        }
-        if (rc == 0 && d && best && best->source && strcmp(ao_json_str(d, "speedup_method", ""), "no_gain") == 0) {
-            /* no significant gain: best.c is the baseline, and the search's
-             * best is kept beside it, for the user to judge */
-            const char *ext = t[i].ext[0] ? t[i].ext : ao_target_default()->ext;
-            char iv[80];
-            rc = ao_name(path, sizeof path, "%s/%s/candidate.%s", dir, t[i].task, ext) < 0
-                     ? too_long(err, errlen, dir)
-                     : ao_write_file(path, best->source, strlen(best->source), err, errlen);
-            speedup_how(iv, sizeof iv, d);
-            ao_buf_printf(&why, "%s: %s against the baseline head to head: best.%s is the baseline, and the "
-                          "search's best is kept as candidate.%s\n", t[i].task, iv, ext, ext);
-        }
-        if (rc == 0 && st) {
-            rc = ao_name(path, sizeof path, "%s/%s/history.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
-                 : write_history(rs, t[i].run, s.iter, s.history,
-                                 ao_json_str(d ? dbest : fast, "kernel_id", best ? best->kernel_id : NULL), path,
-                                 &tally, err, errlen);
-        }
-        {
-            /* what the candidates came to, in words that say which was which */
-            int wrote = tally.kernels - tally.duplicates - tally.exhausted;
-            if (tally.kernels > 0 && (tally.failed > 0 || tally.duplicates > 0 || tally.exhausted > 0)) {
-                ao_buf_printf(&why, "%s: of %d candidates, %d went to the model", t[i].task,
-                              tally.kernels, wrote);
-                if (tally.duplicates)
-                    ao_buf_printf(&why, ", %d %s a duplicate of an earlier plan or kernel (not measured again)",
-                                  tally.duplicates, tally.duplicates == 1 ? "was" : "were");
-                if (tally.exhausted)
-                    ao_buf_printf(&why, ", %d found the search exhausted (the builtin model had no knob "
-                                  "move left to try)", tally.exhausted);
-                ao_buf_printf(&why, "; %d of the %d failed", tally.failed, wrote);
-                if (tally.failed > 0) { /* the commonest reason */
-                    int top = 0;
-                    for (int k = 1; k < tally.n; k++)
-                        top = tally.count[k] > tally.count[top] ? k : top;
-                    ao_buf_printf(&why, "; most often (%d): %.160s", tally.count[top], tally.text[top]);
-                }
-                ao_buf_printf(&why, "\n");
-            }
-            if (d && strcmp(ao_json_str(d, "stopped", ""), "exhausted") == 0) /* why it stopped early */
-                ao_buf_printf(&why, "%s: stopped after %.0f iteration%s, %.300s\n", t[i].task,
-                              ao_json_num(d, "iterations", 0), ao_json_num(d, "iterations", 0) == 1 ? "" : "s",
-                              ao_json_str(d, "reason", "nothing new to try"));
-            if (tally.repeats > 0 || tally.empty > 0) /* the kernels column counts each source once */
-                ao_buf_printf(&why, "%s: %d distinct kernel%s measured; %d slot%s brought back a kernel measured "
-                              "before (the cache answered), %d had none to measure\n", t[i].task, tally.distinct,
-                              tally.distinct == 1 ? "" : "s", tally.repeats, tally.repeats == 1 ? "" : "s",
-                              tally.empty);
-            tried += wrote > 0;
-            worked += wrote > tally.failed;
-            written += wrote;
-        }
-        if (d) {
-            const char *m = ao_json_str(d, "speedup_method", "");
+        row_load(rs, &t[i], &r);
+        if (rc == 0) /* after a failure, the table still, but no more files */
+            rc = row_files(dir, rs, &t[i], &r, err, errlen);
+        row_why(&why, &t[i], &r);
+        wrote = r.tally.kernels - r.tally.duplicates - r.tally.exhausted;
+        tried += wrote > 0;
+        worked += wrote > r.tally.failed;
+        written += wrote;
+        if (r.d) {
+            const char *m = ao_json_str(r.d, "speedup_method", "");
             ended++;
             /* a gain is one measured head to head; the search's own
              * figure (a run stopped before its final head-to-head) is
              * none, however large (issue 69) */
-            gained += strcmp(m, "head_to_head") == 0 && sp > 1;
-            searched += strcmp(m, "search") == 0 && sp > 1;
+            gained += strcmp(m, "head_to_head") == 0 && r.sp > 1;
+            searched += strcmp(m, "search") == 0 && r.sp > 1;
         }
-        if (rc == 0 && st) {
-            rc = ao_name(path, sizeof path, "%s/%s/experiences.jsonl", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
-                                                                             : write_experiences(rs, t[i].run, s.iter, path, err, errlen);
-        }
-        if (rc == 0) {
-            cJSON *u = usage_json(rs, t[i].run);
-            rc = ao_name(path, sizeof path, "%s/%s/usage.json", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
-                 : u ? write_json(path, u, err, errlen) : ao_errf(err, errlen, "out of memory");
-            cJSON_Delete(u);
-        }
-        if (rc == 0) {
-            /* the done message, or what is known of an interrupted run */
-            cJSON *dj = d ? cJSON_Duplicate(d, 1) : cJSON_CreateObject();
-            if (dj && !d) {
-                cJSON_AddStringToObject(dj, "run", t[i].run);
-                cJSON_AddStringToObject(dj, "task", t[i].task);
-                cJSON_AddStringToObject(dj, "stopped", t[i].refused ? "refused" : "interrupted");
-                if (st) {
-                    cJSON_AddNumberToObject(dj, "iter", (double)s.iter);
-                    cJSON_AddNumberToObject(dj, "kernels_evaluated", (double)s.kernels);
-                    cJSON_AddItemToObject(dj, "history", cJSON_Duplicate(s.history, 1));
-                }
-                if (use_fast) {
-                    /* the search's own figure: measured alone, never compared */
-                    static const char *const keep[] = {"kernel_id", "iter", "slot", "sha256", "latency_ns",
-                                                       "spread", "pct_of_peak", "source"};
-                    cJSON *fb = cJSON_CreateObject();
-                    for (size_t q = 0; fb && q < sizeof keep / sizeof keep[0]; q++) {
-                        const cJSON *x = cJSON_GetObjectItemCaseSensitive(fast, keep[q]);
-                        if (x)
-                            cJSON_AddItemToObject(fb, keep[q], cJSON_Duplicate(x, 1));
-                    }
-                    if (fb)
-                        cJSON_AddStringToObject(fb, "how", "the fastest kernel measured before the run "
-                                                "stopped: the search's own figure, not compared head to head");
-                    cJSON_AddItemToObject(dj, "best", fb);
-                } else if (best) {
-                    cJSON_AddItemToObject(dj, "best", ao_beam_member_json(best));
-                }
-            }
-            if (dj && st) { /* the table's counts, for every page that quotes them */
-                cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_failed");
-                cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_duplicate");
-                cJSON_AddNumberToObject(dj, "kernels_failed", tally.failed + tally.baseline_failed);
-                cJSON_AddNumberToObject(dj, "kernels_duplicate", tally.duplicates);
-                cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_distinct");
-                cJSON_DeleteItemFromObjectCaseSensitive(dj, "kernels_repeated");
-                cJSON_DeleteItemFromObjectCaseSensitive(dj, "slots_empty");
-                cJSON_AddNumberToObject(dj, "kernels_distinct", tally.distinct);
-                cJSON_AddNumberToObject(dj, "kernels_repeated", tally.repeats);
-                cJSON_AddNumberToObject(dj, "slots_empty", tally.empty);
-            }
-            rc = ao_name(path, sizeof path, "%s/%s/done.json", dir, t[i].task) < 0 ? too_long(err, errlen, dir)
-                 : dj ? write_json(path, dj, err, errlen) : ao_errf(err, errlen, "out of memory");
-            cJSON_Delete(dj);
-        }
-        {
-            char iv[80], b[6][24];
-            speedup_how(iv, sizeof iv, d);
-            ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6d %12s %12s %8s %-41s %8s -> %6s %8s\n",
-                          t[i].task, stopped ? stopped : "?", st ? (double)s.completed : 0.0,
-                          (double)tally.distinct, tally.failed + tally.baseline_failed,
-                          num(b[0], base / 1e3, 2, ""), num(b[1], bestns / 1e3, 2, ""),
-                          num(b[2], sp, 3, "x"), isfinite(sp) ? iv : "-",
-                          num(b[3], 100 * pct0, 2, "%"), num(b[4], 100 * pct1, 2, "%"),
-                          num(b[5], search, 3, "x"));
-        }
-        cJSON_Delete(fast);
-        free(tally.seen);
-        ao_run_state_release(&s);
-        ao_beam_release(&beam);
+        speedup_how(iv, sizeof iv, r.d);
+        ao_buf_printf(&sum, "%-22s %-16s %5.0f %7.0f %6d %12s %12s %8s %-41s %8s -> %6s %8s\n", t[i].task,
+                      r.stopped ? r.stopped : "?", r.st ? (double)r.s.completed : 0.0, (double)r.tally.distinct,
+                      r.tally.failed + r.tally.baseline_failed, num(b[0], r.base / 1e3, 2, ""),
+                      num(b[1], r.bestns / 1e3, 2, ""), num(b[2], r.sp, 3, "x"), isfinite(r.sp) ? iv : "-",
+                      num(b[3], 100 * r.pct0, 2, "%"), num(b[4], 100 * r.pct1, 2, "%"), num(b[5], r.search, 3, "x"));
+        row_release(&r);
     }
     if (why.data) {
         ao_buf_printf(&sum, "\n");

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/redis.h"
@@ -111,7 +112,7 @@ static cJSON *run_data(const char *dir, char *err, size_t errlen)
     while ((e = readdir(dp)) && n < MAX_TASKS) {
         struct stat st;
         if (ao_name(path, sizeof path, "%s/%s/done.json", dir, e->d_name) == 0 && e->d_name[0] != '.' && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-            (names[n] = strdup(e->d_name)))
+            (names[n] = ao_strdup(e->d_name)))
             n++;
     }
     closedir(dp);
@@ -329,11 +330,11 @@ static int from_redis(const struct ao_config *c, const char *id, const char *dir
     struct ao_redis *r = ao_redis_new(ao_config_str(c, "redis"), ao_config_str(c, "redis-prefix"),
                                       err, errlen);
     struct ao_runstore *rs = r ? ao_runstore_redis(r) : NULL;
-    struct run_task *t = calloc(MAX_TASKS, sizeof *t);
+    struct run_task *t = ao_calloc(MAX_TASKS, sizeof *t);
     size_t plen = strlen(ao_config_str(c, "redis-prefix"));
     int n = 0, rc = -1;
 
-    if (!rs || !t) {
+    if (!rs) {
         if (r)
             snprintf(err, errlen, "out of memory");
         goto out;

@@ -23,8 +23,10 @@
 
 #include "agents/builtin.h"
 #include "agents/flight.h"
+#include "core/alloc.h"
 #include "core/exitcode.h"
 #include "core/log.h"
+#include "core/rc.h"
 #include "core/redis.h"
 #include "core/signals.h"
 #include "core/task.h"
@@ -115,8 +117,22 @@ static const struct ao_option submit_opts[] = {
 static struct ao_option run_opts_shown[N(run_opts)];
 
 
-static const char *const stages[] = {"selector", "planner", "executor", "profiler", "summarizer"};
-#define NSTAGES 5
+/* The stages a run starts, one row each: the binary is accelopt-<name>
+ * (the Makefile builds one per directory under tools/), the topic its
+ * replicas share by partition, and whether it calls a model (its calls in
+ * flight: --calls).  An agent's role is its name. */
+enum stage_id { ST_SELECTOR, ST_PLANNER, ST_EXECUTOR, ST_PROFILER, ST_SUMMARIZER, NSTAGES };
+static const struct stage_row {
+    const char *name;
+    const char *reads; /* a topic, or a prefix (ending in '.') of the per-target ones; NULL: keyed by run */
+    int agent;
+} stages[NSTAGES] = {
+    [ST_SELECTOR] = {"selector", NULL, 0},
+    [ST_PLANNER] = {"planner", AO_TOPIC_CANDIDATES, 1},
+    [ST_EXECUTOR] = {"executor", AO_TOPIC_PLANS, 1},
+    [ST_PROFILER] = {"profiler", AO_TOPIC_KERNELS_PREFIX, 0},
+    [ST_SUMMARIZER] = {"summarizer", AO_TOPIC_PAIRS, 1},
+};
 /* the profilers (one a core or GPU); an agent stage is one process with
  * its calls in flight (agents/flight.h) */
 #define MAX_REPLICAS 64
@@ -153,6 +169,8 @@ struct run {
     int retry_shown[3];           /* a retried attempt said, by role (the first one only) */
     cJSON *models;                /* submit: the models the run names, by role (NULL: the stages' own) */
     int registered;               /* in the state dir's runs/, for accelopt status */
+    int interrupted;              /* a signal stopped the wait */
+    int drawn;                    /* lines of progress on the terminal (report_progress) */
 };
 
 static void make_id(char *id, size_t len)
@@ -286,7 +304,7 @@ static int own_baseline(struct run *R, const char *file, char *err, size_t errle
     size_t n;
 
     if (!(src = ao_source_read(file, err, errlen)))
-        return -2; /* the user's file to mend: a usage error */
+        return AO_RC_SETTING; /* the user's file to mend: a usage error */
     n = strlen(src);
     if (ao_name(dir, sizeof dir, "%s/task/%s", R->dir, R->t[0].task) < 0 || ao_mkdirs(dir, 0700) < 0) {
         free(src);
@@ -424,14 +442,14 @@ static int stage_args(struct run *R, struct proc *p, int i, int replica)
 {
     const char *lv = ao_config_str(&R->c, "log");
 
-    snprintf(p->name, sizeof p->name, "%s", stages[i]);
+    snprintf(p->name, sizeof p->name, "%s", stages[i].name);
     /* the replicas of a stage share its log: each line is one write */
-    if (ao_name(p->log, sizeof p->log, "%s/logs/%s.log", R->dir, stages[i]) < 0)
+    if (ao_name(p->log, sizeof p->log, "%s/logs/%s.log", R->dir, stages[i].name) < 0)
         return -1;
     /* the redis URL and the -X settings may hold secrets: they go by the
      * environment (ACCELOPT_REDIS, ACCELOPT_KAFKA; see setup), never argv,
      * which every user of the machine can read */
-    if (proc_arg(p, "%s/accelopt-%s", R->bindir, stages[i]) || proc_arg(p, "--brokers") ||
+    if (proc_arg(p, "%s/accelopt-%s", R->bindir, stages[i].name) || proc_arg(p, "--brokers") ||
         proc_arg(p, "%s", R->brokers) ||
         proc_arg(p, "--redis-prefix") || proc_arg(p, "%s", ao_config_str(&R->c, "redis-prefix")) ||
         (lv && (proc_arg(p, "--log") || proc_arg(p, "%s", lv))) ||
@@ -445,12 +463,12 @@ static int stage_args(struct run *R, struct proc *p, int i, int replica)
          * back the last one's partitions too (a static member does not
          * leave its group at exit).  Two runs at once on one cluster want
          * a --topic-prefix each, as their groups do. */
-        (!R->broker && (proc_arg(p, "--instance") || proc_arg(p, "%s-%d", stages[i], replica))) ||
-        (strcmp(stages[i], "profiler") == 0 &&
+        (!R->broker && (proc_arg(p, "--instance") || proc_arg(p, "%s-%d", stages[i].name, replica))) ||
+        (i == ST_PROFILER &&
          (proc_arg(p, "--target") || proc_arg(p, "%s", ao_config_str(&R->c, "target")) ||
           (R->prof_cpu[replica] >= 0 && (proc_arg(p, "--cpu") || proc_arg(p, "%d", R->prof_cpu[replica]))))) ||
         (R->calls[i] > 0 && (proc_arg(p, "--calls") || proc_arg(p, "%d", R->calls[i]))) ||
-        (R->resuming && strcmp(stages[i], "selector") == 0 && proc_arg(p, "--resend")))
+        (R->resuming && i == ST_SELECTOR && proc_arg(p, "--resend")))
         return -1;
     return 0;
 }
@@ -545,8 +563,8 @@ static int plan_replicas(struct run *R, char *err, size_t errlen)
     const char *spec = ao_config_str(&R->c, "model-concurrency");
     long long n = R->n, c = 16;
     long long plans = ao_config_int(&R->c, "beam") * ao_config_int(&R->c, "plans") * n;
-    long long use[NSTAGES] = {1, ao_config_int(&R->c, "beam") * n, plans, plans * ao_config_int(&R->c, "samples"),
-                              ao_config_int(&R->c, "topk") * n};
+    long long use[NSTAGES] = {[ST_PLANNER] = ao_config_int(&R->c, "beam") * n, [ST_EXECUTOR] = plans,
+                              [ST_SUMMARIZER] = ao_config_int(&R->c, "topk") * n};
     char *end;
 
     if (spec && ((c = strtoll(spec, &end, 10)) < 1 || c > AO_FLIGHT_CALLS_MAX || *end || end == spec))
@@ -557,11 +575,11 @@ static int plan_replicas(struct run *R, char *err, size_t errlen)
         /* the executor: twice C in hand, so that the plans left at an
          * iteration's end each wait for a free call in its hands (the
          * gate), where a later plan could not overtake them */
-        long long want = i == 0 || i == 3 || role_builtin(stages[i]) ? 1 : i == 2 ? 2 * c : c;
+        long long want = !stages[i].agent || role_builtin(stages[i].name) ? 1 : i == ST_EXECUTOR ? 2 * c : c;
         if (want > AO_FLIGHT_CALLS_MAX)
             want = AO_FLIGHT_CALLS_MAX;
-        R->replicas[i] = i == 3 ? profilers(R) : 1;
-        R->calls[i] = i == 0 || i == 3 ? 0 : (int)(want < use[i] ? want : use[i] > 0 ? use[i] : 1);
+        R->replicas[i] = i == ST_PROFILER ? profilers(R) : 1;
+        R->calls[i] = !stages[i].agent ? 0 : (int)(want < use[i] ? want : use[i] > 0 ? use[i] : 1);
         R->nproc += R->replicas[i];
     }
     return 0;
@@ -574,14 +592,12 @@ static int topic_parts(const char *topic, void *ctx)
 {
     const struct run *R = ctx;
 
-    if (!strcmp(topic, AO_TOPIC_CANDIDATES))
-        return R->replicas[1];
-    if (!strcmp(topic, AO_TOPIC_PLANS))
-        return R->replicas[2];
-    if (!strcmp(topic, AO_TOPIC_PAIRS))
-        return R->replicas[4];
-    if (!strncmp(topic, AO_TOPIC_KERNELS_PREFIX, strlen(AO_TOPIC_KERNELS_PREFIX)))
-        return R->replicas[3];
+    for (int i = 0; i < NSTAGES; i++) {
+        const char *r = stages[i].reads;
+        size_t n = r ? strlen(r) : 0;
+        if (r && (r[n - 1] == '.' ? strncmp(topic, r, n) == 0 : strcmp(topic, r) == 0))
+            return R->replicas[i];
+    }
     return 4;
 }
 
@@ -660,7 +676,7 @@ static int submit(struct run *R, char *err, size_t errlen)
         cfg.compare = !ao_config_bool(&R->c, "no-compare");
         cfg.memory_deadline_s = ao_config_num(&R->c, "memory-deadline");
         cfg.slot_deadline_s = ao_config_num(&R->c, "slot-deadline");
-        cfg.memory_scope = strdup(memory_scope(R));
+        cfg.memory_scope = ao_strdup(memory_scope(R));
         cfg.plan_mode = strcmp(ao_config_str(&R->c, "plan-mode"), "independent") == 0 ? AO_PLAN_INDEPENDENT
                                                                                      : AO_PLAN_DISTINCT;
         if (ao_config_int(&R->c, "budget-tokens") > 0)
@@ -672,12 +688,13 @@ static int submit(struct run *R, char *err, size_t errlen)
         cfg.models = R->models ? cJSON_Duplicate(R->models, 1) : NULL;
         t.config = cfg.memory_scope && (cfg.models || !R->models) ? ao_run_config_json(&cfg) : NULL;
         ao_run_config_release(&cfg);
-        if (ao_name(id, sizeof id, AO_ID_TASK, R->t[i].run) < 0 ||
-            ao_env_set(&t.env, "task", id, R->t[i].run, R->t[i].task, ao_config_str(&R->c, "target"), 0) < 0 ||
-            !(t.spec = strdup(R->t[i].spec)) || !(t.size = strdup(ao_config_str(&R->c, "size"))) || !t.config) {
+        if (ao_name(id, sizeof id, AO_ID_TASK, R->t[i].run) < 0 || !t.config) { /* a run id fits */
             ao_msg_release(&ao_msg_task, &t);
-            return ao_errf(err, errlen, "out of memory");
+            return ao_errf(err, errlen, "task %s: no task message (its id, or its settings)", R->t[i].task);
         }
+        ao_env_set(&t.env, "task", id, R->t[i].run, R->t[i].task, ao_config_str(&R->c, "target"), 0);
+        t.spec = ao_strdup(R->t[i].spec);
+        t.size = ao_strdup(ao_config_str(&R->c, "size"));
         j = ao_msg_encode(&ao_msg_task, &t);
         rc = j ? ao_io_emit_json(R->io, AO_TOPIC_TASKS, R->t[i].run, j) : -1;
         cJSON_Delete(j);
@@ -715,7 +732,7 @@ static int memory_keys(struct run *R, char keys[][300], char *err, size_t errlen
 /* --memory FILE: the run starts with the items of FILE in its memory. */
 static int import_memory(struct run *R, char *err, size_t errlen)
 {
-    char (*keys)[300] = calloc((size_t)R->n + 1, sizeof *keys);
+    char (*keys)[300] = ao_calloc((size_t)R->n + 1, sizeof *keys);
     int n = keys ? memory_keys(R, keys, err, errlen) : -1, rc = 0;
 
     if (!keys)
@@ -738,8 +755,8 @@ static int import_memory(struct run *R, char *err, size_t errlen)
  * `accelopt memory import` and `accelopt run --memory` take. */
 static int export_memory(struct run *R, char *err, size_t errlen)
 {
-    char (*keys)[300] = calloc((size_t)R->n + 1, sizeof *keys), path[700];
-    const char **k = calloc((size_t)R->n + 1, sizeof *k);
+    char (*keys)[300] = ao_calloc((size_t)R->n + 1, sizeof *keys), path[700];
+    const char **k = ao_calloc((size_t)R->n + 1, sizeof *k);
     int n = keys && k ? memory_keys(R, keys, err, errlen) : -1, count = 0, rc = -1;
 
     if (!keys || !k)
@@ -761,7 +778,7 @@ static int export_memory(struct run *R, char *err, size_t errlen)
  * and the run goes on: its own results stand without the memory. */
 static void machine_memory(struct run *R, int save)
 {
-    char (*keys)[300] = calloc((size_t)R->n + 1, sizeof *keys), err[AO_ERRLEN];
+    char (*keys)[300] = ao_calloc((size_t)R->n + 1, sizeof *keys), err[AO_ERRLEN];
     int n = keys ? memory_keys(R, keys, err, sizeof err) : -1;
 
     for (int i = 0; i < n; i++) {
@@ -825,19 +842,19 @@ static int write_resume_files(struct run *R, char *err, size_t errlen)
 
 /* --resume ID: the command line again, from the run's files: the flags
  * given now (but --resume), then --config dir/run.conf (flags win over
- * it), --out dir and the tasks.  A NULL-terminated argv (free with
- * free_argv), or NULL + err. */
+ * it), --out dir and the tasks.  A NULL-terminated argv (each string and
+ * the array malloc'd), or NULL + err. */
 static char **resume_argv(int argc, char **argv, const char *id, const char *out, int *nargv, char *err,
                           size_t errlen)
 {
-    char dir[RUN_DIR_MAX], path[RUN_DIR_MAX + 20], *tasks, *save = NULL;
+    char dir[RUN_DIR_MAX], path[RUN_DIR_MAX + 20], conf[RUN_DIR_MAX + 20], *tasks, *save = NULL;
     char **v = NULL;
     int n = 0, cap = argc + 8;
 
     if (!ao_run_id_valid(id))
         return ao_errf(err, errlen, "--resume: '%s' is not a run id", id), NULL;
     if ((out ? ao_name(dir, sizeof dir, "%s", out) : ao_name(dir, sizeof dir, "runs/%s", id)) < 0 ||
-        ao_name(path, sizeof path, "%s/tasks", dir) < 0)
+        ao_name(path, sizeof path, "%s/tasks", dir) < 0 || ao_name(conf, sizeof conf, "%s/run.conf", dir) < 0)
         return ao_errf(err, errlen, "--resume: the run's directory is too long"), NULL;
     if (!(tasks = ao_read_file(path, NULL, err, errlen))) {
         char e2[AO_ERRLEN];
@@ -846,9 +863,8 @@ static char **resume_argv(int argc, char **argv, const char *id, const char *out
     }
     for (const char *p = tasks; *p; p++)
         cap += *p == '\n';
-    if (!(v = calloc((size_t)cap + 1, sizeof *v)))
-        goto oom;
-    v[n++] = strdup(argv[0]);
+    v = ao_calloc((size_t)cap + 1, sizeof *v);
+    v[n++] = ao_strdup(argv[0]);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--resume")) {
             i++;
@@ -856,27 +872,17 @@ static char **resume_argv(int argc, char **argv, const char *id, const char *out
         }
         if (!strncmp(argv[i], "--resume=", 9))
             continue;
-        v[n++] = strdup(argv[i]);
+        v[n++] = ao_strdup(argv[i]);
     }
-    snprintf(path, sizeof path, "%s/run.conf", dir);
-    v[n++] = strdup("--config");
-    v[n++] = strdup(path);
-    v[n++] = strdup("--out");
-    v[n++] = strdup(dir);
+    v[n++] = ao_strdup("--config");
+    v[n++] = ao_strdup(conf);
+    v[n++] = ao_strdup("--out");
+    v[n++] = ao_strdup(dir);
     for (char *t = strtok_r(tasks, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
-        v[n++] = strdup(t);
+        v[n++] = ao_strdup(t);
     free(tasks);
-    for (int i = 0; i < n; i++)
-        if (!v[i])
-            goto oom;
     *nargv = n;
     return v;
-oom:
-    for (int i = 0; v && i < n; i++)
-        free(v[i]);
-    free(v);
-    snprintf(err, errlen, "out of memory");
-    return NULL;
 }
 
 /* The done messages of the runs that had finished before --resume: each is
@@ -1076,8 +1082,9 @@ static int setup(struct run *R, char *err, size_t errlen)
         char masked[300];
         ao_info("run %s: redis %s, brokers %s, logs in %s; model calls in flight at most: %d planning, "
                 "%d writing kernels, %d summarizing; %d profiler%s", R->id,
-                ao_redis_url_masked(R->redis_url, masked, sizeof masked), R->brokers, logs, R->calls[1],
-                R->calls[2], R->calls[4], R->replicas[3], R->replicas[3] == 1 ? "" : "s");
+                ao_redis_url_masked(R->redis_url, masked, sizeof masked), R->brokers, logs, R->calls[ST_PLANNER],
+                R->calls[ST_EXECUTOR], R->calls[ST_SUMMARIZER], R->replicas[ST_PROFILER],
+                R->replicas[ST_PROFILER] == 1 ? "" : "s");
     }
     /* the pipe stays: a stage restarted later says what it holds too */
     return supervise(R, err, errlen) < 0 ? -1 : wait_joined(R, err, errlen);
@@ -1182,201 +1189,185 @@ static int forget_acted(struct run *R, char *err, size_t errlen)
     return 0;
 }
 
-/* accelopt run, or with submit set accelopt submit */
-static int run_or_submit(int argc, char **argv, int submitting)
-{
-    struct run *R = calloc(1, sizeof *R);
-    const struct ao_target *tg;
-    char err[AO_ERRLEN];
-    int code, probe, drawn = 0, interrupted = 0;
-    FILE *tty = isatty(2) ? stderr : NULL;
-    double last_draw = 0;
+/* run_or_submit's steps, in curl's tool's manner: each one returns 0 to
+ * go on, or -1 with the exit status in *code and what to say in err
+ * (empty: said already, as ao_tool_setup's usage, or nothing to say). */
 
-    if (!R)
-        return AO_EXIT_FAIL;
-    R->submit = submitting;
-    R->members.fd = R->members_wfd = -1;
+/* The command line alone: its options, and how they go together (2). */
+static int run_options(struct run *R, int argc, char **argv, int *code, char *err, size_t errlen)
+{
+    int submitting = R->submit;
+
     if (!run_opts_shown[0].name) { /* a key is refused on run's command line: not listed there either */
         memcpy(run_opts_shown, run_opts, sizeof run_opts);
         for (int i = 0; i < N(run_opts); i++)
             if (run_model_secret(run_opts_shown[i].name))
                 run_opts_shown[i].help = NULL;
     }
-    if (ao_tool_setup("accelopt", &R->c, submitting ? submit_opts : run_opts_shown, submitting ? N(submit_opts) : N(run_opts),
-                    argc, argv,
-                    submitting ? "accelopt submit --brokers B --redis URL [options] TASK..."
-                           : "accelopt run [options] TASK...",
-                    &code) < 0)
-        goto out;
-    code = AO_EXIT_USAGE;
+    if (ao_tool_setup("accelopt", &R->c, submitting ? submit_opts : run_opts_shown,
+                      submitting ? N(submit_opts) : N(run_opts), argc, argv,
+                      submitting ? "accelopt submit --brokers B --redis URL [options] TASK..."
+                                 : "accelopt run [options] TASK...",
+                      code) < 0)
+        return -1;
+    *code = AO_EXIT_USAGE;
     if (!submitting && ao_config_str(&R->c, "resume")) {
         int n2;
-        if (R->c.nargs || ao_config_str(&R->c, "config")) {
-            ao_err("--resume takes no tasks and no --config: the run's own are used");
-            goto out;
-        }
+        if (R->c.nargs || ao_config_str(&R->c, "config"))
+            return ao_errf(err, errlen, "--resume takes no tasks and no --config: the run's own are used");
         snprintf(R->id, sizeof R->id, "%s", ao_config_str(&R->c, "resume"));
-        if (!(R->argv = resume_argv(argc, argv, R->id, ao_config_str(&R->c, "out"), &n2, err, sizeof err))) {
-            ao_err("%s", err);
-            goto out;
-        }
+        if (!(R->argv = resume_argv(argc, argv, R->id, ao_config_str(&R->c, "out"), &n2, err, errlen)))
+            return -1;
         ao_config_release(&R->c);
         if (ao_tool_setup("accelopt", &R->c, run_opts, N(run_opts), n2, R->argv, "accelopt run --resume ID",
-                          &code) < 0)
-            goto out;
-        code = AO_EXIT_USAGE;
+                          code) < 0)
+            return -1;
+        *code = AO_EXIT_USAGE;
         R->resuming = 1;
     } else {
         make_id(R->id, sizeof R->id);
     }
     R->started = time(NULL);
-    if (R->c.nargs < 1) {
-        ao_err("run needs at least one task (e.g. accelopt run matmul silu)");
-        goto out;
-    }
+    if (R->c.nargs < 1)
+        return ao_errf(err, errlen, "run needs at least one task (e.g. accelopt run matmul silu)");
     if (ao_config_int(&R->c, "iters") < 0 || ao_config_int(&R->c, "beam") < 1 ||
-        ao_config_int(&R->c, "plans") < 1 || ao_config_int(&R->c, "samples") < 1) {
-        ao_err("--iters must be at least 0; --beam, --plans and --samples at least 1");
-        goto out;
-    }
+        ao_config_int(&R->c, "plans") < 1 || ao_config_int(&R->c, "samples") < 1)
+        return ao_errf(err, errlen, "--iters must be at least 0; --beam, --plans and --samples at least 1");
     if (strcmp(ao_config_str(&R->c, "plan-mode"), "distinct") != 0 &&
-        strcmp(ao_config_str(&R->c, "plan-mode"), "independent") != 0) {
-        ao_err("--plan-mode is distinct or independent, not '%s'", ao_config_str(&R->c, "plan-mode"));
-        goto out;
-    }
+        strcmp(ao_config_str(&R->c, "plan-mode"), "independent") != 0)
+        return ao_errf(err, errlen, "--plan-mode is distinct or independent, not '%s'",
+                       ao_config_str(&R->c, "plan-mode"));
     R->waits = !R->submit || ao_config_bool(&R->c, "wait");
-    if (R->submit && (!ao_config_str(&R->c, "brokers") || !ao_config_str(&R->c, "redis"))) {
-        ao_err("submit wants the stages' --brokers and --redis (or ACCELOPT_BROKERS, ACCELOPT_REDIS)");
-        goto out;
-    }
-    if (ao_config_str(&R->c, "topic-prefix") && !ao_config_str(&R->c, "brokers")) {
-        ao_err("--topic-prefix names the run's share of a cluster: it goes with --brokers (the embedded "
-               "broker is the run's alone)");
-        goto out;
-    }
-    if (ao_config_str(&R->c, "kafka-file") && !ao_config_str(&R->c, "brokers")) {
-        ao_err("--kafka-file holds a cluster's settings: it goes with --brokers (the embedded broker "
-               "takes none)");
-        goto out;
-    }
-    if (!(tg = ao_target_get(ao_config_str(&R->c, "target"), err, sizeof err))) {
-        ao_err("--target: %s", err);
-        goto out;
-    }
+    if (R->submit && (!ao_config_str(&R->c, "brokers") || !ao_config_str(&R->c, "redis")))
+        return ao_errf(err, errlen,
+                       "submit wants the stages' --brokers and --redis (or ACCELOPT_BROKERS, ACCELOPT_REDIS)");
+    if (ao_config_str(&R->c, "topic-prefix") && !ao_config_str(&R->c, "brokers"))
+        return ao_errf(err, errlen, "--topic-prefix names the run's share of a cluster: it goes with --brokers "
+                                    "(the embedded broker is the run's alone)");
+    if (ao_config_str(&R->c, "kafka-file") && !ao_config_str(&R->c, "brokers"))
+        return ao_errf(err, errlen, "--kafka-file holds a cluster's settings: it goes with --brokers (the "
+                                    "embedded broker takes none)");
+    return 0;
+}
+
+/* What the options name: the target and its device, the models, the
+ * tasks, the run's directory. */
+static int run_resolve(struct run *R, int *code, char *err, size_t errlen)
+{
+    const struct ao_target *tg;
+    char why[AO_ERRLEN];
+
+    if (!(tg = ao_target_get(ao_config_str(&R->c, "target"), why, sizeof why)))
+        return ao_errf(err, errlen, "--target: %s", why);
     /* a run's profilers are this machine's: without the target's device
      * (no GPU, no NeuronCore) nothing could be measured, so say so now, in
      * the words accelopt profile uses, not in a restarting profiler's log */
-    if (!R->submit && tg->available(err, sizeof err) < 0) {
-        ao_err("%s", err);
-        code = AO_EXIT_FAIL;
-        goto out;
+    if (!R->submit && tg->available(err, errlen) < 0) {
+        *code = AO_EXIT_FAIL;
+        return -1;
     }
     /* before the replicas are counted: a role's model may come from a flag */
-    if (!R->submit && run_model_settings(&R->c, err, sizeof err) < 0) {
-        ao_err("%s", err);
-        goto out;
-    }
-    if (R->submit && !(R->models = submit_models(&R->c, err, sizeof err)) && err[0]) {
-        ao_err("%s", err);
-        goto out;
-    }
-    if (resolve_tasks(R, err, sizeof err) < 0 || (!R->submit && plan_replicas(R, err, sizeof err) < 0)) {
-        ao_err("%s", err);
-        goto out;
-    }
+    if (!R->submit && run_model_settings(&R->c, err, errlen) < 0)
+        return -1;
+    if (R->submit && !(R->models = submit_models(&R->c, err, errlen)) && err[0])
+        return -1;
+    if (resolve_tasks(R, err, errlen) < 0 || (!R->submit && plan_replicas(R, err, errlen) < 0))
+        return -1;
     if (ao_config_str(&R->c, "out") ? ao_name(R->dir, RUN_DIR_MAX, "%s", ao_config_str(&R->c, "out"))
-                                    : ao_name(R->dir, RUN_DIR_MAX, "runs/%s", R->id)) {
-        ao_err("--out: a directory of at most %d bytes, please", RUN_DIR_MAX - 1);
-        goto out;
-    }
-    if (!R->submit && ao_config_str(&R->c, "baseline") && R->n != 1) {
-        ao_err("--baseline is the kernel of one task: give one task with it");
-        goto out;
-    }
-    code = AO_EXIT_FAIL;
+                                    : ao_name(R->dir, RUN_DIR_MAX, "runs/%s", R->id))
+        return ao_errf(err, errlen, "--out: a directory of at most %d bytes, please", RUN_DIR_MAX - 1);
+    if (!R->submit && ao_config_str(&R->c, "baseline") && R->n != 1)
+        return ao_errf(err, errlen, "--baseline is the kernel of one task: give one task with it");
+    return 0;
+}
+
+/* What is outside the run, asked before anything starts: the model
+ * server, the brokers and their topics, the deployment's key; then the
+ * --baseline kernel, the first thing written. */
+static int run_preflight(struct run *R, int *code, char *err, size_t errlen)
+{
+    struct ao_sign_key key;
+    int rc;
+
+    *code = AO_EXIT_FAIL;
     /* a model server that is not there, refuses the key or lacks the
-     * model: said now, before anything starts, not in a stage log later
-     * (a refused key or a model it lacks is the settings' fault: 2) */
-    if (!R->submit && (probe = run_model_probe(&R->c, err, sizeof err)) < 0) {
-        ao_err("%s", err);
-        code = probe == -2 ? AO_EXIT_USAGE : AO_EXIT_FAIL;
-        goto out;
+     * model: said now, not in a stage log later (a refused key or a model
+     * it lacks is the settings' fault: 2) */
+    if (!R->submit && (rc = run_model_probe(&R->c, err, errlen)) < 0) {
+        *code = ao_exit_for(rc);
+        return -1;
     }
     /* and brokers that do not answer: one line, in bounded time */
     R->site = ao_kafka_site_of(&R->c);
     if (R->site.file && realpath(R->site.file, R->kafka_file))
         R->site.file = R->kafka_file;
-    if (R->site.brokers && ao_kafka_reachable(&R->site, 10, err, sizeof err) < 0) {
-        ao_err("%s", err);
-        goto out;
-    }
+    if (R->site.brokers && ao_kafka_reachable(&R->site, 10, err, errlen) < 0)
+        return -1;
     if (R->site.brokers && !R->submit) { /* the topics, as `accelopt broker --brokers` makes them: a
                                           * cluster without them left every stage waiting on its group */
         int made = 0;
-        if (ao_kafka_make_topics(&R->site, ao_topics(), RUN_TOPIC_PARTITIONS, -1, &made, err, sizeof err) < 0) {
-            ao_err("%s", err);
-            goto out;
-        }
+        if (ao_kafka_make_topics(&R->site, ao_topics(), RUN_TOPIC_PARTITIONS, -1, &made, err, errlen) < 0)
+            return -1;
         if (made)
             ao_info("made %d accelopt topics on %s (%d partitions each, the cluster's replication)", made,
                     R->site.brokers, RUN_TOPIC_PARTITIONS);
     }
-    { /* the deployment's key, from a state directory of ours alone: an
-       * unsafe one is a setting (2), said before anything starts (issue 56) */
-        struct ao_sign_key key;
-        int krc = ao_sign_key_load(&key, err, sizeof err);
-        memset(&key, 0, sizeof key);
-        if (krc < 0) {
-            ao_err("%s", err);
-            code = krc == -2 ? AO_EXIT_USAGE : AO_EXIT_FAIL;
-            goto out;
-        }
+    /* the deployment's key, from a state directory of ours alone: an
+     * unsafe one is a setting (2), said before anything starts (issue 56) */
+    rc = ao_sign_key_load(&key, err, errlen);
+    memset(&key, 0, sizeof key);
+    if (rc < 0) {
+        *code = ao_exit_for(rc);
+        return -1;
     }
     /* the first thing written: nothing is left behind by a run refused above */
     if (!R->submit && ao_config_str(&R->c, "baseline") && !R->resuming &&
-        (probe = own_baseline(R, ao_config_str(&R->c, "baseline"), err, sizeof err)) < 0) {
-        ao_err("%s", err);
-        code = probe == -2 ? AO_EXIT_USAGE : AO_EXIT_FAIL;
-        goto out;
+        (rc = own_baseline(R, ao_config_str(&R->c, "baseline"), err, errlen)) < 0) {
+        *code = ao_exit_for(rc);
+        return -1;
     }
     if (!R->submit)
         warn_knobless(R);
-    ao_signals_install();
-    if (setup(R, err, sizeof err) < 0) {
-        ao_err("%s", err);
-        goto stop;
-    }
+    return 0;
+}
+
+/* Start what the run owns (redis, a broker, the stages), register it for
+ * accelopt status, and send its tasks.  -1 with *code on a failure, or
+ * with AO_EXIT_OK when there is nothing to wait for (submit alone). */
+static int run_start(struct run *R, int *code, char *err, size_t errlen)
+{
+
+    *code = AO_EXIT_FAIL;
+    if (setup(R, err, errlen) < 0)
+        return -1;
     /* for accelopt status, which cannot know the private redis: from the
      * moment there is one */
     if (!R->submit) {
         const char *runs[MAX_TASKS];
+        char why[AO_ERRLEN];
         for (int i = 0; i < R->n; i++)
             runs[i] = R->t[i].run;
-        if (localrun_add(R->id, R->dir, R->redis_url, ao_config_str(&R->c, "redis-prefix"), runs, R->n, err,
-                         sizeof err) < 0)
-            ao_warn("accelopt status will not find this run: %s", err); /* the run goes on */
+        if (localrun_add(R->id, R->dir, R->redis_url, ao_config_str(&R->c, "redis-prefix"), runs, R->n, why,
+                         sizeof why) < 0)
+            ao_warn("accelopt status will not find this run: %s", why); /* the run goes on */
         else
             R->registered = 1;
     }
     /* a model the stages do not serve: said before the run is sent */
-    if (R->models && submit_models_served(R->r, R->models, err, sizeof err) < 0) {
+    if (R->models && submit_models_served(R->r, R->models, err, errlen) < 0) {
         char logs[sizeof R->dir + 8];
-        ao_err("%s", err);
-        code = AO_EXIT_USAGE;
+        *code = AO_EXIT_USAGE;
         R->waits = 0; /* nothing was sent: nothing to wait for or report */
-        snprintf(logs, sizeof logs, "%s/logs", R->dir);
-        rmdir(logs); /* setup's, still empty: nothing left of a refused run */
+        if (ao_name(logs, sizeof logs, "%s/logs", R->dir) == 0)
+            rmdir(logs); /* setup's, still empty: nothing left of a refused run */
         rmdir(R->dir);
-        goto stop;
+        return -1;
     }
     if (!R->resuming && memory_persists(R))
         machine_memory(R, 0);
-    if (
-        (!R->resuming && ao_config_str(&R->c, "memory") && import_memory(R, err, sizeof err) < 0) ||
-        (R->resuming && (resumed_dones(R), forget_acted(R, err, sizeof err)) < 0) || submit(R, err, sizeof err) < 0) {
-        ao_err("%s", err);
-        goto stop;
-    }
+    if ((!R->resuming && ao_config_str(&R->c, "memory") && import_memory(R, err, errlen) < 0) ||
+        (R->resuming && (resumed_dones(R), forget_acted(R, err, errlen)) < 0) || submit(R, err, errlen) < 0)
+        return -1;
     ao_info("run %s: %d task%s %s at size %s", R->id, R->n, R->n == 1 ? "" : "s",
             R->resuming ? "resumed" : "submitted", ao_config_str(&R->c, "size"));
     /* every task delivered: the run sends nothing more, and an idle
@@ -1386,123 +1377,143 @@ static int run_or_submit(int argc, char **argv, int submitting)
     if (!R->waits) { /* the run ids, for status and scripts */
         for (int i = 0; i < R->n; i++)
             printf("%s\n", R->t[i].run);
-        code = AO_EXIT_OK;
-        goto stop;
+        *code = AO_EXIT_OK;
+        err[0] = '\0';
+        return -1;
     }
+    return 0;
+}
+
+/* Until every task is done, or a signal: the stages looked after, the
+ * model failures and the progress drawn once a second.  The exit status. */
+static int run_wait(struct run *R)
+{
+    FILE *tty = isatty(2) ? stderr : NULL;
+    char err[AO_ERRLEN];
+    double last_draw = 0;
+    int code;
+
     while (R->ndone < R->n) {
         if (ao_stop_requested()) {
-            interrupted = 1;
+            R->interrupted = 1;
             break;
         }
         poll(NULL, 0, 250); /* a signal cuts it short */
         poll_ended(R);
         /* (the stages looked after in the last round too: a death just
          * before the end is said, as it was when it came) */
-        if (!R->submit && supervise(R, err, sizeof err) < 0) {
-            ao_err("%s", err);
-            goto stop;
-        }
+        if (!R->submit && supervise(R, err, sizeof err) < 0)
+            return ao_err("%s", err), AO_EXIT_FAIL;
         /* the run's own broker: its groups are its stages' alone */
         if (R->broker && (members_read(&R->members), members_short(&R->members, R->stage, R->nproc, mono_s(),
-                                                                    err, sizeof err))) {
-            ao_err("%s", err);
-            goto stop;
-        }
+                                                                    err, sizeof err)))
+            return ao_err("%s", err), AO_EXIT_FAIL;
         if (mono_s() - last_draw >= 1) {
             if (show_model_errors(R))
-                drawn = 0; /* the progress is drawn again below the warning */
+                R->drawn = 0; /* the progress is drawn again below the warning */
             if (tty)
-                report_progress(tty, R->rs, R->t, R->n, &drawn);
+                report_progress(tty, R->rs, R->t, R->n, &R->drawn);
             last_draw = mono_s();
         }
     }
-    code = interrupted ? AO_EXIT_SIGNAL : AO_EXIT_OK;
-    for (int i = 0; i < R->n && !interrupted; i++)
+    code = R->interrupted ? AO_EXIT_SIGNAL : AO_EXIT_OK;
+    for (int i = 0; i < R->n && !R->interrupted; i++)
         if (R->t[i].refused)
             code = AO_EXIT_FAIL; /* said when its refusal was read */
     show_model_errors(R); /* a failure of the last second */
-stop:
+    return code;
+}
+
+/* The exit status the results give a run that ended well so far: a
+ * baseline that failed, nothing that worked, or no gain (3). */
+static int run_verdict(struct run *R, const struct report_outcome *o, int code)
+{
+    for (int i = 0; i < R->n; i++) { /* a baseline that fails: said in full, and a failure */
+        const char *why = ao_json_str(R->t[i].done, "reason", NULL);
+        char *safe;
+        if (strcmp(ao_json_str(R->t[i].done, "stopped", ""), "baseline_failed") != 0)
+            continue;
+        if ((safe = ao_strdup(why ? why : "no reason given"))) {
+            ao_terminal_safe(safe); /* the compiler quotes the kernel: it may hold escapes */
+            ao_err("%s: %s", R->t[i].task, safe);
+            free(safe);
+        }
+        if (code == AO_EXIT_OK)
+            code = AO_EXIT_FAIL;
+    }
+    if (code != AO_EXIT_OK)
+        return code;
+    if (o->all_failed) {
+        ao_err("not one kernel the model wrote worked (the summary says why, task by task)");
+        return AO_EXIT_FAIL;
+    }
+    if (o->ended == R->n && o->gained == 0 && o->searched > 0) {
+        /* exit 0 means a gain measured head to head: a figure the search
+         * took of each kernel alone is not one (issue 69) */
+        ao_warn("not compared: %d task%s ended above %s baseline by the search's own figure only, the run "
+                "stopping before its final head-to-head (--wall-time, a budget); `search` in the table, "
+                "exit status %d", o->searched, o->searched == 1 ? "" : "s", o->searched == 1 ? "its" : "their",
+                AO_EXIT_NO_GAIN);
+        return AO_EXIT_NO_GAIN;
+    }
+    if (o->ended == R->n && o->gained == 0) { /* every task ended, each one's result its baseline */
+        ao_warn("no gain found: %s, so best.* is the baseline (exit status %d)",
+                o->none_written ? "no kernel was written (every candidate was a duplicate plan, or the "
+                                  "search had no move left)"
+                : R->n == 1     ? "no kernel beat the baseline beyond the noise"
+                                : "in no task did a kernel beat its baseline beyond the noise",
+                AO_EXIT_NO_GAIN);
+        return AO_EXIT_NO_GAIN;
+    }
+    return code;
+}
+
+/* Stop what the run started, and write what it waited for: the results,
+ * the memory it exports, run.json, report.html.  The exit status. */
+static int run_finish(struct run *R, int code)
+{
+    struct report_outcome o = {0};
+    char err[AO_ERRLEN];
+
     if (R->registered)
         localrun_remove(R->id);
-    if (interrupted)
+    if (R->interrupted)
         ao_info(R->submit ? "stopped waiting; the runs go on (accelopt status shows them)"
                           : "stopping: the stages finish what they hold, then the partial results are written");
     teardown(R);
-    if (tty && R->rs && R->waits)
-        report_progress(tty, R->rs, R->t, R->n, &drawn);
-    if (R->rs && R->waits) {
-        struct report_outcome o = {0};
-        if (report_write(R->dir, R->rs, R->t, R->n, ao_config_bool(&R->c, "json") ? NULL : stdout,
-                         &o, err, sizeof err) < 0) {
-            ao_err("%s", err);
-            code = AO_EXIT_FAIL;
-        } else if (export_memory(R, err, sizeof err) < 0 || write_run_json(R, err, sizeof err) < 0) {
-            ao_err("%s", err);
-            code = AO_EXIT_FAIL;
-        } else {
-            char page[700];
-            if (memory_persists(R))
-                machine_memory(R, 1);
-            ao_info("results in %s/", R->dir);
-            if (interrupted && !R->submit) /* the way on */
-                ao_info("to go on: accelopt run --resume %s%s%s", R->id, ao_config_str(&R->c, "out") ? " --out " : "",
-                        ao_config_str(&R->c, "out") ? ao_config_str(&R->c, "out") : "");
-            if (ao_name(page, sizeof page, "%s/report.html", R->dir) < 0 ||
-                report_html(R->dir, page, err, sizeof err) < 0)
-                ao_warn("no report.html: %s", err); /* the results stand without it */
-            else if (ao_config_bool(&R->c, "json"))
-                ao_info("report: %s", page);
-            else
-                printf("report: %s\n", page);
-        }
-        for (int i = 0; i < R->n; i++) { /* a baseline that fails: said in full, and a failure */
-            const char *why = ao_json_str(R->t[i].done, "reason", NULL);
-            char *safe;
-            if (strcmp(ao_json_str(R->t[i].done, "stopped", ""), "baseline_failed") != 0)
-                continue;
-            if ((safe = strdup(why ? why : "no reason given"))) {
-                ao_terminal_safe(safe); /* the compiler quotes the kernel: it may hold escapes */
-                ao_err("%s: %s", R->t[i].task, safe);
-                free(safe);
-            }
-            if (code == AO_EXIT_OK)
-                code = AO_EXIT_FAIL;
-        }
-        if (o.all_failed && code == AO_EXIT_OK) {
-            ao_err("not one kernel the model wrote worked (the summary says why, task by task)");
-            code = AO_EXIT_FAIL;
-        } else if (code == AO_EXIT_OK && o.ended == R->n && o.gained == 0 && o.searched > 0) {
-            /* exit 0 means a gain measured head to head: a figure the search
-             * took of each kernel alone is not one (issue 69) */
-            ao_warn("not compared: %d task%s ended above %s baseline by the search's own figure only, the run "
-                    "stopping before its final head-to-head (--wall-time, a budget); `search` in the table, "
-                    "exit status %d", o.searched, o.searched == 1 ? "" : "s", o.searched == 1 ? "its" : "their",
-                    AO_EXIT_NO_GAIN);
-            code = AO_EXIT_NO_GAIN;
-        } else if (code == AO_EXIT_OK && o.ended == R->n && o.gained == 0) {
-            /* every task ended, and each one's result is its baseline */
-            ao_warn("no gain found: %s, so best.* is the baseline (exit status %d)",
-                    o.none_written ? "no kernel was written (every candidate was a duplicate plan, or the "
-                                     "search had no move left)"
-                    : R->n == 1 ? "no kernel beat the baseline beyond the noise"
-                                 : "in no task did a kernel beat its baseline beyond the noise",
-                    AO_EXIT_NO_GAIN);
-            code = AO_EXIT_NO_GAIN;
-        }
+    if (!R->rs || !R->waits)
+        return code;
+    if (isatty(2))
+        report_progress(stderr, R->rs, R->t, R->n, &R->drawn);
+    if (report_write(R->dir, R->rs, R->t, R->n, ao_config_bool(&R->c, "json") ? NULL : stdout, &o, err,
+                     sizeof err) < 0 ||
+        export_memory(R, err, sizeof err) < 0 || write_run_json(R, err, sizeof err) < 0) {
+        ao_err("%s", err);
+        code = AO_EXIT_FAIL;
+    } else {
+        char page[700];
+        if (memory_persists(R))
+            machine_memory(R, 1);
+        ao_info("results in %s/", R->dir);
+        if (R->interrupted && !R->submit) /* the way on */
+            ao_info("to go on: accelopt run --resume %s%s%s", R->id, ao_config_str(&R->c, "out") ? " --out " : "",
+                    ao_config_str(&R->c, "out") ? ao_config_str(&R->c, "out") : "");
+        if (ao_name(page, sizeof page, "%s/report.html", R->dir) < 0 || report_html(R->dir, page, err, sizeof err) < 0)
+            ao_warn("no report.html: %s", err); /* the results stand without it */
+        else if (ao_config_bool(&R->c, "json"))
+            ao_info("report: %s", page);
+        else
+            printf("report: %s\n", page);
     }
-    if (ao_config_bool(&R->c, "json"))
-        for (int i = 0; i < R->n; i++)
-            if (R->t[i].done) {
-                char *s = cJSON_PrintUnformatted(R->t[i].done);
-                if (s)
-                    printf("%s\n", s);
-                cJSON_free(s);
-            }
+    return run_verdict(R, &o, code);
+}
+
+static void run_free(struct run *R)
+{
     ao_runstore_free(R->rs);
     ao_redis_free(R->r);
     proc_stop(&R->redis, 10);
     ao_broker_free(R->broker);
-out:
     for (int i = 0; i < MAX_PROCS; i++)
         proc_release(&R->stage[i]);
     proc_release(&R->redis);
@@ -1514,6 +1525,38 @@ out:
         free(R->argv[i]);
     free(R->argv);
     free(R);
+}
+
+/* accelopt run, or with submit set accelopt submit: check, start, wait,
+ * finish (code) */
+static int run_or_submit(int argc, char **argv, int submitting)
+{
+    struct run *R = ao_calloc(1, sizeof *R);
+    char err[AO_ERRLEN] = "";
+    int code;
+
+    R->submit = submitting;
+    R->members.fd = R->members_wfd = -1;
+    if (run_options(R, argc, argv, &code, err, sizeof err) == 0 && run_resolve(R, &code, err, sizeof err) == 0 &&
+        run_preflight(R, &code, err, sizeof err) == 0) {
+        ao_signals_install();
+        if (run_start(R, &code, err, sizeof err) == 0)
+            code = run_wait(R);
+        else if (err[0])
+            ao_err("%s", err);
+        code = run_finish(R, code);
+        if (ao_config_bool(&R->c, "json"))
+            for (int i = 0; i < R->n; i++)
+                if (R->t[i].done) {
+                    char *s = cJSON_PrintUnformatted(R->t[i].done);
+                    if (s)
+                        printf("%s\n", s);
+                    cJSON_free(s);
+                }
+    } else if (err[0]) {
+        ao_err("%s", err);
+    }
+    run_free(R);
     return code;
 }
 

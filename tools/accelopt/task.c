@@ -16,6 +16,7 @@
 
 #include "core/exitcode.h"
 #include "core/log.h"
+#include "core/rc.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "front.h"
@@ -167,7 +168,55 @@ static int names_inputs(const char *list, const char *opt, const struct param *p
     return 0;
 }
 
-/* The task directory from the flags: 0, or -2 + err (the flags are wrong:
+/* --size's classes into task.json's "sizes": tiny:M=64,N=256, one a
+ * line; tiny is needed.  0, or -1 + err (a usage error). */
+static int sizes_json(const char *classes, cJSON *sizes, char *err, size_t errlen)
+{
+    for (const char *l = classes; l && *l;) {
+        size_t len = strcspn(l, "\n");
+        char line[300], *colon;
+        cJSON *sz;
+        snprintf(line, sizeof line, "%.*s", (int)len, l);
+        l += len + (l[len] == '\n');
+        if (!(colon = strchr(line, ':')))
+            return ao_errf(err, errlen, "--size '%s' is not CLASS:D=V,... (e.g. tiny:M=64,N=256)", line);
+        *colon = '\0';
+        if (!(sz = cJSON_AddObjectToObject(sizes, line)))
+            return ao_errf(err, errlen, "out of memory");
+        for (char *save = NULL, *kv = strtok_r(colon + 1, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(kv, '=');
+            if (!eq)
+                return ao_errf(err, errlen, "--size %s: '%s' is not D=V", line, kv);
+            *eq = '\0';
+            cJSON_AddNumberToObject(sz, kv, strtod(eq + 1, NULL));
+        }
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(sizes, "tiny"))
+        return ao_errf(err, errlen, "--size tiny:D=V,... is needed (runs and tests start at tiny)");
+    return 0;
+}
+
+/* An input's "dist" (--dist, else normal:0,1) and "stress" (--stress),
+ * added to its tensor t.  0, or -1 + err (a usage error). */
+static int input_dists(const struct ao_config *c, const char *name, cJSON *t, char *err, size_t errlen)
+{
+    char spec[100];
+    cJSON *d = dist_json(name, list_value(ao_config_str(c, "dist"), name, '=', spec, sizeof spec) ? spec
+                                                                                                 : "normal:0,1",
+                         err, errlen);
+
+    if (!d)
+        return -1;
+    cJSON_AddItemToObject(t, "dist", d);
+    if (list_value(ao_config_str(c, "stress"), name, '=', spec, sizeof spec)) {
+        if (!(d = dist_json(name, spec, err, errlen)))
+            return -1;
+        cJSON_AddItemToObject(t, "stress", d);
+    }
+    return 0;
+}
+
+/* The task directory from the flags: 0, or AO_RC_SETTING + err (the flags are wrong:
  * a usage error) or -1 + err (it could not be written). */
 static int write_task(const struct ao_config *c, const char *name, const char *dir, const char *ref,
                       const struct param *p, int n, char *err, size_t errlen)
@@ -183,7 +232,7 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
         goto oom;
     if (names_inputs(ao_config_str(c, "dist"), "dist", p, n, err, errlen) < 0 ||
         names_inputs(ao_config_str(c, "stress"), "stress", p, n, err, errlen) < 0) {
-        rc = -2;
+        rc = AO_RC_SETTING;
         goto out;
     }
     ao_buf_printf(&sig, "void kernel(");
@@ -197,27 +246,16 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
             continue;
         }
         if (!list_value(shapes, p[i].name, '=', shape, sizeof shape)) {
-            rc = (ao_errf(err, errlen, "no --shape for tensor '%s' (e.g. --shape %s=M,N)", p[i].name, p[i].name), -2);
+            rc = (ao_errf(err, errlen, "no --shape for tensor '%s' (e.g. --shape %s=M,N)", p[i].name, p[i].name), AO_RC_SETTING);
             goto out;
         }
-        if (!(t = cJSON_CreateObject()))
-            goto oom;
+        t = cJSON_CreateObject();
         cJSON_AddStringToObject(t, "name", p[i].name);
         cJSON_AddItemToObject(t, "shape", name_list(shape));
-        if (p[i].kind == 0) {
-            char spec[100];
-            cJSON *d = dist_json(p[i].name, list_value(ao_config_str(c, "dist"), p[i].name, '=', spec, sizeof spec)
-                                                ? spec : "normal:0,1", err, errlen), *x = NULL;
-            if (!d || (list_value(ao_config_str(c, "stress"), p[i].name, '=', spec, sizeof spec) &&
-                       !(x = dist_json(p[i].name, spec, err, errlen)))) {
-                cJSON_Delete(d);
-                cJSON_Delete(t);
-                rc = -2;
-                goto out;
-            }
-            cJSON_AddItemToObject(t, "dist", d);
-            if (x)
-                cJSON_AddItemToObject(t, "stress", x);
+        if (p[i].kind == 0 && input_dists(c, p[i].name, t, err, errlen) < 0) {
+            cJSON_Delete(t);
+            rc = AO_RC_SETTING;
+            goto out;
         }
         cJSON_AddItemToArray(p[i].kind == 0 ? ins : outs, t);
         /* bytes moved: every tensor once; elementwise flops: one per output element */
@@ -230,32 +268,8 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
     }
     ao_buf_printf(&sig, ")");
     ao_buf_printf(&bytes, ")");
-    for (const char *l = classes; l && *l;) { /* tiny:M=64,N=256 */
-        size_t len = strcspn(l, "\n");
-        char line[300], *colon;
-        cJSON *sz = cJSON_CreateObject();
-        snprintf(line, sizeof line, "%.*s", (int)len, l);
-        l += len + (l[len] == '\n');
-        if (!sz || !(colon = strchr(line, ':'))) {
-            cJSON_Delete(sz);
-            rc = (ao_errf(err, errlen, "--size '%s' is not CLASS:D=V,... (e.g. tiny:M=64,N=256)", line), -2);
-            goto out;
-        }
-        *colon = '\0';
-        for (char *save = NULL, *kv = strtok_r(colon + 1, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-            char *eq = strchr(kv, '=');
-            if (!eq) {
-                cJSON_Delete(sz);
-                rc = (ao_errf(err, errlen, "--size %s: '%s' is not D=V", line, kv), -2);
-                goto out;
-            }
-            *eq = '\0';
-            cJSON_AddNumberToObject(sz, kv, strtod(eq + 1, NULL));
-        }
-        cJSON_AddItemToObject(sizes, line, sz);
-    }
-    if (!cJSON_GetObjectItemCaseSensitive(sizes, "tiny")) {
-        rc = (ao_errf(err, errlen, "--size tiny:D=V,... is needed (runs and tests start at tiny)"), -2);
+    if (sizes_json(classes, sizes, err, errlen) < 0) {
+        rc = AO_RC_SETTING;
         goto out;
     }
     cJSON_AddStringToObject(work, "mm_flops", ao_config_str(c, "mm-flops"));
@@ -404,7 +418,7 @@ int cmd_task(int argc, char **argv)
     }
     if ((rc = write_task(&c, c.args[1], dir, ref, p, n, err, sizeof err)) < 0) {
         ao_err("%s", err);
-        code = rc == -2 ? AO_EXIT_USAGE : AO_EXIT_FAIL;
+        code = ao_exit_for(rc);
         goto out;
     }
     code = AO_EXIT_FAIL;

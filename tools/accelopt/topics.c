@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/signals.h"
@@ -153,7 +154,7 @@ static char *run_key(const char *line)
 {
     cJSON *j = cJSON_Parse(line);
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "run");
-    char *k = cJSON_IsString(r) ? strdup(r->valuestring) : NULL;
+    char *k = cJSON_IsString(r) ? ao_strdup(r->valuestring) : NULL;
     cJSON_Delete(j);
     return k;
 }

@@ -10,6 +10,7 @@
 #include <hiredis/hiredis.h>
 
 #include "agents/agent.h"
+#include "core/alloc.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/tokens.h"
@@ -68,7 +69,7 @@ static int drop_repeat(const struct ao_plan_msg *p, struct ao_kernel_msg *k,
         return 0;
     free(k->source);
     k->source = NULL;
-    return (k->duplicate_of = strdup(what)) && (k->error = strdup(why)) ? 0 : -1;
+    return (k->duplicate_of = ao_strdup(what)) && (k->error = ao_strdup(why)) ? 0 : -1;
 }
 
 /* A kernel's message as it was sent, kept in the run's store: a plan that
@@ -198,21 +199,31 @@ static int kernel_fill(struct executor *ex, struct job *J, struct ao_kernel_msg 
     k->parent_latency_ns = p->parent_latency_ns;
     k->baseline_latency_ns = p->baseline_latency_ns;
     k->attempt = J->fix ? p->attempt : 1;
-    if (ao_env_set(&k->env, "kernel", id, p->env.run, p->env.task, p->env.target, p->env.iter) < 0 ||
-        !(k->size = strdup(J->size)) || !(k->slot = strdup(slot)) || !(k->plan = strdup(p->env.id)) ||
-        !(k->parent = strdup(p->candidate_sha256)) || !(k->model = strdup(ex->agent.conf.model)) ||
-        (p->task_path && !(k->task_path = strdup(p->task_path))) ||
-        (p->task_sha256 && !(k->task_sha256 = strdup(p->task_sha256))) ||
-        (p->text && !(k->plan_text = strdup(p->text))) ||
-        (p->memory_seen && !(k->memory_seen = cJSON_Duplicate(p->memory_seen, 1))))
-        return -1;
+    k->size = ao_strdup(J->size);
+    k->slot = ao_strdup(slot);
+    k->plan = ao_strdup(p->env.id);
+    k->parent = ao_strdup(p->candidate_sha256);
+    k->model = ao_strdup(ex->agent.conf.model);
+    if (p->task_path)
+        k->task_path = ao_strdup(p->task_path);
+    if (p->task_sha256)
+        k->task_sha256 = ao_strdup(p->task_sha256);
+    if (p->text)
+        k->plan_text = ao_strdup(p->text);
+    ao_env_set(&k->env, "kernel", id, p->env.run, p->env.task, p->env.target, p->env.iter);
+    if (p->memory_seen)
+        k->memory_seen = cJSON_Duplicate(p->memory_seen, 1);
     if (p->error) {
         snprintf(e, sizeof e, "no plan: %s", p->error);
-        return (k->error = strdup(e)) ? 0 : -1;
+        k->error = ao_strdup(e);
+        k->exhausted = p->exhausted > 0 ? 1 : -1; /* the search out of moves: not a failure */
+        return 0;
     }
     if (p->duplicate_of) {
         snprintf(e, sizeof e, "the plan repeats %s: not sent to the model", p->duplicate_of);
-        return (k->error = strdup(e)) && (k->duplicate_of = strdup(p->duplicate_of)) ? 0 : -1;
+        k->error = ao_strdup(e);
+        k->duplicate_of = ao_strdup(p->duplicate_of);
+        return 0;
     }
     return 0;
 }
@@ -233,11 +244,12 @@ static int kernel_write(struct executor *ex, struct job *J, struct ao_kernel_msg
     if (k->source) {
         ao_sha256_hex(k->source, strlen(k->source), sha);
         ao_token_hash(k->source, J->hashes[s]); /* comments and spacing apart */
-        if (!(k->sha256 = strdup(sha)) || (!J->fix && drop_repeat(&J->p, k, J->hashes, s, J->prefix) < 0))
+        k->sha256 = ao_strdup(sha);
+        if ((!J->fix && drop_repeat(&J->p, k, J->hashes, s, J->prefix) < 0))
             return snprintf(J->reason, J->len, "out of memory"), -1;
     }
     if ((!k->source && !k->error) ||
-        (k->source && J->against_parent && !(k->baseline_source = strdup(J->p.source))))
+        (k->source && J->against_parent && !(k->baseline_source = ao_strdup(J->p.source))))
         return snprintf(J->reason, J->len, "out of memory"), -1;
     return 0;
 }

@@ -23,6 +23,7 @@
 
 #include "agents/agent.h"
 #include "agents/flight.h"
+#include "core/alloc.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -79,7 +80,7 @@ static void call_run(void *arg)
 {
     struct call *k = arg;
     if (k->kept) { /* not asked of the model twice */
-        k->rc = (k->p.text = strdup(k->kept)) ? 0 : ao_errf(k->why, sizeof k->why, "out of memory");
+        k->rc = (k->p.text = ao_strdup(k->kept)) ? 0 : ao_errf(k->why, sizeof k->why, "out of memory");
         return;
     }
     k->rc = k->agent->model->plan(k->agent, &k->q, &k->p, &k->u, k->why, sizeof k->why);
@@ -148,10 +149,8 @@ static void plan_title(const char *text, char *out, size_t len)
  * one space between words. */
 static char *normalized(const char *text)
 {
-    char *out = malloc(strlen(text) + 1), *o = out;
+    char *out = ao_malloc(strlen(text) + 1), *o = out;
 
-    if (!out)
-        return NULL;
     for (const char *p = text; *p; p++) {
         unsigned char ch = (unsigned char)*p;
         if (isalnum(ch))
@@ -297,7 +296,7 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
     cJSON *planned;
 
     if (!pl->agent.redis)
-        return strdup("");
+        return ao_strdup("");
     planned = hash_of(pl, ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_PLANNED, c->env.run));
     for (long long i = c->env.iter - 1; i >= 1; i--) { /* newest first */
         cJSON *slots = hash_of(pl, ao_redis_key(pl->agent.redis, key, sizeof key, AO_KEY_ITER, c->env.run, i)), *cmps, *it;
@@ -333,7 +332,7 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
                 if (here && !noted && *ntr < TRIED_MAX && slot_ok) {
                     char *nt = normalized(title);
                     if (nt && ao_name(tr[*ntr].id, sizeof tr[*ntr].id, AO_ID_PLAN, c->env.run, i, (long long)rk,
-                                      (long)ix) == 0 && (tr[*ntr].plan = strdup(plan))) {
+                                      (long)ix) == 0 && (tr[*ntr].plan = ao_strdup(plan))) {
                         snprintf(tr[*ntr].norm, sizeof tr[*ntr].norm, "%s", nt);
                         (*ntr)++;
                     }
@@ -369,7 +368,7 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
                       others.data);
     ao_buf_release(&mine);
     ao_buf_release(&others);
-    return out.data ? out.data : strdup("");
+    return out.data ? out.data : ao_strdup("");
 }
 
 /* The text of plan id as written before from the kernel parent, from the
@@ -385,7 +384,7 @@ static char *kept_plan(const cJSON *planned, const char *id, const char *parent,
     if (!cJSON_IsString(was) || !(rec = cJSON_Parse(was->valuestring)))
         return NULL;
     if (strcmp(ao_json_str(rec, "parent", ""), parent ? parent : "") == 0 && ao_json_str(rec, "text", NULL))
-        *oom = !(text = strdup(ao_json_str(rec, "text", NULL)));
+        *oom = !(text = ao_strdup(ao_json_str(rec, "text", NULL)));
     cJSON_Delete(rec);
     return text;
 }
@@ -472,8 +471,7 @@ static int job_start(struct planner *pl, struct job *J, const cJSON *msg)
     } else if (!(J->memory = cJSON_CreateArray())) {
         return snprintf(J->reason, J->len, "out of memory"), -1;
     }
-    if (!(J->seen = cJSON_CreateArray()))
-        return snprintf(J->reason, J->len, "out of memory"), -1;
+    J->seen = cJSON_CreateArray();
     {
         const cJSON *it;
         cJSON_ArrayForEach(it, J->memory) {
@@ -493,8 +491,7 @@ static int job_start(struct planner *pl, struct job *J, const cJSON *msg)
         return snprintf(J->reason, J->len, "out of memory"), -1;
     if (pl->agent.conf.builtin) {
         free(J->hist);
-        if (!(J->hist = strdup("")))
-            return snprintf(J->reason, J->len, "out of memory"), -1;
+        J->hist = ao_strdup("");
     }
     for (int q = 0; q < J->ntried; q++)
         J->tried_plans[q] = J->tried[q].plan;
@@ -536,14 +533,19 @@ static int plan_fill(struct planner *pl, struct job *J, struct ao_plan_msg *p, l
     p->rank = J->rank;
     p->parent_latency_ns = c->latency_ns;
     p->baseline_latency_ns = c->baseline_latency_ns;
-    if (ao_env_set(&p->env, "plan", id, c->env.run, c->env.task, c->env.target, c->env.iter) < 0 ||
-        !(p->candidate_id = strdup(c->env.id)) || !(p->candidate_sha256 = strdup(c->sha256)) ||
-        !(p->source = strdup(c->source)) || !(p->size = strdup(J->size)) ||
-        (c->task_path && !(p->task_path = strdup(c->task_path))) ||
-        (c->task_sha256 && !(p->task_sha256 = strdup(c->task_sha256))) ||
-        (c->config && !(p->config = cJSON_Duplicate(c->config, 1))) ||
-        !(p->memory_seen = cJSON_Duplicate(J->seen, 1)) || !(p->model = strdup(pl->agent.conf.model)))
-        return snprintf(J->reason, J->len, "out of memory"), -1;
+    p->candidate_id = ao_strdup(c->env.id);
+    p->candidate_sha256 = ao_strdup(c->sha256);
+    p->source = ao_strdup(c->source);
+    p->size = ao_strdup(J->size);
+    if (c->task_path)
+        p->task_path = ao_strdup(c->task_path);
+    if (c->task_sha256)
+        p->task_sha256 = ao_strdup(c->task_sha256);
+    p->model = ao_strdup(pl->agent.conf.model);
+    ao_env_set(&p->env, "plan", id, c->env.run, c->env.task, c->env.target, c->env.iter);
+    if (c->config)
+        p->config = cJSON_Duplicate(c->config, 1);
+    p->memory_seen = cJSON_Duplicate(J->seen, 1);
     return 0;
 }
 
@@ -573,7 +575,7 @@ static int wave_prepare(struct planner *pl, struct job *J, long i, long w, struc
                 ao_buf_printf(&told, "%ld other plans for this kernel are being written at the same time "
                               "as this one, told the same list; to stay apart from them, propose the "
                               "idea you would rank number %d among those left.\n", w - 1, *made + 1);
-            k->earlier = told.data ? told.data : strdup("");
+            k->earlier = told.data ? told.data : ao_strdup("");
         }
         if (oom || !k->earlier) {
             ++*made;
@@ -600,16 +602,16 @@ static int plan_judge(struct job *J, struct ao_plan_msg *p, long ix)
     for (long k = 0; k < ix; k++)
         if (J->norms[k] && strcmp(J->norms[k], J->norms[ix]) == 0) {
             char did[AO_ID_BUF];
-            if (ao_name(did, sizeof did, AO_ID_PLAN, J->c.env.run, J->c.env.iter, J->rank, k) < 0 ||
-                !(p->duplicate_of = strdup(did)))
+            if (ao_name(did, sizeof did, AO_ID_PLAN, J->c.env.run, J->c.env.iter, J->rank, k) < 0)
                 return -1;
+            p->duplicate_of = ao_strdup(did);
             break;
         }
     plan_title(p->text, title, sizeof title);
     if (!p->duplicate_of && J->ntried) { /* a step this kernel was given before */
         char *nt = normalized(title);
         for (int q = 0; nt && *nt && q < J->ntried && !p->duplicate_of; q++)
-            if (strcmp(nt, J->tried[q].norm) == 0 && !(p->duplicate_of = strdup(J->tried[q].id))) {
+            if (strcmp(nt, J->tried[q].norm) == 0 && !(p->duplicate_of = ao_strdup(J->tried[q].id))) {
                 free(nt);
                 return -1;
             }

@@ -7,6 +7,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/redis.h"
 #include "core/util.h"
@@ -27,7 +28,7 @@ static struct warned *warned_of(struct selector *sel, const char *run)
 
     for (w = sel->warned; w && strcmp(w->run, run) != 0; w = w->next)
         ;
-    if (!w && (w = calloc(1, sizeof *w))) {
+    if (!w && (w = ao_calloc(1, sizeof *w))) {
         snprintf(w->run, sizeof w->run, "%s", run);
         w->mark = -2;
         w->next = sel->warned;
@@ -111,10 +112,13 @@ static char *lost_result(const char *run, const struct ao_run_state *st, const c
     char *text = NULL;
 
     ao_msg_init(&ao_msg_result, &r);
-    if (sel_env_from(&r.env, "result", id, run, st, st->iter) == 0 &&
-        (r.kernel_id = strdup(kernel_id)) && (r.slot = strdup(slot)) && (r.size = strdup(st->size)) &&
-        (r.status = strdup(ao_verdict_name(AO_V_LOST))) && (r.reason = strdup(why)) &&
-        (j = ao_msg_encode(&ao_msg_result, &r)))
+    sel_env_from(&r.env, "result", id, run, st, st->iter);
+    r.kernel_id = ao_strdup(kernel_id);
+    r.slot = ao_strdup(slot);
+    r.size = ao_strdup(st->size);
+    r.status = ao_strdup(ao_verdict_name(AO_V_LOST));
+    r.reason = ao_strdup(why);
+    if ((j = ao_msg_encode(&ao_msg_result, &r)))
         text = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     ao_msg_release(&ao_msg_result, &r);

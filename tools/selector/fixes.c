@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agents/diag.h"
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "state/runstore.h"
@@ -45,15 +46,18 @@ static int add_fix(cJSON *outbox, const char *run, const struct ao_run_state *st
     p.attempt = attempt + 1;
     p.parent_latency_ns = parent ? parent->latency_ns : NAN;
     p.baseline_latency_ns = st->baseline_ns;
-    rc = sel_env_from(&p.env, "plan", id, run, st, r->env.iter) < 0 ||
-         !(p.candidate_id = strdup(parent && parent->kernel_id ? parent->kernel_id : "?")) ||
-         !(p.candidate_sha256 = sel_dup_or_null(parent ? parent->sha256 : NULL)) ||
-         !(p.source = sel_dup_or_null(parent ? parent->source : NULL)) ||
-         !(p.text = strdup(r->plan_text)) || !(p.failed_source = strdup(r->source)) ||
-         !(p.diagnostics = ao_diag_for_model(r->status, r->reason, r->diagnostics, FIX_DIAG_MAX)) ||
-         !(p.size = strdup(st->size)) || !(p.task_path = strdup(st->task_path)) ||
-         !(p.task_sha256 = strdup(st->task_sha256)) || !(p.config = ao_run_config_json(&st->config)) ||
-         sel_out_add(outbox, AO_TOPIC_PLANS, &ao_msg_plan, &p) < 0 ? -1 : 0;
+    sel_env_from(&p.env, "plan", id, run, st, r->env.iter);
+    p.candidate_id = ao_strdup(parent && parent->kernel_id ? parent->kernel_id : "?");
+    p.candidate_sha256 = sel_dup_or_null(parent ? parent->sha256 : NULL);
+    p.source = sel_dup_or_null(parent ? parent->source : NULL);
+    p.text = ao_strdup(r->plan_text);
+    p.failed_source = ao_strdup(r->source);
+    p.diagnostics = ao_diag_for_model(r->status, r->reason, r->diagnostics, FIX_DIAG_MAX);
+    p.size = ao_strdup(st->size);
+    p.task_path = ao_strdup(st->task_path);
+    p.task_sha256 = ao_strdup(st->task_sha256);
+    rc = !(p.config = ao_run_config_json(&st->config)) || sel_out_add(outbox, AO_TOPIC_PLANS, &ao_msg_plan, &p) < 0
+             ? -1 : 0;
     ao_msg_release(&ao_msg_plan, &p);
     return rc;
 }
@@ -312,7 +316,7 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     /* the slot keeps the result as it came (its signature too), unless it
      * gathers the attempts of a fix loop and their tokens */
     if (!(text = attempt > 1 ? slot_text(sel, msg, &r, key, attempt, err, sizeof err)
-                 : io->held  ? strndup(io->held->raw, io->held->len)
+                 : io->held  ? ao_strndup(io->held->raw, io->held->len)
                              : cJSON_PrintUnformatted(msg))) {
         rc = ao_io_fail(io, "%s", attempt > 1 ? err : "out of memory");
         goto out;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "state/runstore.h"
@@ -33,13 +34,13 @@ int sel_differs(const char *a, const char *b)
 
 char *sel_dup_or_null(const char *s)
 {
-    return s ? strdup(s) : NULL;
+    return s ? ao_strdup(s) : NULL;
 }
 
-int sel_env_from(struct ao_env *env, const char *type, const char *id, const char *run,
+void sel_env_from(struct ao_env *env, const char *type, const char *id, const char *run,
                  const struct ao_run_state *st, long long iter)
 {
-    return ao_env_set(env, type, id, run, st->task, st->target, iter);
+    ao_env_set(env, type, id, run, st->task, st->target, iter);
 }
 
 /* The beam's member of rank r as the candidate of iteration iter. */
@@ -57,12 +58,16 @@ static int add_candidate(cJSON *outbox, const char *run, const struct ao_run_sta
     c.latency_ns = b->latency_ns;
     c.pct_of_peak = b->pct_of_peak;
     c.baseline_latency_ns = st->baseline_ns;
-    rc = sel_env_from(&c.env, "candidate", id, run, st, iter) < 0 ||
-         !(c.source = sel_dup_or_null(b->source)) || !(c.sha256 = sel_dup_or_null(b->sha256)) ||
-         !(c.kernel_id = sel_dup_or_null(b->kernel_id)) || !(c.profile = ao_kernel_profile_json(&b->profile)) ||
-         !(c.size = strdup(st->size)) || !(c.task_path = strdup(st->task_path)) ||
-         !(c.task_sha256 = strdup(st->task_sha256)) || !(c.config = ao_run_config_json(&st->config)) ||
-         sel_out_add(outbox, AO_TOPIC_CANDIDATES, &ao_msg_candidate, &c) < 0 ? -1 : 0;
+    sel_env_from(&c.env, "candidate", id, run, st, iter);
+    c.source = sel_dup_or_null(b->source);
+    c.sha256 = sel_dup_or_null(b->sha256);
+    c.kernel_id = sel_dup_or_null(b->kernel_id);
+    c.size = ao_strdup(st->size);
+    c.task_path = ao_strdup(st->task_path);
+    c.task_sha256 = ao_strdup(st->task_sha256);
+    rc = !(c.profile = ao_kernel_profile_json(&b->profile)) || !(c.config = ao_run_config_json(&st->config)) ||
+                 sel_out_add(outbox, AO_TOPIC_CANDIDATES, &ao_msg_candidate, &c) < 0
+             ? -1 : 0;
     ao_msg_release(&ao_msg_candidate, &c);
     return rc;
 }
@@ -112,7 +117,7 @@ static int baseline_member(const char *run, const struct ao_run_state *st, struc
     m->profile.speedup_vs_baseline = 1;
     m->profile.t_min_ns = t_min_ns;
     m->profile.repeats = AO_ABSENT_INT;
-    if (!(m->sha256 = strdup(st->baseline_sha256)) || !(m->kernel_id = strdup(id)) || !(m->slot = strdup("0.0.0"))) {
+    if (!(m->sha256 = ao_strdup(st->baseline_sha256)) || !(m->kernel_id = ao_strdup(id)) || !(m->slot = ao_strdup("0.0.0"))) {
         ao_beam_member_release(m);
         return -1;
     }
@@ -234,21 +239,24 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
                    ? &base_m : NULL;
     }
     quoted = best ? d.speedup : 1.0;
-    rc = sel_env_from(&d.env, "done", id, run, st, st->iter) < 0 ||
-         !(d.speedup_method = strdup(method)) ||
-         !(d.stopped = strdup(stopped)) || (reason && !(d.reason = strdup(reason))) ||
-         (best && !(d.best = quoted_member(best, as_baseline ? base : best->latency_ns, d.best_latency_ns,
+    sel_env_from(&d.env, "done", id, run, st, st->iter);
+    d.speedup_method = ao_strdup(method);
+    d.stopped = ao_strdup(stopped);
+    if (reason)
+        d.reason = ao_strdup(reason);
+    d.history = cJSON_Duplicate(st->history, 1);
+    d.tokens = cJSON_CreateObject();
+    cJSON_AddNumberToObject(d.tokens, "prompt", u.prompt);
+    cJSON_AddNumberToObject(d.tokens, "completion", u.completion);
+    rc = (best && !(d.best = quoted_member(best, as_baseline ? base : best->latency_ns, d.best_latency_ns,
                                            d.pct_of_peak))) ||
-         !(d.history = cJSON_Duplicate(st->history, 1)) ||
-         !(d.tokens = cJSON_CreateObject()) ||
-         !cJSON_AddNumberToObject(d.tokens, "prompt", u.prompt) ||
-         !cJSON_AddNumberToObject(d.tokens, "completion", u.completion) ||
-         sel_out_add(outbox, AO_TOPIC_RUNS, &ao_msg_done, &d) < 0 ? -1 : 0;
+                 sel_out_add(outbox, AO_TOPIC_RUNS, &ao_msg_done, &d) < 0
+             ? -1 : 0;
     ao_msg_release(&ao_msg_done, &d);
     ao_beam_member_release(&base_m);
     st->phase = AO_PHASE_DONE;
     free(st->stopped);
-    if (!(st->stopped = strdup(stopped)))
+    if (!(st->stopped = ao_strdup(stopped)))
         rc = -1;
     ao_info("run %s: done (%s) after %lld iterations, %lld kernels, best %.3gx (%s)", run, stopped,
             st->completed, st->kernels, quoted, method);
@@ -284,23 +292,26 @@ static int finish(struct selector *sel, cJSON *outbox, const char *run, struct a
     }
     ao_msg_init(&ao_msg_kernel, &k);
     k.baseline_source = base; /* freed with k */
-    rc = ao_name(id, sizeof id, AO_ID_KERNEL_FINAL, run) < 0 ||
-         ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, tg->name) < 0 ||
-         sel_env_from(&k.env, "kernel", id, run, st, st->iter) < 0 ||
-         !(k.source = strdup(src)) || !(k.sha256 = strdup(bsha)) || !(k.slot = strdup("0.0.0")) ||
-         !(k.size = strdup(st->size)) || !(k.task_path = strdup(tp)) ||
-         !(k.task_sha256 = strdup(st->task_sha256)) ||
-         !(k.plan_text = strdup("the final head-to-head against the baseline")) ||
-         sel_out_add(outbox, topic, &ao_msg_kernel, &k) < 0 ? -1 : 0;
+    k.source = ao_strdup(src);
+    k.sha256 = ao_strdup(bsha);
+    k.slot = ao_strdup("0.0.0");
+    k.size = ao_strdup(st->size);
+    k.task_path = ao_strdup(tp);
+    k.task_sha256 = ao_strdup(st->task_sha256);
+    k.plan_text = ao_strdup("the final head-to-head against the baseline");
+    rc = ao_name(id, sizeof id, AO_ID_KERNEL_FINAL, run) < 0 || ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, tg->name) < 0
+             ? -1 : 0;
+    if (rc == 0) {
+        sel_env_from(&k.env, "kernel", id, run, st, st->iter);
+        rc = sel_out_add(outbox, topic, &ao_msg_kernel, &k);
+    }
     ao_msg_release(&ao_msg_kernel, &k);
     if (rc == 0) {
         st->phase = AO_PHASE_FINAL;
         free(st->final_stop);
         free(st->final_kernel);
-        st->final_stop = strdup(stopped);
-        st->final_kernel = strdup(bsha);
-        if (!st->final_stop || !st->final_kernel)
-            return -1;
+        st->final_stop = ao_strdup(stopped);
+        st->final_kernel = ao_strdup(bsha);
         st->progress = sel_now_s();
         ao_info("run %s: %s; its best kernel goes head to head with the baseline", run, stopped);
     }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -97,15 +98,20 @@ static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *s
     } else { /* a ratio's relative uncertainty is at most the sum of its terms' */
         p.speedup_spread = slow->profile.spread + fast->profile.spread;
     }
-    rc = sel_env_from(&p.env, "pair", id, run, st, iter) < 0 ||
-         !(p.slow_source = sel_dup_or_null(slow->source)) || !(p.fast_source = sel_dup_or_null(fast->source)) ||
-         !(p.slow_sha256 = sel_dup_or_null(slow->sha256)) || !(p.fast_sha256 = sel_dup_or_null(fast->sha256)) ||
-         !(p.direction = strdup(speedup > 1 ? "+" : "-")) ||
-         !(p.slow_profile = pair_profile(slow)) || !(p.fast_profile = pair_profile(fast)) ||
-         (child->plan_text && !(p.plan = strdup(child->plan_text))) ||
-         (pair_shape(st, shape, sizeof shape) == 0 && !(p.shape = strdup(shape))) ||
-         !(p.config = ao_run_config_json(&st->config)) ||
-         sel_out_add(outbox, AO_TOPIC_PAIRS, &ao_msg_pair, &p) < 0 ? -1 : 0;
+    sel_env_from(&p.env, "pair", id, run, st, iter);
+    p.slow_source = sel_dup_or_null(slow->source);
+    p.fast_source = sel_dup_or_null(fast->source);
+    p.slow_sha256 = sel_dup_or_null(slow->sha256);
+    p.fast_sha256 = sel_dup_or_null(fast->sha256);
+    p.direction = ao_strdup(speedup > 1 ? "+" : "-");
+    if (child->plan_text)
+        p.plan = ao_strdup(child->plan_text);
+    if (pair_shape(st, shape, sizeof shape) == 0)
+        p.shape = ao_strdup(shape);
+    rc = !(p.slow_profile = pair_profile(slow)) || !(p.fast_profile = pair_profile(fast)) ||
+                 !(p.config = ao_run_config_json(&st->config)) ||
+                 sel_out_add(outbox, AO_TOPIC_PAIRS, &ao_msg_pair, &p) < 0
+             ? -1 : 0;
     if (rc == 0)
         cJSON_AddItemToArray(ids, cJSON_CreateString(id));
     ao_msg_release(&ao_msg_pair, &p);
@@ -170,9 +176,10 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
 
     c->n = cJSON_GetArraySize(slots);
     cap = (size_t)(c->n + beam->n) + 1;
-    if (!(c->res = calloc((size_t)c->n + 1, sizeof *c->res)) || !(c->k = calloc(cap, sizeof *c->k)) || !(c->kids = calloc(cap, sizeof *c->kids)) ||
-        !(c->statuses = cJSON_CreateObject()))
-        return -1;
+    c->res = ao_calloc((size_t)c->n + 1, sizeof *c->res);
+    c->k = ao_calloc(cap, sizeof *c->k);
+    c->kids = ao_calloc(cap, sizeof *c->kids);
+    c->statuses = cJSON_CreateObject();
     for (int r = 0; r < beam->n; r++) {
         const struct ao_beam_member *b = &beam->m[r];
         c->k[r] = (struct ao_sel_kernel){.sha256 = b->sha256, .latency_ns = b->latency_ns, .parent = 1,
@@ -209,7 +216,7 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
                 if (iter > 0)
                     closing_compared(c, x, r, it->string);
             } else if (ao_verdict_of(status) != AO_V_DUPLICATE && /* a duplicate failed nothing, */
-                       !ao_verdict_exhausted(status, r->reason)) { /* nor did a search out of moves */
+                       r->exhausted <= 0) { /* nor did a search out of moves */
                 c->nfail++;
             }
             i++;
@@ -282,6 +289,44 @@ static int add_ranking(cJSON *hist, const struct closing *cl, const struct ao_be
     return 0;
 }
 
+/* The closed iteration's line of the run's history, and its log line.
+ * 0, or -1: out of memory. */
+static int closing_history(cJSON *hist, const char *run, const struct ao_run_state *st, struct closing *cl,
+                           const struct ao_beam *beam, const struct ao_beam *newbeam, int fresh, int npairs,
+                           int compare)
+{
+    const struct ao_beam_member *best = newbeam->n ? &newbeam->m[0] : NULL;
+    double best_ns = best ? best->latency_ns : NAN, base = st->baseline_ns;
+    long long iter = st->iter;
+
+    cJSON_AddNumberToObject(hist, "iter", (double)iter);
+    cJSON_AddNumberToObject(hist, "kernels", cl->n);
+    cJSON_AddNumberToObject(hist, "new_kernels", fresh); /* sources the run had not measured */
+    cJSON_AddNumberToObject(hist, "ok", cl->nok);
+    cJSON_AddItemToObject(hist, "statuses", cl->statuses);
+    cl->statuses = NULL;
+    cJSON_AddNumberToObject(hist, "best_ns", best_ns);
+    cJSON_AddNumberToObject(hist, "speedup", base / best_ns);
+    if (best && isfinite(best->pct_of_peak))
+        cJSON_AddNumberToObject(hist, "pct_of_peak", best->pct_of_peak);
+    cJSON_AddNumberToObject(hist, "pairs", npairs);
+    if (compare) { /* what the head-to-heads decided: a tie is recorded as one */
+        cJSON_AddNumberToObject(hist, "compared", cl->compared);
+        cJSON_AddNumberToObject(hist, "faster", cl->faster);
+        cJSON_AddNumberToObject(hist, "slower", cl->slower);
+        cJSON_AddNumberToObject(hist, "ties", cl->ties);
+        if (cl->voided) /* their parent ran well outside its own figures */
+            cJSON_AddNumberToObject(hist, "voided", cl->voided);
+    }
+    if (iter > 0 && add_ranking(hist, cl, beam, newbeam) < 0)
+        return -1;
+    cJSON_AddNumberToObject(hist, "seconds", sel_now_s() - st->opened);
+    ao_info("run %s: iteration %lld closed: %d kernels, %d correct, best %.4g ns (%.3gx), %d pairs%s", run, iter,
+            cl->n, cl->nok, best_ns, base / best_ns, npairs,
+            iter > 0 && !compare ? " (decided on single measurements)" : "");
+    return 0;
+}
+
 /* Every slot of the iteration has its result: choose, then pairs or on. */
 int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run, struct ao_run_state *st,
                         const struct ao_beam *beam, const char *slots_key)
@@ -307,8 +352,10 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         cJSON_Delete(all);
         return ao_io_fail(io, "run store: %s", err);
     }
-    if (cl_read < 0 || !(outbox = cJSON_CreateArray()) ||
-        !(hist = cJSON_CreateObject()) || !(pair_ids = cJSON_CreateArray()))
+    outbox = cJSON_CreateArray();
+    hist = cJSON_CreateObject();
+    pair_ids = cJSON_CreateArray();
+    if (cl_read < 0)
         goto oom;
     for (int r = 0; r < beam->n; r++)
         parent_ns[r] = beam->m[r].latency_ns;
@@ -363,37 +410,10 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         }
         st->baseline_ns = newbeam.m[0].latency_ns;
     }
-    {
-        const struct ao_beam_member *best = newbeam.n ? &newbeam.m[0] : NULL;
-        double best_ns = best ? best->latency_ns : NAN, base = st->baseline_ns;
-        cJSON_AddNumberToObject(hist, "iter", (double)iter);
-        cJSON_AddNumberToObject(hist, "kernels", cl.n);
-        cJSON_AddNumberToObject(hist, "new_kernels", fresh); /* sources the run had not measured */
-        cJSON_AddNumberToObject(hist, "ok", cl.nok);
-        cJSON_AddItemToObject(hist, "statuses", cl.statuses);
-        cl.statuses = NULL;
-        cJSON_AddNumberToObject(hist, "best_ns", best_ns);
-        cJSON_AddNumberToObject(hist, "speedup", base / best_ns);
-        if (best && isfinite(best->pct_of_peak))
-            cJSON_AddNumberToObject(hist, "pct_of_peak", best->pct_of_peak);
-        cJSON_AddNumberToObject(hist, "pairs", npairs);
-        if (compare) { /* what the head-to-heads decided: a tie is recorded as one */
-            cJSON_AddNumberToObject(hist, "compared", cl.compared);
-            cJSON_AddNumberToObject(hist, "faster", cl.faster);
-            cJSON_AddNumberToObject(hist, "slower", cl.slower);
-            cJSON_AddNumberToObject(hist, "ties", cl.ties);
-            if (cl.voided) /* their parent ran well outside its own figures */
-                cJSON_AddNumberToObject(hist, "voided", cl.voided);
-        }
-        if (iter > 0 && add_ranking(hist, &cl, beam, &newbeam) < 0)
-            goto oom;
-        cJSON_AddNumberToObject(hist, "seconds", sel_now_s() - st->opened);
-        cJSON_AddItemToArray(st->history, hist);
-        hist = NULL;
-        ao_info("run %s: iteration %lld closed: %d kernels, %d correct, best %.4g ns (%.3gx), %d pairs%s",
-                run, iter, cl.n, cl.nok, best_ns, base / best_ns, npairs,
-                iter > 0 && !compare ? " (decided on single measurements)" : "");
-    }
+    if (closing_history(hist, run, st, &cl, beam, &newbeam, fresh, npairs, compare) < 0)
+        goto oom;
+    cJSON_AddItemToArray(st->history, hist);
+    hist = NULL;
     if (npairs > 0) {
         st->phase = AO_PHASE_MEMORY;
         cJSON_Delete(st->pairs);

@@ -1,4 +1,4 @@
-/* selector.c - accelopt-selector: owns each run (DESIGN.md section 5).
+/* selector.c - accelopt-selector: owns each run (docs/PROTOCOL.md, "The loop").
  *
  * A task starts a run: the baseline kernel goes out to be profiled.  Each
  * result fills its slot of the iteration; when every slot has one, the beam

@@ -99,7 +99,7 @@ int sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, c
 double sel_median_u(double spread, long long repeats);
 int sel_differs(const char *a, const char *b);
 char *sel_dup_or_null(const char *s);
-int sel_env_from(struct ao_env *env, const char *type, const char *id, const char *run,
+void sel_env_from(struct ao_env *env, const char *type, const char *id, const char *run,
                  const struct ao_run_state *st, long long iter);
 int sel_add_done(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
                  const struct ao_beam *beam, const char *stopped, const char *reason);

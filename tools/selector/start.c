@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -83,20 +84,24 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
     st.iter = st.completed = st.kernels = st.failures = st.lost = 0;
     st.candidates = 1;
     st.started = st.opened = sel_now_s();
-    if (!(st.task = strdup(t.env.task)) || !(st.target = strdup(t.env.target)) ||
-        !(st.size = strdup(size)) || !(st.task_path = strdup(task.dir)) ||
-        !(st.task_sha256 = strdup(task.sha256)) ||
-        !(st.baseline_sha256 = strdup(hex)) || /* the one kernel iteration 0 takes */
-        !(st.history = cJSON_CreateArray()) || !(outbox = cJSON_CreateArray()))
-        goto oom;
+    st.task = ao_strdup(t.env.task);
+    st.target = ao_strdup(t.env.target);
+    st.size = ao_strdup(size);
+    st.task_path = ao_strdup(task.dir);
+    st.task_sha256 = ao_strdup(task.sha256);
+    st.baseline_sha256 = ao_strdup(hex); /* the one kernel iteration 0 takes */
+    st.history = cJSON_CreateArray();
+    outbox = cJSON_CreateArray();
     /* iteration 0: the baseline, profiled like any kernel */
     if (ao_name(id, sizeof id, AO_ID_KERNEL, t.env.run, 0LL, "0.0.0") < 0)
         goto oom; /* a run id is at most AO_RUN_ID_MAX: it fits */
-    if (sel_env_from(&k.env, "kernel", id, t.env.run, &st, 0) < 0 || !(k.size = strdup(size)) ||
-        !(k.sha256 = strdup(hex)) || !(k.slot = strdup("0.0.0")) ||
-        !(k.task_path = strdup(task.dir)) || !(k.task_sha256 = strdup(task.sha256)) ||
-        !(k.plan_text = strdup("the baseline")))
-        goto oom;
+    k.size = ao_strdup(size);
+    k.sha256 = ao_strdup(hex);
+    k.slot = ao_strdup("0.0.0");
+    k.task_path = ao_strdup(task.dir);
+    k.task_sha256 = ao_strdup(task.sha256);
+    k.plan_text = ao_strdup("the baseline");
+    sel_env_from(&k.env, "kernel", id, t.env.run, &st, 0);
     k.source = src;
     src = NULL;
     {

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
+#include "core/rc.h"
 #include "core/util.h"
 #include "state/memory.h"
 #include "state/runstore.h"
@@ -91,7 +93,7 @@ static int loaded(int rc, const char *err, struct ao_io *io, char *reason, size_
 {
     if (rc == -1)
         return ao_io_fail(io, "run store: %s", err);
-    if (rc == -2)
+    if (rc == AO_RC_CORRUPT)
         return snprintf(reason, len, "%s", err), -1;
     return rc;
 }
@@ -167,8 +169,7 @@ void sel_keep_result(struct selector *sel, const char *slots_key, const char *sl
     for (k = sel->slots; k && strcmp(k->key, slots_key) != 0; k = k->next)
         ;
     if (!k) {
-        if (!(k = calloc(1, sizeof *k)))
-            return;
+        k = ao_calloc(1, sizeof *k);
         snprintf(k->key, sizeof k->key, "%s", slots_key);
         k->next = sel->slots; /* the newest first; the oldest goes past KEPT_ITERS */
         sel->slots = k;
@@ -181,9 +182,7 @@ void sel_keep_result(struct selector *sel, const char *slots_key, const char *sl
     }
     if (k->n == k->cap) {
         int cap = k->cap ? 2 * k->cap : 16;
-        struct kept_result *e = realloc(k->e, (size_t)cap * sizeof *e);
-        if (!e)
-            return;
+        struct kept_result *e = ao_realloc(k->e, (size_t)cap * sizeof *e);
         k->e = e;
         k->cap = cap;
     }

@@ -7,6 +7,7 @@
 
 #include "agents/agent.h"
 #include "agents/extract.h"
+#include "core/alloc.h"
 #include "core/exitcode.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -70,16 +71,13 @@ static cJSON *memory_item(const struct ao_experience_msg *e, const struct ao_pai
     static const char *const drop[] = {"type", "v", "stored", "reason", "tokens",
                                        "cost_usd", "item_id", "id", NULL};
 
-    if (!it)
-        return NULL;
     for (int i = 0; drop[i]; i++)
         cJSON_DeleteItemFromObjectCaseSensitive(it, drop[i]);
-    if (!cJSON_AddStringToObject(it, "id", e->item_id) ||
-        (p->plan && !cJSON_AddStringToObject(it, "plan", p->plan)) ||
-        (p->shape && !cJSON_AddStringToObject(it, "shape", p->shape))) {
-        cJSON_Delete(it);
-        return NULL;
-    }
+    cJSON_AddStringToObject(it, "id", e->item_id);
+    if (p->plan)
+        cJSON_AddStringToObject(it, "plan", p->plan);
+    if (p->shape)
+        cJSON_AddStringToObject(it, "shape", p->shape);
     ao_memory_item_clip(it); /* what export writes, import must take */
     return it;
 }
@@ -180,10 +178,7 @@ static int paired_before(struct summarizer *sm, struct job *J)
         J->s.none = 1;
         snprintf(why, sizeof why, "the same slow and fast kernels were summarized before, as %.40s: "
                  "not summarized twice", before);
-        if (!(J->e.reason = strdup(why))) {
-            free(before);
-            return snprintf(J->reason, J->len, "out of memory"), -1;
-        }
+        J->e.reason = ao_strdup(why);
         ao_info("%s: the same pair of kernels as an earlier one; acked without a model call", p->env.id);
     }
     free(before);
@@ -212,28 +207,33 @@ static int experience_fill(struct summarizer *sm, struct job *J)
     e->move = J->move;
     J->move = NULL;
     e->stored = 0;
-    if (ao_env_set(&e->env, "experience", id, p->env.run, p->env.task, p->env.target, p->env.iter) < 0 ||
-        !(e->pair_id = strdup(p->env.id)) || !(e->direction = strdup(p->direction)) ||
-        !(e->slow_sha256 = strdup(p->slow_sha256)) || !(e->fast_sha256 = strdup(p->fast_sha256)) ||
-        !(e->created_at = strdup(now)) || !(e->model = strdup(sm->agent.conf.model)) ||
-        !(e->tokens = ao_usage_json(&J->u)) ||
-        (!s->none && (!(e->item_id = strdup(J->item_id)) || !(e->title = strdup(s->title)) ||
-                      !(e->summary = strdup(s->summary)) || !(e->before = strdup(s->before)) ||
-                      !(e->after = strdup(s->after)))))
-        return snprintf(J->reason, J->len, "out of memory"), -1;
+    e->pair_id = ao_strdup(p->env.id);
+    e->direction = ao_strdup(p->direction);
+    e->slow_sha256 = ao_strdup(p->slow_sha256);
+    e->fast_sha256 = ao_strdup(p->fast_sha256);
+    e->created_at = ao_strdup(now);
+    e->model = ao_strdup(sm->agent.conf.model);
+    if (!s->none) {
+        e->item_id = ao_strdup(J->item_id);
+        e->title = ao_strdup(s->title);
+        e->summary = ao_strdup(s->summary);
+        e->before = ao_strdup(s->before);
+        e->after = ao_strdup(s->after);
+    }
+    ao_env_set(&e->env, "experience", id, p->env.run, p->env.task, p->env.target, p->env.iter);
+    e->tokens = ao_usage_json(&J->u);
     if (!s->none && !J->has_key) {
-        e->reason = strdup("the run's memory is off (scope none)");
+        e->reason = ao_strdup("the run's memory is off (scope none)");
     } else if (!s->none && !sm->agent.redis) {
         if (!sm->warned++)
             ao_warn("no --redis: experiences are not kept in a memory");
-        e->reason = strdup("no redis: the experience was not stored");
+        e->reason = ao_strdup("no redis: the experience was not stored");
     } else if (!s->none) {
         e->stored = 1;
-        if (!(J->item = memory_item(e, p)) || !(J->item_text = cJSON_PrintUnformatted(J->item)))
-            return snprintf(J->reason, J->len, "out of memory"), -1;
+        J->item = memory_item(e, p);
+        J->item_text = cJSON_PrintUnformatted(J->item);
     }
-    if (!(J->ack = ao_msg_encode(&ao_msg_experience, e)))
-        return snprintf(J->reason, J->len, "out of memory"), -1;
+    J->ack = ao_msg_encode(&ao_msg_experience, e);
     return 0;
 }
 

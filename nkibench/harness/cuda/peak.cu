@@ -8,7 +8,7 @@
  *   mm_gflops    the best fp32-accurate matmul rate: the higher of cuBLAS
  *                SGEMM (pedantic: no TF32) and a third of cuBLAS's TF32
  *                tensor-op rate, which bounds what a split-precision 3xTF32
- *                kernel could reach (GPU.md)
+ *                kernel could reach (docs/BENCHMARKS.md, the GPU peaks)
  *
  * each with its spread over 7 runs ((max - min) / best).  Usage: peak MIB */
 #include <cublas_v2.h>
@@ -134,7 +134,7 @@ int main(int argc, char **argv)
         }
     }
     {
-        /* matmul's paper shape, as GPU.md measured it */
+        /* matmul's paper shape, the one the GPU peaks were first measured at */
         const int M = 4096, K = 5120, N = 12288;
         const float one = 1, zero = 0;
         float *A, *B, *C;

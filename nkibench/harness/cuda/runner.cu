@@ -110,28 +110,32 @@ static void discard_records(int cupti)
         (void)ao_clock_take(&recs);
 }
 
-int main(int argc, char **argv)
-{
-    uint64_t size, seq = 0;
-    int nptrs, l2 = 0, code, cupti = 0, gated, hw = AO_HW_NONE;
-    volatile unsigned *gate = NULL;
-    unsigned *gate_d = NULL;
-    char *base = ao_runner_attach(argc, argv, &size, &nptrs, &code), *dev = NULL;
-    void *flush = NULL;
+/* What the runner holds of the GPU between commands. */
+struct gpu {
+    char *dev;           /* the tensors' device copy (the region's data area) */
+    void *flush;         /* written between calls: the L2 flushed */
     size_t flush_bytes;
     cudaEvent_t ev0, ev1;
+    volatile unsigned *gate; /* the gate's word, mapped */
+    unsigned *gate_d;
+    int gated, cupti, hw;
+};
 
-    if (!base)
-        return code;
-    /* the driver up before the filter: context, buffers, a first launch */
+/* Everything the GPU needs, before the filter: the context, the buffers,
+ * the kernels loaded, the gate, CUPTI and the counters' profiler as the
+ * header asks. */
+static void gpu_start(struct gpu *g, char *base, uint64_t size)
+{
+    int l2 = 0;
+
     check(cudaSetDevice(0), "selecting the GPU");
     check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "reading the L2 size");
-    flush_bytes = 2 * (size_t)(l2 > (4 << 20) ? l2 : (4 << 20));
+    g->flush_bytes = 2 * (size_t)(l2 > (4 << 20) ? l2 : (4 << 20));
     device_limits(&ao_hdr->device);
-    check(cudaMalloc((void **)&dev, size - AO_RUN_DATA_OFFSET), "allocating the tensors");
-    check(cudaMalloc(&flush, flush_bytes), "allocating the L2 flush buffer");
-    check(cudaEventCreate(&ev0), "creating an event");
-    check(cudaEventCreate(&ev1), "creating an event");
+    check(cudaMalloc((void **)&g->dev, size - AO_RUN_DATA_OFFSET), "allocating the tensors");
+    check(cudaMalloc(&g->flush, g->flush_bytes), "allocating the L2 flush buffer");
+    check(cudaEventCreate(&g->ev0), "creating an event");
+    check(cudaEventCreate(&g->ev1), "creating an event");
     /* the tensors' area pinned, so LOAD and FETCH run at the bus's rate
      * rather than through the driver's staging copies (a paper-size
      * profile was mostly those); where the driver will not, pageable */
@@ -140,35 +144,105 @@ int main(int argc, char **argv)
         (void)cudaGetLastError();
     ao_empty<<<1, 1>>>();
     check(cudaGetLastError(), "launching the empty kernel");
-    ao_poison<<<1, 1>>>((uint32_t *)flush, 0, 0); /* loaded before the filter too */
+    ao_poison<<<1, 1>>>((uint32_t *)g->flush, 0, 0); /* loaded before the filter too */
     check(cudaGetLastError(), "launching the poison kernel");
     check(cudaDeviceSynchronize(), "starting the GPU");
     /* the gate's word, mapped, and the gate loaded, before the filter */
-    check(cudaHostAlloc((void **)&gate, 64, cudaHostAllocMapped), "allocating the gate");
-    check(cudaHostGetDevicePointer((void **)&gate_d, (void *)gate, 0), "mapping the gate");
-    *gate = 1;
-    ao_gate<<<1, 1>>>(gate_d, 0);
+    check(cudaHostAlloc((void **)&g->gate, 64, cudaHostAllocMapped), "allocating the gate");
+    check(cudaHostGetDevicePointer((void **)&g->gate_d, (void *)g->gate, 0), "mapping the gate");
+    *g->gate = 1;
+    ao_gate<<<1, 1>>>(g->gate_d, 0);
     check(cudaGetLastError(), "launching the gate");
     check(cudaDeviceSynchronize(), "starting the gate");
-    gated = ao_hdr_want_gate();
+    g->gated = ao_hdr_want_gate();
     /* CUPTI up, its threads started and one window read, before the filter */
     if ((ao_hdr->clock_want == AO_WANT_CUPTI || ao_hdr->clock_want == AO_WANT_METRICS) && ao_clock_open()) {
         unsigned recs = 0;
         ao_empty<<<1, 1>>>();
         check(cudaGetLastError(), "launching the empty kernel");
         check(cudaDeviceSynchronize(), "starting the GPU's records");
-        cupti = ao_clock_flush() == 0;
+        g->cupti = ao_clock_flush() == 0;
         (void)ao_clock_take(&recs);
-        cupti = cupti && recs > 0;
+        g->cupti = g->cupti && recs > 0;
     }
-    gated = gated && !cupti;
+    g->gated = g->gated && !g->cupti;
     /* the metrics pass: the hardware counters' profiler set up, before the filter */
+    g->hw = AO_HW_NONE;
     if (ao_hdr->clock_want == AO_WANT_METRICS) {
         uint32_t passes = 0;
-        hw = ao_hw_open(&passes);
-        ao_hdr->hw_status = hw;
+        g->hw = ao_hw_open(&passes);
+        ao_hdr->hw_status = g->hw;
         ao_hdr->hw_passes = passes;
     }
+}
+
+/* LOAD: the inputs copied in, the outputs poisoned on the GPU, the L2
+ * flushed. */
+static void load(struct gpu *g, char *base, float **ptrs, const uint64_t *off, const uint64_t *bytes, int nptrs,
+                 uint64_t seq)
+{
+    uint32_t first_output = ao_hdr->first_output, poison = ao_hdr->poison;
+
+    for (int i = 0; i < nptrs; i++) {
+        if ((uint32_t)i < first_output) {
+            check(cudaMemcpy(ptrs[i], base + off[i], bytes[i], cudaMemcpyHostToDevice),
+                  "copying a tensor to the GPU");
+            continue;
+        }
+        ao_poison<<<1024, 256>>>((uint32_t *)ptrs[i], bytes[i] / 4, poison);
+        check(cudaGetLastError(), "poisoning an output");
+    }
+    check(cudaMemset(g->flush, (int)(seq & 0xff), g->flush_bytes), "flushing the L2");
+    check(cudaDeviceSynchronize(), "flushing the L2");
+    discard_records(g->cupti); /* the runner's own work: not the call's */
+}
+
+/* CALL or NOP (a NOP is a CALL's every step around an empty kernel): the
+ * gate, the events, and the device's own time by the best clock there is. */
+static void timed_call(struct gpu *g, uint32_t cmd, float **ptrs, int *dims)
+{
+    float ms = 0;
+    unsigned recs = 0;
+    uint64_t ns = 0;
+
+    memcpy(dims, (const void *)ao_hdr->dims, sizeof(int) * AO_RUN_MAX_DIMS);
+    if (g->gated) {
+        __atomic_store_n(g->gate, 0u, __ATOMIC_SEQ_CST);
+        ao_gate<<<1, 1>>>(g->gate_d, AO_GATE_NS);
+        check(cudaGetLastError(), "launching the gate");
+    }
+    check(cudaEventRecord(g->ev0, 0), "recording an event");
+    if (cmd == AO_RUN_CMD_CALL)
+        ao_call(ptrs, dims);
+    else
+        ao_empty<<<1, 1>>>();
+    check(cudaGetLastError(), "launching the kernel");
+    check(cudaEventRecord(g->ev1, 0), "recording an event");
+    if (g->gated)
+        __atomic_store_n(g->gate, 1u, __ATOMIC_SEQ_CST);
+    check(cudaDeviceSynchronize(), "running the kernel");
+    check(cudaEventElapsedTime(&ms, g->ev0, g->ev1), "reading the events");
+    if (g->cupti && ao_clock_flush() == 0) {
+        ao_clock_kernels_out(ao_hdr); /* the metrics pass reads them */
+        ns = ao_clock_take(&recs);
+    }
+    ao_hdr->device_clock = recs ? AO_RUN_CLOCK_CUPTI : g->gated ? AO_RUN_CLOCK_GATED : AO_RUN_CLOCK_EVENTS;
+    ao_hdr->events_ns = (uint64_t)((double)ms * 1e6);
+    ao_hdr->device_ns = recs ? ns : ao_hdr->events_ns;
+    ao_hdr->late_records = 0;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t size, seq = 0;
+    int nptrs, code;
+    char *base = ao_runner_attach(argc, argv, &size, &nptrs, &code);
+    struct gpu g;
+
+    if (!base)
+        return code;
+    memset(&g, 0, sizeof g);
+    gpu_start(&g, base, size); /* the driver up before the filter */
     if ((code = ao_runner_lockdown(base)) != 0)
         return code;
     for (;;) {
@@ -188,69 +262,28 @@ int main(int argc, char **argv)
                  cmd == AO_RUN_CMD_COUNTERS) &&
                 (off[i] < AO_RUN_DATA_OFFSET || off[i] > size || bytes[i] > size - off[i]))
                 return 125;
-            ptrs[i] = (float *)(dev + (off[i] - AO_RUN_DATA_OFFSET));
+            ptrs[i] = (float *)(g.dev + (off[i] - AO_RUN_DATA_OFFSET));
         }
         if (cmd == AO_RUN_CMD_LOAD) {
-            uint32_t first_output = ao_hdr->first_output, poison = ao_hdr->poison;
-            for (int i = 0; i < nptrs; i++) {
-                if ((uint32_t)i < first_output) {
-                    check(cudaMemcpy(ptrs[i], base + off[i], bytes[i], cudaMemcpyHostToDevice),
-                          "copying a tensor to the GPU");
-                    continue;
-                }
-                ao_poison<<<1024, 256>>>((uint32_t *)ptrs[i], bytes[i] / 4, poison);
-                check(cudaGetLastError(), "poisoning an output");
-            }
-            check(cudaMemset(flush, (int)(seq & 0xff), flush_bytes), "flushing the L2");
-            check(cudaDeviceSynchronize(), "flushing the L2");
-            discard_records(cupti); /* the runner's own work: not the call's */
+            load(&g, base, ptrs, off, bytes, nptrs, seq);
         } else if (cmd == AO_RUN_CMD_CALL || cmd == AO_RUN_CMD_NOP) {
-            /* a NOP is a CALL's every step around an empty kernel */
-            float ms = 0;
-            unsigned recs = 0;
-            uint64_t ns;
-            memcpy(dims, (const void *)ao_hdr->dims, sizeof dims);
-            if (gated) {
-                __atomic_store_n(gate, 0u, __ATOMIC_SEQ_CST);
-                ao_gate<<<1, 1>>>(gate_d, AO_GATE_NS);
-                check(cudaGetLastError(), "launching the gate");
-            }
-            check(cudaEventRecord(ev0, 0), "recording an event");
-            if (cmd == AO_RUN_CMD_CALL)
-                ao_call(ptrs, dims);
-            else
-                ao_empty<<<1, 1>>>();
-            check(cudaGetLastError(), "launching the kernel");
-            check(cudaEventRecord(ev1, 0), "recording an event");
-            if (gated)
-                __atomic_store_n(gate, 1u, __ATOMIC_SEQ_CST);
-            check(cudaDeviceSynchronize(), "running the kernel");
-            check(cudaEventElapsedTime(&ms, ev0, ev1), "reading the events");
-            ns = 0;
-            if (cupti && ao_clock_flush() == 0) {
-                ao_clock_kernels_out(ao_hdr); /* the metrics pass reads them */
-                ns = ao_clock_take(&recs);
-            }
-            ao_hdr->device_clock = recs ? AO_RUN_CLOCK_CUPTI : gated ? AO_RUN_CLOCK_GATED : AO_RUN_CLOCK_EVENTS;
-            ao_hdr->events_ns = (uint64_t)((double)ms * 1e6);
-            ao_hdr->device_ns = recs ? ns : ao_hdr->events_ns;
-            ao_hdr->late_records = 0;
+            timed_call(&g, cmd, ptrs, dims);
         } else if (cmd == AO_RUN_CMD_FETCH) {
             for (int i = 0; i < nptrs; i++)
                 check(cudaMemcpy(base + off[i], ptrs[i], bytes[i], cudaMemcpyDeviceToHost),
                       "copying a tensor from the GPU");
-            discard_records(cupti);
+            discard_records(g.cupti);
         } else if (cmd == AO_RUN_CMD_COUNTERS) {
             /* the call under the range profiler, untimed: only where it
              * was set up (our own word, not the header's) */
             struct counted_call c = {ptrs, dims};
             memcpy(dims, (const void *)ao_hdr->dims, sizeof dims);
-            ao_hdr->hw_status = hw == AO_HW_READY ? ao_hw_read(counted_call, &c, ao_hdr->hw) : hw;
-            discard_records(cupti);
+            ao_hdr->hw_status = g.hw == AO_HW_READY ? ao_hw_read(counted_call, &c, ao_hdr->hw) : g.hw;
+            discard_records(g.cupti);
         } else if (cmd == AO_RUN_CMD_DRAIN) {
             unsigned recs = 0;
             check(cudaDeviceSynchronize(), "waiting for the GPU");
-            if (cupti && ao_clock_flush() == 0)
+            if (g.cupti && ao_clock_flush() == 0)
                 (void)ao_clock_take(&recs);
             ao_hdr->late_records = recs;
         }

@@ -24,7 +24,7 @@
  * and the error on stderr.
  *
  * Built and tested here against a stand-in runtime (tests/trn-fake); not
- * yet run on a NeuronCore (docs/ARCHITECTURE.md, "Targets"). */
+ * yet run on a NeuronCore (docs/TARGETS.md). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <time.h>

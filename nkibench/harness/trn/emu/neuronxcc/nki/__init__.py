@@ -2,7 +2,7 @@
 NKIBench kernels use, with NumPy.  It checks what a kernel computes and the
 documented rules it must keep, never its speed, and it is not AWS's
 simulator (nki.simulate_kernel, which needs the neuronx-cc wheel): see
-_core.py for what it checks and docs/ARCHITECTURE.md ("Targets")."""
+_core.py for what it checks and docs/TARGETS.md."""
 import numpy as np
 
 from . import isa, language  # noqa: F401 - nki.language, nki.isa

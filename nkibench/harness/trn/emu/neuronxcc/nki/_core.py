@@ -7,7 +7,7 @@ kernel meets (a tile's partition dimension at most 128, matmul and
 transpose sizes, SBUF and PSUM capacity per partition, which memory each
 operand must be in, bounds, affine_range iterations that write the same
 place) and raises them with the compiler's own error names and wording
-(NKI.md section 6) so the failure classes are the same.  Every new buffer
+(docs/TARGETS.md, "Device facts") so the failure classes are the same.  Every new buffer
 starts as NaN, as on the new simulator, so a kernel that reads what it
 never wrote is caught.
 
