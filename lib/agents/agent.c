@@ -81,10 +81,7 @@ int ao_agent_init(struct ao_agent *a, const struct ao_config *c, const char *rol
             goto fail;
         ao_llm_set_gate(a->llm, a->gate);
     }
-    if (!(a->book = ao_budget_book_new(a->redis))) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
+    a->book = ao_budget_book_new(a->redis);
     ao_info("%s model: %s%s%s%s%s", role, a->conf.model, a->conf.url ? " at " : "",
             a->conf.url ? a->conf.url : "", a->conf.models ? "; a run may name " : "",
             a->conf.models ? a->conf.models : "");
@@ -316,12 +313,7 @@ int ao_problem_load(const char *target, const char *task, const char *task_sha25
         !(p->reference = ao_read_file(ref, NULL, err, errlen)))
         return -1;
     tg->convention(&t, size, dims, &b);
-    if (!b.data) {
-        snprintf(err, errlen, "out of memory");
-        ao_problem_release(p);
-        return -1;
-    }
-    p->convention = b.data;
+    p->convention = b.data ? b.data : ao_strdup(""); /* (a convention of nothing: an empty one) */
     return 0;
 }
 

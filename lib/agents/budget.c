@@ -74,11 +74,10 @@ static struct local *local_run(struct ao_budget_book *bk, const char *run)
     for (l = bk->runs; l; l = l->next)
         if (strcmp(l->run, run) == 0)
             return l;
-    if ((l = ao_calloc(1, sizeof *l))) {
-        snprintf(l->run, sizeof l->run, "%s", run);
-        l->next = bk->runs;
-        bk->runs = l;
-    }
+    l = ao_calloc(1, sizeof *l);
+    snprintf(l->run, sizeof l->run, "%s", run);
+    l->next = bk->runs;
+    bk->runs = l;
     return l;
 }
 
@@ -149,7 +148,7 @@ int ao_budget_enter(struct ao_budget_book *bk, const char *run, const char *role
         return 0;
     if (!bk->r) { /* one process, one call at a time */
         struct local *l = local_run(bk, run);
-        return l ? spent_reason(b, l->tokens, l->usd, reason, len) : 0;
+        return spent_reason(b, l->tokens, l->usd, reason, len);
     }
     if (!ao_redis_key(bk->r, key, sizeof key, AO_KEY_RUN, run) ||
         !ao_redis_key(bk->r, fl, sizeof fl, AO_KEY_INFLIGHT, run))
@@ -251,10 +250,6 @@ int ao_budget_charge(struct ao_budget_book *bk, const char *run, const char *rol
         return 0;
     }
     struct local *l = local_run(bk, run);
-    if (!l) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     l->tokens += u->prompt + u->completion;
     l->usd += u->cost_usd;
     return 0;

@@ -30,7 +30,7 @@ struct ao_budget_hold {
 };
 
 /* Counts in redis (hash run:<id>, fields tokens_prompt, tokens_completion,
- * cost_usd) when r is not NULL, else in this process.  NULL on OOM. */
+ * cost_usd) when r is not NULL, else in this process. */
 struct ao_budget_book *ao_budget_book_new(struct ao_redis *r);
 void ao_budget_book_free(struct ao_budget_book *bk);
 

@@ -275,13 +275,9 @@ char *ao_builtin_apply(const char *src, const char *plan, int sample, char *reas
         snprintf(reason, len, "knob '%s' cannot move %+d from %s", name, step, kn->values[kn->cur]);
         return NULL;
     }
-    if (ao_buf_append(&b, src, kn->off) < 0 ||
-        ao_buf_append(&b, kn->values[to], strlen(kn->values[to])) < 0 ||
-        ao_buf_append(&b, src + kn->off + kn->len, strlen(src + kn->off + kn->len) + 1) < 0) {
-        ao_buf_release(&b);
-        snprintf(reason, len, "out of memory");
-        return NULL;
-    }
+    ao_buf_append(&b, src, kn->off);
+    ao_buf_append(&b, kn->values[to], strlen(kn->values[to]));
+    ao_buf_append(&b, src + kn->off + kn->len, strlen(src + kn->off + kn->len) + 1);
     return b.data;
 }
 
@@ -347,15 +343,10 @@ cJSON *ao_builtin_summarize(const char *slow, const char *fast, const char *task
     s->summary = d.data;
     s->before = define_line(slow, ka);
     s->after = define_line(fast, kb);
-    if (!s->title || !s->summary || !s->before || !s->after || !(mv = cJSON_CreateObject()) ||
-        !cJSON_AddStringToObject(mv, "knob", ka->name) ||
-        !cJSON_AddNumberToObject(mv, "step", to - from) ||
-        !cJSON_AddStringToObject(mv, "from", ka->values[from]) ||
-        !cJSON_AddStringToObject(mv, "to", ka->values[to])) {
-        cJSON_Delete(mv);
-        ao_summary_release(s);
-        snprintf(reason, len, "out of memory");
-        return NULL;
-    }
+    mv = cJSON_CreateObject();
+    cJSON_AddStringToObject(mv, "knob", ka->name);
+    cJSON_AddNumberToObject(mv, "step", to - from);
+    cJSON_AddStringToObject(mv, "from", ka->values[from]);
+    cJSON_AddStringToObject(mv, "to", ka->values[to]);
     return mv;
 }

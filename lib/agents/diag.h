@@ -7,7 +7,7 @@
  * an "In file included from" line and the source lines quoted under them
  * are left out (a kernel that includes a file must not get its contents
  * read back), and any absolute path left is shown as <path>.  Capped at
- * max bytes.  The caller frees; NULL on OOM. */
+ * max bytes.  The caller frees. */
 char *ao_diag_for_model(const char *status, const char *reason, const char *diagnostics,
                         size_t max);
 

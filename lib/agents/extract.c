@@ -81,8 +81,8 @@ static int find_blocks(const char *reply, struct block *bl, int max)
             bl[n].start = b;
             open = 1, flen = k, fch = ch;
         } else if (k >= flen && ch == fch && blank_between(info, e)) {
-            if (ao_buf_append(&bl[n].code, "", 1) == 0)
-                bl[n].code.len--;
+            ao_buf_append(&bl[n].code, "", 1); /* its text ends in a NUL, not counted */
+            bl[n].code.len--;
             open = 0;
             n++;
         } else {
@@ -91,8 +91,8 @@ static int find_blocks(const char *reply, struct block *bl, int max)
         }
     }
     if (open && n < max) { /* a last block never closed: keep what there is */
-        if (ao_buf_append(&bl[n].code, "", 1) == 0)
-            bl[n].code.len--;
+        ao_buf_append(&bl[n].code, "", 1);
+        bl[n].code.len--;
         n++;
     }
     return n;
@@ -166,8 +166,8 @@ char *ao_extract_code(const char *reply, const char *target, char *reason, size_
     else if (pick < 0)
         snprintf(reason, len, "the reply's %d code block%s held no %s code", n, n == 1 ? "" : "s",
                  target);
-    else if (!(code = ao_strdup(bl[pick].code.data)))
-        snprintf(reason, len, "out of memory");
+    else
+        code = ao_strdup(bl[pick].code.data);
     free_blocks(bl, n);
     return code;
 }
@@ -181,10 +181,9 @@ static char *trimmed(const char *b, const char *e)
         b++;
     while (e > b && isspace((unsigned char)e[-1]))
         e--;
-    if ((s = ao_malloc((size_t)(e - b) + 1))) {
-        memcpy(s, b, (size_t)(e - b));
-        s[e - b] = '\0';
-    }
+    s = ao_malloc((size_t)(e - b) + 1);
+    memcpy(s, b, (size_t)(e - b));
+    s[e - b] = '\0';
     return s;
 }
 
@@ -266,8 +265,7 @@ int ao_extract_summary(const char *reply, struct ao_summary *s, char *reason, si
         if (blank_between(b, e))
             continue;
         if (!s->title) {
-            if (!(s->title = clean_title(b, e)))
-                goto oom;
+            s->title = clean_title(b, e);
             if (!s->title[0]) {
                 free(s->title);
                 s->title = NULL;
@@ -276,32 +274,27 @@ int ao_extract_summary(const char *reply, struct ao_summary *s, char *reason, si
         }
         if (label_line(b, e))
             continue;
-        if ((desc.len && ao_buf_append(&desc, " ", 1) < 0) ||
-            ao_buf_append(&desc, b, (size_t)(e - b)) < 0)
-            goto oom;
+        if (desc.len)
+            ao_buf_append(&desc, " ", 1);
+        ao_buf_append(&desc, b, (size_t)(e - b));
     }
     if (!s->title) {
         snprintf(reason, len, "the summary has no title");
         goto out;
     }
-    if (!(s->summary = trimmed(desc.len ? desc.data : "", desc.len ? desc.data + desc.len : "")))
-        goto oom;
+    s->summary = trimmed(desc.len ? desc.data : "", desc.len ? desc.data + desc.len : "");
     if (!s->summary[0]) {
         snprintf(reason, len, "the summary has no description");
         goto out;
     }
     if (strlen(s->summary) > 1500)
         strcpy(s->summary + 1497, "...");
-    if (!(s->before = n > 0 ? snippet(&bl[0]) : ao_strdup("")) ||
-        !(s->after = n > 1 ? snippet(&bl[1]) : ao_strdup("")))
-        goto oom;
+    s->before = n > 0 ? snippet(&bl[0]) : ao_strdup("");
+    s->after = n > 1 ? snippet(&bl[1]) : ao_strdup("");
     /* a lesson is text every later prompt quotes, and memory import takes
      * none with a control character: no CR of a CRLF reply, no escape */
     drop_controls(s->title), drop_controls(s->summary), drop_controls(s->before), drop_controls(s->after);
     rc = 0;
-    goto out;
-oom:
-    snprintf(reason, len, "out of memory");
 out:
     if (rc < 0)
         ao_summary_release(s);

@@ -360,7 +360,7 @@ static int take_inputs(struct flight *fl, int calls)
             return 0;
         }
         if (start_job(fl, &m) < 0) {
-            snprintf(fl->failure, sizeof fl->failure, "out of memory for a message in hand");
+            snprintf(fl->failure, sizeof fl->failure, "no stack could be mapped for a message in hand");
             return 0;
         }
     }

@@ -20,7 +20,7 @@ struct ao_gate_slot {
  * it then).  An urgent caller goes before the others when the server is
  * full (the planner and the summarizer: their calls are a run's critical
  * path, one after another, where the executor's are many side by side).
- * NULL on OOM or a key that does not fit (err). */
+ * NULL where a key does not fit (err). */
 struct ao_gate *ao_gate_new(struct ao_redis *r, const char *url, int limit, double lease_s, int urgent,
                             char *err, size_t errlen);
 void ao_gate_free(struct ao_gate *g);

@@ -111,10 +111,7 @@ static int check_models(const char *list, struct ao_llm_conf *o, const char *rol
             return ao_errf(err, errlen, "--llm-models: '%.60s' is not a model name (1 to 128 of letters, "
                            "digits and ._:/@+-)", name);
         }
-        if (ao_buf_printf(&b, "%s%s", b.len ? "," : "", name) < 0) {
-            free(b.data);
-            return ao_errf(err, errlen, "out of memory");
-        }
+        ao_buf_printf(&b, "%s%s", b.len ? "," : "", name);
         p += n + (p[n] == ',');
     }
     o->models = b.data; /* NULL: an empty list */
@@ -244,8 +241,9 @@ static int on_progress(void *p, curl_off_t dt, curl_off_t dn, curl_off_t ut, cur
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
     struct xfer *l = ud;
-    if (l->body.len + size * n > MAX_REPLY || ao_buf_append(&l->body, p, size * n) < 0)
+    if (l->body.len + size * n > MAX_REPLY)
         return 0; /* curl reports a write error */
+    ao_buf_append(&l->body, p, size * n);
     return size * n;
 }
 
@@ -293,14 +291,13 @@ struct ao_llm *ao_llm_new(const struct ao_llm_conf *conf, char *err, size_t errl
     }
     l->headers = curl_slist_append(NULL, "Content-Type: application/json");
     if (conf->key) {
-        if (ao_buf_printf(&auth, "Authorization: Bearer %s", conf->key) < 0)
-            goto oom;
+        ao_buf_printf(&auth, "Authorization: Bearer %s", conf->key);
         l->headers = curl_slist_append(l->headers, auth.data);
         memset(auth.data, 0, auth.len);
         ao_buf_release(&auth);
     }
     if (!l->headers)
-        goto oom;
+        goto no_headers;
     curl_easy_setopt(l->curl, CURLOPT_URL, l->endpoint);
     curl_easy_setopt(l->curl, CURLOPT_HTTPHEADER, l->headers);
     curl_easy_setopt(l->curl, CURLOPT_WRITEFUNCTION, on_body);
@@ -317,8 +314,8 @@ struct ao_llm *ao_llm_new(const struct ao_llm_conf *conf, char *err, size_t errl
     curl_easy_setopt(l->curl, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(l->curl, CURLOPT_FOLLOWLOCATION, 0L); /* never carry the key elsewhere */
     return l;
-oom:
-    snprintf(err, errlen, "out of memory");
+no_headers:
+    snprintf(err, errlen, "libcurl could not make the request's headers");
 fail:
     ao_buf_release(&auth);
     ao_llm_free(l);
@@ -398,30 +395,24 @@ static int is_quota_error(struct xfer *l)
 static char *request_body(const struct ao_llm *l, const char *model, const char *system, const char *user)
 {
     cJSON *req = cJSON_CreateObject(), *msgs, *m;
-    char *out = NULL;
+    char *out;
 
-    if (!req || !cJSON_AddStringToObject(req, "model", model ? model : l->conf.model) ||
-        !(msgs = cJSON_AddArrayToObject(req, "messages")))
-        goto out;
-    if (!(m = cJSON_CreateObject()) || !cJSON_AddItemToArray(msgs, m) ||
-        !cJSON_AddStringToObject(m, "role", "system") ||
-        !cJSON_AddStringToObject(m, "content", system))
-        goto out;
-    if (!(m = cJSON_CreateObject()) || !cJSON_AddItemToArray(msgs, m) ||
-        !cJSON_AddStringToObject(m, "role", "user") ||
-        !cJSON_AddStringToObject(m, "content", user))
-        goto out;
-    if (!cJSON_AddNumberToObject(req, "temperature", l->conf.temperature) ||
-        !cJSON_AddNumberToObject(req, "max_tokens", (double)l->conf.max_tokens))
-        goto out;
+    cJSON_AddStringToObject(req, "model", model ? model : l->conf.model);
+    msgs = cJSON_AddArrayToObject(req, "messages");
+    cJSON_AddItemToArray(msgs, m = cJSON_CreateObject());
+    cJSON_AddStringToObject(m, "role", "system");
+    cJSON_AddStringToObject(m, "content", system);
+    cJSON_AddItemToArray(msgs, m = cJSON_CreateObject());
+    cJSON_AddStringToObject(m, "role", "user");
+    cJSON_AddStringToObject(m, "content", user);
+    cJSON_AddNumberToObject(req, "temperature", l->conf.temperature);
+    cJSON_AddNumberToObject(req, "max_tokens", (double)l->conf.max_tokens);
     /* streamed: a live call shows itself byte by byte, so a dead one is
      * known in --llm-stall, not at the end of --llm-timeout; the usage
      * comes in the last event */
-    if (!cJSON_AddTrueToObject(req, "stream") || !(m = cJSON_AddObjectToObject(req, "stream_options")) ||
-        !cJSON_AddTrueToObject(m, "include_usage"))
-        goto out;
+    cJSON_AddTrueToObject(req, "stream");
+    cJSON_AddTrueToObject(cJSON_AddObjectToObject(req, "stream_options"), "include_usage");
     out = cJSON_PrintUnformatted(req);
-out:
     cJSON_Delete(req);
     return out;
 }
@@ -467,35 +458,28 @@ static cJSON *sse_reply(const char *body, size_t len, char *err, size_t errlen)
         }
         c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ev, "choices"), 0);
         d = cJSON_GetObjectItemCaseSensitive(c, "delta");
-        if (cJSON_IsString(e = cJSON_GetObjectItemCaseSensitive(d, "content")) &&
-            ao_buf_append(&text, e->valuestring, strlen(e->valuestring)) < 0)
-            goto oom_ev;
+        if (cJSON_IsString(e = cJSON_GetObjectItemCaseSensitive(d, "content")))
+            ao_buf_append(&text, e->valuestring, strlen(e->valuestring));
         if (cJSON_IsString(e = cJSON_GetObjectItemCaseSensitive(c, "finish_reason"))) {
             cJSON_Delete(finish);
             finish = cJSON_CreateString(e->valuestring);
         }
         if (cJSON_IsObject(e = cJSON_GetObjectItemCaseSensitive(ev, "usage"))) {
             cJSON_Delete(usage);
-            if (!(usage = cJSON_Duplicate(e, 1)))
-                goto oom_ev;
+            usage = cJSON_Duplicate(e, 1);
         }
         cJSON_Delete(ev);
-        continue;
-    oom_ev:
-        cJSON_Delete(ev);
-        snprintf(err, errlen, "out of memory");
-        goto fail;
     }
     if (!events) {
         snprintf(err, errlen, "the reply is neither JSON nor a stream of events");
         goto fail;
     }
-    if (ao_buf_append(&text, "", 1) < 0 || !(out = cJSON_CreateObject()) ||
-        !(choice = cJSON_CreateObject()) || !cJSON_AddItemToArray(cJSON_AddArrayToObject(out, "choices"), choice) ||
-        !(msg = cJSON_AddObjectToObject(choice, "message")) || !cJSON_AddStringToObject(msg, "content", text.data)) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
+    ao_buf_append(&text, "", 1);
+    out = cJSON_CreateObject();
+    choice = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(out, "choices"), choice);
+    msg = cJSON_AddObjectToObject(choice, "message");
+    cJSON_AddStringToObject(msg, "content", text.data);
     if (finish)
         cJSON_AddItemToObject(choice, "finish_reason", finish), finish = NULL;
     if (usage)
@@ -529,7 +513,7 @@ static enum verdict parse_reply(struct xfer *x, char **reply, struct ao_llm_usag
 
     if (is_stream(x->body.data, x->body.len)) {
         if (!(j = sse_reply(x->body.data, x->body.len, err, errlen)))
-            return strcmp(err, "out of memory") == 0 ? FATAL : RETRY;
+            return RETRY; /* a stream cut or garbled: the server's, tried again */
     } else if (!(j = cJSON_ParseWithLength(x->body.data, x->body.len))) {
         snprintf(err, errlen, "the reply is not valid JSON");
         return RETRY;
@@ -551,10 +535,8 @@ static enum verdict parse_reply(struct xfer *x, char **reply, struct ao_llm_usag
         snprintf(err, errlen, "the reply has no message content");
     } else if (cJSON_IsString(finish) && strcmp(finish->valuestring, "length") == 0) {
         snprintf(err, errlen, "the reply was cut off at the token limit (%ld)", l->conf.max_tokens);
-    } else if (!(*reply = ao_strdup(content->valuestring))) {
-        snprintf(err, errlen, "out of memory");
-        v = FATAL;
     } else {
+        *reply = ao_strdup(content->valuestring);
         v = OK;
     }
     cJSON_Delete(j);
@@ -616,10 +598,7 @@ static enum verdict attempt(struct xfer *l, const char *body, char **reply,
         ao_llm_redact(l->l, err);
         return rc == CURLE_WRITE_ERROR && l->body.len > 0 ? FATAL : RETRY;
     }
-    if (ao_buf_append(&l->body, "", 1) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return FATAL;
-    }
+    ao_buf_append(&l->body, "", 1);
     l->body.len--;
     curl_easy_getinfo(l->curl, CURLINFO_RESPONSE_CODE, &status);
     if (status == 200)
@@ -673,9 +652,10 @@ int ao_llm_chat_as(struct ao_llm *l, const char *model, const char *system, cons
         snprintf(err, errlen, "the builtin model takes no chat calls");
         return -1;
     }
-    if (!(body = request_body(l, model, system, user)) || !(x = xfer_take(l))) {
+    body = request_body(l, model, system, user);
+    if (!(x = xfer_take(l))) {
         free(body);
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "libcurl could not make a transfer");
         return -1;
     }
     u->calls++;
@@ -761,7 +741,7 @@ int ao_llm_probe(const struct ao_llm_conf *conf, char *err, size_t errlen)
     if (!(l = ao_llm_new(conf, err, errlen)))
         return -1;
     if (!(x = xfer_take(l))) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "libcurl could not make a transfer");
         ao_llm_free(l);
         return -1;
     }

@@ -51,16 +51,12 @@ char *ao_prompt_render(const char *tmpl, const struct ao_prompt_var *vars, int n
         }
         if (used)
             *used |= 1ull << i;
-        if (ao_buf_append(&out, p, (size_t)(open - p)) < 0 ||
-            ao_buf_append(&out, vars[i].value, strlen(vars[i].value)) < 0)
-            goto oom;
+        ao_buf_append(&out, p, (size_t)(open - p));
+        ao_buf_append(&out, vars[i].value, strlen(vars[i].value));
         p = close + 2;
     }
-    if (ao_buf_append(&out, p, strlen(p) + 1) < 0)
-        goto oom;
+    ao_buf_append(&out, p, strlen(p) + 1);
     return out.data;
-oom:
-    snprintf(err, errlen, "out of memory");
 fail:
     ao_buf_release(&out);
     return NULL;

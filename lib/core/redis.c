@@ -131,10 +131,8 @@ int ao_redis_get(struct ao_redis *r, const char *key, char **val, char *err, siz
     if (rep->type == REDIS_REPLY_NIL) {
         rc = 0;
     } else if (rep->type == REDIS_REPLY_STRING) {
-        if ((*val = ao_strndup(rep->str, rep->len)))
-            rc = 1;
-        else
-            snprintf(err, errlen, "out of memory");
+        *val = ao_strndup(rep->str, rep->len);
+        rc = 1;
     } else {
         snprintf(err, errlen, "redis GET: unexpected reply");
     }

@@ -545,11 +545,11 @@ int ao_task_allow(const char *dir, char *err, size_t errlen)
         return -1;
     }
     /* first: the task the user named wins over a built-in one of its name */
-    if (ao_buf_printf(&b, "%s:%s", real, ao_task_roots()) == 0 &&
-        setenv("ACCELOPT_TASK_ROOTS", b.data, 1) == 0)
+    ao_buf_printf(&b, "%s:%s", real, ao_task_roots());
+    if (setenv("ACCELOPT_TASK_ROOTS", b.data, 1) == 0)
         rc = 0;
     else
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "cannot set the task roots: %s", strerror(errno));
     ao_buf_release(&b);
     return rc;
 }

@@ -23,7 +23,7 @@
 
 extern char **environ;
 
-int ao_buf_append(struct ao_buf *b, const void *p, size_t n)
+void ao_buf_append(struct ao_buf *b, const void *p, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -37,29 +37,29 @@ int ao_buf_append(struct ao_buf *b, const void *p, size_t n)
     memcpy(b->data + b->len, p, n);
     b->len += n;
     b->data[b->len] = '\0';
-    return 0;
 }
 
-int ao_buf_printf(struct ao_buf *b, const char *fmt, ...)
+void ao_buf_printf(struct ao_buf *b, const char *fmt, ...)
 {
-    char small[512], *big = NULL;
+    char small[512], *big;
     va_list ap;
-    int n, rc;
+    int n;
 
     va_start(ap, fmt);
     n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return -1;
-    if ((size_t)n < sizeof small)
-        return ao_buf_append(b, small, (size_t)n);
+    if (n < 0) /* a format of ours that does not print: nothing to add */
+        return;
+    if ((size_t)n < sizeof small) {
+        ao_buf_append(b, small, (size_t)n);
+        return;
+    }
     big = ao_malloc((size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    rc = ao_buf_append(b, big, (size_t)n);
+    ao_buf_append(b, big, (size_t)n);
     free(big);
-    return rc;
 }
 
 void ao_buf_release(struct ao_buf *b)
@@ -100,16 +100,11 @@ char *ao_read_file_max(const char *path, size_t max, size_t *len, char *err, siz
             snprintf(err, errlen, "'%s' is over the %zu byte limit", path, max);
             goto fail;
         }
-        if (ao_buf_append(&b, chunk, (size_t)n) < 0) {
-            snprintf(err, errlen, "out of memory reading '%s'", path);
-            goto fail;
-        }
+        ao_buf_append(&b, chunk, (size_t)n);
     }
     close(fd);
-    if (!b.data && ao_buf_append(&b, "", 0) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    if (!b.data)
+        ao_buf_append(&b, "", 0);
     if (len)
         *len = b.len;
     return b.data;

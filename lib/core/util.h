@@ -28,8 +28,8 @@ int ao_errf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(p
  * would not fit (a path is refused, never cut). */
 int ao_path(char *buf, size_t len, const char *dir, const char *name, char *err, size_t errlen);
 
-int ao_buf_append(struct ao_buf *b, const void *p, size_t n);
-int ao_buf_printf(struct ao_buf *b, const char *fmt, ...)
+void ao_buf_append(struct ao_buf *b, const void *p, size_t n);
+void ao_buf_printf(struct ao_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void ao_buf_release(struct ao_buf *b);
 

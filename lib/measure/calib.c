@@ -67,10 +67,7 @@ int ao_calib_store(const char *path, const char *target, struct ao_calib *c, cha
     }
     cJSON_AddNumberToObject(j, "measurements", c->measurements > 0 ? c->measurements : 1);
     cJSON_AddBoolToObject(j, "stable", c->stable);
-    if (!(s = cJSON_Print(j))) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
+    s = cJSON_Print(j);
     ao_sha256_hex(s, strlen(s), hex);
     snprintf(c->id, sizeof c->id, "%.16s", hex);
     if (!path) { /* only the id: a measurement kept in memory */

@@ -367,7 +367,7 @@ long long prof_job_call(struct ao_job *j, const long long *dims, float *const *i
 }
 
 long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *const *in, struct ao_rng *rng,
-                                uint32_t poison, float **out, struct spots *guard, const char *phase)
+                                uint32_t poison, float **out, const struct prof_note *note, const char *phase)
 {
     const struct ao_task *t = j->task;
     long long e, t0, t1;
@@ -394,9 +394,9 @@ long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *
             prof_fill_timed_wide(rng, &t->t[i].dist, ao_job_tensor(j, i), n, parts);
         }
     }
-    if (guard) /* some inputs noted where spots.c will hold them after the call */
+    if (note) /* some inputs noted where spots.c will hold them after the call */
         for (int i = 0; i < t->ninputs; i++)
-            prof_spots_note(guard, i, ao_job_tensor(j, i));
+            note->fn(note->ctx, i, ao_job_tensor(j, i));
     /* the outputs poisoned here and copied, or by the runner on its device
      * (the region's copies are then stale: nothing reads them before a
      * FETCH has overwritten them) */
@@ -414,7 +414,7 @@ long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *
     ao_job_off_runner(j);
     /* a host kernel's outputs are read after this call: watched from its
      * `done` on (a device's are on the device until the FETCH) */
-    j->watch = (out || guard) && !j->tg->after_call;
+    j->watch = (out || note) && !j->tg->after_call;
     e = ao_job_run(j, AO_RUN_CMD_CALL, 1, phase);
     j->watch = 0;
     if (e < 0)

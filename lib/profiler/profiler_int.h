@@ -249,9 +249,14 @@ int prof_measure_wake(struct ao_job *j);
  * Returns elapsed ns, or -1 with j->status set. */
 long long prof_job_call(struct ao_job *j, const long long *dims, float *const *in,
                         struct ao_rng *rng, uint32_t poison, float **out, const char *phase);
-/* ... and with guard, some inputs noted once in place (spots.c), and the
- * call watched as one whose outputs are read */
-struct spots;
+/* ... and with note, each input told to note->fn once in place (spots.c
+ * notes the elements it will hold), and the call watched as one whose
+ * outputs are read.  A callback: the job's driver knows nothing of what
+ * is noted, so it needs nothing above it. */
+struct prof_note {
+    void (*fn)(void *ctx, int i, const float *x);
+    void *ctx;
+};
 /* poison for the rounds whose kernel's calls are checked at secret
  * positions (spots.c): none, on both sides alike.  An output the kernel
  * leaves holds its last call's value, wrong for the new inputs, and the
@@ -259,7 +264,7 @@ struct spots;
  * (issue 66: 20 ms a call for silu at the cpu size) */
 #define PROF_NO_POISON 0u
 long long prof_job_call_guarded(struct ao_job *j, const long long *dims, float *const *in, struct ao_rng *rng,
-                                uint32_t poison, float **out, struct spots *guard, const char *phase);
+                                uint32_t poison, float **out, const struct prof_note *note, const char *phase);
 /* Did the call leave its inputs as they were given?  Names the first one not. */
 const char *prof_inputs_changed(struct ao_job *j, const long long *dims, float *const *in);
 /* Start a job's runner with a fresh secret order of tensor positions. */
@@ -291,7 +296,7 @@ struct pool *prof_pool_get(struct ao_profiler *p, const struct ao_task *t, const
                            char *err, size_t errlen);
 
 /* --- profile.c: what a lone measurement and a head-to-head (h2h.c) share --- */
-/* *dst = a copy of s (NULL: none); -1 out of memory. */
+/* *dst = a copy of s (NULL: none). */
 void prof_set_str(char **dst, const char *s);
 /* The result's verdict from the job's: status, reason, the errors of the
  * checks (taken from *errors), the wall time since t0, how busy the
@@ -337,7 +342,7 @@ void prof_spots_tally(const struct spots *s, struct spots_tally *t);
 void prof_spots_json(const struct spots_tally *s, const struct ao_task *t, cJSON *timing, cJSON *errors);
 void prof_spots_free(const struct ao_task *t, struct spots *s);
 /* Before a call: which input elements to note (prof_spots_guard), then
- * input i's noted once in place (prof_spots_note, drive.c). */
+ * input i's noted once in place (prof_spots_note, told by drive.c). */
 void prof_spots_guard(struct ao_profiler *p, struct spots *s, const struct ao_task *t, const long long *dims);
 void prof_spots_note(struct spots *s, int i, const float *x);
 /* After call `call`, the runner stopped: its guards held, its outputs at

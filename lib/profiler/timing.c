@@ -614,6 +614,12 @@ static int rounds_start(struct ao_profiler *p, struct pool *pl, struct rounds *r
     return 0;
 }
 
+/* The job's driver tells each input in place (prof_job_call_guarded). */
+static void note_input(void *spots, int i, const float *x)
+{
+    prof_spots_note(spots, i, x);
+}
+
 /* Side s's call of round r->n, on inputs drawn from gen (next: past
  * them); v >= 0 when the round is kept (its outputs read back).  Its time
  * into the round's arrays; *away when we were away at its `done`.  The
@@ -624,6 +630,7 @@ static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds
     const struct ao_task *t = &pl->task;
     struct ao_job *j = r->side[s];
     float **out = v < 0 ? NULL : j == w->kj ? r->smp.out[v].t + t->ninputs : w->scratch;
+    struct prof_note note = {note_input, NULL};
     long long e;
 
     if ((r->n < 32 || r->n % 4 == 0) && prof_wake_sample(j, "in a timed call") < 0)
@@ -632,9 +639,10 @@ static long long side_call(struct ao_profiler *p, struct pool *pl, struct rounds
     *next = *gen;
     if (r->spots[s].on)
         prof_spots_guard(p, &r->spots[s], t, pl->dims);
+    note.ctx = &r->spots[s];
     if ((e = prof_job_call_guarded(j, pl->dims, NULL, next,
                                    r->spots[r->nsides - 1].on ? PROF_NO_POISON : 0x7fc00000u, out,
-                                   r->spots[s].on ? &r->spots[s] : NULL, "in a timed call")) < 0)
+                                   r->spots[s].on ? &note : NULL, "in a timed call")) < 0)
         return -1;
     r->kernel_ns += e;
     /* written by the kernel's process: held against our clock

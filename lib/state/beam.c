@@ -50,7 +50,7 @@ static int member_decode(const cJSON *j, struct ao_beam_member *m, char *err, si
 
     member_init(m);
     if (!rest) {
-        snprintf(err, errlen, cJSON_IsObject(j) ? "out of memory" : "a beam member is not a JSON object");
+        snprintf(err, errlen, "a beam member is not a JSON object");
         return -1;
     }
     profile = cJSON_DetachItemFromObjectCaseSensitive(rest, "profile");
@@ -75,13 +75,9 @@ cJSON *ao_kernel_profile_json(const struct ao_kernel_profile *p)
 
 cJSON *ao_beam_member_json(const struct ao_beam_member *m)
 {
-    cJSON *j = ao_msg_encode(&member_rec, m), *p = ao_kernel_profile_json(&m->profile);
+    cJSON *j = ao_msg_encode(&member_rec, m);
 
-    if (!j || !p || !cJSON_AddItemToObject(j, "profile", p)) {
-        cJSON_Delete(j);
-        cJSON_Delete(p);
-        return NULL;
-    }
+    cJSON_AddItemToObject(j, "profile", ao_kernel_profile_json(&m->profile));
     return j;
 }
 
@@ -89,18 +85,19 @@ int ao_beam_member_copy(struct ao_beam_member *dst, const struct ao_beam_member 
 {
     cJSON *j = ao_beam_member_json(src);
     char err[AO_ERRLEN];
-    int rc = j ? member_decode(j, dst, err, sizeof err) : (member_init(dst), -1);
+    int rc = member_decode(j, dst, err, sizeof err); /* (our own member: it decodes) */
 
     cJSON_Delete(j);
     return rc;
 }
 
-static int dup(char **dst, const char *s)
+static void dup(char **dst, const char *s)
 {
-    return s && !(*dst = ao_strdup(s)) ? -1 : 0;
+    if (s)
+        *dst = ao_strdup(s);
 }
 
-int ao_beam_member_of(struct ao_beam_member *m, const struct ao_result_msg *r, long long iter)
+void ao_beam_member_of(struct ao_beam_member *m, const struct ao_result_msg *r, long long iter)
 {
     struct ao_kernel_profile *p = &m->profile;
 
@@ -122,20 +119,19 @@ int ao_beam_member_of(struct ao_beam_member *m, const struct ao_result_msg *r, l
     p->machine_spread = r->machine_spread;
     p->machine_spread_calibrated = r->machine_spread_calibrated;
     p->repeats = r->repeats;
-    if (dup(&m->kernel_id, r->kernel_id) < 0 || dup(&m->sha256, r->sha256) < 0 || dup(&m->source, r->source) < 0 ||
-        dup(&m->parent, r->parent) < 0 || dup(&m->plan, r->plan) < 0 || dup(&m->plan_text, r->plan_text) < 0 ||
-        dup(&m->slot, r->slot) < 0 || dup(&p->bound, r->bound) < 0) {
-        ao_beam_member_release(m);
-        return -1;
-    }
+    dup(&m->kernel_id, r->kernel_id);
+    dup(&m->sha256, r->sha256);
+    dup(&m->source, r->source);
+    dup(&m->parent, r->parent);
+    dup(&m->plan, r->plan);
+    dup(&m->plan_text, r->plan_text);
+    dup(&m->slot, r->slot);
+    dup(&p->bound, r->bound);
     {
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(r->device_profile, "counters");
-        if (cJSON_IsObject(c) && !(p->counters = cJSON_Duplicate(c, 1))) {
-            ao_beam_member_release(m);
-            return -1;
-        }
+        if (cJSON_IsObject(c))
+            p->counters = cJSON_Duplicate(c, 1);
     }
-    return 0;
 }
 
 void ao_beam_init(struct ao_beam *b)
@@ -192,13 +188,7 @@ cJSON *ao_beam_json(const struct ao_beam *b)
 {
     cJSON *a = cJSON_CreateArray();
 
-    for (int i = 0; a && i < b->n; i++) {
-        cJSON *m = ao_beam_member_json(&b->m[i]);
-        if (!m || !cJSON_AddItemToArray(a, m)) {
-            cJSON_Delete(m);
-            cJSON_Delete(a);
-            return NULL;
-        }
-    }
+    for (int i = 0; i < b->n; i++)
+        cJSON_AddItemToArray(a, ao_beam_member_json(&b->m[i]));
     return a;
 }

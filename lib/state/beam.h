@@ -44,15 +44,15 @@ int ao_beam_decode(const cJSON *j, struct ao_beam *b, char *err, size_t errlen);
 /* The run's beam from the run store: 1, 0 for none (an empty beam), -1 the
  * store failed, AO_RC_CORRUPT it does not decode (both + err). */
 int ao_beam_load(struct ao_runstore *rs, const char *run, struct ao_beam *b, char *err, size_t errlen);
-/* As JSON: the beam, one member, one profile; NULL on OOM. */
+/* As JSON: the beam, one member, one profile. */
 cJSON *ao_beam_json(const struct ao_beam *b);
 cJSON *ao_beam_member_json(const struct ao_beam_member *m);
 cJSON *ao_kernel_profile_json(const struct ao_kernel_profile *p);
-/* dst (empty) made a copy of src.  0, or -1 out of memory (dst empty). */
+/* dst (empty) made a copy of src.  0, or -1 (dst empty) where src does
+ * not read back as a member. */
 int ao_beam_member_copy(struct ao_beam_member *dst, const struct ao_beam_member *src);
-/* The member a correct result becomes, measured in iteration iter.  0 or
- * -1 out of memory (m empty). */
-int ao_beam_member_of(struct ao_beam_member *m, const struct ao_result_msg *r, long long iter);
+/* The member a correct result becomes, measured in iteration iter. */
+void ao_beam_member_of(struct ao_beam_member *m, const struct ao_result_msg *r, long long iter);
 void ao_beam_member_release(struct ao_beam_member *m);
 
 #endif

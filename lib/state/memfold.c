@@ -57,7 +57,7 @@ static double support(const cJSON *it)
 
 /* Add it's ids (its evidence_ids, else its own id) to ids, those not there
  * yet, while there is room. */
-static int add_ids(cJSON *ids, const cJSON *it)
+static void add_ids(cJSON *ids, const cJSON *it)
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(it, "evidence_ids"), *v;
     cJSON one = {0};
@@ -74,14 +74,9 @@ static int add_ids(cJSON *ids, const cJSON *it)
             continue;
         cJSON_ArrayForEach(have, ids)
             found |= strcmp(have->valuestring, v->valuestring) == 0;
-        if (!found && cJSON_GetArraySize(ids) < AO_MEMORY_EVIDENCE_IDS) {
-            cJSON *s = cJSON_CreateString(v->valuestring);
-            if (!s)
-                return -1;
-            cJSON_AddItemToArray(ids, s);
-        }
+        if (!found && cJSON_GetArraySize(ids) < AO_MEMORY_EVIDENCE_IDS)
+            cJSON_AddItemToArray(ids, cJSON_CreateString(v->valuestring));
     }
-    return 0;
 }
 
 cJSON *ao_memory_merge(const cJSON *newer, const cJSON *older)
@@ -90,8 +85,8 @@ cJSON *ao_memory_merge(const cJSON *newer, const cJSON *older)
     cJSON *out = cJSON_Duplicate(best, 1), *ids = cJSON_CreateArray();
     int n, na = ao_memory_evidence(newer), nb = ao_memory_evidence(older);
 
-    if (!out || !ids || add_ids(ids, newer) < 0 || add_ids(ids, older) < 0)
-        goto oom;
+    add_ids(ids, newer);
+    add_ids(ids, older);
     n = cJSON_GetArraySize(ids);
     /* past the cap the ids no longer tell overlap from new: the larger
      * count stands (never a count that grows by folding the same twice) */
@@ -100,15 +95,10 @@ cJSON *ao_memory_merge(const cJSON *newer, const cJSON *older)
     cJSON_DeleteItemFromObjectCaseSensitive(out, "evidence");
     cJSON_DeleteItemFromObjectCaseSensitive(out, "evidence_ids");
     cJSON_DeleteItemFromObjectCaseSensitive(out, "created_at");
-    if (!cJSON_AddStringToObject(out, "created_at", ao_json_str(newer, "created_at", "")) ||
-        !cJSON_AddNumberToObject(out, "evidence", n))
-        goto oom;
+    cJSON_AddStringToObject(out, "created_at", ao_json_str(newer, "created_at", ""));
+    cJSON_AddNumberToObject(out, "evidence", n);
     cJSON_AddItemToObject(out, "evidence_ids", ids);
     return out;
-oom:
-    cJSON_Delete(out);
-    cJSON_Delete(ids);
-    return NULL;
 }
 
 int ao_memory_fold(cJSON *items)
@@ -123,8 +113,7 @@ int ao_memory_fold(cJSON *items)
                 b = next;
                 continue;
             }
-            if (!(m = ao_memory_merge(a, b)))
-                return -1;
+            m = ao_memory_merge(a, b);
             cJSON_ReplaceItemViaPointer(items, a, m); /* frees a */
             a = m;
             cJSON_Delete(cJSON_DetachItemViaPointer(items, b));

@@ -21,12 +21,11 @@ int ao_memory_same_lesson(const cJSON *a, const cJSON *b);
  * narrower one, relative to its speedup; then the smaller spread; then the
  * newer), with the newer's created_at, evidence_ids the union of both's
  * (an item without them stands for its own id) and evidence their count.
- * Folding the same items again gives the same item.  NULL on OOM. */
+ * Folding the same items again gives the same item. */
 cJSON *ao_memory_merge(const cJSON *newer, const cJSON *older);
 
 /* Fold every group of equal lessons of items (newest first) into one, at
- * the place of its newest: the count of items that went, or -1 on OOM
- * (items then as they were up to that point, every item whole). */
+ * the place of its newest: the count of items that went. */
 int ao_memory_fold(cJSON *items);
 
 /* How many pairs of kernels taught an item (1 without an evidence count). */

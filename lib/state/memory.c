@@ -55,10 +55,7 @@ cJSON *ao_memory_read(struct ao_redis *r, const char *key, int max, char *err, s
     snprintf(stop, sizeof stop, "%d", max - 1); /* max 0: all of it */
     if (!(rep = ao_redis_argv(r, 4, argv, NULL, err, errlen)))
         return NULL;
-    if (!(items = cJSON_CreateArray())) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
+    items = cJSON_CreateArray();
     for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
         const redisReply *e = rep->element[i];
         cJSON *it = e->type == REDIS_REPLY_STRING ? cJSON_ParseWithLength(e->str, e->len) : NULL;
@@ -69,7 +66,6 @@ cJSON *ao_memory_read(struct ao_redis *r, const char *key, int max, char *err, s
         }
         cJSON_AddItemToArray(items, it);
     }
-out:
     freeReplyObject(rep);
     return items;
 }
@@ -135,18 +131,12 @@ static int fold_in(struct ao_redis *r, const char *key, const char *text, char *
         const redisReply *e = rep->element[i];
         cJSON *have = e->type == REDIS_REPLY_STRING ? cJSON_ParseWithLength(e->str, e->len) : NULL;
         if (have && ao_memory_same_lesson(it, have)) {
-            if (!(m = ao_memory_merge(it, have)) || !(*old = ao_strdup(e->str))) {
-                cJSON_Delete(have);
-                snprintf(err, errlen, "out of memory");
-                goto out;
-            }
+            m = ao_memory_merge(it, have);
+            *old = ao_strdup(e->str);
         }
         cJSON_Delete(have);
     }
-    if (!(*out = m ? cJSON_PrintUnformatted(m) : ao_strdup(text))) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
+    *out = m ? cJSON_PrintUnformatted(m) : ao_strdup(text);
     rc = 0;
 out:
     if (rc < 0) {
@@ -230,9 +220,7 @@ static int compact_once(struct ao_redis *r, const char *key, int *folded, char *
             x = cJSON_CreateObject();
         cJSON_AddItemToArray(items, x);
     }
-    if ((*folded = ao_memory_fold(items)) < 0)
-        goto oom;
-    if (*folded == 0) {
+    if ((*folded = ao_memory_fold(items)) == 0) {
         rc = 1;
         goto out;
     }
@@ -243,16 +231,11 @@ static int compact_once(struct ao_redis *r, const char *key, int *folded, char *
     for (size_t i = 0; i < n; i++)
         args[1 + i] = rep->element[i]->str ? rep->element[i]->str : "";
     cJSON_ArrayForEach(it, items) {
-        if (!(texts[m] = cJSON_PrintUnformatted(it)))
-            goto oom;
+        texts[m] = cJSON_PrintUnformatted(it);
         args[1 + n + m] = texts[m];
         m++;
     }
     rc = (int)eval_strings(r, replace_script, key, args, 1 + n + m, err, errlen);
-    goto out;
-oom:
-    snprintf(err, errlen, "out of memory");
-    rc = -1;
 out:
     for (size_t i = 0; texts && i < m; i++)
         cJSON_free(texts[i]);

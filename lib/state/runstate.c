@@ -59,10 +59,6 @@ int ao_run_state_decode(const cJSON *j, struct ao_run_state *s, char *err, size_
         snprintf(err, errlen, "the run state is not a JSON object");
         return -1;
     }
-    if (!rest) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     config = cJSON_DetachItemFromObjectCaseSensitive(rest, "config");
     if (!config) {
         snprintf(err, errlen, "the run state has no config");
@@ -96,13 +92,9 @@ fail:
 
 cJSON *ao_run_state_json(const struct ao_run_state *s)
 {
-    cJSON *j = ao_msg_encode(&ao_rec_run_state, s), *c = ao_run_config_json(&s->config);
+    cJSON *j = ao_msg_encode(&ao_rec_run_state, s);
 
-    if (!j || !c || !cJSON_AddItemToObject(j, "config", c)) {
-        cJSON_Delete(j);
-        cJSON_Delete(c);
-        return NULL;
-    }
+    cJSON_AddItemToObject(j, "config", ao_run_config_json(&s->config));
     return j;
 }
 

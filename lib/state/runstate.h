@@ -59,7 +59,7 @@ void ao_run_state_release(struct ao_run_state *s);
  * bounds, no unknown field, the fields every run has present.  0, or -1 +
  * err (s released). */
 int ao_run_state_decode(const cJSON *j, struct ao_run_state *s, char *err, size_t errlen);
-/* s as a JSON object (absent fields left out); NULL on OOM. */
+/* s as a JSON object (absent fields left out). */
 cJSON *ao_run_state_json(const struct ao_run_state *s);
 /* A run's state from the run store: 1 decoded, 0 no such run (s left
  * empty), -1 the store failed, AO_RC_CORRUPT it does not decode (both + err). */

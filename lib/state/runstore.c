@@ -40,8 +40,8 @@ struct ao_runstore {
 struct ao_runstore *ao_runstore_redis(struct ao_redis *r)
 {
     struct ao_runstore *s = ao_calloc(1, sizeof *s);
-    if (s)
-        s->redis = r;
+
+    s->redis = r;
     return s;
 }
 
@@ -61,12 +61,10 @@ struct ao_runstore *ao_runstore_file(const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "state file '%s' is not a JSON object", path);
             goto fail;
         }
-    } else if (!(s->root = cJSON_CreateObject())) {
-        goto oom;
+    } else {
+        s->root = cJSON_CreateObject();
     }
     return s;
-oom:
-    snprintf(err, errlen, "out of memory");
 fail:
     ao_runstore_free(s);
     return NULL;
@@ -79,10 +77,7 @@ int ao_runstore_save(struct ao_runstore *s, char *err, size_t errlen)
 
     if (s->redis || !s->path || !s->dirty)
         return 0;
-    if (!(text = cJSON_Print(s->root))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    text = cJSON_Print(s->root);
     rc = ao_replace_file(s->path, text, strlen(text), err, errlen);
     cJSON_free(text);
     if (rc == 0)
@@ -117,10 +112,9 @@ static redisReply *command(struct ao_runstore *s, const char *cmd, const char *k
 static cJSON *entry(struct ao_runstore *s, const char *key, int make)
 {
     cJSON *e = cJSON_GetObjectItemCaseSensitive(s->root, key);
-    if (!e && make && (e = cJSON_CreateObject()) && !cJSON_AddItemToObject(s->root, key, e)) {
-        cJSON_Delete(e);
-        e = NULL;
-    }
+
+    if (!e && make)
+        cJSON_AddItemToObject(s->root, key, e = cJSON_CreateObject());
     return e;
 }
 
@@ -151,7 +145,7 @@ static void kept_drop(struct ao_runstore *s, struct kept *k)
     *k = s->kept[--s->nkept];
 }
 
-/* Keep val as key's field (a copy; out of memory: not kept). */
+/* Keep val as key's field (a copy). */
 static void kept_put(struct ao_runstore *s, const char *key, const char *field, const char *val)
 {
     struct kept *k = kept_find(s, key, field);
@@ -313,19 +307,15 @@ int ao_rs_hget(struct ao_runstore *s, const char *key, const char *field, char *
 static int file_hset(struct ao_runstore *s, const char *key, const char *field, const char *val,
                      int only_new, char *err, size_t errlen)
 {
-    cJSON *e = entry(s, key, 1), *v;
+    cJSON *e = entry(s, key, 1);
 
-    if (!e)
-        return snprintf(err, errlen, "out of memory"), -1;
+    (void)err, (void)errlen;
     if (cJSON_GetObjectItemCaseSensitive(e, field)) {
         if (only_new)
             return 0;
         cJSON_DeleteItemFromObjectCaseSensitive(e, field);
     }
-    if (!(v = cJSON_CreateString(val)) || !cJSON_AddItemToObject(e, field, v)) {
-        cJSON_Delete(v);
-        return snprintf(err, errlen, "out of memory"), -1;
-    }
+    cJSON_AddItemToObject(e, field, cJSON_CreateString(val));
     s->dirty = 1;
     return 1;
 }
@@ -437,9 +427,9 @@ static cJSON *from_reply(redisReply *rep, int pairs, char *err, size_t errlen)
 {
     cJSON *out = pairs ? cJSON_CreateObject() : cJSON_CreateArray();
 
-    if (!out || !rep || rep->type != REDIS_REPLY_ARRAY) {
+    if (!rep || rep->type != REDIS_REPLY_ARRAY) {
         if (rep)
-            snprintf(err, errlen, out ? "redis: unexpected reply" : "out of memory");
+            snprintf(err, errlen, "redis: unexpected reply");
         cJSON_Delete(out);
         freeReplyObject(rep);
         return NULL;
@@ -448,9 +438,9 @@ static cJSON *from_reply(redisReply *rep, int pairs, char *err, size_t errlen)
         const redisReply *n = rep->element[i], *v = pairs && i + 1 < rep->elements ? rep->element[i + 1] : NULL;
         char *name = ao_strndup(n->str ? n->str : "", n->len);
         char *value = v ? ao_strndup(v->str ? v->str : "", v->len) : NULL;
-        if (name && pairs && value)
+        if (pairs && value)
             cJSON_AddItemToObject(out, name, cJSON_CreateString(value));
-        else if (name && !pairs)
+        else if (!pairs)
             cJSON_AddItemToArray(out, cJSON_CreateString(name));
         free(name);
         free(value);
@@ -467,8 +457,7 @@ cJSON *ao_rs_hgetall(struct ao_runstore *s, const char *key, char *err, size_t e
     if (s->redis)
         return from_reply(command(s, "HGETALL", key, NULL, NULL, err, errlen), 1, err, errlen);
     e = entry(s, key, 0);
-    if (!(out = e ? cJSON_Duplicate(e, 1) : cJSON_CreateObject()))
-        snprintf(err, errlen, "out of memory");
+    out = e ? cJSON_Duplicate(e, 1) : cJSON_CreateObject();
     return out;
 }
 

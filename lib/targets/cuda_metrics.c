@@ -58,9 +58,9 @@ cJSON *ao_cuda_metrics(const struct ao_run_hdr *h, double latency_ns, double byt
         if (!top || k->ns > top->ns)
             top = k;
     }
-    o = cJSON_CreateObject();
     if (!top)
         return NULL;
+    o = cJSON_CreateObject();
     add(o, "kernels_launched", launches);
     add(o, "launch_shapes", n + (h->kernels_dropped ? 1 : 0));
     if (h->span_ns > 0) /* the device idle between the call's kernels */

@@ -12,7 +12,7 @@ struct cJSON;
 /* The counters of h's last call as a JSON object (each name is explained
  * to the planner in prompts/cuda/planner.system.txt), given the kernel's
  * measured latency and the task's minimum bytes and flops at its shape;
- * NULL when the call left no kernel record (or out of memory).  h is the
+ * NULL when the call left no kernel record.  h is the
  * kernel's process's word: every figure is bounded, none is judged. */
 struct cJSON *ao_cuda_metrics(const struct ao_run_hdr *h, double latency_ns, double bytes,
                               double flops);

@@ -155,10 +155,8 @@ cJSON *ao_trn_counters_json(const struct ao_trn_summary *s)
 {
     cJSON *o = cJSON_CreateObject();
 
-    for (int i = 0; o && i < AO_TRN_NCOUNTERS; i++)
-        if (isfinite(s->counter[i]) && !cJSON_AddNumberToObject(o, ao_trn_counter_names[i], s->counter[i])) {
-            cJSON_Delete(o);
-            return NULL;
-        }
+    for (int i = 0; i < AO_TRN_NCOUNTERS; i++)
+        if (isfinite(s->counter[i]))
+            cJSON_AddNumberToObject(o, ao_trn_counter_names[i], s->counter[i]);
     return o;
 }

@@ -39,7 +39,7 @@ int ao_trn_summary_parse(const char *json, double peak_flops, struct ao_trn_summ
                          size_t errlen);
 
 /* The counters as a JSON object (the profiler's names; fractions for the
- * *_percent fields; absent ones left out), or NULL on OOM. */
+ * *_percent fields; absent ones left out). */
 cJSON *ao_trn_counters_json(const struct ao_trn_summary *s);
 
 #endif

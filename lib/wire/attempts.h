@@ -10,7 +10,8 @@
 #include "wire/io.h"
 
 /* Guard the inputs of `group` through r (kept by the caller), allowing
- * `max` attempts each.  Fills io's guard; returns 0 or -1 (OOM). */
+ * `max` attempts each.  Fills io's guard; returns 0, or -1 where the
+ * group's key does not fit. */
 int ao_attempts_guard(struct ao_io *io, struct ao_redis *r, const char *group, long max);
 
 #endif

@@ -188,10 +188,8 @@ int ao_io_set_key(struct ao_io *io, int verify, char *err, size_t errlen)
 {
     int rc;
 
-    if (!io->key && !(io->key = ao_calloc(1, sizeof *io->key))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!io->key)
+        io->key = ao_calloc(1, sizeof *io->key);
     if ((rc = ao_sign_key_load(io->key, err, errlen)) < 0) {
         free(io->key);
         io->key = NULL;
@@ -220,8 +218,8 @@ int ao_io_emit_json_at(struct ao_io *io, const char *topic, const char *key, lon
     char *s = print_signed(io, msg);
     int rc;
 
-    if (!s) {
-        snprintf(io->err, sizeof io->err, "out of memory printing a message");
+    if (!s) { /* not a message: what the stage made is no JSON to send */
+        snprintf(io->err, sizeof io->err, "a message that does not print");
         return -1;
     }
     rc = io->ops->emit(io, topic, key, place < 0 ? -1 : place, s);

@@ -91,7 +91,7 @@ struct ao_io {
 };
 
 /* Pipe mode: read JSON Lines from in, write them to out, dead letters as
- * JSON Lines to dlq (stderr when NULL).  NULL on OOM. */
+ * JSON Lines to dlq (stderr when NULL). */
 struct ao_io *ao_io_stdio_new(const char *stage, FILE *in, FILE *out, FILE *dlq);
 
 /* Load the deployment's key (sign.h): every message sent is signed with it,

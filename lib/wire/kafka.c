@@ -136,7 +136,7 @@ static void release_hand(struct kafka_priv *p)
     p->nhand = 0;
 }
 
-static int hand_add(struct kafka_priv *p, rd_kafka_message_t *rm)
+static void hand_add(struct kafka_priv *p, rd_kafka_message_t *rm)
 {
     rd_kafka_topic_partition_t *tp;
     const char *topic = rd_kafka_topic_name(rm->rkt);
@@ -151,7 +151,6 @@ static int hand_add(struct kafka_priv *p, rd_kafka_message_t *rm)
         tp = rd_kafka_topic_partition_list_add(p->seen, topic, rm->partition);
     tp->offset = rm->offset + 1;
     p->hand[p->nhand++] = (struct in_hand){rm, p->generation};
-    return 0;
 }
 
 static int flush_batch(struct ao_io *io);
@@ -290,11 +289,7 @@ static int kafka_next(struct ao_io *io, struct ao_inmsg *m, int timeout_ms)
         return 0;
     }
     p->awake_until = ao_now_ns() + AWAKE_NS;
-    if (hand_add(p, rm) < 0) {
-        rd_kafka_message_destroy(rm);
-        snprintf(io->err, sizeof io->err, "out of memory");
-        return -1;
-    }
+    hand_add(p, rm);
     m->raw = rm->payload ? rm->payload : "";
     m->len = rm->payload ? rm->len : 0;
     m->size = m->len;

@@ -368,7 +368,7 @@ static uint64_t key_hash(const char *s)
 
 /* Is a key of the object j there twice?  Names it.  Linear time: an open
  * addressing table of the keys (pairs compared only for a handful). */
-static const char *object_duplicate(const cJSON *j, int *oom)
+static const char *object_duplicate(const cJSON *j)
 {
     const cJSON *a, **tab;
     size_t n = 0, cap = 16;
@@ -401,14 +401,14 @@ static const char *object_duplicate(const cJSON *j, int *oom)
 }
 
 /* Does any object in j have a key twice?  Names the first found. */
-static const char *duplicate_key(const cJSON *j, int *oom)
+static const char *duplicate_key(const cJSON *j)
 {
     const char *d;
 
-    if (cJSON_IsObject(j) && (d = object_duplicate(j, oom)))
+    if (cJSON_IsObject(j) && (d = object_duplicate(j)))
         return d;
-    for (const cJSON *a = j ? j->child : NULL; a && !*oom; a = a->next)
-        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && (d = duplicate_key(a, oom)))
+    for (const cJSON *a = j ? j->child : NULL; a; a = a->next)
+        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && (d = duplicate_key(a)))
             return d;
     return NULL;
 }
@@ -416,7 +416,6 @@ static const char *duplicate_key(const cJSON *j, int *oom)
 cJSON *ao_msg_parse(const char *raw, size_t len, char *err, size_t errlen)
 {
     const char *end = NULL, *dup;
-    int oom = 0;
     cJSON *j;
 
     if (ao_msg_check_raw(raw, len, err, errlen) < 0)
@@ -433,11 +432,8 @@ cJSON *ao_msg_parse(const char *raw, size_t len, char *err, size_t errlen)
             cJSON_Delete(j);
             return NULL;
         }
-    if ((dup = duplicate_key(j, &oom)) || oom) {
-        if (oom)
-            snprintf(err, errlen, "out of memory checking the keys");
-        else
-            snprintf(err, errlen, "the key '%.40s' appears twice in one object", dup);
+    if ((dup = duplicate_key(j))) {
+        snprintf(err, errlen, "the key '%.40s' appears twice in one object", dup);
         cJSON_Delete(j);
         return NULL;
     }

@@ -88,7 +88,7 @@ static int claim(void *ctx, const cJSON *j, const struct ao_inmsg *m, char *reas
     return rc;
 }
 
-int ao_once_guard(struct ao_io *io, struct ao_redis *r, const char *stage)
+void ao_once_guard(struct ao_io *io, struct ao_redis *r, const char *stage)
 {
     struct once *o = ao_calloc(1, sizeof *o);
 
@@ -97,5 +97,4 @@ int ao_once_guard(struct ao_io *io, struct ao_redis *r, const char *stage)
     io->once.claim = claim;
     io->once.release = free;
     io->once.ctx = o;
-    return 0;
 }

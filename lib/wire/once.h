@@ -13,8 +13,8 @@
 #include "wire/io.h"
 
 /* Guard io's inputs for stage (its name: each stage acts on its own
- * inputs), through r (kept by the caller).  0, or -1 (OOM). */
-int ao_once_guard(struct ao_io *io, struct ao_redis *r, const char *stage);
+ * inputs), through r (kept by the caller). */
+void ao_once_guard(struct ao_io *io, struct ao_redis *r, const char *stage);
 
 /* A selector that sends a run's messages again to a broker that lost them
  * (accelopt run --resume) deletes the run's marks first (AO_KEY_ACTED). */

@@ -97,13 +97,10 @@ static int decode_field(const struct ao_field *f, const cJSON *v, void *msg,
             snprintf(err, errlen, "field '%s' must be an object or an array", f->name);
             return -1;
         }
-        if (!(*AT(msg, f, cJSON *) = cJSON_Duplicate(v, 1)))
-            goto oom;
+        *AT(msg, f, cJSON *) = cJSON_Duplicate(v, 1);
         return 0;
     }
-oom:
-    snprintf(err, errlen, "out of memory decoding '%s'", f->name);
-    return -1;
+    return -1; /* (every kind is answered above) */
 }
 
 int ao_record_decode_as(const struct ao_msg_type *t, const char *kind, const cJSON *j, void *msg, char *err,

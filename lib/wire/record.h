@@ -48,7 +48,7 @@ void ao_msg_release(const struct ao_msg_type *t, void *msg);
  * the errors. */
 int ao_record_decode_as(const struct ao_msg_type *t, const char *kind, const cJSON *j, void *msg, char *err,
                         size_t errlen);
-/* Encode msg as a new JSON object (the caller deletes it); NULL on OOM. */
+/* Encode msg as a new JSON object (the caller deletes it). */
 cJSON *ao_msg_encode(const struct ao_msg_type *t, const void *msg);
 
 #endif

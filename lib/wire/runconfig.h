@@ -45,7 +45,7 @@ const char *ao_run_config_model(const struct ao_run_config *c, const char *role)
  * nothing a URL, a header or a terminal would read otherwise?  1 or 0. */
 int ao_model_name_ok(const char *s);
 
-/* c as a JSON object (absent fields left out); NULL on OOM. */
+/* c as a JSON object (absent fields left out). */
 cJSON *ao_run_config_json(const struct ao_run_config *c);
 
 #endif

@@ -52,19 +52,17 @@ char *ao_sign_print(const cJSON *msg, const struct ao_sign_key *key)
     /* the message as it was built (its keys in their order, for a reader),
      * less a signature it carried (a dead letter's) */
     if (cJSON_GetObjectItemCaseSensitive(msg, "sig")) {
-        if (!(bare = cJSON_Duplicate(msg, 1)))
-            return NULL;
+        bare = cJSON_Duplicate(msg, 1);
         cJSON_DeleteItemFromObjectCaseSensitive(bare, "sig");
     }
-    if (!(text = cJSON_PrintUnformatted(bare ? bare : msg)))
-        goto out;
+    text = cJSON_PrintUnformatted(bare ? bare : msg);
     ao_utf8_clean(text); /* what goes out is UTF-8, whatever a compiler wrote into a field */
     n = strlen(text); /* "{...}": signed as it is, the signature goes in before its closing brace */
-    if (hmac_hex(key, text, n, hex) == 0 && (out = cJSON_malloc(n + SIG_TAIL))) {
+    if (hmac_hex(key, text, n, hex) == 0) {
+        out = cJSON_malloc(n + SIG_TAIL);
         memcpy(out, text, n - 1);
         snprintf(out + n - 1, SIG_TAIL + 1, "%s" SIG_OPEN "%s\"}", n > 2 ? "," : "", hex);
     }
-out:
     cJSON_free(text);
     cJSON_Delete(bare);
     return out;

@@ -31,7 +31,7 @@ int ao_sign_key_load(struct ao_sign_key *key, char *err, size_t errlen);
 
 /* msg as compact JSON text, signed ("sig" last, any earlier one replaced;
  * msg itself untouched).  Free it with cJSON_free; NULL when msg is not an
- * object or out of memory. */
+ * object (or the hash fails). */
 char *ao_sign_print(const cJSON *msg, const struct ao_sign_key *key);
 
 /* 0 if the n bytes of a message as received (NUL-terminated or not) end

@@ -129,12 +129,12 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
                 *code = AO_EXIT_FAIL;
                 return 0;
             }
-            if (ao_attempts_guard(s->io, s->guard_redis, g, ao_config_int(&s->cfg, "max-attempts")) < 0 ||
-                ao_once_guard(s->io, s->guard_redis, s->name) < 0) {
-                ao_err("out of memory");
-                *code = AO_EXIT_FAIL;
+            if (ao_attempts_guard(s->io, s->guard_redis, g, ao_config_int(&s->cfg, "max-attempts")) < 0) {
+                ao_err("--group '%.60s' is too long for its attempts key", g);
+                *code = AO_EXIT_USAGE;
                 return 0;
             }
+            ao_once_guard(s->io, s->guard_redis, s->name);
             /* the embedded broker's doorbell: an idle stage stops fetching */
             if (ao_io_kafka_bell(s->io, ao_config_str(&s->cfg, "redis"), ao_config_str(&s->cfg, "redis-prefix"),
                                  s->guard_redis, ao_config_bool(&s->cfg, "doorbell"), err, sizeof err) < 0)
@@ -149,11 +149,7 @@ int ao_stage_open(struct ao_stage *s, const char *tool, const char *synopsis,
             ao_err("cannot open dead-letter file '%s'", dlq);
             return 0;
         }
-        if (!(s->io = ao_io_stdio_new(s->name, stdin, stdout, s->dlq))) {
-            ao_err("out of memory");
-            *code = AO_EXIT_FAIL;
-            return 0;
-        }
+        s->io = ao_io_stdio_new(s->name, stdin, stdout, s->dlq);
     }
     /* every message out is signed; on a broker, every message in must be */
     if ((rc = ao_io_set_key(s->io, brokers != NULL, err, sizeof err)) < 0) {

@@ -188,7 +188,7 @@ static int profile_build_only(const struct ao_config *c, const struct ao_profsta
         } else if (ao_profiler_build(p, t, src, &m, err, sizeof err) < 0 ||
                    (cli_kernel(t, po->target->name, ao_config_str(c, "size"), src, NAN, NAN, NULL, &k),
                     ao_result_of(&k, &m, NULL, NULL, -1, &r, err, sizeof err) < 0)) {
-            ao_err("%s: %s", c->args[i], err[0] ? err : "out of memory");
+            ao_err("%s: %s", c->args[i], err);
             code = AO_EXIT_FAIL;
         } else {
             free(r.source); /* a build's result line carries no source, as before */
@@ -698,8 +698,8 @@ static int cmd_bench(int argc, char **argv)
             vendor = NULL;
         }
         s = cJSON_Print(doc);
-        if (!s || ao_write_file(ao_config_str(&c, "json"), s, strlen(s), err, sizeof err) < 0) {
-            ao_err("%s", s ? err : "out of memory");
+        if (ao_write_file(ao_config_str(&c, "json"), s, strlen(s), err, sizeof err) < 0) {
+            ao_err("%s", err);
             cJSON_free(s);
             goto out;
         }

@@ -39,15 +39,14 @@ int localrun_add(const char *id, const char *dir, const char *redis_url, const c
     }
     if (ao_dir_ours_alone(base, "the runs' directory", err, errlen) < 0)
         goto out; /* another user could read the password there, or plant a run */
-    if (!a || !cJSON_AddStringToObject(j, "id", id) || !cJSON_AddStringToObject(j, "dir", dir) ||
-        !cJSON_AddStringToObject(j, "redis", redis_url) || !cJSON_AddStringToObject(j, "prefix", prefix) ||
-        !cJSON_AddNumberToObject(j, "pid", (double)getpid()))
-        goto oom;
+    cJSON_AddStringToObject(j, "id", id);
+    cJSON_AddStringToObject(j, "dir", dir);
+    cJSON_AddStringToObject(j, "redis", redis_url);
+    cJSON_AddStringToObject(j, "prefix", prefix);
+    cJSON_AddNumberToObject(j, "pid", (double)getpid());
     for (int i = 0; i < nruns; i++)
-        if (!cJSON_AddItemToArray(a, cJSON_CreateString(runs[i])))
-            goto oom;
-    if (!(text = cJSON_PrintUnformatted(j)))
-        goto oom;
+        cJSON_AddItemToArray(a, cJSON_CreateString(runs[i]));
+    text = cJSON_PrintUnformatted(j);
     /* owner-only from the start, never through a link someone planted */
     unlink(tmp);
     if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
@@ -58,9 +57,6 @@ int localrun_add(const char *id, const char *dir, const char *redis_url, const c
         goto out;
     }
     rc = 0;
-    goto out;
-oom:
-    snprintf(err, errlen, "out of memory");
 out:
     cJSON_free(text);
     cJSON_Delete(j);

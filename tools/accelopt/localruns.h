@@ -18,7 +18,7 @@ int localrun_add(const char *id, const char *dir, const char *redis_url, const c
 void localrun_remove(const char *id);
 /* The registrations of runs whose process still lives, oldest first: an
  * array of {id, dir, redis, prefix, pid, runs: [...]}; the files of runs
- * that died without removing theirs are removed.  NULL on OOM. */
+ * that died without removing theirs are removed. */
 cJSON *localruns_live(void);
 
 #endif

@@ -24,11 +24,9 @@
 cJSON *memory_as_line(const cJSON *it)
 {
     cJSON *o = cJSON_CreateObject(), *c;
-    if (!o || !cJSON_AddStringToObject(o, "type", "memory_item") ||
-        !cJSON_AddNumberToObject(o, "v", AO_MSG_VERSION)) {
-        cJSON_Delete(o);
-        return NULL;
-    }
+
+    cJSON_AddStringToObject(o, "type", "memory_item");
+    cJSON_AddNumberToObject(o, "v", AO_MSG_VERSION);
     cJSON_ArrayForEach(c, it) {
         if (strcmp(c->string, "type") && strcmp(c->string, "v"))
             cJSON_AddItemToObject(o, c->string, cJSON_Duplicate(c, 1));
@@ -46,10 +44,9 @@ int memory_write_items(FILE *f, const cJSON *items)
         cJSON *l = memory_as_line(it);
         struct ao_memory_item_msg m;
         i++;
-        if (!l || ao_msg_decode(&ao_msg_memory_item, l, &m, err, sizeof err) < 0 ||
+        if (ao_msg_decode(&ao_msg_memory_item, l, &m, err, sizeof err) < 0 ||
             (ao_msg_release(&ao_msg_memory_item, &m), ao_memory_item_check(it, err, sizeof err) < 0)) {
-            ao_warn("item %d (%s) left out: %s", i, ao_json_str(it, "id", "?"),
-                    l ? err : "out of memory");
+            ao_warn("item %d (%s) left out: %s", i, ao_json_str(it, "id", "?"), err);
             cJSON_Delete(l);
             continue;
         }
@@ -114,8 +111,8 @@ static int read_import(const char *path, const char *origin, int stamp, cJSON *i
     int n = 0, rc = 0;
     time_t t = time(NULL);
 
-    if (!f || !line) {
-        snprintf(err, errlen, "cannot read '%s': %s", path, f ? "out of memory" : strerror(errno));
+    if (!f) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
         if (f && f != stdin)
             fclose(f);
         free(line);
@@ -188,14 +185,13 @@ int memory_import(struct ao_redis *r, const char *key, const char *path, const c
         snprintf(err, errlen, "the origin must be at most 200 characters on one line");
         goto out;
     }
-    if (!items || (n = read_import(path, origin, 1, items, err, errlen)) < 0)
+    if ((n = read_import(path, origin, 1, items, err, errlen)) < 0)
         goto out;
     ids = ao_calloc((size_t)n + 1, sizeof *ids);
     texts = ao_calloc((size_t)n + 1, sizeof *texts);
     cJSON_ArrayForEach(it, items) {
         ids[k] = ao_json_str(it, "id", "");
-        if (!(texts[k++] = cJSON_PrintUnformatted(it)))
-            goto oom;
+        texts[k++] = cJSON_PrintUnformatted(it);
     }
     if ((*pushed = ao_memory_import(r, key, ids, texts, (size_t)n, err, errlen)) < 0)
         goto out;
@@ -206,9 +202,6 @@ int memory_import(struct ao_redis *r, const char *key, const char *path, const c
     }
     *count = n;
     rc = 0;
-    goto out;
-oom:
-    snprintf(err, errlen, "out of memory");
 out:
     for (int i = 0; texts && i < k; i++)
         cJSON_free((void *)texts[i]);

@@ -8,7 +8,7 @@ struct ao_redis;
 struct cJSON;
 
 /* An item (stored form) as an exported line: type and v first, then the
- * item; NULL when out of memory. */
+ * item. */
 struct cJSON *memory_as_line(const struct cJSON *it);
 /* Import FILE ("-": stdin) into the memory at key, all or nothing; counts
  * the items in the file and those new here.  0 or -1 + err. */

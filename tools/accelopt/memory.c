@@ -283,11 +283,6 @@ static int forget_in_redis(struct ao_redis *r, const char *key, const cJSON *ite
     const cJSON *it;
     int n = 0, code;
 
-    if (!ids) {
-        free(ids);
-        free(seen);
-        return ao_err("out of memory"), AO_EXIT_FAIL;
-    }
     cJSON_ArrayForEach(it, items) {
         note_named(c, ao_json_str(it, "id", ""), seen);
         if (chosen(it, c))
@@ -433,9 +428,9 @@ static int from_machine(struct ao_config *c, const char *verb, const char *key)
     {
         struct forget_pass f = {c, ao_calloc((size_t)c->nargs + 1, 1)};
         int missing;
-        if (!f.seen || memstore_forget(key, forget_here, &f, ao_config_bool(c, "dry-run"), &removed, &left, err,
-                                       sizeof err) < 0) {
-            ao_err("%s", f.seen ? err : "out of memory");
+        if (memstore_forget(key, forget_here, &f, ao_config_bool(c, "dry-run"), &removed, &left, err,
+                            sizeof err) < 0) {
+            ao_err("%s", err);
             free(f.seen);
             return AO_EXIT_FAIL;
         }
@@ -463,8 +458,8 @@ static int from_file(const struct ao_config *c, const char *verb, const char *fi
         ao_err("--file: '%.100s...' is too long", file);
         return AO_EXIT_USAGE;
     }
-    if (!(items = cJSON_CreateArray()) || memory_read_file(path, items, err, sizeof err) < 0) {
-        ao_err("%s", items ? err : "out of memory");
+    if (memory_read_file(path, items = cJSON_CreateArray(), err, sizeof err) < 0) {
+        ao_err("%s", err);
     } else if (!strcmp(verb, "list")) {
         code = cmd_list(items, ao_config_bool(c, "json"));
     } else if (!strcmp(verb, "show")) {

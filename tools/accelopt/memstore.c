@@ -162,10 +162,6 @@ int memstore_forget(const char *key, int (*drop)(const cJSON *item, void *ctx), 
     int fd, rc = -1;
 
     *removed = *left = 0;
-    if (!items || !keep) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
     if (memstore_path(key, path, sizeof path, err, errlen) < 0 || (fd = lock_file(path, err, errlen)) < 0)
         goto done;
     if (lstat(path, &st) < 0) {

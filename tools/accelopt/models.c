@@ -4,6 +4,7 @@
  * each model server asked once whether it is there, takes the key and
  * serves the model */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,7 @@ int run_model_settings(const struct ao_config *c, char *err, size_t errlen)
             var[n++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
         var[n] = '\0';
         if (setenv(var, v, 1) < 0)
-            return ao_errf(err, errlen, "out of memory");
+            return ao_errf(err, errlen, "cannot set %s: %s", var, strerror(errno));
     }
     return 0;
 }
@@ -120,11 +121,9 @@ cJSON *submit_models(const struct ao_config *c, char *err, size_t errlen)
                     ao_config_str(c, name) ? name : "llm-model", v);
             return NULL;
         }
-        if ((!m && !(m = cJSON_CreateObject())) || !cJSON_AddStringToObject(m, roles[r], v)) {
-            cJSON_Delete(m);
-            ao_errf(err, errlen, "out of memory");
-            return NULL;
-        }
+        if (!m)
+            m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, roles[r], v);
     }
     return m;
 }

@@ -17,7 +17,7 @@ struct proc {
     double next_start;         /* when a dead one may start again */
 };
 
-/* Append an argument (copied); -1 when full or out of memory. */
+/* Append an argument (copied); -1 when full. */
 int proc_arg(struct proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Start it in its own process group (so a terminal's Ctrl-C reaches only
  * `accelopt run`, which stops the children in order); it gets SIGKILL if

@@ -420,7 +420,7 @@ static int write_experiences(struct ao_runstore *rs, const char *run, long long 
 
 /* The model usage of the run by role and iteration (lib/budget's
  * counters): {"total": {...}, "by": [{role, iter, prompt, completion,
- * cost_usd}...]}.  NULL on OOM. */
+ * cost_usd}...]}. */
 static cJSON *usage_json(struct ao_runstore *rs, const char *run)
 {
     char key[AO_KEY_MAX], err[AO_ERRLEN];
@@ -428,8 +428,6 @@ static cJSON *usage_json(struct ao_runstore *rs, const char *run)
     struct ao_run_usage u = ao_runstore_usage(rs, run);
     cJSON *tot = cJSON_AddObjectToObject(o, "total");
 
-    if (!tot || !by)
-        return cJSON_Delete(o), NULL;
     cJSON_AddNumberToObject(tot, "prompt", u.prompt);
     cJSON_AddNumberToObject(tot, "completion", u.completion);
     cJSON_AddNumberToObject(tot, "cost_usd", u.usd);
@@ -475,8 +473,6 @@ static int write_json(const char *path, const cJSON *j, char *err, size_t errlen
     struct ao_buf b = {0};
     int rc;
 
-    if (!text)
-        return snprintf(err, errlen, "out of memory"), -1;
     ao_buf_printf(&b, "%s\n", text);
     cJSON_free(text);
     rc = ao_write_file(path, b.data, b.len, err, errlen);
@@ -680,13 +676,13 @@ static int row_files(const char *dir, struct ao_runstore *rs, const struct run_t
         return -1;
     j = usage_json(rs, t->run);
     rc = ao_name(path, sizeof path, "%s/%s/usage.json", dir, t->task) < 0 ? too_long(err, errlen, dir)
-         : j ? write_json(path, j, err, errlen) : ao_errf(err, errlen, "out of memory");
+                                                                          : write_json(path, j, err, errlen);
     cJSON_Delete(j);
     if (rc < 0)
         return -1;
     j = row_done_json(t, r);
     rc = ao_name(path, sizeof path, "%s/%s/done.json", dir, t->task) < 0 ? too_long(err, errlen, dir)
-         : j ? write_json(path, j, err, errlen) : ao_errf(err, errlen, "out of memory");
+                                                                         : write_json(path, j, err, errlen);
     cJSON_Delete(j);
     return rc;
 }

@@ -19,8 +19,7 @@ struct run_task {
 
 /* A run's progress as an object: run, and once the selector has it task,
  * phase, iter, iters, kernels, failures, speedup, pct_of_peak, tokens,
- * cost_usd, age_s, calls_in_flight ({role: {calls, oldest_s}}).  NULL on
- * OOM. */
+ * cost_usd, age_s, calls_in_flight ({role: {calls, oldest_s}}). */
 cJSON *report_run_row(struct ao_runstore *rs, const char *run);
 /* "waiting on 2 planner calls, 45 s; 1 executor call, 3 s" from a row's
  * calls in flight ("" with none). */

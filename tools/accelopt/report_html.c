@@ -164,15 +164,13 @@ static cJSON *run_data(const char *dir, char *err, size_t errlen)
 /* JSON for inside <script>: '<' only ever occurs inside JSON strings, so
  * writing it as \u003c keeps the text valid JSON and no string can end
  * the script element or open a comment. */
-static int put_json(struct ao_buf *b, const cJSON *j)
+static void put_json(struct ao_buf *b, const cJSON *j)
 {
     char *s = cJSON_PrintUnformatted(j);
-    int rc = s ? 0 : -1;
 
     for (const char *p = s; p && *p; p++)
-        rc |= *p == '<' ? ao_buf_append(b, "\\u003c", 6) : ao_buf_append(b, p, 1);
+        ao_buf_append(b, *p == '<' ? "\\u003c" : p, *p == '<' ? 6 : 1);
     cJSON_free(s);
-    return rc;
 }
 
 static void put_html_text(struct ao_buf *b, const char *s)
@@ -250,8 +248,7 @@ int report_html(const char *dir, const char *out, char *err, size_t errlen)
         } else if (!strncmp(m, "@@GENERATOR@@", 13)) {
             put_html_text(&b, "accelopt " AO_VERSION);
         } else if (!strncmp(m, "@@DATA@@", 8)) {
-            if (put_json(&b, data) < 0)
-                goto oom;
+            put_json(&b, data);
         } else if (!strncmp(m, "@@STYLE@@", 9)) {
             char *css;
             if (ao_name(path, sizeof path, "%s/report.css", rdir) < 0 || !(css = ao_read_file(path, NULL, err, errlen)))
@@ -270,8 +267,10 @@ int report_html(const char *dir, const char *out, char *err, size_t errlen)
             ao_buf_append(&b, m, (size_t)(p - m));
         }
     }
-    if (!b.data)
-        goto oom;
+    if (!b.data) {
+        snprintf(err, errlen, "the report's template is empty");
+        goto out;
+    }
     if (strcmp(out, "-") == 0) { /* to stdout */
         rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0
                  ? 0 : ao_errf(err, errlen, "cannot write the page to stdout");
@@ -279,9 +278,6 @@ int report_html(const char *dir, const char *out, char *err, size_t errlen)
     }
     /* written whole, then renamed: a reader never sees half a page */
     rc = ao_replace_file(out, b.data, b.len, err, errlen);
-    goto out;
-oom:
-    snprintf(err, errlen, "out of memory");
 out:
     ao_buf_release(&b);
     cJSON_Delete(data);
@@ -334,11 +330,8 @@ static int from_redis(const struct ao_config *c, const char *id, const char *dir
     size_t plen = strlen(ao_config_str(c, "redis-prefix"));
     int n = 0, rc = -1;
 
-    if (!rs) {
-        if (r)
-            snprintf(err, errlen, "out of memory");
+    if (!rs) /* (err says why there is no Redis) */
         goto out;
-    }
     for (int pass = 0; pass < 2 && n == 0; pass++) {
         char pattern[AO_REDIS_KEY_MAX], cursor[32] = "0";
         const char *argv[6] = {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"};

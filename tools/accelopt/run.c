@@ -6,6 +6,7 @@
  * --wait it too shows progress and writes runs/<id>/. */
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -412,7 +413,7 @@ static int start_redis_once(struct run *R, char *err, size_t errlen)
             close(fd);
         }
         if (proc_arg(p, "redis-server") || proc_arg(p, "%s", conf))
-            return snprintf(err, errlen, "out of memory"), -1;
+            return ao_errf(err, errlen, "redis's command line would not fit");
     }
     if (proc_start(p, err, errlen) < 0)
         return -1;
@@ -733,10 +734,8 @@ static int memory_keys(struct run *R, char keys[][300], char *err, size_t errlen
 static int import_memory(struct run *R, char *err, size_t errlen)
 {
     char (*keys)[300] = ao_calloc((size_t)R->n + 1, sizeof *keys);
-    int n = keys ? memory_keys(R, keys, err, errlen) : -1, rc = 0;
+    int n = memory_keys(R, keys, err, errlen), rc = 0;
 
-    if (!keys)
-        snprintf(err, errlen, "out of memory");
     if (n == 0)
         ao_warn("--memory: the run has no memory (--no-memory or scope none); not imported");
     for (int i = 0; i < n && rc == 0; i++) {
@@ -757,11 +756,9 @@ static int export_memory(struct run *R, char *err, size_t errlen)
 {
     char (*keys)[300] = ao_calloc((size_t)R->n + 1, sizeof *keys), path[700];
     const char **k = ao_calloc((size_t)R->n + 1, sizeof *k);
-    int n = keys && k ? memory_keys(R, keys, err, errlen) : -1, count = 0, rc = -1;
+    int n = memory_keys(R, keys, err, errlen), count = 0, rc = -1;
 
-    if (!keys || !k)
-        snprintf(err, errlen, "out of memory");
-    else if (n >= 0) {
+    if (n >= 0) {
         for (int i = 0; i < n; i++)
             k[i] = keys[i];
         rc = ao_name(path, sizeof path, "%s/memory.jsonl", R->dir) < 0
@@ -779,7 +776,7 @@ static int export_memory(struct run *R, char *err, size_t errlen)
 static void machine_memory(struct run *R, int save)
 {
     char (*keys)[300] = ao_calloc((size_t)R->n + 1, sizeof *keys), err[AO_ERRLEN];
-    int n = keys ? memory_keys(R, keys, err, sizeof err) : -1;
+    int n = memory_keys(R, keys, err, sizeof err);
 
     for (int i = 0; i < n; i++) {
         int count = 0;
@@ -794,7 +791,7 @@ static void machine_memory(struct run *R, int save)
                     count == 1 ? "" : "s", keys[i]);
     }
     if (n < 0)
-        ao_warn("the machine's memory: %s", keys ? err : "out of memory");
+        ao_warn("the machine's memory: %s", err);
     free(keys);
 }
 
@@ -954,10 +951,7 @@ static int write_run_json(struct run *R, char *err, size_t errlen)
         if (R->models) /* submit's: the names the run carried */
             cJSON_AddItemToObject(c, "models", cJSON_Duplicate(R->models, 1));
     }
-    if (!(text = cJSON_Print(j))) {
-        cJSON_Delete(j);
-        return snprintf(err, errlen, "out of memory"), -1;
-    }
+    text = cJSON_Print(j);
     rc = ao_name(path, sizeof path, "%s/run.json", R->dir) < 0
              ? ao_errf(err, errlen, "the run's directory '%s' is too long", R->dir)
              : ao_write_file(path, text, strlen(text), err, errlen);
@@ -1047,8 +1041,7 @@ static int setup(struct run *R, char *err, size_t errlen)
     } else if (start_redis(R, err, errlen) < 0) {
         return -1;
     }
-    if (!(R->rs = ao_runstore_redis(R->r)))
-        return snprintf(err, errlen, "out of memory"), -1;
+    R->rs = ao_runstore_redis(R->r);
     {
         /* a producer only: the run learns what ended from Redis (poll_ended) */
         struct ao_kafka_site site = R->site;
@@ -1073,11 +1066,12 @@ static int setup(struct run *R, char *err, size_t errlen)
         setenv("ACCELOPT_REDIS", R->redis_url, 1) < 0 || setenv("ACCELOPT_MODEL_CONCURRENCY", cc, 1) < 0 ||
         (doorbell() ? setenv("ACCELOPT_DOORBELL", "1", 1) : unsetenv("ACCELOPT_DOORBELL")) < 0 ||
         (R->props[0] ? setenv("ACCELOPT_KAFKA", R->props, 1) : unsetenv("ACCELOPT_KAFKA")) < 0)
-        return snprintf(err, errlen, "out of memory"), -1;
+        return ao_errf(err, errlen, "cannot set the stages' environment: %s", strerror(errno));
     for (int i = 0, k = 0; i < NSTAGES; i++)
         for (int r = 0; r < R->replicas[i]; r++)
             if (stage_args(R, &R->stage[k++], i, r) < 0)
-                return snprintf(err, errlen, "out of memory"), -1;
+                return ao_errf(err, errlen, "the %s's command line would not fit (its log's path, '%.80s/logs/')",
+                               stages[i].name, R->dir);
     {
         char masked[300];
         ao_info("run %s: redis %s, brokers %s, logs in %s; model calls in flight at most: %d planning, "

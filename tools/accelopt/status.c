@@ -36,7 +36,7 @@ static int asked(const struct ao_config *c, const char *run, const char *local_i
     return c->nargs == 0;
 }
 
-/* One row per run: a table, or JSON Lines.  0, or -1 (OOM). */
+/* One row per run: a table, or JSON Lines.  0, or -1 (a row that does not print). */
 static int show_rows(struct ao_runstore *rs, const cJSON *runs, const struct ao_config *c, const char *local_id,
                      int *shown)
 {
@@ -88,7 +88,7 @@ static int status_local(const struct ao_config *c)
                                           err, sizeof err);
         struct ao_runstore *rs = r ? ao_runstore_redis(r) : NULL;
         if (!rs) /* it ended between the look and the call */
-            ao_debug("run %s: %s", ao_json_str(g, "id", "?"), r ? "out of memory" : err);
+            ao_debug("run %s: %s", ao_json_str(g, "id", "?"), err);
         else if (show_rows(rs, cJSON_GetObjectItemCaseSensitive(g, "runs"), c, ao_json_str(g, "id", NULL),
                            &shown) < 0)
             code = AO_EXIT_FAIL;
@@ -123,7 +123,7 @@ int cmd_status(int argc, char **argv)
     if (!(r = ao_redis_new(ao_config_str(&c, "redis"), ao_config_str(&c, "redis-prefix"), err,
                            sizeof err)) ||
         !(rs = ao_runstore_redis(r))) {
-        ao_err("%s", r ? "out of memory" : err);
+        ao_err("%s", err);
         goto out;
     }
     if (c.nargs) { /* the runs named, finished ones too */

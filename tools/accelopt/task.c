@@ -143,12 +143,10 @@ static cJSON *dist_json(const char *tensor, const char *spec, char *err, size_t 
     if (strcmp(kind, "normal") && strcmp(kind, "abs_normal") && strcmp(kind, "uniform"))
         return ao_errf(err, errlen, "tensor '%s': no distribution '%s' (normal, abs_normal, uniform)", tensor,
                        kind), NULL;
-    if (!(d = cJSON_CreateObject()) || !cJSON_AddStringToObject(d, "kind", kind) ||
-        !cJSON_AddNumberToObject(d, strcmp(kind, "uniform") ? "mean" : "low", a) ||
-        !cJSON_AddNumberToObject(d, strcmp(kind, "uniform") ? "std" : "high", b)) {
-        cJSON_Delete(d);
-        return ao_errf(err, errlen, "out of memory"), NULL;
-    }
+    d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "kind", kind);
+    cJSON_AddNumberToObject(d, strcmp(kind, "uniform") ? "mean" : "low", a);
+    cJSON_AddNumberToObject(d, strcmp(kind, "uniform") ? "std" : "high", b);
     return d;
 }
 
@@ -181,8 +179,7 @@ static int sizes_json(const char *classes, cJSON *sizes, char *err, size_t errle
         if (!(colon = strchr(line, ':')))
             return ao_errf(err, errlen, "--size '%s' is not CLASS:D=V,... (e.g. tiny:M=64,N=256)", line);
         *colon = '\0';
-        if (!(sz = cJSON_AddObjectToObject(sizes, line)))
-            return ao_errf(err, errlen, "out of memory");
+        sz = cJSON_AddObjectToObject(sizes, line);
         for (char *save = NULL, *kv = strtok_r(colon + 1, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
             char *eq = strchr(kv, '=');
             if (!eq)
@@ -228,8 +225,6 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
     char shape[200], path[PATH_MAX], *text = NULL;
     int rc = -1;
 
-    if (!j || !ins || !outs || !dims || !sizes || !work)
-        goto oom;
     if (names_inputs(ao_config_str(c, "dist"), "dist", p, n, err, errlen) < 0 ||
         names_inputs(ao_config_str(c, "stress"), "stress", p, n, err, errlen) < 0) {
         rc = AO_RC_SETTING;
@@ -287,8 +282,7 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
     ins = outs = dims = sizes = work = NULL;
     cJSON_AddNumberToObject(j, "tolerance", ao_config_num(c, "tolerance"));
     cJSON_AddStringToObject(j, "signature", sig.data);
-    if (!(text = cJSON_Print(j)))
-        goto oom;
+    text = cJSON_Print(j);
     if (mkdir(dir, 0755) < 0) {
         rc = ao_errf(err, errlen, "cannot make '%s': %s", dir, strerror(errno));
         goto out;
@@ -298,9 +292,6 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
         ao_name(path, sizeof path, "%s/baseline.c", dir) < 0 || ao_write_file(path, ref, strlen(ref), err, errlen) < 0)
         goto out;
     rc = 0;
-    goto out;
-oom:
-    rc = ao_errf(err, errlen, "out of memory");
 out:
     cJSON_Delete(j);
     cJSON_Delete(ins);

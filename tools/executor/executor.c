@@ -43,7 +43,8 @@ struct executor {
 /* A kernel the same as one already in hand goes no further: not the
  * parent unchanged, not an earlier sample of this plan, comments and
  * spacing apart (hashes[] are token hashes, tokens.h).  Sets
- * k->duplicate_of and k->error and drops the source; 0, or -1 on OOM. */
+ * k->duplicate_of and k->error and drops the source; 0, or -1 where the
+ * id prefix does not fit. */
 static int drop_repeat(const struct ao_plan_msg *p, struct ao_kernel_msg *k,
                        char (*hashes)[65], long s, const char *kernel_prefix)
 {
@@ -69,7 +70,9 @@ static int drop_repeat(const struct ao_plan_msg *p, struct ao_kernel_msg *k,
         return 0;
     free(k->source);
     k->source = NULL;
-    return (k->duplicate_of = ao_strdup(what)) && (k->error = ao_strdup(why)) ? 0 : -1;
+    k->duplicate_of = ao_strdup(what);
+    k->error = ao_strdup(why);
+    return 0;
 }
 
 /* A kernel's message as it was sent, kept in the run's store: a plan that
@@ -187,10 +190,9 @@ static int job_start(struct executor *ex, struct job *J, const cJSON *msg)
 }
 
 /* Kernel message k for slot and id, all but its source: a plan that
- * failed or repeats another gives an error in its place.  -1: out of
- * memory. */
-static int kernel_fill(struct executor *ex, struct job *J, struct ao_kernel_msg *k, const char *id,
-                       const char *slot)
+ * failed or repeats another gives an error in its place. */
+static void kernel_fill(struct executor *ex, struct job *J, struct ao_kernel_msg *k, const char *id,
+                        const char *slot)
 {
     const struct ao_plan_msg *p = &J->p;
     char e[AO_ERRLEN];
@@ -217,15 +219,14 @@ static int kernel_fill(struct executor *ex, struct job *J, struct ao_kernel_msg 
         snprintf(e, sizeof e, "no plan: %s", p->error);
         k->error = ao_strdup(e);
         k->exhausted = p->exhausted > 0 ? 1 : -1; /* the search out of moves: not a failure */
-        return 0;
+        return;
     }
     if (p->duplicate_of) {
         snprintf(e, sizeof e, "the plan repeats %s: not sent to the model", p->duplicate_of);
         k->error = ao_strdup(e);
         k->duplicate_of = ao_strdup(p->duplicate_of);
-        return 0;
+        return;
     }
-    return 0;
 }
 
 /* Sample s's kernel asked of the model (a fix request: the failed one
@@ -245,12 +246,13 @@ static int kernel_write(struct executor *ex, struct job *J, struct ao_kernel_msg
         ao_sha256_hex(k->source, strlen(k->source), sha);
         ao_token_hash(k->source, J->hashes[s]); /* comments and spacing apart */
         k->sha256 = ao_strdup(sha);
-        if ((!J->fix && drop_repeat(&J->p, k, J->hashes, s, J->prefix) < 0))
-            return snprintf(J->reason, J->len, "out of memory"), -1;
+        if (!J->fix && drop_repeat(&J->p, k, J->hashes, s, J->prefix) < 0)
+            return snprintf(J->reason, J->len, "the kernel's id prefix is too long"), -1;
     }
-    if ((!k->source && !k->error) ||
-        (k->source && J->against_parent && !(k->baseline_source = ao_strdup(J->p.source))))
-        return snprintf(J->reason, J->len, "out of memory"), -1;
+    if (!k->source && !k->error)
+        return snprintf(J->reason, J->len, "the model gave neither a kernel nor why not"), -1;
+    if (k->source && J->against_parent)
+        k->baseline_source = ao_strdup(J->p.source);
     return 0;
 }
 
@@ -281,17 +283,14 @@ static int sample_one(struct executor *ex, struct job *J, long s)
         cJSON_Delete(j);
         return rc;
     }
-    if (kernel_fill(ex, J, &k, id, slot) < 0)
-        rc = -1, snprintf(J->reason, J->len, "out of memory");
-    else
-        rc = kernel_write(ex, J, &k, s, &u);
+    kernel_fill(ex, J, &k, id, slot);
+    rc = kernel_write(ex, J, &k, s, &u);
     if (rc == 0) {
         k.tokens = ao_usage_json(&u);
         k.cost_usd = u.cost_usd;
         ao_info("%s: %s", id, k.error ? k.error : "kernel written");
-        if (!(j = ao_msg_encode(&ao_msg_kernel, &k))) {
-            rc = -1, snprintf(J->reason, J->len, "out of memory encoding a kernel");
-        } else {
+        {
+            j = ao_msg_encode(&ao_msg_kernel, &k);
             keep_written(ex, k.env.run, id, j);
             rc = emit_kernel(J->io, k.env.target, k.env.run, j, J->reason, J->len);
             cJSON_Delete(j);

@@ -80,7 +80,8 @@ static void call_run(void *arg)
 {
     struct call *k = arg;
     if (k->kept) { /* not asked of the model twice */
-        k->rc = (k->p.text = ao_strdup(k->kept)) ? 0 : ao_errf(k->why, sizeof k->why, "out of memory");
+        k->p.text = ao_strdup(k->kept);
+        k->rc = 0;
         return;
     }
     k->rc = k->agent->model->plan(k->agent, &k->q, &k->p, &k->u, k->why, sizeof k->why);
@@ -175,10 +176,7 @@ static int emit(struct ao_io *io, const struct ao_plan_msg *p, long place, char 
     cJSON *j = ao_msg_encode(&ao_msg_plan, p);
     int rc;
 
-    if (!j) {
-        snprintf(reason, len, "out of memory encoding a plan");
-        return -1;
-    }
+    (void)reason, (void)len;
     rc = ao_io_emit_json_at(io, AO_TOPIC_PLANS, p->env.run, place, j);
     cJSON_Delete(j);
     if (rc < 0)
@@ -194,7 +192,7 @@ static int emit(struct ao_io *io, const struct ao_plan_msg *p, long place, char 
  * what its head-to-head with the kernel it changed decided (faster, slower
  * or a tie), or that it was measured alone.  From the run's iteration,
  * comparison and plan hashes in redis; "" when there is nothing (or no
- * redis).  Malloc'd, NULL on OOM. */
+ * redis).  Malloc'd. */
 #define HISTORY_LINES 16
 #define TRIED_MAX 64
 struct tried { /* a step taken from this kernel before: its title, normalized, its plan's id and text */
@@ -374,17 +372,16 @@ static char *run_history(struct planner *pl, const struct ao_candidate_msg *c, s
 /* The text of plan id as written before from the kernel parent, from the
  * run's plans (hash_of AO_KEY_PLANNED; NULL: none), or NULL; *oom set when
  * a copy could not be made. */
-static char *kept_plan(const cJSON *planned, const char *id, const char *parent, int *oom)
+static char *kept_plan(const cJSON *planned, const char *id, const char *parent)
 {
     const cJSON *was = cJSON_GetObjectItemCaseSensitive(planned, id);
     cJSON *rec;
     char *text = NULL;
 
-    *oom = 0;
     if (!cJSON_IsString(was) || !(rec = cJSON_Parse(was->valuestring)))
         return NULL;
     if (strcmp(ao_json_str(rec, "parent", ""), parent ? parent : "") == 0 && ao_json_str(rec, "text", NULL))
-        *oom = !(text = ao_strdup(ao_json_str(rec, "text", NULL)));
+        text = ao_strdup(ao_json_str(rec, "text", NULL));
     cJSON_Delete(rec);
     return text;
 }
@@ -468,8 +465,8 @@ static int job_start(struct planner *pl, struct job *J, const cJSON *msg)
         long expn = J->cfg.expn != AO_ABSENT_INT ? (long)J->cfg.expn : pl->expn;
         if (!(J->memory = ao_memory_read(pl->agent.redis, key, (int)expn, J->reason, J->len)))
             return ao_io_fail(J->io, "cannot read the memory: %s", J->reason); /* not the message's fault */
-    } else if (!(J->memory = cJSON_CreateArray())) {
-        return snprintf(J->reason, J->len, "out of memory"), -1;
+    } else {
+        J->memory = cJSON_CreateArray();
     }
     J->seen = cJSON_CreateArray();
     {
@@ -487,8 +484,9 @@ static int job_start(struct planner *pl, struct job *J, const cJSON *msg)
      * its plans, as the run's history; the builtin, as the plans taken from
      * this kernel before (it moves another knob: issue 66, a run that kept
      * its parent proposed the same two moves each iteration) */
-    if (!(J->memtext = ao_memory_text(J->memory)) || !(J->hist = run_history(pl, &J->c, J->tried, &J->ntried)))
-        return snprintf(J->reason, J->len, "out of memory"), -1;
+    if (!(J->memtext = ao_memory_text(J->memory)))
+        J->memtext = ao_strdup(""); /* no items: nothing to show */
+    J->hist = run_history(pl, &J->c, J->tried, &J->ntried);
     if (pl->agent.conf.builtin) {
         free(J->hist);
         J->hist = ao_strdup("");
@@ -520,7 +518,7 @@ static void job_end(struct job *J)
     ao_msg_release(&ao_msg_candidate, &J->c);
 }
 
-/* Plan ix's message, all but its text: -1 out of memory (or an id too long). */
+/* Plan ix's message, all but its text: 0, or -1 (an id too long). */
 static int plan_fill(struct planner *pl, struct job *J, struct ao_plan_msg *p, long ix)
 {
     const struct ao_candidate_msg *c = &J->c;
@@ -556,13 +554,12 @@ static int wave_prepare(struct planner *pl, struct job *J, long i, long w, struc
 {
     for (*made = 0; *made < w; ++*made) {
         struct call *k = &calls[*made];
-        int oom = 0;
 
         if (plan_fill(pl, J, &k->p, i + *made) < 0) {
             ++*made; /* released by the caller */
             return -1;
         }
-        if ((k->kept = kept_plan(J->planned, k->p.env.id, J->c.sha256, &oom)))
+        if ((k->kept = kept_plan(J->planned, k->p.env.id, J->c.sha256)))
             ao_info("%s: written before; sent again as it was, the model not asked twice", k->p.env.id);
         /* what the call is told: the run's history, the plans before it;
          * and calls told the same titles would give the same idea, so each
@@ -576,10 +573,6 @@ static int wave_prepare(struct planner *pl, struct job *J, long i, long w, struc
                               "as this one, told the same list; to stay apart from them, propose the "
                               "idea you would rank number %d among those left.\n", w - 1, *made + 1);
             k->earlier = told.data ? told.data : ao_strdup("");
-        }
-        if (oom || !k->earlier) {
-            ++*made;
-            return snprintf(J->reason, J->len, "out of memory"), -1;
         }
         k->q = (struct ao_plan_ask){&J->c, J->memory, J->memtext, k->earlier, &J->prob,
                                     (unsigned long long)(J->cfg.seed != AO_ABSENT_INT ? J->cfg.seed : pl->seed),
@@ -597,8 +590,7 @@ static int plan_judge(struct job *J, struct ao_plan_msg *p, long ix)
 {
     char title[MAX_TITLE + 1];
 
-    if (!(J->norms[ix] = normalized(p->text)))
-        return -1;
+    J->norms[ix] = normalized(p->text);
     for (long k = 0; k < ix; k++)
         if (J->norms[k] && strcmp(J->norms[k], J->norms[ix]) == 0) {
             char did[AO_ID_BUF];
@@ -611,10 +603,8 @@ static int plan_judge(struct job *J, struct ao_plan_msg *p, long ix)
     if (!p->duplicate_of && J->ntried) { /* a step this kernel was given before */
         char *nt = normalized(title);
         for (int q = 0; nt && *nt && q < J->ntried && !p->duplicate_of; q++)
-            if (strcmp(nt, J->tried[q].norm) == 0 && !(p->duplicate_of = ao_strdup(J->tried[q].id))) {
-                free(nt);
-                return -1;
-            }
+            if (strcmp(nt, J->tried[q].norm) == 0)
+                p->duplicate_of = ao_strdup(J->tried[q].id);
         free(nt);
     }
     if (!p->duplicate_of && strcmp(J->mode, "distinct") == 0) {
@@ -642,8 +632,10 @@ static int wave_finish(struct planner *pl, struct job *J, long i, struct call *c
         }
         if (!erc && calls[j].rc < 0)
             erc = ao_io_fail(J->io, "%s", calls[j].why); /* the stage stops; the candidate comes again */
-        if (!erc && ((!p->text && !p->error) || (p->text && plan_judge(J, p, i + j) < 0)))
-            erc = -1, snprintf(J->reason, J->len, "out of memory");
+        if (!erc && !p->text && !p->error)
+            erc = -1, snprintf(J->reason, J->len, "the model gave neither a plan nor why not");
+        else if (!erc && p->text && plan_judge(J, p, i + j) < 0)
+            erc = -1, snprintf(J->reason, J->len, "plan %ld: an earlier plan's id is too long", i + j);
         if (!erc) {
             p->tokens = ao_usage_json(&calls[j].u);
             p->cost_usd = calls[j].u.cost_usd;

@@ -49,10 +49,7 @@ static int process(void *ctx, struct ao_io *io, const cJSON *msg, char *reason, 
         ao_info("%s: %s%s%s (%.2f s)", k.env.id, r.status, r.reason ? ": " : "", r.reason ? r.reason : "",
                 (double)(ao_now_ns() - t0) / 1e9);
     }
-    if (!(out = ao_msg_encode(&ao_msg_result, &r))) {
-        snprintf(reason, len, "out of memory encoding the result");
-        goto out;
-    }
+    out = ao_msg_encode(&ao_msg_result, &r);
     /* signed on the way out, as every stage's messages: the selector takes no other */
     rc = ao_io_emit_json(io, AO_TOPIC_RESULTS, r.env.run, out);
 out:

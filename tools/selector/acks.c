@@ -44,11 +44,7 @@ int sel_on_experience(struct selector *sel, struct ao_io *io, const cJSON *msg, 
         goto out;
     }
     /* the ack itself is kept: the run's report lists what the run learned */
-    if (!(ack = cJSON_PrintUnformatted(msg))) {
-        snprintf(reason, len, "out of memory");
-        rc = -1;
-        goto out;
-    }
+    ack = cJSON_PrintUnformatted(msg);
     if (ao_rs_hsetnx(sel->store, key, e.pair_id, ack, err, sizeof err) < 0 ||
         (have = ao_rs_hlen(sel->store, key, err, sizeof err)) < 0) {
         rc = ao_io_fail(io, "run store: %s", err);
@@ -61,10 +57,8 @@ int sel_on_experience(struct selector *sel, struct ao_io *io, const cJSON *msg, 
     if (have >= cJSON_GetArraySize(st.pairs)) {
         cJSON *h = ao_run_state_last(&st);
         cJSON_DeleteItemFromObjectCaseSensitive(h, "acked");
-        if (h && !cJSON_AddNumberToObject(h, "acked", (double)have)) {
-            rc = ao_io_fail(io, "out of memory");
-            goto out;
-        }
+        if (h)
+            cJSON_AddNumberToObject(h, "acked", (double)have);
         rc = sel_load_beam(sel, e.env.run, &beam, io, reason, len) < 0 ? -1
                                                                        : sel_advance(sel, io, e.env.run, &st, &beam);
     }

@@ -21,14 +21,15 @@
 static int resend_phase(struct selector *sel, struct ao_io *io, const char *run, long long iter);
 
 /* The run's entry in the list of what was said and done for it (made
- * with no warning said yet), or NULL out of memory. */
+ * with no warning said yet). */
 static struct warned *warned_of(struct selector *sel, const char *run)
 {
     struct warned *w;
 
     for (w = sel->warned; w && strcmp(w->run, run) != 0; w = w->next)
         ;
-    if (!w && (w = ao_calloc(1, sizeof *w))) {
+    if (!w) {
+        w = ao_calloc(1, sizeof *w);
         snprintf(w->run, sizeof w->run, "%s", run);
         w->mark = -2;
         w->next = sel->warned;
@@ -102,14 +103,13 @@ static void warn_unreadable(struct selector *sel, const char *run, const char *w
         ao_warn("%s; its deadlines are not kept", why);
 }
 
-/* The `lost` result of a slot, as stored in its place: the text, or NULL
- * out of memory. */
+/* The `lost` result of a slot, as stored in its place. */
 static char *lost_result(const char *run, const struct ao_run_state *st, const char *kernel_id,
                          const char *id, const char *slot, const char *why)
 {
     struct ao_result_msg r;
     cJSON *j = NULL;
-    char *text = NULL;
+    char *text;
 
     ao_msg_init(&ao_msg_result, &r);
     sel_env_from(&r.env, "result", id, run, st, st->iter);
@@ -118,8 +118,8 @@ static char *lost_result(const char *run, const struct ao_run_state *st, const c
     r.size = ao_strdup(st->size);
     r.status = ao_strdup(ao_verdict_name(AO_V_LOST));
     r.reason = ao_strdup(why);
-    if ((j = ao_msg_encode(&ao_msg_result, &r)))
-        text = cJSON_PrintUnformatted(j);
+    j = ao_msg_encode(&ao_msg_result, &r);
+    text = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     ao_msg_release(&ao_msg_result, &r);
     return text;
@@ -150,8 +150,7 @@ static int lose_missing(struct selector *sel, struct ao_io *io, const char *run,
                 if (ao_name(kid, sizeof kid, AO_ID_KERNEL, run, iter, slot) < 0 ||
                     ao_name(id, sizeof id, AO_ID_RESULT, kid) < 0)
                     continue; /* a run id is at most AO_RUN_ID_MAX: they fit */
-                if (!(text = lost_result(run, st, kid, id, slot, why)))
-                    return ao_io_fail(io, "out of memory");
+                text = lost_result(run, st, kid, id, slot, why);
                 if ((isnew = ao_rs_hsetnx(sel->store, key, slot, text, err, sizeof err)) < 0)
                     rc = ao_io_fail(io, "run store: %s", err);
                 lost += isnew > 0;
@@ -189,9 +188,9 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
     if (sel_wall_time_out(&st)) { /* the token and dollar budgets stop a run between iterations */
         if (sel_load_beam(sel, run, &beam, io, why, sizeof why) < 0)
             goto unreadable;
-        rc = !(outbox = cJSON_CreateArray()) ||
-                     sel_add_done(sel, outbox, run, &st, &beam, "wall_time", "the run's wall time ran out") < 0
-                 ? ao_io_fail(io, "out of memory")
+        outbox = cJSON_CreateArray();
+        rc = sel_add_done(sel, outbox, run, &st, &beam, "wall_time", "the run's wall time ran out") < 0
+                 ? ao_io_fail(io, "run %.40s: its done's id is too long", run)
                  : sel_step(sel, io, run, &st, NULL, outbox);
     } else if (st.phase == AO_PHASE_MEMORY && sel_now_s() > st.deadline) {
         ao_warn("run %s: memory deadline passed with pairs unacked; going on without them", run);
@@ -204,10 +203,10 @@ static int tick_run(struct selector *sel, struct ao_io *io, const char *run)
             ao_warn("run %s: the final head-to-head never came; the search's figures stand", run);
             if (sel_load_beam(sel, run, &beam, io, why, sizeof why) < 0)
                 goto unreadable;
-            rc = !(outbox = cJSON_CreateArray()) ||
-                         sel_add_done(sel, outbox, run, &st, &beam, st.final_stop ? st.final_stop : "iterations",
-                                      "the final head-to-head never came (the slot deadline passed)") < 0
-                     ? ao_io_fail(io, "out of memory")
+            outbox = cJSON_CreateArray();
+            rc = sel_add_done(sel, outbox, run, &st, &beam, st.final_stop ? st.final_stop : "iterations",
+                              "the final head-to-head never came (the slot deadline passed)") < 0
+                     ? ao_io_fail(io, "run %.40s: its done's id is too long", run)
                      : sel_step(sel, io, run, &st, NULL, outbox);
         }
     } else if (st.phase == AO_PHASE_COMPARE) {

@@ -35,7 +35,6 @@ static int add_fix(cJSON *outbox, const char *run, const struct ao_run_state *st
 {
     struct ao_plan_msg p;
     char id[AO_ID_BUF];
-    int rc;
 
     ao_msg_init(&ao_msg_plan, &p);
     if (ao_name(id, sizeof id, AO_ID_FIX, run, r->env.iter, r->slot, attempt + 1) < 0)
@@ -56,10 +55,10 @@ static int add_fix(cJSON *outbox, const char *run, const struct ao_run_state *st
     p.size = ao_strdup(st->size);
     p.task_path = ao_strdup(st->task_path);
     p.task_sha256 = ao_strdup(st->task_sha256);
-    rc = !(p.config = ao_run_config_json(&st->config)) || sel_out_add(outbox, AO_TOPIC_PLANS, &ao_msg_plan, &p) < 0
-             ? -1 : 0;
+    p.config = ao_run_config_json(&st->config);
+    sel_out_add(outbox, AO_TOPIC_PLANS, &ao_msg_plan, &p);
     ao_msg_release(&ao_msg_plan, &p);
-    return rc;
+    return 0;
 }
 
 /* An earlier attempt of a slot, kept under its fixes key: what it ended
@@ -76,15 +75,11 @@ static const struct ao_field attempt_fields[] = {
 static const struct ao_msg_type attempt_rec = {"attempt", sizeof(struct attempt_rec), attempt_fields,
                                                (int)(sizeof attempt_fields / sizeof attempt_fields[0])};
 
-/* o's member k replaced by v (taken); 0, or -1 out of memory (v freed). */
-static int put(cJSON *o, const char *k, cJSON *v)
+/* o's member k replaced by v (taken). */
+static void put(cJSON *o, const char *k, cJSON *v)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(o, k);
-    if (!v || !cJSON_AddItemToObject(o, k, v)) {
-        cJSON_Delete(v);
-        return -1;
-    }
-    return 0;
+    cJSON_AddItemToObject(o, k, v);
 }
 
 /* A fixable failure with attempts left: record the attempt, send the fix
@@ -99,10 +94,6 @@ static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_r
     cJSON *rec = ao_msg_encode(&attempt_rec, &a), *outbox = cJSON_CreateArray();
     int rc = -1;
 
-    if (!rec || !outbox) {
-        rc = ao_io_fail(io, "out of memory");
-        goto out;
-    }
     if (ao_rs_hget(sel->store, slots_key, r->slot, &filled, err, sizeof err) < 0) {
         rc = ao_io_fail(io, "run store: %s", err);
         goto out;
@@ -116,13 +107,13 @@ static int request_fix(struct selector *sel, struct ao_io *io, const struct ao_r
         rc = ao_io_fail(io, "slot %.40s: its key is too long", r->slot);
         goto out;
     }
-    if (!(text = cJSON_PrintUnformatted(rec)) ||
-        ao_rs_hsetnx(sel->store, key, field, text, err, sizeof err) < 0) {
-        rc = text ? ao_io_fail(io, "run store: %s", err) : ao_io_fail(io, "out of memory");
+    text = cJSON_PrintUnformatted(rec);
+    if (ao_rs_hsetnx(sel->store, key, field, text, err, sizeof err) < 0) {
+        rc = ao_io_fail(io, "run store: %s", err);
         goto out;
     }
     if (add_fix(outbox, r->env.run, st, parent, r, rank, plan, sample, attempt) < 0) {
-        rc = ao_io_fail(io, "out of memory");
+        rc = ao_io_fail(io, "slot %s: its fix request's id is too long", r->slot);
         goto out;
     }
     ao_info("run %s: slot %s failed (%s) at attempt %lld; sent back to the model", r->env.run,
@@ -143,12 +134,9 @@ static char *slot_text(struct selector *sel, const cJSON *msg, const struct ao_r
                        const char *slots_key, long long attempt, char *err, size_t errlen)
 {
     char key[AO_KEY_MAX], field[96], *v = NULL, *text;
-    int ok;
     cJSON *m = cJSON_Duplicate(msg, 1), *fixes = cJSON_CreateArray(), *tok = cJSON_CreateObject();
     double prompt = ao_json_num(r->tokens, "prompt", 0), completion = ao_json_num(r->tokens, "completion", 0);
 
-    if (!m || !fixes || !tok)
-        goto oom;
     if (ao_name(key, sizeof key, AO_KEY_FIXES, slots_key) < 0) {
         snprintf(err, errlen, "slot %.40s: its key is too long", r->slot);
         goto fail;
@@ -177,18 +165,14 @@ static char *slot_text(struct selector *sel, const cJSON *msg, const struct ao_r
         free(v);
         v = NULL;
     }
-    if (!cJSON_AddNumberToObject(tok, "prompt", prompt) || !cJSON_AddNumberToObject(tok, "completion", completion))
-        goto oom;
-    ok = put(m, "tokens", tok) == 0; /* put takes its value, or frees it */
-    tok = NULL;
-    ok = ok && put(m, "fixes", fixes) == 0;
-    fixes = NULL;
-    if (!ok || put(m, "attempts", cJSON_CreateNumber((double)attempt)) < 0 || !(text = cJSON_PrintUnformatted(m)))
-        goto oom;
+    cJSON_AddNumberToObject(tok, "prompt", prompt);
+    cJSON_AddNumberToObject(tok, "completion", completion);
+    put(m, "tokens", tok);
+    put(m, "fixes", fixes);
+    put(m, "attempts", cJSON_CreateNumber((double)attempt));
+    text = cJSON_PrintUnformatted(m);
     cJSON_Delete(m);
     return text;
-oom:
-    snprintf(err, errlen, "out of memory");
 fail:
     cJSON_Delete(m);
     cJSON_Delete(fixes);
@@ -318,7 +302,7 @@ int sel_on_result(struct selector *sel, struct ao_io *io, const cJSON *msg, char
     if (!(text = attempt > 1 ? slot_text(sel, msg, &r, key, attempt, err, sizeof err)
                  : io->held  ? ao_strndup(io->held->raw, io->held->len)
                              : cJSON_PrintUnformatted(msg))) {
-        rc = ao_io_fail(io, "%s", attempt > 1 ? err : "out of memory");
+        rc = ao_io_fail(io, "%s", err); /* (slot_text's: the others answer) */
         goto out;
     }
     if ((isnew = ao_rs_hsetnx_len(sel->store, key, r.slot, text, &have, err, sizeof err)) < 0) {

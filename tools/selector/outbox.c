@@ -49,7 +49,6 @@ static int add_candidate(cJSON *outbox, const char *run, const struct ao_run_sta
 {
     struct ao_candidate_msg c;
     char id[AO_ID_BUF];
-    int rc;
 
     ao_msg_init(&ao_msg_candidate, &c);
     if (ao_name(id, sizeof id, AO_ID_CANDIDATE, run, iter, r) < 0)
@@ -65,11 +64,11 @@ static int add_candidate(cJSON *outbox, const char *run, const struct ao_run_sta
     c.size = ao_strdup(st->size);
     c.task_path = ao_strdup(st->task_path);
     c.task_sha256 = ao_strdup(st->task_sha256);
-    rc = !(c.profile = ao_kernel_profile_json(&b->profile)) || !(c.config = ao_run_config_json(&st->config)) ||
-                 sel_out_add(outbox, AO_TOPIC_CANDIDATES, &ao_msg_candidate, &c) < 0
-             ? -1 : 0;
+    c.profile = ao_kernel_profile_json(&b->profile);
+    c.config = ao_run_config_json(&st->config);
+    sel_out_add(outbox, AO_TOPIC_CANDIDATES, &ao_msg_candidate, &c);
     ao_msg_release(&ao_msg_candidate, &c);
-    return rc;
+    return 0;
 }
 
 /* The run's baseline read again from its task: the source (the caller
@@ -130,16 +129,14 @@ static cJSON *quoted_member(const struct ao_beam_member *m, double search_ns, do
 {
     cJSON *j = ao_beam_member_json(m);
 
-    if (!j)
-        return NULL;
     cJSON_DeleteItemFromObjectCaseSensitive(j, "latency_ns");
     cJSON_DeleteItemFromObjectCaseSensitive(j, "pct_of_peak");
-    if ((isfinite(latency_ns) && !cJSON_AddNumberToObject(j, "latency_ns", latency_ns)) ||
-        (isfinite(pct) && !cJSON_AddNumberToObject(j, "pct_of_peak", pct)) ||
-        (isfinite(search_ns) && !cJSON_AddNumberToObject(j, "search_latency_ns", search_ns))) {
-        cJSON_Delete(j);
-        return NULL;
-    }
+    if (isfinite(latency_ns))
+        cJSON_AddNumberToObject(j, "latency_ns", latency_ns);
+    if (isfinite(pct))
+        cJSON_AddNumberToObject(j, "pct_of_peak", pct);
+    if (isfinite(search_ns))
+        cJSON_AddNumberToObject(j, "search_latency_ns", search_ns);
     return j;
 }
 
@@ -162,7 +159,7 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     const char *method;
     char id[AO_ID_BUF], why[700];
     double quoted;
-    int rc, as_baseline = 0;
+    int as_baseline = 0;
 
     ao_msg_init(&ao_msg_done, &d);
     memset(&base_m, 0, sizeof base_m);
@@ -248,19 +245,17 @@ static int add_done_final(struct selector *sel, cJSON *outbox, const char *run, 
     d.tokens = cJSON_CreateObject();
     cJSON_AddNumberToObject(d.tokens, "prompt", u.prompt);
     cJSON_AddNumberToObject(d.tokens, "completion", u.completion);
-    rc = (best && !(d.best = quoted_member(best, as_baseline ? base : best->latency_ns, d.best_latency_ns,
-                                           d.pct_of_peak))) ||
-                 sel_out_add(outbox, AO_TOPIC_RUNS, &ao_msg_done, &d) < 0
-             ? -1 : 0;
+    if (best)
+        d.best = quoted_member(best, as_baseline ? base : best->latency_ns, d.best_latency_ns, d.pct_of_peak);
+    sel_out_add(outbox, AO_TOPIC_RUNS, &ao_msg_done, &d);
     ao_msg_release(&ao_msg_done, &d);
     ao_beam_member_release(&base_m);
     st->phase = AO_PHASE_DONE;
     free(st->stopped);
-    if (!(st->stopped = ao_strdup(stopped)))
-        rc = -1;
+    st->stopped = ao_strdup(stopped);
     ao_info("run %s: done (%s) after %lld iterations, %lld kernels, best %.3gx (%s)", run, stopped,
             st->completed, st->kernels, quoted, method);
-    return rc;
+    return 0;
 }
 
 int sel_add_done(struct selector *sel, cJSON *outbox, const char *run, struct ao_run_state *st,
@@ -303,7 +298,7 @@ static int finish(struct selector *sel, cJSON *outbox, const char *run, struct a
              ? -1 : 0;
     if (rc == 0) {
         sel_env_from(&k.env, "kernel", id, run, st, st->iter);
-        rc = sel_out_add(outbox, topic, &ao_msg_kernel, &k);
+        sel_out_add(outbox, topic, &ao_msg_kernel, &k);
     }
     ao_msg_release(&ao_msg_kernel, &k);
     if (rc == 0) {
@@ -341,13 +336,10 @@ int sel_on_final(struct selector *sel, struct ao_io *io, const char *run, struct
     }
     if (sel_load_beam(sel, run, &beam, io, reason, len) < 0)
         return -1;
-    if (!(outbox = cJSON_CreateArray())) {
-        ao_beam_release(&beam);
-        return ao_io_fail(io, "out of memory");
-    }
+    outbox = cJSON_CreateArray();
     rc = add_done_final(sel, outbox, run, st, &beam, st->final_stop ? st->final_stop : "iterations",
                         sel_stop_reason(st->final_stop), r) < 0
-             ? ao_io_fail(io, "out of memory")
+             ? ao_io_fail(io, "run %.40s: its done's id is too long", run)
              : sel_step(sel, io, run, st, &beam, outbox);
     ao_beam_release(&beam);
     cJSON_Delete(outbox);
@@ -409,8 +401,6 @@ int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct 
     const char *stop = NULL;
     int rc = -1, nbeam = beam->n;
 
-    if (!outbox)
-        return ao_io_fail(io, "out of memory");
     st->completed = iter;
     if (iter >= sel_int_or(st->config.iters, LLONG_MAX))
         stop = "iterations";
@@ -418,7 +408,7 @@ int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct 
         stop = "exhausted";
     if (stop) {
         if (finish(sel, outbox, run, st, beam, stop) < 0)
-            goto oom;
+            goto too_long;
     } else {
         st->iter = ++iter;
         st->phase = AO_PHASE_COLLECT;
@@ -426,13 +416,13 @@ int sel_advance(struct selector *sel, struct ao_io *io, const char *run, struct 
         st->opened = st->progress = sel_now_s();
         for (int r = 0; r < nbeam; r++)
             if (add_candidate(outbox, run, st, &beam->m[r], r, iter) < 0)
-                goto oom;
+                goto too_long;
         ao_info("run %s: iteration %lld, %d candidates", run, iter, nbeam);
     }
     rc = sel_step(sel, io, run, st, beam, outbox);
     goto out;
-oom:
-    rc = ao_io_fail(io, "out of memory");
+too_long: /* (a run id is at most AO_RUN_ID_MAX: its ids fit) */
+    rc = ao_io_fail(io, "run %.40s: an id of iteration %lld is too long", run, iter);
 out:
     cJSON_Delete(outbox);
     return rc;

@@ -34,15 +34,14 @@ struct shape sel_shape_of(const struct ao_run_state *st)
 }
 
 /* One more result of this status in the iteration's tally; 0 or -1. */
-static int count(cJSON *statuses, const char *status)
+static void count(cJSON *statuses, const char *status)
 {
     cJSON *n = cJSON_GetObjectItemCaseSensitive(statuses, status);
 
-    if (n) {
+    if (n)
         cJSON_SetNumberValue(n, n->valuedouble + 1);
-        return 0;
-    }
-    return cJSON_AddNumberToObject(statuses, status, 1) ? 0 : -1;
+    else
+        cJSON_AddNumberToObject(statuses, status, 1);
 }
 
 /* A member's profile as the summarizer sees it: latency_ns, pct_of_peak
@@ -51,11 +50,10 @@ static cJSON *pair_profile(const struct ao_beam_member *m)
 {
     cJSON *p = ao_kernel_profile_json(&m->profile);
 
-    if (p && ((isfinite(m->latency_ns) && !cJSON_AddNumberToObject(p, "latency_ns", m->latency_ns)) ||
-              (isfinite(m->pct_of_peak) && !cJSON_AddNumberToObject(p, "pct_of_peak", m->pct_of_peak)))) {
-        cJSON_Delete(p);
-        return NULL;
-    }
+    if (isfinite(m->latency_ns))
+        cJSON_AddNumberToObject(p, "latency_ns", m->latency_ns);
+    if (isfinite(m->pct_of_peak))
+        cJSON_AddNumberToObject(p, "pct_of_peak", m->pct_of_peak);
     return p;
 }
 
@@ -85,7 +83,6 @@ static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *s
     struct ao_pair_msg p;
     const struct ao_beam_member *slow = speedup > 1 ? parent : child, *fast = speedup > 1 ? child : parent;
     char id[AO_ID_BUF], shape[200];
-    int rc;
 
     ao_msg_init(&ao_msg_pair, &p);
     if (ao_name(id, sizeof id, AO_ID_PAIR, run, iter, rank, plan) < 0)
@@ -108,14 +105,13 @@ static int add_pair(cJSON *outbox, const char *run, const struct ao_run_state *s
         p.plan = ao_strdup(child->plan_text);
     if (pair_shape(st, shape, sizeof shape) == 0)
         p.shape = ao_strdup(shape);
-    rc = !(p.slow_profile = pair_profile(slow)) || !(p.fast_profile = pair_profile(fast)) ||
-                 !(p.config = ao_run_config_json(&st->config)) ||
-                 sel_out_add(outbox, AO_TOPIC_PAIRS, &ao_msg_pair, &p) < 0
-             ? -1 : 0;
-    if (rc == 0)
-        cJSON_AddItemToArray(ids, cJSON_CreateString(id));
+    p.slow_profile = pair_profile(slow);
+    p.fast_profile = pair_profile(fast);
+    p.config = ao_run_config_json(&st->config);
+    sel_out_add(outbox, AO_TOPIC_PAIRS, &ao_msg_pair, &p);
+    cJSON_AddItemToArray(ids, cJSON_CreateString(id));
     ao_msg_release(&ao_msg_pair, &p);
-    return rc;
+    return 0;
 }
 
 /* The iteration's results, each decoded as the result message it was
@@ -167,8 +163,8 @@ static void closing_compared(struct closing *c, int x, const struct ao_result_ms
 }
 
 /* Read the slots into c: each as this selector kept it when it came, else
- * parsed from the store.  0, or -1 out of memory. */
-static int closing_read(struct selector *sel, const char *slots_key, struct closing *c,
+ * parsed from the store. */
+static void closing_read(struct selector *sel, const char *slots_key, struct closing *c,
                         const cJSON *slots, const struct ao_beam *beam, long long iter)
 {
     const cJSON *it;
@@ -202,13 +198,11 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
                 cJSON_Delete(j);
             }
             status = r->status ? r->status : "unknown";
-            if (count(c->statuses, status) < 0)
-                return -1;
+            count(c->statuses, status);
             if (ao_verdict_of(status) == AO_V_OK && r->latency_ns > 0 &&
                 sel_parse_slot(it->string, &rk, &p, &s) == 0) {
                 int x = c->nk++; /* the child's kernel, and its member */
-                if (ao_beam_member_of(&c->kids[x], r, iter) < 0)
-                    return -1;
+                ao_beam_member_of(&c->kids[x], r, iter);
                 c->k[x] = (struct ao_sel_kernel){.sha256 = c->kids[x].sha256, .latency_ns = r->latency_ns,
                                                  .rank = rk, .plan = p,
                                                  .spread = sel_median_u(r->spread, r->repeats)};
@@ -222,7 +216,6 @@ static int closing_read(struct selector *sel, const char *slots_key, struct clos
             i++;
         }
     }
-    return 0;
 }
 
 /* How many of the iteration's results bring a kernel the run had not
@@ -265,17 +258,15 @@ static void set_latency(struct ao_beam_member *m, double ns)
  * child's latency as the search ranked it ("ranked", slot: ns: its
  * comparison with its parent applied, ao_select_chain), and the slots of
  * the new beam, best first ("kept": "ITER:SLOT", or "baseline").  A child measured fast alone but kept out by its
- * comparison shows here why.  0, or -1 out of memory. */
-static int add_ranking(cJSON *hist, const struct closing *cl, const struct ao_beam *beam,
+ * comparison shows here why. */
+static void add_ranking(cJSON *hist, const struct closing *cl, const struct ao_beam *beam,
                        const struct ao_beam *newbeam)
 {
     cJSON *ranked = cJSON_AddObjectToObject(hist, "ranked"), *kept = cJSON_AddArrayToObject(hist, "kept");
 
-    if (!ranked || !kept)
-        return -1;
     for (int x = beam->n; x < cl->nk; x++)
-        if (cl->kids[x].slot && !cl->k[x].dropped && !cJSON_AddNumberToObject(ranked, cl->kids[x].slot, cl->k[x].latency_ns))
-            return -1;
+        if (cl->kids[x].slot && !cl->k[x].dropped)
+            cJSON_AddNumberToObject(ranked, cl->kids[x].slot, cl->k[x].latency_ns);
     for (int j = 0; j < newbeam->n; j++) {
         const struct ao_beam_member *m = &newbeam->m[j];
         char at[64];
@@ -283,15 +274,12 @@ static int add_ranking(cJSON *hist, const struct closing *cl, const struct ao_be
             snprintf(at, sizeof at, "%lld:%.40s", m->iter, m->slot);
         else
             snprintf(at, sizeof at, "baseline");
-        if (!cJSON_AddItemToArray(kept, cJSON_CreateString(at)))
-            return -1;
+        cJSON_AddItemToArray(kept, cJSON_CreateString(at));
     }
-    return 0;
 }
 
-/* The closed iteration's line of the run's history, and its log line.
- * 0, or -1: out of memory. */
-static int closing_history(cJSON *hist, const char *run, const struct ao_run_state *st, struct closing *cl,
+/* The closed iteration's line of the run's history, and its log line. */
+static void closing_history(cJSON *hist, const char *run, const struct ao_run_state *st, struct closing *cl,
                            const struct ao_beam *beam, const struct ao_beam *newbeam, int fresh, int npairs,
                            int compare)
 {
@@ -318,13 +306,12 @@ static int closing_history(cJSON *hist, const char *run, const struct ao_run_sta
         if (cl->voided) /* their parent ran well outside its own figures */
             cJSON_AddNumberToObject(hist, "voided", cl->voided);
     }
-    if (iter > 0 && add_ranking(hist, cl, beam, newbeam) < 0)
-        return -1;
+    if (iter > 0)
+        add_ranking(hist, cl, beam, newbeam);
     cJSON_AddNumberToObject(hist, "seconds", sel_now_s() - st->opened);
     ao_info("run %s: iteration %lld closed: %d kernels, %d correct, best %.4g ns (%.3gx), %d pairs%s", run, iter,
             cl->n, cl->nok, best_ns, base / best_ns, npairs,
             iter > 0 && !compare ? " (decided on single measurements)" : "");
-    return 0;
 }
 
 /* Every slot of the iteration has its result: choose, then pairs or on. */
@@ -340,14 +327,14 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
     struct ao_beam newbeam;
     cJSON *all, *outbox = NULL, *hist = NULL, *pair_ids = NULL;
     struct ao_sel_pair pairs[64];
-    int rc = -1, cl_read, fresh = 0, compare = iter > 0 && sel_compare_on(st);
+    int rc = -1, fresh = 0, compare = iter > 0 && sel_compare_on(st);
 
     ao_beam_init(&newbeam);
     if (!(all = ao_rs_hgetall(sel->store, slots_key, err, sizeof err)))
         return ao_io_fail(io, "run store: %s", err);
-    cl_read = closing_read(sel, slots_key, &cl, all, beam, iter);
+    closing_read(sel, slots_key, &cl, all, beam, iter);
     sel_forget_results(sel, slots_key); /* taken, or of no use now */
-    if (cl_read >= 0 && (fresh = count_new(sel, run, &cl, iter, err, sizeof err)) < 0) {
+    if ((fresh = count_new(sel, run, &cl, iter, err, sizeof err)) < 0) {
         closing_release(&cl);
         cJSON_Delete(all);
         return ao_io_fail(io, "run store: %s", err);
@@ -355,8 +342,6 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
     outbox = cJSON_CreateArray();
     hist = cJSON_CreateObject();
     pair_ids = cJSON_CreateArray();
-    if (cl_read < 0)
-        goto oom;
     for (int r = 0; r < beam->n; r++)
         parent_ns[r] = beam->m[r].latency_ns;
     if (compare) /* the children on their parents' scale: what their head-to-heads say, else ties */
@@ -367,7 +352,7 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         const struct ao_sel_kernel *x = &cl.k[order[j]];
         const struct ao_beam_member *from = x->parent ? &beam->m[x->rank] : &cl.kids[order[j]];
         if (ao_beam_member_copy(&newbeam.m[newbeam.n], from) < 0)
-            goto oom;
+            goto refused;
         if (compare && !x->parent) /* on its parent's scale; the work is the task's, so % of peak goes as 1/latency */
             set_latency(&newbeam.m[newbeam.n], x->latency_ns);
         newbeam.n++;
@@ -379,7 +364,7 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         const struct ao_sel_kernel *x = &cl.k[pairs[j].child];
         if (add_pair(outbox, run, st, iter, &beam->m[x->rank], &cl.kids[pairs[j].child], pairs[j].speedup,
                      &x->cmp, x->rank, x->plan, pair_ids) < 0)
-            goto oom;
+            goto refused;
     }
     if (st->phase == AO_PHASE_COMPARE) { /* a run from before issue 66: collect's counts and on */
         st->phase = AO_PHASE_COLLECT;
@@ -404,14 +389,13 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
             cJSON_AddItemToArray(st->history, hist);
             hist = NULL;
             if (sel_add_done(sel, outbox, run, st, &newbeam, "baseline_failed", r2) < 0)
-                goto oom;
+                goto refused;
             rc = sel_step(sel, io, run, st, &newbeam, outbox);
             goto out;
         }
         st->baseline_ns = newbeam.m[0].latency_ns;
     }
-    if (closing_history(hist, run, st, &cl, beam, &newbeam, fresh, npairs, compare) < 0)
-        goto oom;
+    closing_history(hist, run, st, &cl, beam, &newbeam, fresh, npairs, compare);
     cJSON_AddItemToArray(st->history, hist);
     hist = NULL;
     if (npairs > 0) {
@@ -425,8 +409,8 @@ int sel_close_iteration(struct selector *sel, struct ao_io *io, const char *run,
         rc = sel_advance(sel, io, run, st, &newbeam); /* nothing to learn: on at once */
     }
     goto out;
-oom:
-    rc = ao_io_fail(io, "out of memory");
+refused: /* an id too long for its buffer, or a member that does not read back */
+    rc = ao_io_fail(io, "run %.40s: iteration %lld cannot close (a message's id or a kept kernel refused)", run, iter);
 out:
     closing_release(&cl);
     ao_beam_release(&newbeam);

@@ -152,7 +152,7 @@ int main(int argc, char **argv)
     sel.store = sel.redis ? ao_runstore_redis(sel.redis)
                           : ao_runstore_file(state_file, err, sizeof err);
     if (!sel.store) {
-        ao_err("%s", sel.redis ? "out of memory" : err);
+        ao_err("%s", err); /* (the file's: a Redis store is always made) */
         ao_redis_free(sel.redis);
         return ao_stage_close(&s, AO_EXIT_FAIL);
     }

@@ -90,7 +90,7 @@ int sel_step(struct selector *sel, struct ao_io *io, const char *run, const stru
 /* A fix request's step: its messages are not the phase's (sel_step). */
 int sel_step_fix(struct selector *sel, struct ao_io *io, const char *run, const struct ao_run_state *st,
                  const cJSON *outbox);
-int sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg);
+void sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg);
 /* --- outbox.c --- */
 /* How uncertain a measurement's median is, relative: 1.58 IQR/median over
  * the square root of the calls (the notched box plot's 95% interval of a

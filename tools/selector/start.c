@@ -94,7 +94,7 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
     outbox = cJSON_CreateArray();
     /* iteration 0: the baseline, profiled like any kernel */
     if (ao_name(id, sizeof id, AO_ID_KERNEL, t.env.run, 0LL, "0.0.0") < 0)
-        goto oom; /* a run id is at most AO_RUN_ID_MAX: it fits */
+        goto too_long; /* (a run id is at most AO_RUN_ID_MAX: it fits) */
     k.size = ao_strdup(size);
     k.sha256 = ao_strdup(hex);
     k.slot = ao_strdup("0.0.0");
@@ -106,9 +106,9 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
     src = NULL;
     {
         char topic[AO_TOPIC_MAX];
-        if (ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, target->name) < 0 ||
-            sel_out_add(outbox, topic, &ao_msg_kernel, &k) < 0)
-            goto oom;
+        if (ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, target->name) < 0)
+            goto too_long;
+        sel_out_add(outbox, topic, &ao_msg_kernel, &k);
     }
     if (ao_rs_sadd(sel->store, AO_KEY_ACTIVE, t.env.run, err, sizeof err) < 0) {
         rc = ao_io_fail(io, "run store: %s", err);
@@ -120,8 +120,8 @@ int sel_on_task(struct selector *sel, struct ao_io *io, const cJSON *msg, char *
         rc = sel_step(sel, io, t.env.run, &st, &none, outbox);
     }
     goto out;
-oom:
-    rc = ao_io_fail(io, "out of memory");
+too_long:
+    rc = ao_io_fail(io, "run %.40s: its kernel's id or topic is too long", t.env.run);
 out:
     if (rc < 0 && have == 0 && !io->err[0])
         refuse(sel, io, t.env.run, reason);

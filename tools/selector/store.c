@@ -47,7 +47,7 @@ int sel_run_config(struct selector *sel, const cJSON *given, struct ao_run_confi
 
     ao_msg_init(&ao_rec_run_config, out);
     if (!cJSON_IsObject(c)) {
-        snprintf(reason, len, given ? "config must be an object" : "out of memory");
+        snprintf(reason, len, "config must be an object");
         goto out;
     }
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
@@ -237,8 +237,6 @@ int sel_store_json(struct selector *sel, const char *run, const char *field, con
     char key[AO_KEY_MAX], err[AO_ERRLEN], *text = cJSON_PrintUnformatted(v);
     int rc;
 
-    if (!text)
-        return ao_io_fail(io, "out of memory");
     if (ao_name(key, sizeof key, AO_KEY_RUN, run) < 0) {
         cJSON_free(text);
         return ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
@@ -252,7 +250,7 @@ int sel_store_state(struct selector *sel, const char *run, const struct ao_run_s
                     struct ao_io *io)
 {
     cJSON *j = ao_run_state_json(st);
-    int rc = j ? sel_store_json(sel, run, "state", j, io) : ao_io_fail(io, "out of memory");
+    int rc = sel_store_json(sel, run, "state", j, io);
 
     cJSON_Delete(j);
     return rc;
@@ -304,11 +302,10 @@ static int step(struct selector *sel, struct ao_io *io, const char *run, const s
         rc = ao_io_fail(io, "run id '%.40s...' is too long for a key", run);
         goto out;
     }
-    if (!s || (beam && !b) || !(vals[0] = state = cJSON_PrintUnformatted(s)) ||
-        !(vals[1] = sent = cJSON_PrintUnformatted(outbox)) || (b && !(kept = cJSON_PrintUnformatted(b)))) {
-        rc = ao_io_fail(io, "out of memory");
-        goto out;
-    }
+    vals[0] = state = cJSON_PrintUnformatted(s);
+    vals[1] = sent = cJSON_PrintUnformatted(outbox);
+    if (b)
+        kept = cJSON_PrintUnformatted(b);
     if (opens_phase)
         fields[n] = "phase_outbox", vals[n++] = sent;
     if (kept)
@@ -349,16 +346,11 @@ int sel_step_fix(struct selector *sel, struct ao_io *io, const char *run, const 
     return step(sel, io, run, st, NULL, outbox, 0);
 }
 
-int sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg)
+void sel_out_add(cJSON *outbox, const char *topic, const struct ao_msg_type *t, const void *msg)
 {
-    cJSON *e = cJSON_CreateObject(), *m = ao_msg_encode(t, msg);
+    cJSON *e = cJSON_CreateObject();
 
-    if (!e || !m || !cJSON_AddStringToObject(e, "topic", topic)) {
-        cJSON_Delete(e);
-        cJSON_Delete(m);
-        return -1;
-    }
-    cJSON_AddItemToObject(e, "msg", m);
+    cJSON_AddStringToObject(e, "topic", topic);
+    cJSON_AddItemToObject(e, "msg", ao_msg_encode(t, msg));
     cJSON_AddItemToArray(outbox, e);
-    return 0;
 }

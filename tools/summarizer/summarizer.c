@@ -247,8 +247,7 @@ static int experience_keep(struct summarizer *sm, struct job *J)
 
     if (!sm->agent.redis)
         return 0;
-    if (!(J->ack_text = cJSON_PrintUnformatted(J->ack)))
-        return snprintf(J->reason, J->len, "out of memory"), -1;
+    J->ack_text = cJSON_PrintUnformatted(J->ack);
     w = ao_memory_store(sm->agent.redis, J->has_key ? J->key : "memory:off", J->p.env.id, J->item_text,
                         J->ack_text, (int)expn, J->reason, J->len);
     if (w < 0)
