@@ -485,7 +485,8 @@ static cJSON *run_tool(const char *name, const char *a1, const char *a2, const c
         return NULL;
     }
     if (ao_name(src, sizeof src, "%s/nkibench/harness/cuda/%s.cu", ao_home(), name) < 0 ||
-        ao_name(exe, sizeof exe, "%s/%s", dir, name) < 0 || ao_name(rpath, sizeof rpath, "-rpath=%s/lib64", cuda_home()) < 0)
+        ao_name(exe, sizeof exe, "%s/%s", dir, name) < 0 ||
+        ao_name(rpath, sizeof rpath, "-rpath=%s/lib64", cuda_home()) < 0)
         ao_errf(err, errlen, "the tool's paths are too long ('%.80s', '%.80s')", ao_home(), cuda_home());
     else if (nvcc_host(build, err, errlen) == 0 && ao_spawn(run, NULL, &out, 4096, &st, err, errlen) == 0 &&
         (st != 0 || !(j = cJSON_Parse(out))))

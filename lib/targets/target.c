@@ -253,7 +253,8 @@ int ao_target_write_stub(const struct ao_task *t, const char *dir, const char *d
     int rc = -1;
 
     ao_buf_printf(&b, "%s%s;\n", decl, t->signature);
-    if (ao_path(path, sizeof path, dir, "proto.h", err, errlen) < 0 || ao_write_file(path, b.data, b.len, err, errlen) < 0)
+    if (ao_path(path, sizeof path, dir, "proto.h", err, errlen) < 0 ||
+        ao_write_file(path, b.data, b.len, err, errlen) < 0)
         goto out;
     b.len = 0;
     ao_target_stub(t, decl, &b);

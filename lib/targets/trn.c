@@ -361,7 +361,8 @@ static int trn_check_build(const char *dir, char *reason, size_t len)
     }
     for (int i = 0; i < nshapes; i++) {
         struct stat st;
-        if (ao_name(path, sizeof path, "%s/kernel-%d.neff", dir, i) < 0 || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > (1LL << 30)) {
+        if (ao_name(path, sizeof path, "%s/kernel-%d.neff", dir, i) < 0 || lstat(path, &st) < 0 ||
+            !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > (1LL << 30)) {
             snprintf(reason, len, "the build left no NEFF for shape %d (kernel-%d.neff)", i, i);
             goto out;
         }

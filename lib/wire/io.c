@@ -301,8 +301,9 @@ static int dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *r
     ao_utc_now(now, sizeof now);
     /* a bounded excerpt and a hash: a dead letter stays small whatever came in */
     payload = excerpt(m);
-    ao_env_set(&d.env, "dlq", id, about ? ao_json_str(about, "run", "") : "", about ? ao_json_str(about, "task", "") : "",
-               about ? ao_json_str(about, "target", "") : "", about ? (long long)ao_json_num(about, "iter", 0) : 0);
+    ao_env_set(&d.env, "dlq", id, about ? ao_json_str(about, "run", "") : "",
+               about ? ao_json_str(about, "task", "") : "", about ? ao_json_str(about, "target", "") : "",
+               about ? (long long)ao_json_num(about, "iter", 0) : 0);
     d.stage = ao_strdup(io->stage);
     d.reason = ao_strdup(reason);
     d.received_at = ao_strdup(now);

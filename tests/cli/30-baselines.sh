@@ -47,8 +47,9 @@ done
 ok $? "matmul and silu have hand-written examples"
 # the roofline: bytes at the bandwidth of the level the working set fits in
 python3 - "$ACCELOPT_STATE_DIR/calibration-cpu.json" "$RESULTS" <<'PY'
-import json, sys
+import hashlib, json, sys
 c = json.load(open(sys.argv[1]))
+cid = hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest()[:16]  # the calibration's id (calib.c)
 curve = c["bandwidth_in_cache"]
 def bw_for(b):
     bw = curve[0]["gbs"]
@@ -60,7 +61,10 @@ work = {"silu": (0, 3 * 64 * 4096, 8 * 64 * 4096), "matmul": (2 * 96 * 128 * 160
 for task, (mm, vec, b) in work.items():
     r = json.load(open("%s/baseline-%s.json" % (sys.argv[2], task)))
     want = max(b / bw_for(b), mm / c["fma_gflops"], vec / c["vec_gflops"])
-    assert abs(r["t_min_ns"] - want) < 1e-6 * want, (task, r["t_min_ns"], want)
+    if r["calibration"] == cid:
+        assert abs(r["t_min_ns"] - want) < 1e-6 * want, (task, r["t_min_ns"], want)
+    else:  # a later profile's fresh measurement raised the kept peaks (they are maxima): never lower
+        assert r["t_min_ns"] >= want * (1 - 1e-6), (task, r["t_min_ns"], want, r["calibration"], cid)
 assert all(a["gbs"] >= b["gbs"] for a, b in zip(curve, curve[1:])), curve
 assert curve[-1]["gbs"] >= c["bandwidth_gbs"]
 PY

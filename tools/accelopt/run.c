@@ -1330,7 +1330,6 @@ static int run_preflight(struct run *R, int *code, char *err, size_t errlen)
  * with AO_EXIT_OK when there is nothing to wait for (submit alone). */
 static int run_start(struct run *R, int *code, char *err, size_t errlen)
 {
-
     *code = AO_EXIT_FAIL;
     if (setup(R, err, errlen) < 0)
         return -1;

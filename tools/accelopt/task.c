@@ -241,7 +241,8 @@ static int write_task(const struct ao_config *c, const char *name, const char *d
             continue;
         }
         if (!list_value(shapes, p[i].name, '=', shape, sizeof shape)) {
-            rc = (ao_errf(err, errlen, "no --shape for tensor '%s' (e.g. --shape %s=M,N)", p[i].name, p[i].name), AO_RC_SETTING);
+            ao_errf(err, errlen, "no --shape for tensor '%s' (e.g. --shape %s=M,N)", p[i].name, p[i].name);
+            rc = AO_RC_SETTING;
             goto out;
         }
         t = cJSON_CreateObject();

@@ -116,10 +116,9 @@ static int baseline_member(const char *run, const struct ao_run_state *st, struc
     m->profile.speedup_vs_baseline = 1;
     m->profile.t_min_ns = t_min_ns;
     m->profile.repeats = AO_ABSENT_INT;
-    if (!(m->sha256 = ao_strdup(st->baseline_sha256)) || !(m->kernel_id = ao_strdup(id)) || !(m->slot = ao_strdup("0.0.0"))) {
-        ao_beam_member_release(m);
-        return -1;
-    }
+    m->sha256 = ao_strdup(st->baseline_sha256);
+    m->kernel_id = ao_strdup(id);
+    m->slot = ao_strdup("0.0.0");
     return 0;
 }
 
@@ -294,8 +293,10 @@ static int finish(struct selector *sel, cJSON *outbox, const char *run, struct a
     k.task_path = ao_strdup(tp);
     k.task_sha256 = ao_strdup(st->task_sha256);
     k.plan_text = ao_strdup("the final head-to-head against the baseline");
-    rc = ao_name(id, sizeof id, AO_ID_KERNEL_FINAL, run) < 0 || ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, tg->name) < 0
-             ? -1 : 0;
+    rc = ao_name(id, sizeof id, AO_ID_KERNEL_FINAL, run) < 0 ||
+                 ao_name(topic, sizeof topic, AO_TOPIC_KERNELS, tg->name) < 0
+             ? -1
+             : 0;
     if (rc == 0) {
         sel_env_from(&k.env, "kernel", id, run, st, st->iter);
         sel_out_add(outbox, topic, &ao_msg_kernel, &k);
