@@ -244,7 +244,7 @@ long long prof_check_opening(struct pool *pl, struct checks *c, int check)
 {
     struct ao_job *j = c->j;
     int known = check && j->digest[0] && passed_find(pl, j->digest);
-    cJSON *scratch = known ? cJSON_CreateArray() : NULL; /* (out of memory: not held) */
+    cJSON *scratch = known ? cJSON_CreateArray() : NULL;
     double worst = 0;
     long long e;
 

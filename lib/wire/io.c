@@ -290,8 +290,7 @@ static int dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *r
 {
     struct ao_dlq_msg d;
     char id[AO_ID_BUF], now[32], hex[65];
-    char *payload = NULL;
-    cJSON *j = NULL;
+    cJSON *j;
     int rc = -1;
 
     ao_msg_init(&ao_msg_dlq, &d);
@@ -300,7 +299,6 @@ static int dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *r
         return -1; /* a stage's name is short */
     ao_utc_now(now, sizeof now);
     /* a bounded excerpt and a hash: a dead letter stays small whatever came in */
-    payload = excerpt(m);
     ao_env_set(&d.env, "dlq", id, about ? ao_json_str(about, "run", "") : "",
                about ? ao_json_str(about, "task", "") : "", about ? ao_json_str(about, "target", "") : "",
                about ? (long long)ao_json_num(about, "iter", 0) : 0);
@@ -308,13 +306,10 @@ static int dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *r
     d.reason = ao_strdup(reason);
     d.received_at = ao_strdup(now);
     d.source_topic = m->topic ? ao_strdup(m->topic) : NULL;
-    d.payload = payload;
+    d.payload = excerpt(m);
     d.payload_bytes = (long long)(m->size > m->len ? m->size : m->len);
     d.payload_sha256 = ao_strdup(hex); /* of the bytes kept: all of them within the size limit */
-    payload = NULL;
-    if (!d.stage || !d.reason || !d.received_at || !d.payload_sha256 ||
-        !(j = ao_msg_encode(&ao_msg_dlq, &d)))
-        goto out;
+    j = ao_msg_encode(&ao_msg_dlq, &d);
     {
         char *s = print_signed(io, j);
         if (s) {
@@ -327,8 +322,6 @@ static int dead_letter(struct ao_io *io, const struct ao_inmsg *m, const char *r
     }
     io->dead++;
     ao_warn("dead letter from '%s': %s", m->topic ? m->topic : "?", reason);
-out:
-    free(payload);
     cJSON_Delete(j);
     ao_msg_release(&ao_msg_dlq, &d);
     return rc;
@@ -431,8 +424,9 @@ static void trace(const struct ao_io *io, const struct ao_inmsg *m, const cJSON 
     cJSON *t;
     char *line;
 
-    if (fd < 0 || !(t = cJSON_CreateObject()))
+    if (fd < 0)
         return;
+    t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "stage", io->stage ? io->stage : "?");
     cJSON_AddNumberToObject(t, "pid", (double)getpid());
     cJSON_AddStringToObject(t, "topic", m->topic ? m->topic : "?");

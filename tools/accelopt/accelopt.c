@@ -193,7 +193,7 @@ static int profile_build_only(const struct ao_config *c, const struct ao_profsta
         } else {
             free(r.source); /* a build's result line carries no source, as before */
             r.source = NULL;
-            if (!(j = ao_msg_encode(&ao_msg_result, &r)) || print_json(j) < 0) {
+            if (print_json(j = ao_msg_encode(&ao_msg_result, &r)) < 0) {
                 ao_err("cannot write the result");
                 code = AO_EXIT_FAIL;
             } else if (ao_verdict_of(r.status) != AO_V_OK && code == AO_EXIT_OK) {
@@ -365,7 +365,7 @@ static int cmd_profile(int argc, char **argv)
     }
     if (!ao_config_bool(&c, "json") && isatty(1)) {
         print_verdict(&r, &t, ao_config_str(&c, "size"), po.prof.target_spread, against);
-    } else if (!(j = ao_msg_encode(&ao_msg_result, &r)) || print_json(j) < 0) {
+    } else if (print_json(j = ao_msg_encode(&ao_msg_result, &r)) < 0) {
         ao_err("cannot write the result");
         goto out;
     }

@@ -446,7 +446,8 @@ static cJSON *usage_json(struct ao_runstore *rs, const char *run)
             if (!strcmp(ao_json_str(r, "role", ""), role) && ao_json_num(r, "iter", -1) == (double)iter)
                 row = (cJSON *)r;
         }
-        if (!row && (row = cJSON_CreateObject())) {
+        if (!row) {
+            row = cJSON_CreateObject();
             cJSON_AddStringToObject(row, "role", role);
             cJSON_AddNumberToObject(row, "iter", (double)iter);
             cJSON_AddNumberToObject(row, "prompt", 0);

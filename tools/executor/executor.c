@@ -86,10 +86,9 @@ static void keep_written(struct executor *ex, const char *run, const char *id, c
     const char *set[4] = {"HSET", key, id, NULL}, *ttl[3] = {"EXPIRE", key, WRITTEN_TTL_S};
     struct redisReply *rep;
 
-    if (!ex->agent.redis || !ao_redis_key(ex->agent.redis, key, sizeof key, AO_KEY_WRITTEN, run) ||
-        !(v = cJSON_PrintUnformatted(j)))
+    if (!ex->agent.redis || !ao_redis_key(ex->agent.redis, key, sizeof key, AO_KEY_WRITTEN, run))
         return;
-    set[3] = v;
+    set[3] = v = cJSON_PrintUnformatted(j);
     if (!(rep = ao_redis_argv(ex->agent.redis, 4, set, NULL, e, sizeof e)))
         ao_warn("%s: not kept for a plan that comes again: %s", id, e);
     else
