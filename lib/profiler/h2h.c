@@ -389,6 +389,15 @@ static enum step hold_roofline(struct h2h *x, struct ao_job *j, const struct ao_
     return j->status ? (j == &x->jk ? VERDICT : PARENT_FAILED) : GO;
 }
 
+/* The floor a pair's interval is never narrower than, as a share of its
+ * median: what two processes of one kernel can differ by in one sitting,
+ * the more where the machine moves either side's calls about
+ * (profiler_int.h H2H_SPREAD_SHARE). */
+static double h2h_floor(const struct ao_stats *sb, const struct ao_stats *sk)
+{
+    return fmin(H2H_FLOOR_MAX, fmax(H2H_SYSTEMATIC, H2H_SPREAD_SHARE * fmax(sb->spread, sk->spread)));
+}
+
 /* The figures: the median of the paired ratios and its distribution-free
  * 95% interval (order statistics k and n-1-k of the sorted ratios), both
  * sides held to the roofline, the sampled rounds against the reference,
@@ -397,16 +406,17 @@ static enum step judge(struct h2h *x, struct ao_measurement *r, char *err, size_
 {
     struct ao_profiler *p = x->p;
     struct ao_stats sb, sk;
-    double low, high, speedup;
+    double low, high, speedup, floor;
     enum step st;
     cJSON *h;
 
-    if (x->rd.answered) /* stopped short of its minimum on this interval (timing.c answered) */
-        ao_t_interval(x->ratio, x->n, H2H_SYSTEMATIC, &speedup, &low, &high);
-    else
-        ao_median_interval(x->ratio, x->n, H2H_SYSTEMATIC, &speedup, &low, &high);
     ao_stats_of(x->lat[0], x->n, &sb);
     ao_stats_of(x->lat[1], x->n, &sk);
+    floor = h2h_floor(&sb, &sk);
+    if (x->rd.answered) /* stopped short of its minimum on this interval (timing.c answered) */
+        ao_t_interval(x->ratio, x->n, floor, &speedup, &low, &high);
+    else
+        ao_median_interval(x->ratio, x->n, floor, &speedup, &low, &high);
     r->latency_ns = sk.median;
     r->latency_min_ns = sk.min;
     r->spread = sk.spread;
@@ -445,6 +455,7 @@ static enum step judge(struct h2h *x, struct ao_measurement *r, char *err, size_
         cJSON_AddNumberToObject(h, "speedup_low", low);
         cJSON_AddNumberToObject(h, "speedup_high", high);
         cJSON_AddNumberToObject(h, "rounds", x->n);
+        cJSON_AddNumberToObject(h, "floor", floor);
         if (x->rd.voided)
             cJSON_AddNumberToObject(h, "rounds_voided", x->rd.voided);
         if (x->rd.undecidable) /* stopped short of its minimum: a tie whatever came next */

@@ -454,6 +454,14 @@ int prof_runner_clock(const long long *raw, const long long *dev, const unsigned
  * runs); its rounds stop once their own interval is within H2H_DECIDED
  * of their median (timing.c decided). */
 #define H2H_SYSTEMATIC 0.04
+/* ... and on a busy machine by more: the floor is at least this share of
+ * either side's spread (the interquartile range of its calls over their
+ * median), at most H2H_FLOOR_MAX (h2h.c h2h_floor).  An A/A child on a
+ * full CI's two cores was "faster" at 1.11 in two pairs of fresh
+ * processes, 200 rounds each, its calls' spread 0.74 (issue 70's landing;
+ * docs/BENCHMARKS.md) */
+#define H2H_SPREAD_SHARE 0.25
+#define H2H_FLOOR_MAX 0.5
 #define H2H_DECIDED 0.01
 #define H2H_DECIDED_MIN 50 /* rounds before the answer may end them: a few
                               dozen keep a busy minute from deciding alone */

@@ -112,7 +112,8 @@ ok $? "a child far faster than its parent, its budget spent, stops on its Studen
 # matmul_long_calls.c, copies as child and parent): the opening round,
 # both sides' first calls on the first check set, is the rounds' first
 # (issue 66), and a tie stops as early as ever counting it: two or three
-# rounds in all, its interval holding 1.  Every side's four check-set
+# rounds in all where the machine is quiet, short of the minimum always,
+# its interval holding 1.  Every side's four check-set
 # calls are copied in, the opening call the first of them.  (Two pairs: a
 # busy machine can void one's opening round, the profiler away at a
 # call's done; then it counts as a warm-up.)  A short-call pair (the A/A
@@ -141,9 +142,33 @@ for i in range(2):
     assert h["speedup_low"] <= 1 <= h["speedup_high"], h
     if h.get("opening_round") is True:
         opened += 1
-        assert 2 <= h["rounds"] <= 3, h
+        # two or three on a quiet machine; a busy one's noisy round can
+        # keep a tie outside the floor's band and its ratios on one side
+        # a round or two longer (CI: 4, three rounds voided), short of the
+        # minimum of six all the same
+        assert 2 <= h["rounds"] <= 5, h
 assert opened >= 1, "no long-call pair counted its opening round"
 short = [x["head_to_head"] for x in map(json.loads, open(sys.argv[2])) if x.get("type") == "result"]
 assert short and not any(x.get("opening_round") for x in short), short
 PY
-ok $? "a pair of long calls: the opening round is the first of its rounds, and a tie stops at two or three"
+ok $? "a pair of long calls: the opening round is the first of its rounds, and a tie stops short of the minimum"
+# every interval is at least its floor wide: 4%, or a quarter of the
+# larger side's spread where the machine moved the calls more (a busy
+# CI's A/A child was "faster" at 1.11 twice over, its calls' spread 0.74)
+$M - "$T"/out.jsonl "$T"/faster-out.jsonl "$T"/far-out.jsonl "$T"/long-out.jsonl <<'PY'
+import json, sys
+seen = 0
+for f in sys.argv[1:]:
+    for r in map(json.loads, open(f)):
+        h = r.get("head_to_head") if r.get("type") == "result" else None
+        if not h:
+            continue
+        want = min(0.5, max(0.04, 0.25 * max(h["baseline_spread"], h["kernel_spread"])))
+        assert abs(h["floor"] - want) < 1e-9, (want, h)
+        assert h["speedup_low"] <= h["speedup"] * (1 - h["floor"]) * (1 + 1e-9), h
+        assert h["speedup_high"] >= h["speedup"] * (1 + h["floor"]) * (1 - 1e-9), h
+        seen += 1
+print("# floors: %d head-to-heads" % seen)
+assert seen >= 7, seen
+PY
+ok $? "every head-to-head's interval is at least its floor wide (4%, or a quarter of the larger spread)"
