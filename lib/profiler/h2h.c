@@ -406,17 +406,17 @@ static enum step judge(struct h2h *x, struct ao_measurement *r, char *err, size_
 {
     struct ao_profiler *p = x->p;
     struct ao_stats sb, sk;
-    double low, high, speedup, floor;
+    double low, high, speedup, floor_frac;
     enum step st;
     cJSON *h;
 
     ao_stats_of(x->lat[0], x->n, &sb);
     ao_stats_of(x->lat[1], x->n, &sk);
-    floor = h2h_floor(&sb, &sk);
+    floor_frac = h2h_floor(&sb, &sk);
     if (x->rd.answered) /* stopped short of its minimum on this interval (timing.c answered) */
-        ao_t_interval(x->ratio, x->n, floor, &speedup, &low, &high);
+        ao_t_interval(x->ratio, x->n, floor_frac, &speedup, &low, &high);
     else
-        ao_median_interval(x->ratio, x->n, floor, &speedup, &low, &high);
+        ao_median_interval(x->ratio, x->n, floor_frac, &speedup, &low, &high);
     r->latency_ns = sk.median;
     r->latency_min_ns = sk.min;
     r->spread = sk.spread;
@@ -455,7 +455,7 @@ static enum step judge(struct h2h *x, struct ao_measurement *r, char *err, size_
         cJSON_AddNumberToObject(h, "speedup_low", low);
         cJSON_AddNumberToObject(h, "speedup_high", high);
         cJSON_AddNumberToObject(h, "rounds", x->n);
-        cJSON_AddNumberToObject(h, "floor", floor);
+        cJSON_AddNumberToObject(h, "floor", floor_frac);
         if (x->rd.voided)
             cJSON_AddNumberToObject(h, "rounds_voided", x->rd.voided);
         if (x->rd.undecidable) /* stopped short of its minimum: a tie whatever came next */

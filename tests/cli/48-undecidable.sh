@@ -163,7 +163,7 @@ for f in sys.argv[1:]:
         h = r.get("head_to_head") if r.get("type") == "result" else None
         if not h:
             continue
-        want = min(0.5, max(0.04, 0.25 * max(h["baseline_spread"], h["kernel_spread"])))
+        want = min(0.25, max(0.04, 0.25 * max(h["baseline_spread"], h["kernel_spread"])))
         assert abs(h["floor"] - want) < 1e-9, (want, h)
         assert h["speedup_low"] <= h["speedup"] * (1 - h["floor"]) * (1 + 1e-9), h
         assert h["speedup_high"] >= h["speedup"] * (1 + h["floor"]) * (1 - 1e-9), h
