@@ -30,6 +30,12 @@ PY
 # hook of lib/wire/io.c): the profiler dies with it in hand at every delivery
 # until --max-attempts sends it to the dead letters (40-poison tests that
 # part); whichever comes first, no result comes and the slot is lost.
+# (The deadline is 20 s, as the hang case's below.  At 8 s a clean-clone
+# CI's second run once asked its planner once, not twice: the request log
+# has a line as a request comes, so no planner call reached the model
+# before the run ended.  Not reproduced in three runs under the same load;
+# a slot deadline that a busy machine's stage can outlast is the likely
+# cause, not a proven one.)
 $M tests/msgs.py knob nkibench/matmul/baseline.c BLOCK_N 128 >"$T/crash.c" # a rewrite: not its parent with a comment
 sed -i '1i /* KILL-MY-PROFILER */' "$T/crash.c"
 start_llm crash "$($M - "$T/crash.c" <<'PY'
@@ -41,11 +47,11 @@ PY
 start=$(date +%s)
 ACCELOPT_FAULT_CRASH_ON=KILL-MY-PROFILER ACCELOPT_MAX_ATTEMPTS=1 ACCELOPT_LLM_URL=$LLM_URL \
 ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m ACCELOPT_SUMMARIZER_MODEL=plan-m \
-    timeout 240 bin/accelopt run matmul --iters 1 --beam 1 --plans 1 --samples 1 --slot-deadline 8 \
+    timeout 240 bin/accelopt run matmul --iters 1 --beam 1 --plans 1 --samples 1 --slot-deadline 20 \
     --json --out "$T/crash" >"$T/crash.jsonl" 2>"$T/crash.err"
 [ $? -eq 1 ] && grep -q "not one kernel the model wrote worked" "$T/crash.err"
 ok $? "a run whose kernel kills its profiler every time finishes, and exits 1: no model kernel worked"
-check_done "$T/crash.jsonl" "$T/crash/matmul/history.jsonl" 1 8
+check_done "$T/crash.jsonl" "$T/crash/matmul/history.jsonl" 1 20
 ok $? "its done: one, the slot lost with the reason, the baseline kept"
 grep -q "profiler was killed by signal 6; restarting it" "$T/crash.err" &&
     grep -q "1 of its 1 results lost" "$T/crash/logs/selector.log"
@@ -56,7 +62,7 @@ ok $? "the profiler died with it and was restarted; the selector declared the re
 : >"$LLM_LOG"
 ACCELOPT_FAULT_CRASH_ON=KILL-MY-PROFILER ACCELOPT_MAX_ATTEMPTS=1 ACCELOPT_LLM_URL=$LLM_URL \
 ACCELOPT_PLANNER_MODEL=plan-m ACCELOPT_EXECUTOR_MODEL=exec-m ACCELOPT_SUMMARIZER_MODEL=plan-m \
-    timeout 240 bin/accelopt run matmul --iters 2 --beam 1 --plans 1 --samples 1 --slot-deadline 8 \
+    timeout 240 bin/accelopt run matmul --iters 2 --beam 1 --plans 1 --samples 1 --slot-deadline 20 \
     --json --out "$T/crash2" >"$T/crash2.jsonl" 2>"$T/crash2.err"
 $M - "$LLM_LOG" "$T/crash2/matmul/history.jsonl" <<'PY'
 import json, sys
